@@ -1,0 +1,118 @@
+// swift-tools-version:6.0
+import Foundation
+import PackageDescription
+
+/// Fuzz targets are only part of the graph when `PULSEGATE_FUZZ=1`, because they
+/// need `--sanitize=fuzzer` (libFuzzer provides `main`). See `scripts/fuzz.sh`.
+let fuzzing = ProcessInfo.processInfo.environment["PULSEGATE_FUZZ"] == "1"
+
+// MARK: - System C libraries (Debian packages, discovered through pkg-config)
+
+let systemLibraries: [Target] = [
+    .systemLibrary(
+        name: "CSQLite", path: "Sources/System/CSQLite", pkgConfig: "sqlite3",
+        providers: [.apt(["libsqlite3-dev"])]),
+    .systemLibrary(
+        name: "CZstd", path: "Sources/System/CZstd", pkgConfig: "libzstd",
+        providers: [.apt(["libzstd-dev"])]),
+    .systemLibrary(
+        name: "CZlib", path: "Sources/System/CZlib", pkgConfig: "zlib",
+        providers: [.apt(["zlib1g-dev"])]),
+    .systemLibrary(
+        name: "CCurl", path: "Sources/System/CCurl", pkgConfig: "libcurl",
+        providers: [.apt(["libcurl4-openssl-dev"])]),
+    .systemLibrary(
+        name: "CMicroHTTPD", path: "Sources/System/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+        providers: [.apt(["libmicrohttpd-dev"])]),
+    .systemLibrary(
+        name: "CSimdjson", path: "Sources/System/CSimdjson", pkgConfig: "simdjson",
+        providers: [.apt(["libsimdjson-dev"])]),
+]
+
+// MARK: - Native shims
+
+let shims: [Target] = [
+    // Typed, prefixed, non-variadic wrappers for variadic C APIs (MHD_start_daemon, curl_easy_setopt).
+    .target(
+        name: "CPulseShims", dependencies: ["CCurl", "CMicroHTTPD"],
+        path: "Sources/Native/CPulseShims"),
+    // simdjson (C++) behind a small C API.
+    .target(
+        name: "CPulseSimdJSON", dependencies: ["CSimdjson"],
+        path: "Sources/Native/CPulseSimdJSON",
+        cxxSettings: [
+            // Matches the Debian build of libsimdjson (pkg-config reports it, SwiftPM drops it).
+            .define("SIMDJSON_THREADS_ENABLED", to: "1"),
+            .unsafeFlags(["-O3"]),
+        ]),
+]
+
+// MARK: - Swift modules, one per component
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let modules: [Target] = [
+    .target(
+        name: "MsgTrans", dependencies: ["CZstd", "CZlib"],
+        swiftSettings: swiftSettings),
+    .target(
+        name: "PulseJSON", dependencies: ["CPulseSimdJSON"],
+        swiftSettings: swiftSettings),
+    .target(
+        name: "PulseProtocol", dependencies: ["PulseJSON"],
+        swiftSettings: swiftSettings),
+    .target(
+        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol"],
+        swiftSettings: swiftSettings),
+    .executableTarget(
+        name: "pulsegate", dependencies: ["PulseGateCLI"],
+        swiftSettings: swiftSettings),
+    .executableTarget(
+        name: "pulsegate-bench", dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans"],
+        path: "Benchmarks/pulsegate-bench",
+        swiftSettings: swiftSettings),
+]
+
+let tests: [Target] = [
+    .testTarget(
+        name: "MsgTransTests", dependencies: ["MsgTrans"],
+        resources: [.copy("Fixtures")],
+        swiftSettings: swiftSettings),
+    .testTarget(
+        name: "PulseJSONTests", dependencies: ["PulseJSON"],
+        swiftSettings: swiftSettings),
+    .testTarget(
+        name: "PulseProtocolTests", dependencies: ["PulseProtocol", "MsgTrans"],
+        resources: [.copy("Fixtures")],
+        swiftSettings: swiftSettings),
+    .testTarget(
+        name: "PulseGateCLITests", dependencies: ["PulseGateCLI"],
+        swiftSettings: swiftSettings),
+]
+
+let fuzzTargets: [Target] =
+    fuzzing
+    ? [
+        .executableTarget(
+            name: "fuzz-frame", dependencies: ["MsgTrans"], path: "Fuzz/fuzz-frame",
+            swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "fuzz-json", dependencies: ["PulseJSON"], path: "Fuzz/fuzz-json",
+            swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]),
+    ] : []
+
+let package = Package(
+    name: "PulseGate",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "pulsegate", targets: ["pulsegate"]),
+        .library(name: "MsgTrans", targets: ["MsgTrans"]),
+        .library(name: "PulseJSON", targets: ["PulseJSON"]),
+        .library(name: "PulseProtocol", targets: ["PulseProtocol"]),
+    ],
+    targets: systemLibraries + shims + modules + tests + fuzzTargets,
+    cxxLanguageStandard: .cxx17
+)

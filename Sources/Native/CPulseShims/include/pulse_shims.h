@@ -1,0 +1,60 @@
+#ifndef PULSE_SHIMS_H
+#define PULSE_SHIMS_H
+/*
+ * Typed, prefixed, non-variadic wrappers around the variadic C APIs PulseGate uses
+ * (MHD_start_daemon, curl_easy_setopt, curl_easy_getinfo). Swift cannot call C
+ * variadic functions, and a typed wrapper also documents exactly which options we set.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <curl/curl.h>
+#include <microhttpd.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- libmicrohttpd ---------------------------------------------------- */
+
+/** Every MHD option PulseGate sets, in one typed struct. Zero means "library default". */
+typedef struct pg_mhd_options {
+    unsigned int flags;                 /* MHD_USE_* flags */
+    uint16_t port;                      /* used when bind_address is NULL */
+    const struct sockaddr *bind_address;/* optional; IPv4 or IPv6 */
+    unsigned int connection_limit;      /* MHD_OPTION_CONNECTION_LIMIT */
+    unsigned int per_ip_connection_limit;
+    unsigned int connection_timeout_s;  /* idle timeout per connection */
+    unsigned int thread_pool_size;      /* MHD_OPTION_THREAD_POOL_SIZE */
+    size_t connection_memory_limit;     /* header buffer per connection */
+    unsigned int listen_backlog;
+} pg_mhd_options;
+
+/** Starts a daemon with the given options. Returns NULL on failure. */
+struct MHD_Daemon *pg_mhd_start_daemon(const pg_mhd_options *options,
+                                       MHD_AccessHandlerCallback handler, void *handler_context,
+                                       MHD_RequestCompletedCallback completed, void *completed_context);
+
+/** The port the daemon actually bound (useful with port 0). Returns 0 when unknown. */
+uint16_t pg_mhd_bound_port(struct MHD_Daemon *daemon);
+
+/* ---- libcurl ----------------------------------------------------------- */
+
+CURLcode pg_curl_setopt_long(CURL *handle, CURLoption option, long value);
+CURLcode pg_curl_setopt_off(CURL *handle, CURLoption option, curl_off_t value);
+CURLcode pg_curl_setopt_string(CURL *handle, CURLoption option, const char *value);
+CURLcode pg_curl_setopt_pointer(CURL *handle, CURLoption option, void *value);
+CURLcode pg_curl_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
+
+typedef size_t (*pg_curl_data_callback)(char *data, size_t size, size_t count, void *context);
+CURLcode pg_curl_setopt_write_function(CURL *handle, pg_curl_data_callback callback, void *context);
+CURLcode pg_curl_setopt_header_function(CURL *handle, pg_curl_data_callback callback, void *context);
+
+CURLcode pg_curl_getinfo_long(CURL *handle, CURLINFO info, long *value);
+CURLcode pg_curl_getinfo_double(CURL *handle, CURLINFO info, double *value);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,40 @@
+#include "pulse_shims.h"
+
+struct MHD_Daemon *pg_mhd_start_daemon(const pg_mhd_options *o,
+                                       MHD_AccessHandlerCallback handler, void *handler_context,
+                                       MHD_RequestCompletedCallback completed, void *completed_context) {
+    struct MHD_OptionItem items[12];
+    int n = 0;
+    if (o->connection_limit) items[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, o->connection_limit, NULL};
+    if (o->per_ip_connection_limit) items[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_connection_limit, NULL};
+    if (o->connection_timeout_s) items[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, o->connection_timeout_s, NULL};
+    if (o->thread_pool_size) items[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, o->thread_pool_size, NULL};
+    if (o->connection_memory_limit) items[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)o->connection_memory_limit, NULL};
+    if (o->listen_backlog) items[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, o->listen_backlog, NULL};
+    if (o->bind_address) items[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, (void *)o->bind_address};
+    if (completed) items[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_context};
+    items[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    return MHD_start_daemon(o->flags, o->port, NULL, NULL, handler, handler_context,
+                            MHD_OPTION_ARRAY, items, MHD_OPTION_END);
+}
+
+uint16_t pg_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info ? info->port : 0;
+}
+
+CURLcode pg_curl_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
+CURLcode pg_curl_setopt_off(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
+CURLcode pg_curl_setopt_string(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
+CURLcode pg_curl_setopt_pointer(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
+CURLcode pg_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
+CURLcode pg_curl_setopt_write_function(CURL *h, pg_curl_data_callback cb, void *ctx) {
+    CURLcode rc = curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cb);
+    return rc != CURLE_OK ? rc : curl_easy_setopt(h, CURLOPT_WRITEDATA, ctx);
+}
+CURLcode pg_curl_setopt_header_function(CURL *h, pg_curl_data_callback cb, void *ctx) {
+    CURLcode rc = curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, cb);
+    return rc != CURLE_OK ? rc : curl_easy_setopt(h, CURLOPT_HEADERDATA, ctx);
+}
+CURLcode pg_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
+CURLcode pg_curl_getinfo_double(CURL *h, CURLINFO i, double *v) { return curl_easy_getinfo(h, i, v); }
