@@ -27,6 +27,8 @@ let systemLibraries: [Target] = [
     .systemLibrary(
         name: "CSimdjson", path: "Sources/System/CSimdjson", pkgConfig: "simdjson",
         providers: [.apt(["libsimdjson-dev"])]),
+    // Linux headers the Glibc module does not export (epoll, eventfd); no library to link.
+    .systemLibrary(name: "CLinuxEvents", path: "Sources/System/CLinuxEvents"),
 ]
 
 // MARK: - Native shims
@@ -59,6 +61,9 @@ let modules: [Target] = [
         name: "MsgTrans", dependencies: ["CZstd", "CZlib"],
         swiftSettings: swiftSettings),
     .target(
+        name: "MsgTransRuntime", dependencies: ["MsgTrans", "CLinuxEvents"],
+        swiftSettings: swiftSettings),
+    .target(
         name: "PulseJSON", dependencies: ["CPulseSimdJSON"],
         swiftSettings: swiftSettings),
     .target(
@@ -74,12 +79,19 @@ let modules: [Target] = [
         name: "pulsegate-bench", dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans"],
         path: "Benchmarks/pulsegate-bench",
         swiftSettings: swiftSettings),
+    .executableTarget(
+        name: "msgtrans-scale", dependencies: ["MsgTransRuntime", "MsgTrans"],
+        path: "Benchmarks/msgtrans-scale",
+        swiftSettings: swiftSettings),
 ]
 
 let tests: [Target] = [
     .testTarget(
         name: "MsgTransTests", dependencies: ["MsgTrans"],
         resources: [.copy("Fixtures")],
+        swiftSettings: swiftSettings),
+    .testTarget(
+        name: "MsgTransRuntimeTests", dependencies: ["MsgTransRuntime", "MsgTrans"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseJSONTests", dependencies: ["PulseJSON"],
