@@ -1,3 +1,5 @@
+import CLinuxEvents
+
 #if canImport(Glibc)
     import Glibc
 #endif
