@@ -286,7 +286,7 @@ extension MsgTransConnection: EventLoopSource {
 
     private func expire(_ request: OutboundRequest) {
         guard remove(request) else { return }
-        if request.promise.complete(.failure(MsgTransRuntimeError(.timeout, "no response before the deadline"))) {
+        request.promise.complete(.failure(MsgTransRuntimeError(.timeout, "no response before the deadline"))) {
             statistics.add(.requestTimeouts)
         }
         startWaitingRequests()
@@ -363,7 +363,8 @@ extension MsgTransConnection: EventLoopSource {
             statistics.add(.admissionCloses)
             teardown(
                 MsgTransRuntimeError(
-                    .connectionClosed, "closed by the admission hook at \(header.packetType) biz_type \(header.bizType)"),
+                    .connectionClosed, "closed by the admission hook at \(header.packetType) biz_type \(header.bizType)"
+                ),
                 flush: false)
         case .ignore:
             statistics.add(.ignoredMessages)

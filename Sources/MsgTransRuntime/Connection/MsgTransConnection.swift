@@ -158,7 +158,8 @@ public final class MsgTransConnection: @unchecked Sendable {
         if let reason = closeReason {
             throw reason
         }
-        let frame = try Self.makeFrame(.request, bizType: bizType, payload: payload, compression: compression,
+        let frame = try Self.makeFrame(
+            .request, bizType: bizType, payload: payload, compression: compression,
             policy: configuration.compressionPolicy)
         let deadline = MonotonicClock.deadline(after: timeout ?? configuration.requestTimeout)
         let request = OutboundRequest(frame: frame, deadline: deadline)
@@ -198,7 +199,8 @@ public final class MsgTransConnection: @unchecked Sendable {
         if let reason = closeReason {
             throw reason
         }
-        let frame = try Self.makeFrame(.oneWay, bizType: bizType, payload: payload, compression: compression,
+        let frame = try Self.makeFrame(
+            .oneWay, bizType: bizType, payload: payload, compression: compression,
             policy: configuration.compressionPolicy)
         let promise = OneShot<Result<Void, MsgTransRuntimeError>>()
         let result = await withCheckedContinuation { continuation in

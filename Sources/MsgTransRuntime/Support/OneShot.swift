@@ -39,9 +39,10 @@ final class OneShot<Value: Sendable>: Sendable {
         return true
     }
 
-    /// Completes with `value` unless already completed. Returns whether this call won.
+    /// Completes with `value` unless already completed. Returns whether this call won; when it
+    /// did, `onWin` runs before the waiter resumes.
     @discardableResult
-    func complete(_ value: Value) -> Bool {
+    func complete(_ value: Value, onWin: () -> Void = {}) -> Bool {
         let outcome: (won: Bool, waiter: CheckedContinuation<Value, Never>?) = state.withLock { state in
             switch state {
             case .idle:
@@ -53,6 +54,9 @@ final class OneShot<Value: Sendable>: Sendable {
             case .completed, .delivered:
                 return (false, nil)
             }
+        }
+        if outcome.won {
+            onWin()
         }
         outcome.waiter?.resume(returning: value)
         return outcome.won
