@@ -86,7 +86,8 @@ public final class SQLiteConnection {
         let journalMode = try pragma("PRAGMA journal_mode = WAL") { row in try row.column(0, as: String.self) }
         guard journalMode?.lowercased() == "wal" else {
             throw StorageError(
-                code: .cannotOpen, message: "journal_mode=WAL is not available for `\(path)` (got \(journalMode ?? "nil"))")
+                code: .cannotOpen,
+                message: "journal_mode=WAL is not available for `\(path)` (got \(journalMode ?? "nil"))")
         }
         try execute("PRAGMA synchronous = FULL", [], cached: false)
         let synchronous = try pragma("PRAGMA synchronous") { row in try row.column(0, as: Int64.self) }

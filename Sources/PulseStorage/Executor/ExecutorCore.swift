@@ -52,14 +52,20 @@ final class ExecutorCore: Sendable {
     // MARK: - Caller side
 
     /// Starts the thread, which opens the connection and reports the outcome through `opened`.
-    func start(name: String, open: @escaping @Sendable () throws -> SQLiteConnection,
+    func start(
+        name: String, open: @escaping @Sendable () throws -> SQLiteConnection,
         opened: CheckedContinuation<Void, any Error>
     ) {
+        // Foundation on Linux only forwards `name` to the OS thread once `start()` has recorded the thread's
+        // handle, which can happen after the new thread is already running: wait for `start()` to return first.
+        let started = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
+            started.wait()
+            Thread.current.name = name
             self.threadMain(open: open, opened: opened)
         }
-        thread.name = name
         thread.start()
+        started.signal()
     }
 
     /// Queues `job`; returns false (without queueing) once closing has begun.

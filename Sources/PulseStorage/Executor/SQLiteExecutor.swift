@@ -53,11 +53,12 @@ public final class SQLiteExecutor: Sendable {
     ///   - path: the database file, created if missing.
     ///   - options: connection settings.
     ///   - maximumBatchSize: the most ``commit(_:)`` jobs shared by one transaction.
-    ///   - threadName: the name of the executor's thread, as seen in debuggers and thread dumps.
+    ///   - threadName: the name of the executor's thread, as seen in debuggers, `top -H` and thread dumps
+    ///     (Linux keeps at most 15 bytes).
     /// - Throws: ``StorageError`` if the connection cannot be opened or configured.
     public init(
         path: String, options: SQLiteConnection.Options = SQLiteConnection.Options(), maximumBatchSize: Int = 512,
-        threadName: String = "PulseStorage.SQLiteExecutor"
+        threadName: String = "pulse.sqlite"
     ) async throws {
         let core = ExecutorCore(maximumBatchSize: maximumBatchSize)
         try await withCheckedThrowingContinuation { (opened: CheckedContinuation<Void, any Error>) in

@@ -69,7 +69,7 @@ public struct Migrator: Sendable {
                 } catch let error as StorageError {
                     throw StorageError(
                         code: error.code, message: "migration \(migration.identifier): \(error.message)",
-                        extendedResultCode: error.extendedResultCode, underlying: error)
+                        extendedResultCode: error.extendedResultCode, underlying: error.underlying)
                 }
                 try connection.execute(
                     "INSERT INTO schema_migrations(position, identifier, applied_at) VALUES (?, ?, ?)",
