@@ -34,6 +34,35 @@ struct InboundTests {
         await server.shutdown()
     }
 
+    @Test("a peer that sends requests without reading is slowed down, then served in full")
+    func readingPausesWhileOutputIsFull() async throws {
+        var configuration = MsgTransServerConfiguration()
+        configuration.connection.maxOutboundBufferBytes = 64 << 10
+        configuration.connection.maxConcurrentInboundRequests = 2000
+        let reply = [UInt8](repeating: 1, count: 16 << 10)
+        let server = try await startServer(configuration: configuration) { _ in
+            MsgTransRequestHandler { _, _ in MsgTransReply(reply) }
+        }
+        let raw = await RawSocket.connect(host: "127.0.0.1", port: server.port)
+        var requests: [UInt8] = []
+        for id in 1...1000 {
+            Frame.request(bizType: 5, id: UInt32(id), [UInt8](repeating: 2, count: 4 << 10)).encode(into: &requests)
+        }
+        let writing = Task { await raw.write(requests) }
+        try await Task.sleep(for: .milliseconds(300))
+        // 1000 answers (16 MB) cannot all be buffered: the server stopped reading long before.
+        #expect(server.statistics.snapshot().framesIn < 1000)
+        var ids = Set<UInt32>()
+        for _ in 1...1000 {
+            let frame = try #require(await raw.readFrame())
+            #expect(frame.payload.count == reply.count)
+            ids.insert(frame.messageID)
+        }
+        await writing.value
+        #expect(ids.count == 1000)
+        await server.shutdown()
+    }
+
     @Test("a handler that throws gets the failure reply; the connection stays open")
     func handlerFailure() async throws {
         struct Boom: Error {}

@@ -174,6 +174,31 @@ struct RawPeerTests {
         await server.shutdown()
     }
 
+    @Test("a connect that gets no answer fails with timeout")
+    func connectTimeout() async throws {
+        // A listener that never accepts, with the smallest backlog: once its queue is full the
+        // kernel drops further SYNs, so the next connect hangs until its timeout.
+        let listener = RawListener(backlog: 0)
+        var configuration = MsgTransConfiguration()
+        configuration.connectTimeout = .milliseconds(200)
+        var opened: [MsgTransConnection] = []
+        var timedOut = false
+        for _ in 0..<8 where !timedOut {
+            do {
+                opened.append(
+                    try await MsgTransConnection.connect(
+                        host: "127.0.0.1", port: listener.port, configuration: configuration))
+            } catch {
+                #expect(error.code == .timeout)
+                timedOut = true
+            }
+        }
+        #expect(timedOut)
+        for connection in opened {
+            await connection.close()
+        }
+    }
+
     @Test("connecting to a closed port fails with connectFailed")
     func connectRefused() async throws {
         // A port that was just bound and released: nothing listens on it.

@@ -200,11 +200,11 @@ final class RawListener: @unchecked Sendable {
     let fd: Int32
     let port: Int
 
-    init() {
+    init(backlog: Int32 = 16) {
         let address = SocketAddress(numericHost: "127.0.0.1", port: 0)!
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         _ = address.withSockAddr { bind(fd, $0, $1) }
-        _ = listen(fd, 16)
+        _ = listen(fd, backlog)
         self.fd = fd
         port = Socket.localAddress(fd)!.port
     }
