@@ -212,11 +212,15 @@ func runParent(connections: Int, processes: Int) async throws {
             + "(+\(mebibytes(idle - baseline)), \((idle - baseline) / connections) bytes per connection)")
     print(
         "server RSS after 1 request each:     \(mebibytes(afterRequest))  "
-            + "(+\(mebibytes(afterRequest - baseline)), \((afterRequest - baseline) / connections) bytes per connection)")
-    print(String(format: "accepted %d connections in %.2f s; %d requests answered in %.2f s", connections,
-        acceptSeconds, stats.framesOut, pingSeconds))
-    print("server counters: open \(stats.openConnections), frames in \(stats.framesIn), out \(stats.framesOut), "
-        + "protocol faults \(stats.protocolFaults), rejected \(stats.rejectedConnections)")
+            + "(+\(mebibytes(afterRequest - baseline)), \((afterRequest - baseline) / connections) bytes per connection)"
+    )
+    print(
+        String(
+            format: "accepted %d connections in %.2f s; %d requests answered in %.2f s", connections,
+            acceptSeconds, stats.framesOut, pingSeconds))
+    print(
+        "server counters: open \(stats.openConnections), frames in \(stats.framesIn), out \(stats.framesOut), "
+            + "protocol faults \(stats.protocolFaults), rejected \(stats.rejectedConnections)")
 
     for client in clients { client.finish() }
     await server.shutdown()
