@@ -315,6 +315,9 @@ extension MsgTransConnection: EventLoopSource {
     }
 
     private func finish(_ request: OutboundRequest) {
+        if inFlight.isEmpty && inFlight.capacity > 0 {
+            inFlight = [:]  // Release the table's storage between bursts.
+        }
         request.state = .finished
         request.frame = nil
         if let timer = request.timer {
