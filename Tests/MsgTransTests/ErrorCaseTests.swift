@@ -75,7 +75,9 @@ struct ErrorCaseTests {
         var decoder = FrameDecoder()
         decoder.append(try Fixtures.bytes("bad-version-2"))
         #expect(throws: MsgTransError.self) { try decoder.next() }
+        let buffered = decoder.bufferedByteCount
         decoder.append(try Fixtures.bytes("example-1-request-hi"))
+        #expect(decoder.bufferedByteCount == buffered, "bytes after a framing error are discarded")
         let again = #expect(throws: MsgTransError.self) { try decoder.next() }
         #expect(again?.code == .unsupportedVersion)
         let atClose = #expect(throws: MsgTransError.self) { try decoder.finish() }

@@ -8,7 +8,8 @@
 ///
 /// Decompression writes into a buffer that grows in steps and never beyond
 /// `maxOutputBytes + 1` bytes; reaching the extra byte proves the stream is too large. Sizes
-/// declared inside the stream are never used to allocate. The zstd decoder's window is capped
+/// declared inside the stream are never used to allocate; a zstd frame that declares a content
+/// size above the limit is refused before decoding starts. The zstd decoder's window is capped
 /// as well (see ``zstdWindowLogMax(forMaxOutputBytes:)``), so a hostile frame header cannot make
 /// it reserve more memory than the output bound justifies.
 public enum PayloadCompressor {

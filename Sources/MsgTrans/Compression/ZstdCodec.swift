@@ -5,6 +5,8 @@ enum ZstdCodec {
     static let defaultLevel: Int32 = 3
     /// The magic number that starts every standard zstd frame.
     static let magic: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
+    /// `ZSTD_CONTENTSIZE_ERROR`; `ZSTD_CONTENTSIZE_UNKNOWN` is the one value above it.
+    private static let contentSizeError = UInt64.max - 1
 
     static func compress(_ bytes: [UInt8], level: Int32) throws(MsgTransError) -> [UInt8] {
         let bound = ZSTD_compressBound(bytes.count)
@@ -30,6 +32,13 @@ enum ZstdCodec {
                 throw MsgTransError(.truncatedStream, "zstd: stream ends inside the frame magic")
             }
             throw MsgTransError(.decompressionFailed, "zstd: payload does not start with a standard frame magic")
+        }
+        // A frame that declares a larger content size is rejected before any work. The declared
+        // size is only ever a reason to refuse, never an allocation size: frames that declare
+        // nothing (or lie) are bounded by the streaming loop below.
+        let declared = input.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
+        if declared < contentSizeError, declared > UInt64(maxOutputBytes) {
+            throw tooLarge(maxOutputBytes)
         }
         guard let context = ZSTD_createDCtx() else {
             throw MsgTransError(.decompressionFailed, "zstd: cannot allocate a decompression context")

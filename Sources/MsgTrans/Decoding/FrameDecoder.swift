@@ -15,7 +15,7 @@
 ///   the body. Call ``next()`` after every ``append(_:)-([UInt8])`` so that nothing more than one
 ///   read's worth of bytes is buffered past a bad header.
 /// - A framing error is sticky: once ``next()`` has thrown, every later call throws the same
-///   connection-fatal error.
+///   connection-fatal error and further appended bytes are discarded.
 /// - Payloads are returned as on the wire; call ``Frame/plaintext(limits:)`` to decompress.
 /// - Consumed bytes are skipped with a read index; the buffer is compacted only when the consumed
 ///   prefix is at least as long as what remains, so the total copying is linear in the input. A
@@ -41,14 +41,16 @@ public struct FrameDecoder: Sendable {
     /// The number of bytes received but not yet returned as part of a frame.
     public var bufferedByteCount: Int { buffer.count - readIndex }
 
-    /// Adds received bytes.
+    /// Adds received bytes. After a framing error they are discarded.
     public mutating func append(_ bytes: [UInt8]) {
+        guard failure == nil else { return }
         compactIfWorthIt()
         buffer.append(contentsOf: bytes)
     }
 
-    /// Adds received bytes.
+    /// Adds received bytes (copied). After a framing error they are discarded.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
         compactIfWorthIt()
         buffer.append(contentsOf: bytes)
     }

@@ -109,7 +109,7 @@ public struct Frame: Sendable, Equatable {
     ///
     /// Decompression is streaming and stops as soon as the output would exceed
     /// ``FrameLimits/maxDecompressedBytes``; a size declared inside the compressed stream is never
-    /// trusted. Uncompressed payloads are returned as they are.
+    /// used to allocate (only to refuse early). Uncompressed payloads are returned as they are.
     ///
     /// - Throws: a payload error (``MsgTransError/isConnectionFatal`` is `false`):
     ///   ``MsgTransError/Code/decompressionFailed``, ``MsgTransError/Code/decompressedTooLarge``,
