@@ -65,6 +65,9 @@ let modules: [Target] = [
         name: "PulseProtocol", dependencies: ["PulseJSON"],
         swiftSettings: swiftSettings),
     .target(
+        name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "CZlib", "CZstd"],
+        swiftSettings: swiftSettings),
+    .target(
         name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol"],
         swiftSettings: swiftSettings),
     .executableTarget(
@@ -87,6 +90,9 @@ let tests: [Target] = [
     .testTarget(
         name: "PulseProtocolTests", dependencies: ["PulseProtocol", "MsgTrans"],
         resources: [.copy("Fixtures")],
+        swiftSettings: swiftSettings),
+    .testTarget(
+        name: "PulseHTTPTests", dependencies: ["PulseHTTP", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGateCLITests", dependencies: ["PulseGateCLI"],
