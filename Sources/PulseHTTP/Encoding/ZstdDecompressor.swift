@@ -23,7 +23,8 @@ enum ZstdDecompressor {
                     return (status, destination.pos, destination.pos == destination.size)
                 }
                 if ZSTD_isError(status) != 0 {
-                    return .failure(HTTPServerError(.malformedBody, "zstd body is corrupt or needs a window over 8 MiB"))
+                    return .failure(
+                        HTTPServerError(.malformedBody, "zstd body is corrupt or needs a window over 8 MiB"))
                 }
                 let fits = chunk.withUnsafeBytes { output.append(UnsafeRawBufferPointer(rebasing: $0[..<produced])) }
                 if !fits { return .failure(output.tooLarge) }

@@ -140,7 +140,8 @@ public final class HTTPServer: Sendable {
                 }, context,
                 { cls, _, contextPointer, _ in
                     guard let cls else { return }
-                    Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().completed(contextPointer: contextPointer)
+                    Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().completed(
+                        contextPointer: contextPointer)
                 }, context)
         }
         guard let daemon else {
