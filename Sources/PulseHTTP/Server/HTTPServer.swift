@@ -70,7 +70,7 @@ public final class HTTPServer: Sendable {
         if case .running(let daemon, _) = lifecycle.withLock({ $0.phase }) {
             core.shuttingDown.store(true, ordering: .relaxed)
             let listener = MHD_quiesce_daemon(daemon.pointer)
-            _ = core.forceSuspended(with: Self.unavailableResponse(retryAfter: configuration.shutdownRetryAfterSeconds))
+            _ = core.closeSuspensions(answering: core.unavailable)
             var waited = 0
             while core.activeRequests.load(ordering: .relaxed) > 0 && waited < 1000 {
                 usleep(1000)
@@ -159,8 +159,11 @@ public final class HTTPServer: Sendable {
     /// in progress — being received or being handled — are waited for until their responses are
     /// sent, for at most `gracePeriod`; handlers still running then are answered with 503 for them
     /// (their own responses are dropped when they return). Then the daemon is stopped and every
-    /// remaining connection closed. Calling it again, or concurrently, waits for the same shutdown;
-    /// on a server that never started it just marks it stopped.
+    /// remaining connection closed; requests that finish arriving after that point are answered with
+    /// 503 too. Connections made after the quiesce wait in the kernel's backlog and are reset when the
+    /// listening socket closes. Calling it again, or concurrently, waits for the same shutdown; on a
+    /// server that never started it just marks it stopped. Cancelling the calling task does not
+    /// shorten the drain.
     public func shutdown(gracePeriod: Duration = .seconds(10)) async {
         core.shuttingDown.store(true, ordering: .relaxed)
         let daemon: DaemonHandle? = lifecycle.withLock { state in
@@ -180,11 +183,19 @@ public final class HTTPServer: Sendable {
             await waitUntilStopped()
             return
         }
+        // An unstructured task does not inherit the caller's cancellation: once begun, the drain
+        // always runs its course (a cancelled Task.sleep would otherwise turn the wait into a spin).
+        await Task { await self.drainAndStop(daemon, gracePeriod: gracePeriod) }.value
+    }
+
+    private func drainAndStop(_ daemon: DaemonHandle, gracePeriod: Duration) async {
         let listener = MHD_quiesce_daemon(daemon.pointer)
         let clock = ContinuousClock()
-        if !(await waitForIdle(until: clock.now.advanced(by: gracePeriod))) {
-            let unavailable = Self.unavailableResponse(retryAfter: configuration.shutdownRetryAfterSeconds)
-            _ = core.forceSuspended(with: unavailable)
+        let drained = await waitForIdle(until: clock.now.advanced(by: gracePeriod))
+        // Also closes the window in which a request that began just before the flag was set could
+        // still suspend its connection after the wait saw no requests.
+        let forced = core.closeSuspensions(answering: core.unavailable)
+        if !drained || forced > 0 {
             _ = await waitForIdle(until: clock.now.advanced(by: .seconds(1)))
         }
         MHD_stop_daemon(daemon.pointer)
@@ -241,7 +252,4 @@ public final class HTTPServer: Sendable {
         return true
     }
 
-    private static func unavailableResponse(retryAfter: Int) -> HTTPResponse {
-        HTTPResponse(status: .serviceUnavailable, headers: ["Retry-After": String(retryAfter), "Connection": "close"])
-    }
 }

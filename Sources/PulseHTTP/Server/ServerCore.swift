@@ -18,8 +18,14 @@ final class ServerCore: Sendable {
     let shuttingDown = Atomic<Bool>(false)
     /// Requests that have a context (headers received, not yet completed).
     let activeRequests = Atomic<Int>(0)
-    /// Slots of connections suspended while their handler runs, so a shutdown can force them.
-    private let suspendedSlots = Mutex<[ObjectIdentifier: ResponseSlot]>([:])
+    /// Connections suspended while their handler runs, so a shutdown can force them; once `closed`,
+    /// nothing is suspended any more.
+    private let suspensions = Mutex<Suspensions>(Suspensions())
+
+    private struct Suspensions {
+        var slots: [ObjectIdentifier: ResponseSlot] = [:]
+        var closed = false
+    }
 
     init(handler: @escaping Handler, maxBodyBytes: Int, retryAfterSeconds: Int) {
         self.handler = handler
@@ -27,11 +33,24 @@ final class ServerCore: Sendable {
         self.retryAfterSeconds = retryAfterSeconds
     }
 
-    /// Answers every request whose handler is still running with `response` and resumes its
-    /// connection. Returns how many were forced.
-    func forceSuspended(with response: HTTPResponse) -> Int {
-        let slots = suspendedSlots.withLock { Array($0.values) }
+    /// Stops suspending connections, then answers every request whose handler is still running with
+    /// `response` and resumes its connection. Returns how many were forced.
+    ///
+    /// After this returns no connection is suspended, and none will be: a request completing later is
+    /// answered with ``unavailable`` directly. This is what makes stopping the daemon safe
+    /// (libmicrohttpd aborts when stopped with a suspended connection).
+    func closeSuspensions(answering response: HTTPResponse) -> Int {
+        let slots = suspensions.withLock { state in
+            state.closed = true
+            return Array(state.slots.values)
+        }
         return slots.reduce(0) { $0 + ($1.fulfill(response) ? 1 : 0) }
+    }
+
+    /// The 503 sent to requests that arrive, or complete, during shutdown.
+    var unavailable: HTTPResponse {
+        HTTPResponse(
+            status: .serviceUnavailable, headers: ["Retry-After": String(retryAfterSeconds), "Connection": "close"])
     }
 
     // MARK: - Access handler
@@ -83,10 +102,7 @@ final class ServerCore: Sendable {
         contextPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         if shuttingDown.load(ordering: .relaxed) {
-            var headers = HTTPHeaders()
-            headers.add(name: "Retry-After", value: String(retryAfterSeconds))
-            headers.add(name: "Connection", value: "close")
-            return queue(HTTPResponse(status: .serviceUnavailable, headers: headers), on: connection)
+            return queue(unavailable, on: connection)
         }
         let headers = Self.headers(of: connection)
         if let declared = headers["Content-Length"], let length = Int(declared), length > maxBodyBytes {
@@ -109,11 +125,19 @@ final class ServerCore: Sendable {
     /// The body is complete: suspend the connection and run the handler in a task.
     private func dispatch(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
         let slot = ResponseSlot(suspended: ConnectionHandle(pointer: connection))
+        // Suspend before the task exists, so the task can never resume a connection that is not yet
+        // suspended; and under the lock, so a shutdown either sees this slot or stops us suspending.
+        let suspended = suspensions.withLock { state in
+            guard !state.closed else { return false }
+            state.slots[ObjectIdentifier(slot)] = slot
+            MHD_suspend_connection(connection)
+            return true
+        }
+        guard suspended else {
+            context.body = []
+            return queue(unavailable, on: connection)
+        }
         context.phase = .handling(slot)
-        suspendedSlots.withLock { $0[ObjectIdentifier(slot)] = slot }
-        // Suspend before the task exists, so the task can never resume a connection that is not
-        // yet suspended.
-        MHD_suspend_connection(connection)
         let request = context.takeRequest()
         let handler = self.handler
         Task {
@@ -131,7 +155,7 @@ final class ServerCore: Sendable {
         contextPointer.pointee = nil
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
         if case .handling(let slot) = context.phase {
-            _ = suspendedSlots.withLock { $0.removeValue(forKey: ObjectIdentifier(slot)) }
+            _ = suspensions.withLock { $0.slots.removeValue(forKey: ObjectIdentifier(slot)) }
         }
         activeRequests.subtract(1, ordering: .relaxed)
     }
