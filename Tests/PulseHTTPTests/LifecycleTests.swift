@@ -168,3 +168,48 @@ import Testing
         #expect(throws: TestClientError.self) { try RawHTTPConnection(port: port) }
     }
 }
+
+@Suite struct ShutdownUnderLoadTests {
+    /// Clients hammer the server, some hanging up before the answer, while it shuts down with a
+    /// short grace period. Nothing may crash (libmicrohttpd aborts when stopped with a suspended
+    /// connection), every answer that arrives is well formed, and the port is closed afterwards.
+    @Test func shutdownUnderLoadIsClean() async throws {
+        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { request in
+            let delay = Int(request.queryValue("ms") ?? "0") ?? 0
+            try? await Task.sleep(for: .milliseconds(delay))
+            return HTTPResponse(status: .ok, body: request.body)
+        }
+        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0), handler: handler)
+        try server.start()
+        let port = try #require(server.port)
+        let statuses = Collector<Int>()
+        let clients = (0..<8).map { client in
+            Task {
+                _ = try? await onThread {
+                    for round in 0..<40 {
+                        guard let connection = try? RawHTTPConnection(port: port, receiveTimeoutSeconds: 10) else {
+                            return
+                        }
+                        let ms = (client * 7 + round * 13) % 40
+                        try? connection.sendRequest(method: "POST", target: "/load?ms=\(ms)", body: [UInt8(round)])
+                        if round % 5 == 0 {
+                            connection.close()  // Hang up while the handler is still running.
+                            continue
+                        }
+                        if let response = try? connection.readResponse() {
+                            statuses.append(response.status)
+                        }
+                    }
+                }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(150))
+        await server.shutdown(gracePeriod: .milliseconds(20))
+        for client in clients { await client.value }
+        let seen = statuses.all
+        #expect(!seen.isEmpty)
+        #expect(seen.allSatisfy { $0 == 200 || $0 == 503 })
+        #expect(server.port == nil)
+        #expect(throws: TestClientError.self) { try RawHTTPConnection(port: port) }
+    }
+}

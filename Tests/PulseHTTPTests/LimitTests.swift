@@ -98,6 +98,18 @@ import Testing
         }
     }
 
+    @Test func overlongRequestLineIs414() async throws {
+        let configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, headerMemoryLimit: 4096)
+        try await withServer(configuration, handler: Self.echo) { _, port in
+            let response = try await onThread {
+                let connection = try RawHTTPConnection(port: port)
+                try connection.send("GET /\(String(repeating: "u", count: 8000)) HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                return try connection.readResponse()
+            }
+            #expect(response.status == 414)
+        }
+    }
+
     @Test func stalledClientIsDisconnectedByTheIdleTimeout() async throws {
         let configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, idleTimeout: .seconds(1))
         try await withServer(configuration, handler: Self.echo) { _, port in

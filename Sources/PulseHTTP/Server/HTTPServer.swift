@@ -23,7 +23,8 @@ import Synchronization
 ///
 /// Lifecycle: ``start()`` then ``shutdown(gracePeriod:)``, or ``run()``, which starts the server and
 /// returns once it has been shut down (cancelling the task running it shuts it down). A server is
-/// started once; make a new one to serve again.
+/// started once; make a new one to serve again. Releasing a running server stops it at once, without
+/// the drain: handlers still running are answered with 503.
 public final class HTTPServer: Sendable {
     /// The configuration the server was made with.
     public let configuration: HTTPServerConfiguration
@@ -158,9 +159,9 @@ public final class HTTPServer: Sendable {
     /// open keep-alive connections get 503 with `Retry-After` and `Connection: close`. Requests already
     /// in progress — being received or being handled — are waited for until their responses are
     /// sent, for at most `gracePeriod`; handlers still running then are answered with 503 for them
-    /// (their own responses are dropped when they return). Then the daemon is stopped and every
-    /// remaining connection closed; requests that finish arriving after that point are answered with
-    /// 503 too. Connections made after the quiesce wait in the kernel's backlog and are reset when the
+    /// (their own responses are dropped when they return), as are requests whose bodies finish
+    /// arriving after that point. Then the daemon is stopped and every remaining connection closed.
+    /// Connections made after the quiesce wait in the kernel's backlog and are reset when the
     /// listening socket closes. Calling it again, or concurrently, waits for the same shutdown; on a
     /// server that never started it just marks it stopped. Cancelling the calling task does not
     /// shorten the drain.

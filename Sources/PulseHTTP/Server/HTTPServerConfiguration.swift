@@ -9,8 +9,10 @@
 ///   discarded (up to another ``maxBodyBytes``, after which the connection is closed) and 413 is sent
 ///   once the client stops sending. The decompressed limit is the handler's business
 ///   (``BodyDecoder/decode(_:contentEncoding:maxOutputBytes:)``).
-/// - Request line and headers must fit in ``headerMemoryLimit``; libmicrohttpd answers larger ones
-///   itself (431 Request Header Fields Too Large, or 414 for an overlong request line) and closes.
+/// - Request line and headers must fit in ``headerMemoryLimit``; libmicrohttpd 0.9.75 answers larger
+///   ones itself — 431 Request Header Fields Too Large for headers, 414 URI Too Long for an overlong
+///   request line — and closes the connection. A request line it cannot parse at all gets no answer:
+///   the connection is just closed. (It does not insist on `Host` for HTTP/1.1 requests.)
 /// - A connection that makes no progress for ``idleTimeout`` — a slow client, or an idle
 ///   keep-alive connection — is closed by libmicrohttpd without a response (it sends no 408). A
 ///   connection whose request is being handled is suspended and never times out.

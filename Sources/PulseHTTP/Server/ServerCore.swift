@@ -68,7 +68,8 @@ final class ServerCore: Sendable {
         let size = uploadDataSize.pointee
         switch context.phase {
         case .receiving:
-            if size > 0, let uploadData {
+            if size > 0 {
+                guard let uploadData else { return .NO }
                 uploadDataSize.pointee = 0
                 if context.body.count + size > maxBodyBytes {
                     context.body = []
@@ -115,7 +116,9 @@ final class ServerCore: Sendable {
             query: Self.query(of: connection), headers: headers,
             remoteAddress: Self.remoteAddress(of: connection))
         if let declared = headers["Content-Length"], let length = Int(declared), length > 0 {
-            context.body.reserveCapacity(length)
+            // Trust a declared length only so far: a client that declares 16 MiB and sends nothing
+            // should not make every connection hold that much.
+            context.body.reserveCapacity(min(length, Self.maxReservation))
         }
         contextPointer.pointee = Unmanaged.passRetained(context).toOpaque()
         activeRequests.add(1, ordering: .relaxed)
@@ -161,6 +164,9 @@ final class ServerCore: Sendable {
     }
 
     // MARK: - Responses
+
+    /// The most body capacity reserved up front from a declared `Content-Length`.
+    private static let maxReservation = 1 << 20
 
     private static let bodyTooLarge = HTTPResponse(
         status: .contentTooLarge, headers: ["Connection": "close"])

@@ -59,3 +59,10 @@ final class Counter: Sendable {
 func textResponse(_ text: String, status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
     HTTPResponse(status: status, headers: headers, body: Array(text.utf8))
 }
+
+/// A thread-safe list of values collected from several threads.
+final class Collector<Value: Sendable>: Sendable {
+    private let values = Mutex<[Value]>([])
+    func append(_ value: Value) { values.withLock { $0.append(value) } }
+    var all: [Value] { values.withLock { $0 } }
+}
