@@ -71,6 +71,9 @@ let modules: [Target] = [
         swiftSettings: swiftSettings),
     .target(name: "PulseStorage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
     .target(
+        name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "CZlib", "CZstd"],
+        swiftSettings: swiftSettings),
+    .target(
         name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol"],
         swiftSettings: swiftSettings),
     .executableTarget(
@@ -102,6 +105,9 @@ let tests: [Target] = [
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(name: "PulseStorageTests", dependencies: ["PulseStorage"], swiftSettings: swiftSettings),
+    .testTarget(
+        name: "PulseHTTPTests", dependencies: ["PulseHTTP", "CZlib", "CZstd"],
+        swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGateCLITests", dependencies: ["PulseGateCLI"],
         swiftSettings: swiftSettings),
