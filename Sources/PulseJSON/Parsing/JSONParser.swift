@@ -1,0 +1,96 @@
+import CPulseSimdJSON
+
+/// A reusable JSON parser backed by simdjson.
+///
+/// Each parse validates the whole input (syntax, UTF-8, nesting depth, size) and produces a
+/// ``JSONDocument``. The parser keeps its buffers between parses (sized for the largest input
+/// seen so far), so reuse one parser per thread or task instead of creating one per document.
+/// It is not `Sendable`: never share one across concurrent tasks.
+///
+/// RFC 8259 is followed strictly: any value may be at the top level; no comments, trailing commas,
+/// `NaN` or leading zeros; `\u` escapes must form valid UTF-16 (a lone surrogate is an error).
+/// Integers outside the `Int64`/`UInt64` range and numbers overflowing `Double` are rejected with
+/// ``PulseJSONError/Code/invalidNumber`` rather than rounded.
+public final class JSONParser {
+    /// The largest accepted ``maxDepth``; larger requests are clamped to it.
+    public static let depthLimit = Int(PGJSON_MAX_DEPTH_LIMIT)
+
+    /// The deepest nesting of arrays and objects accepted (`[[1]]` has depth 2; a scalar 0).
+    public let maxDepth: Int
+    /// The longest input accepted, in bytes.
+    public let maxBytes: Int
+
+    private let handle: OpaquePointer
+
+    /// Creates a parser.
+    ///
+    /// - Parameters:
+    ///   - maxDepth: deepest nesting of arrays/objects accepted, clamped to 1...``depthLimit``.
+    ///   - maxBytes: longest input accepted, clamped to 0...4 GiB - 1 (simdjson's limit).
+    public init(maxDepth: Int = 64, maxBytes: Int = 64 << 20) {
+        let depth = min(max(maxDepth, 1), Self.depthLimit)
+        let bytes = Int(clamping: min(UInt64(max(maxBytes, 0)), UInt64(PGJSON_MAX_BYTES_LIMIT)))
+        guard let handle = pgjson_parser_create(depth, bytes) else {
+            fatalError("PulseJSON: out of memory while creating a parser")
+        }
+        self.handle = handle
+        self.maxDepth = depth
+        self.maxBytes = bytes
+    }
+
+    deinit {
+        pgjson_parser_destroy(handle)
+    }
+
+    /// Parses a complete JSON text.
+    public func parse(_ bytes: [UInt8]) throws(PulseJSONError) -> JSONDocument {
+        let result = bytes.withUnsafeBytes { run($0) }
+        return try result.get()
+    }
+
+    /// Parses a complete JSON text from memory the caller owns (not retained after the call).
+    public func parse(_ bytes: UnsafeRawBufferPointer) throws(PulseJSONError) -> JSONDocument {
+        try run(bytes).get()
+    }
+
+    private func run(_ bytes: UnsafeRawBufferPointer) -> Result<JSONDocument, PulseJSONError> {
+        var result = pgjson_result()
+        let data = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        let code = pgjson_parse(handle, data, bytes.count, &result)
+        guard Int(code) == PGJSON_OK, let nodeBase = result.nodes else {
+            return .failure(Self.error(code: code, result: result))
+        }
+        let words = result.node_count * 2
+        let nodes = [UInt64](unsafeUninitializedCapacity: words) { buffer, initialized in
+            UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(
+                from: nodeBase, byteCount: words * MemoryLayout<UInt64>.stride)
+            initialized = words
+        }
+        let stringCount = result.string_bytes
+        let strings = [UInt8](unsafeUninitializedCapacity: stringCount) { buffer, initialized in
+            if stringCount > 0, let source = result.strings {
+                buffer.baseAddress!.initialize(from: source, count: stringCount)
+            }
+            initialized = stringCount
+        }
+        return .success(JSONDocument(storage: JSONStorage(nodes: nodes, strings: strings)))
+    }
+
+    private static func error(code: Int32, result: pgjson_result) -> PulseJSONError {
+        let message = result.message.map { String(cString: $0) } ?? "unknown error"
+        let mapped: PulseJSONError.Code
+        switch Int(code) {
+        case PGJSON_ERR_INVALID_JSON: mapped = .invalidJSON
+        case PGJSON_ERR_INVALID_UTF8: mapped = .invalidUTF8
+        case PGJSON_ERR_DEPTH: mapped = .depthExceeded
+        case PGJSON_ERR_TOO_LARGE: mapped = .tooLarge
+        case PGJSON_ERR_NUMBER: mapped = .invalidNumber
+        case PGJSON_ERR_NO_MEMORY: mapped = .outOfMemory
+        default: mapped = .internalError
+        }
+        return PulseJSONError(mapped, message)
+    }
+}
+
+@available(*, unavailable, message: "A JSONParser reuses internal buffers; create one per task or thread.")
+extension JSONParser: Sendable {}
