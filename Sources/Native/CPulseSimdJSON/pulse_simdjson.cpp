@@ -1,6 +1,21 @@
-// C API over simdjson's DOM parser: parse, then flatten into the node tape described in
-// include/pulse_simdjson.h. Uses only simdjson's error-code API; every entry point also catches
-// anything thrown (std::bad_alloc from std::vector) so no exception crosses the C boundary.
+// C API over simdjson's DOM parser: parse, then flatten simdjson's tape into the node tape
+// described in include/pulse_simdjson.h. Uses only simdjson's error-code API; every entry point
+// also catches anything thrown (std::bad_alloc) so no exception crosses the C boundary.
+//
+// The flattener reads the DOM document's tape and string buffer directly (one tight loop instead
+// of a recursive walk through dom::element; this halves the cost of a parse). Their layout is
+// simdjson's documented tape format (doc/tape.md in the simdjson sources), unchanged since 0.3:
+//   tape[0]             'r' root word; low 56 bits: index just past the final 'r' root word
+//   '{' / '['           low 32 bits: index just past the matching '}' / ']'; bits 32-55: the
+//                       number of members / elements, saturated at 0xFFFFFF
+//   '}' / ']'           closes the innermost container
+//   '"'                 low 56 bits: offset into string_buf of a uint32 length (host byte
+//                       order), then the unescaped UTF-8 bytes, then a NUL
+//   'l' / 'u' / 'd'     int64 / uint64 / double; the value is the next tape word
+//   't' / 'f' / 'n'     true / false / null
+// Strings land in string_buf in tape order, so the arena handed to the caller is simply the used
+// prefix of string_buf. The layout is re-verified by the PulseJSON tests and fuzzer; the
+// static_assert below forces a re-check when the simdjson major version changes.
 #include "pulse_simdjson.h"
 
 #include <simdjson.h>
@@ -8,12 +23,11 @@
 #include <cstring>
 #include <memory>
 #include <new>
-#include <vector>
+
+static_assert(simdjson::SIMDJSON_VERSION_MAJOR == 3,
+              "pulse_simdjson.cpp reads simdjson's DOM tape; re-verify the tape layout for this simdjson version");
 
 namespace {
-
-using simdjson::dom::element;
-using simdjson::dom::element_type;
 
 size_t clamp_depth(size_t max_depth) {
     if (max_depth < 1) { return 1; }
@@ -24,10 +38,10 @@ size_t clamp_depth(size_t max_depth) {
 // Our max depth counts nested arrays/objects ("[[1]]" and "[[]]" both have depth 2). simdjson's
 // limit counts the root level too and ignores empty containers (max_depth 3 accepts "[[1]]" and
 // "[[[]]]" but not "[[[1]]]"). So simdjson gets max_depth + 1, which accepts every document we
-// accept and bounds the stack, and flatten() enforces the exact limit.
+// accept and bounds its own work, and the flattener enforces the exact limit.
 size_t simdjson_depth_for(size_t max_depth) { return clamp_depth(max_depth) + 1; }
 
-uint64_t head(uint64_t kind, size_t next) { return kind | (static_cast<uint64_t>(next) << 32); }
+constexpr uint64_t head(uint64_t kind, size_t next) { return kind | (static_cast<uint64_t>(next) << 32); }
 
 int32_t map_error(simdjson::error_code error) {
     switch (error) {
@@ -54,95 +68,127 @@ int32_t map_error(simdjson::error_code error) {
     }
 }
 
+enum class flat { ok, too_deep, corrupt };
+
+// simdjson stores an element/member count in bits 32-55 of '[' / '{' words, saturated here.
+constexpr uint64_t saturated_count = 0xFFFFFF;
+
 }  // namespace
 
 struct pgjson_parser {
     simdjson::dom::parser dom;
     size_t max_bytes = 0;
     size_t max_depth = 0;
-    std::vector<pgjson_node> nodes;
-    std::unique_ptr<uint8_t[]> arena;
-    size_t arena_capacity = 0;
-    size_t arena_used = 0;
+    std::unique_ptr<pgjson_node[]> nodes;
+    size_t node_capacity = 0;
+    size_t node_count = 0;
+    size_t string_bytes = 0;
+    // Node indices of the open containers (at most max_depth).
+    std::unique_ptr<size_t[]> open;
 
     // simdjson's own capacity limit stays at least its minimum; max_bytes is enforced before parsing.
     pgjson_parser(size_t max_bytes_, size_t max_depth_)
-        : dom(max_bytes_ < 4096 ? 4096 : max_bytes_), max_bytes(max_bytes_), max_depth(clamp_depth(max_depth_)) {}
+        : dom(max_bytes_ < 4096 ? 4096 : max_bytes_),
+          max_bytes(max_bytes_),
+          max_depth(clamp_depth(max_depth_)),
+          open(new size_t[clamp_depth(max_depth_)]) {}
 
-    // Returns false if the arena would overflow (cannot happen: an unescaped string is never
-    // longer than its escaped form, and the arena is as large as the input).
-    bool push_string(std::string_view s) {
-        size_t length = s.size();
-        if (length > arena_capacity - arena_used) { return false; }
-        size_t offset = arena_used;
-        if (length > 0) { std::memcpy(arena.get() + offset, s.data(), length); }
-        arena_used += length;
-        size_t index = nodes.size();
-        nodes.push_back(pgjson_node{
-            head(PGJSON_KIND_STRING, index + 1),
-            static_cast<uint64_t>(offset) | (static_cast<uint64_t>(length) << 32)});
-        return true;
+    flat flatten() {
+        const uint64_t *tape = dom.doc.tape.get();
+        const uint8_t *string_buf = dom.doc.string_buf.get();
+        // Index of the final root word: the value's words lie in [1, end).
+        const size_t after_root = static_cast<size_t>(tape[0] & simdjson::internal::JSON_VALUE_MASK);
+        if (after_root < 3) { return flat::corrupt; }
+        const size_t end = after_root - 1;
+        // Every node comes from at least one tape word between the two root words.
+        if (end > node_capacity) {
+            nodes.reset(new pgjson_node[end]);
+            node_capacity = end;
+        }
+        pgjson_node *out = nodes.get();
+        size_t *stack = open.get();
+        size_t depth = 0;
+        size_t count = 0;
+        size_t strings_end = 0;
+        bool saturated = false;
+        for (size_t i = 1; i < end; ++i) {
+            const uint64_t word = tape[i];
+            const uint64_t value = word & simdjson::internal::JSON_VALUE_MASK;
+            switch (static_cast<char>(word >> 56)) {
+            case '[':
+            case '{': {
+                if (depth >= max_depth) { return flat::too_deep; }
+                stack[depth++] = count;
+                const uint64_t members = (value >> 32) & saturated_count;
+                saturated |= members == saturated_count;
+                // The kind is in the tape word's top byte; "next" is filled in at the close.
+                out[count++] = pgjson_node{(word >> 56) == '[' ? PGJSON_KIND_ARRAY : PGJSON_KIND_OBJECT, members};
+                break;
+            }
+            case ']':
+            case '}':
+                if (depth == 0) { return flat::corrupt; }
+                out[stack[--depth]].head |= static_cast<uint64_t>(count) << 32;
+                break;
+            case '"': {
+                uint32_t length;
+                std::memcpy(&length, string_buf + value, sizeof length);
+                const uint64_t start = value + sizeof length;
+                if (start + length > UINT32_MAX) { return flat::corrupt; }
+                out[count] = pgjson_node{head(PGJSON_KIND_STRING, count + 1), start | (uint64_t{length} << 32)};
+                ++count;
+                strings_end = start + length + 1;  // the NUL after the bytes
+                break;
+            }
+            case 'l':
+                out[count] = pgjson_node{head(PGJSON_KIND_INT, count + 1), tape[++i]};
+                ++count;
+                break;
+            case 'u':
+                out[count] = pgjson_node{head(PGJSON_KIND_UINT, count + 1), tape[++i]};
+                ++count;
+                break;
+            case 'd':
+                out[count] = pgjson_node{head(PGJSON_KIND_DOUBLE, count + 1), tape[++i]};
+                ++count;
+                break;
+            case 't':
+                out[count] = pgjson_node{head(PGJSON_KIND_BOOL, count + 1), 1};
+                ++count;
+                break;
+            case 'f':
+                out[count] = pgjson_node{head(PGJSON_KIND_BOOL, count + 1), 0};
+                ++count;
+                break;
+            case 'n':
+                out[count] = pgjson_node{head(PGJSON_KIND_NULL, count + 1), 0};
+                ++count;
+                break;
+            default:
+                return flat::corrupt;
+            }
+        }
+        if (depth != 0 || count == 0 || count > end) { return flat::corrupt; }
+        if (saturated) { recount(out, count); }
+        node_count = count;
+        string_bytes = strings_end;
+        return flat::ok;
     }
 
-    enum class flat { ok, too_deep, overflow };
-
-    // `depth` is the number of containers enclosing `value`. Recursion is bounded by simdjson's
-    // depth check (at most PGJSON_MAX_DEPTH_LIMIT + 1 levels).
-    flat flatten(element value, size_t depth) {
-        size_t index = nodes.size();
-        switch (value.type()) {
-        case element_type::ARRAY: {
-            if (depth >= max_depth) { return flat::too_deep; }
-            nodes.push_back(pgjson_node{0, 0});
-            uint64_t count = 0;
-            for (element child : value.get_array().value_unsafe()) {
-                flat status = flatten(child, depth + 1);
-                if (status != flat::ok) { return status; }
-                ++count;
+    // Counts the children of containers whose simdjson count saturated (16M+ elements).
+    static void recount(pgjson_node *out, size_t count) {
+        for (size_t index = 0; index < count; ++index) {
+            const uint64_t kind = out[index].head & 0xFF;
+            if ((kind != PGJSON_KIND_ARRAY && kind != PGJSON_KIND_OBJECT) || out[index].payload != saturated_count) {
+                continue;
             }
-            nodes[index] = pgjson_node{head(PGJSON_KIND_ARRAY, nodes.size()), count};
-            return flat::ok;
-        }
-        case element_type::OBJECT: {
-            if (depth >= max_depth) { return flat::too_deep; }
-            nodes.push_back(pgjson_node{0, 0});
-            uint64_t count = 0;
-            for (simdjson::dom::key_value_pair member : value.get_object().value_unsafe()) {
-                if (!push_string(member.key)) { return flat::overflow; }
-                flat status = flatten(member.value, depth + 1);
-                if (status != flat::ok) { return status; }
-                ++count;
+            const size_t after = static_cast<size_t>(out[index].head >> 32);
+            uint64_t children = 0;
+            for (size_t child = index + 1; child < after; child = static_cast<size_t>(out[child].head >> 32)) {
+                ++children;
             }
-            nodes[index] = pgjson_node{head(PGJSON_KIND_OBJECT, nodes.size()), count};
-            return flat::ok;
+            out[index].payload = kind == PGJSON_KIND_OBJECT ? children / 2 : children;
         }
-        case element_type::STRING:
-            return push_string(value.get_string().value_unsafe()) ? flat::ok : flat::overflow;
-        case element_type::INT64: {
-            int64_t v = value.get_int64().value_unsafe();
-            uint64_t bits;
-            std::memcpy(&bits, &v, sizeof bits);
-            nodes.push_back(pgjson_node{head(PGJSON_KIND_INT, index + 1), bits});
-            return flat::ok;
-        }
-        case element_type::UINT64:
-            nodes.push_back(pgjson_node{head(PGJSON_KIND_UINT, index + 1), value.get_uint64().value_unsafe()});
-            return flat::ok;
-        case element_type::DOUBLE: {
-            double v = value.get_double().value_unsafe();
-            uint64_t bits;
-            std::memcpy(&bits, &v, sizeof bits);
-            nodes.push_back(pgjson_node{head(PGJSON_KIND_DOUBLE, index + 1), bits});
-            return flat::ok;
-        }
-        case element_type::BOOL:
-            nodes.push_back(pgjson_node{head(PGJSON_KIND_BOOL, index + 1), value.get_bool().value_unsafe() ? 1u : 0u});
-            return flat::ok;
-        case element_type::NULL_VALUE:
-            nodes.push_back(pgjson_node{head(PGJSON_KIND_NULL, index + 1), 0});
-            return flat::ok;
-        }
-        return flat::overflow;
     }
 };
 
@@ -160,28 +206,19 @@ int32_t parse_into(pgjson_parser *p, const uint8_t *data, size_t len, pgjson_res
     static const uint8_t empty[1] = {0};
     if (data == nullptr) { data = empty; len = 0; }
 
-    element root;
-    simdjson::error_code error = p->dom.parse(data, len).get(root);
+    // Copies the input into a padded buffer the parser owns and reuses.
+    simdjson::error_code error = p->dom.parse(data, len).error();
     if (error) { return fail(out, map_error(error), error, simdjson::error_message(error)); }
 
-    if (p->arena_capacity < len) {
-        p->arena.reset(new (std::nothrow) uint8_t[len]);
-        if (!p->arena) {
-            p->arena_capacity = 0;
-            return fail(out, PGJSON_ERR_NO_MEMORY, simdjson::MEMALLOC, "out of memory");
-        }
-        p->arena_capacity = len;
-    }
-    p->arena_used = 0;
-    p->nodes.clear();
-    switch (p->flatten(root, 0)) {
-    case pgjson_parser::flat::ok: break;
-    case pgjson_parser::flat::too_deep:
+    switch (p->flatten()) {
+    case flat::ok: break;
+    case flat::too_deep:
         return fail(out, PGJSON_ERR_DEPTH, simdjson::DEPTH_ERROR, simdjson::error_message(simdjson::DEPTH_ERROR));
-    case pgjson_parser::flat::overflow:
-        return fail(out, PGJSON_ERR_INTERNAL, 0, "internal error while flattening");
+    case flat::corrupt:
+        return fail(out, PGJSON_ERR_INTERNAL, simdjson::UNEXPECTED_ERROR, "unexpected simdjson tape layout");
     }
-    *out = pgjson_result{PGJSON_OK, 0, "ok", p->nodes.data(), p->nodes.size(), p->arena.get(), p->arena_used};
+    *out = pgjson_result{PGJSON_OK, 0, "ok", p->nodes.get(), p->node_count, p->dom.doc.string_buf.get(),
+                         p->string_bytes};
     return PGJSON_OK;
 }
 

@@ -13,5 +13,5 @@ public struct JSONDocument: Sendable {
     public var root: JSONNode { JSONNode(storage: storage, index: 0) }
 
     /// The number of nodes (every value and every object key counts one).
-    public var nodeCount: Int { storage.nodes.count / 2 }
+    public var nodeCount: Int { storage.nodeCount }
 }

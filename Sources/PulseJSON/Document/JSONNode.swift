@@ -4,21 +4,24 @@
 /// the document alive. Accessors never throw; they return `nil` (or an empty sequence) when the
 /// node has another kind.
 public struct JSONNode: Sendable {
-    let storage: JSONStorage
-    let index: Int
+    @usableFromInline let storage: JSONStorage
+    @usableFromInline let index: Int
 
-    init(storage: JSONStorage, index: Int) {
+    @inlinable init(storage: JSONStorage, index: Int) {
         self.storage = storage
         self.index = index
     }
 
     /// The kind of this value.
+    @inlinable
     public var kind: JSONKind { JSONKind(rawValue: storage.kindBits(index)) ?? .null }
 
     /// Whether this value is `null`.
+    @inlinable
     public var isNull: Bool { storage.kindBits(index) == JSONKind.null.rawValue }
 
     /// The Boolean, or `nil` if this is not `true`/`false`.
+    @inlinable
     public var bool: Bool? {
         guard storage.kindBits(index) == JSONKind.bool.rawValue else { return nil }
         return storage.payload(index) != 0
@@ -30,6 +33,7 @@ public struct JSONNode: Sendable {
     /// an integral value in range (`2.0`, `1e3`), since some encoders write integers that way.
     /// Fractional or out-of-range numbers and every non-number give `nil`: nothing is rounded or
     /// truncated. Strings are not converted (OTLP's decimal-string int64s are the caller's job).
+    @inlinable
     public var int64: Int64? {
         let payload = storage.payload(index)
         switch storage.kindBits(index) {
@@ -41,6 +45,7 @@ public struct JSONNode: Sendable {
     }
 
     /// The value as an exact `UInt64`, or `nil`; same rules as ``int64`` (negative values give `nil`).
+    @inlinable
     public var uint64: UInt64? {
         let payload = storage.payload(index)
         switch storage.kindBits(index) {
@@ -53,6 +58,7 @@ public struct JSONNode: Sendable {
 
     /// The value as a `Double` for any number kind (integers beyond 2^53 round to the nearest
     /// double), or `nil` for non-numbers.
+    @inlinable
     public var double: Double? {
         let payload = storage.payload(index)
         switch storage.kindBits(index) {
@@ -64,6 +70,7 @@ public struct JSONNode: Sendable {
     }
 
     /// The string (unescaped), or `nil` if this is not a string.
+    @inlinable
     public var string: String? {
         guard storage.kindBits(index) == JSONKind.string.rawValue else { return nil }
         return storage.string(index)
@@ -72,12 +79,14 @@ public struct JSONNode: Sendable {
     /// Calls `body` with the unescaped UTF-8 bytes of this string without creating a `String`;
     /// returns `nil` without calling it if this is not a string. The buffer is valid only inside
     /// `body`.
+    @inlinable
     public func withUTF8<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R? {
         guard storage.kindBits(index) == JSONKind.string.rawValue else { return nil }
-        return try storage.withStringBytes(index, body)
+        return try withExtendedLifetime(storage) { () throws(E) -> R in try body(storage.stringBytes(index)) }
     }
 
     /// Whether this is a string equal to `other` (byte-wise UTF-8 comparison, no allocation).
+    @inlinable
     public func stringEquals(_ other: String) -> Bool {
         guard storage.kindBits(index) == JSONKind.string.rawValue else { return false }
         var other = other
@@ -85,12 +94,14 @@ public struct JSONNode: Sendable {
     }
 
     /// Whether this is a string equal to `other` (byte-wise UTF-8 comparison, no allocation).
+    @inlinable
     public func stringEquals(_ other: StaticString) -> Bool {
         guard storage.kindBits(index) == JSONKind.string.rawValue else { return false }
         return other.withUTF8Buffer { storage.stringEquals(index, $0) }
     }
 
     /// The number of elements of an array or members of an object; 0 for any other kind.
+    @inlinable
     public var count: Int {
         let kind = storage.kindBits(index)
         guard kind == JSONKind.array.rawValue || kind == JSONKind.object.rawValue else { return 0 }
@@ -101,10 +112,11 @@ public struct JSONNode: Sendable {
     ///
     /// Lookup is a linear scan over the members comparing UTF-8 bytes (no allocation). With
     /// duplicate keys the first occurrence wins; ``members`` still yields every one.
+    @inlinable @inline(__always)
     public subscript(key: String) -> JSONNode? {
         guard storage.kindBits(index) == JSONKind.object.rawValue else { return nil }
         var key = key
-        let found = key.withUTF8 { find($0) }
+        let found = key.withUTF8 { storage.find(in: index, key: $0) }
         return found < 0 ? nil : JSONNode(storage: storage, index: found)
     }
 
@@ -112,6 +124,7 @@ public struct JSONNode: Sendable {
     ///
     /// Elements are reached by skipping the preceding subtrees (one step each); iterate
     /// ``elements`` to visit them all.
+    @inlinable
     public subscript(index: Int) -> JSONNode? {
         guard storage.kindBits(self.index) == JSONKind.array.rawValue, index >= 0,
             index < Int(truncatingIfNeeded: storage.payload(self.index))
@@ -122,6 +135,7 @@ public struct JSONNode: Sendable {
     }
 
     /// The elements of an array in order (empty for any other kind).
+    @inlinable
     public var elements: Elements {
         guard storage.kindBits(index) == JSONKind.array.rawValue else {
             return Elements(storage: storage, first: index, count: 0)
@@ -131,10 +145,12 @@ public struct JSONNode: Sendable {
 
     /// The members of an object in document order, duplicates included (empty for any other kind).
     /// Each key is materialized as a `String`; use ``memberNodes`` to match keys without allocating.
+    @inlinable
     public var members: Members { Members(nodes: memberNodes) }
 
     /// The members of an object in document order, with each key as a string ``JSONNode`` (use
     /// ``stringEquals(_:)-(String)`` to match keys without allocating). Empty for any other kind.
+    @inlinable
     public var memberNodes: MemberNodes {
         guard storage.kindBits(index) == JSONKind.object.rawValue else {
             return MemberNodes(storage: storage, first: index, count: 0)
@@ -144,61 +160,41 @@ public struct JSONNode: Sendable {
     }
 
     /// The value materialized as a ``JSONValue`` tree (objects keep member order and duplicates).
-    public var value: JSONValue {
-        let payload = storage.payload(index)
-        switch storage.kindBits(index) {
-        case JSONKind.bool.rawValue: return .bool(payload != 0)
-        case JSONKind.int.rawValue: return .int(Int64(bitPattern: payload))
-        case JSONKind.uint.rawValue: return .uint(payload)
-        case JSONKind.double.rawValue: return .double(Double(bitPattern: payload))
-        case JSONKind.string.rawValue: return .string(storage.string(index))
-        case JSONKind.array.rawValue:
-            var values: [JSONValue] = []
-            values.reserveCapacity(Int(truncatingIfNeeded: payload))
-            for element in elements { values.append(element.value) }
-            return .array(values)
-        case JSONKind.object.rawValue:
-            var members: [JSONMember] = []
-            members.reserveCapacity(Int(truncatingIfNeeded: payload))
-            for (key, value) in memberNodes {
-                members.append(JSONMember(key: storage.string(key.index), value: value.value))
-            }
-            return .object(members)
-        default: return .null
-        }
-    }
-
-    /// Index of the value of the first member whose key equals `key`, or -1.
-    private func find(_ key: UnsafeBufferPointer<UInt8>) -> Int {
-        var position = index + 1
-        var remaining = Int(truncatingIfNeeded: storage.payload(index))
-        while remaining > 0 {
-            let valueIndex = position + 1
-            if storage.stringEquals(position, key) { return valueIndex }
-            position = storage.next(valueIndex)
-            remaining -= 1
-        }
-        return -1
-    }
+    public var value: JSONValue { storage.value(index) }
 }
 
 extension JSONNode {
     /// The elements of an array node, in order.
     public struct Elements: Sequence, Sendable {
-        let storage: JSONStorage
-        let first: Int
-        let count: Int
+        @usableFromInline let storage: JSONStorage
+        @usableFromInline let first: Int
+        @usableFromInline let count: Int
 
+        @inlinable init(storage: JSONStorage, first: Int, count: Int) {
+            self.storage = storage
+            self.first = first
+            self.count = count
+        }
+
+        @inlinable
         public var underestimatedCount: Int { count }
 
+        @inlinable
         public func makeIterator() -> Iterator { Iterator(storage: storage, position: first, remaining: count) }
 
         /// Iterates the elements of an array node.
         public struct Iterator: IteratorProtocol, Sendable {
-            let storage: JSONStorage
-            var position: Int
-            var remaining: Int
+            @usableFromInline let storage: JSONStorage
+            @usableFromInline var position: Int
+            @usableFromInline var remaining: Int
 
+            @inlinable init(storage: JSONStorage, position: Int, remaining: Int) {
+                self.storage = storage
+                self.position = position
+                self.remaining = remaining
+            }
+
+            @inlinable
             public mutating func next() -> JSONNode? {
                 guard remaining > 0 else { return nil }
                 remaining -= 1
@@ -211,20 +207,35 @@ extension JSONNode {
 
     /// The members of an object node, in document order, keys as string nodes.
     public struct MemberNodes: Sequence, Sendable {
-        let storage: JSONStorage
-        let first: Int
-        let count: Int
+        @usableFromInline let storage: JSONStorage
+        @usableFromInline let first: Int
+        @usableFromInline let count: Int
 
+        @inlinable init(storage: JSONStorage, first: Int, count: Int) {
+            self.storage = storage
+            self.first = first
+            self.count = count
+        }
+
+        @inlinable
         public var underestimatedCount: Int { count }
 
+        @inlinable
         public func makeIterator() -> Iterator { Iterator(storage: storage, position: first, remaining: count) }
 
         /// Iterates the members of an object node.
         public struct Iterator: IteratorProtocol, Sendable {
-            let storage: JSONStorage
-            var position: Int
-            var remaining: Int
+            @usableFromInline let storage: JSONStorage
+            @usableFromInline var position: Int
+            @usableFromInline var remaining: Int
 
+            @inlinable init(storage: JSONStorage, position: Int, remaining: Int) {
+                self.storage = storage
+                self.position = position
+                self.remaining = remaining
+            }
+
+            @inlinable
             public mutating func next() -> (key: JSONNode, value: JSONNode)? {
                 guard remaining > 0 else { return nil }
                 remaining -= 1
@@ -238,16 +249,23 @@ extension JSONNode {
 
     /// The members of an object node, in document order, keys as `String`s.
     public struct Members: Sequence, Sendable {
-        let nodes: MemberNodes
+        @usableFromInline let nodes: MemberNodes
 
+        @inlinable init(nodes: MemberNodes) { self.nodes = nodes }
+
+        @inlinable
         public var underestimatedCount: Int { nodes.count }
 
+        @inlinable
         public func makeIterator() -> Iterator { Iterator(base: nodes.makeIterator()) }
 
         /// Iterates the members of an object node.
         public struct Iterator: IteratorProtocol, Sendable {
-            var base: MemberNodes.Iterator
+            @usableFromInline var base: MemberNodes.Iterator
 
+            @inlinable init(base: MemberNodes.Iterator) { self.base = base }
+
+            @inlinable
             public mutating func next() -> (key: String, value: JSONNode)? {
                 guard let (key, value) = base.next() else { return nil }
                 return (key.storage.string(key.index), value)
@@ -260,7 +278,7 @@ extension JSONNode {
 // truncating conversion plus a round-trip check is exact and needs no library call.
 
 /// `value` as an `Int64` if it is integral and in range, else `nil`.
-func exactInt64(_ value: Double) -> Int64? {
+@usableFromInline func exactInt64(_ value: Double) -> Int64? {
     // -2^63 is representable; 2^63 is the first value out of range. NaN fails both comparisons.
     guard value >= -9_223_372_036_854_775_808.0, value < 9_223_372_036_854_775_808.0 else { return nil }
     let truncated = Int64(value)
@@ -268,7 +286,7 @@ func exactInt64(_ value: Double) -> Int64? {
 }
 
 /// `value` as a `UInt64` if it is integral and in range, else `nil`.
-func exactUInt64(_ value: Double) -> UInt64? {
+@usableFromInline func exactUInt64(_ value: Double) -> UInt64? {
     guard value >= 0, value < 18_446_744_073_709_551_616.0 else { return nil }
     let truncated = UInt64(value)
     return Double(truncated) == value ? truncated : nil

@@ -1,56 +1,142 @@
 /// The immutable node tape and string arena of one parsed document, shared by its nodes.
 ///
-/// `nodes` holds two words per node, in document (pre-order) order: `head` (bits 0-7 the kind,
-/// bits 32-63 the index of the first node after the node's subtree) and `payload` (scalar bits,
-/// string offset/length, or the container's element/member count). An object's children alternate
-/// key (a string node) and value. This mirrors `pgjson_node` in `pulse_simdjson.h`.
-final class JSONStorage: Sendable {
-    let nodes: [UInt64]
-    let strings: [UInt8]
+/// One allocation holds both: first `nodeCount` 16-byte nodes, then the string bytes. Each node
+/// is two words, in document (pre-order) order: `head` (bits 0-7 the kind, bits 32-63 the index of
+/// the first node after the node's subtree) and `payload` (scalar bits, string offset in bits 0-31
+/// and length in bits 32-63, or the container's element/member count). An object's children
+/// alternate key (a string node) and value. This mirrors `pgjson_node` in `pulse_simdjson.h`.
+///
+/// Reads are unchecked: every index handed out comes from the tape itself, which the C++ side
+/// builds consistently (children and `next` indices lie within the tape, string ranges within the
+/// arena). The memory is written once in `init` and freed in `deinit`, so sharing is safe.
+@usableFromInline
+final class JSONStorage: @unchecked Sendable {
+    /// Node words, then string bytes.
+    @usableFromInline let base: UnsafeMutableRawPointer
+    /// Start of the string arena.
+    @usableFromInline let strings: UnsafePointer<UInt8>
+    let nodeCount: Int
+    let stringCount: Int
 
-    init(nodes: [UInt64], strings: [UInt8]) {
-        self.nodes = nodes
-        self.strings = strings
+    /// Copies `nodeCount` nodes from `nodes` and `stringCount` bytes from `strings`.
+    init(nodes: UnsafeRawPointer, nodeCount: Int, strings: UnsafePointer<UInt8>?, stringCount: Int) {
+        let nodeBytes = nodeCount * 16
+        base = UnsafeMutableRawPointer.allocate(byteCount: max(nodeBytes + stringCount, 1), alignment: 8)
+        base.copyMemory(from: nodes, byteCount: nodeBytes)
+        let stringBase = (base + nodeBytes).bindMemory(to: UInt8.self, capacity: stringCount)
+        if stringCount > 0, let strings {
+            stringBase.initialize(from: strings, count: stringCount)
+        }
+        self.strings = UnsafePointer(stringBase)
+        self.nodeCount = nodeCount
+        self.stringCount = stringCount
     }
 
-    @inline(__always) func head(_ index: Int) -> UInt64 { nodes[index &* 2] }
-    @inline(__always) func payload(_ index: Int) -> UInt64 { nodes[index &* 2 &+ 1] }
-    @inline(__always) func kindBits(_ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: head(index)) }
-    @inline(__always) func next(_ index: Int) -> Int { Int(truncatingIfNeeded: head(index) >> 32) }
+    deinit {
+        base.deallocate()
+    }
 
-    /// Calls `body` with the UTF-8 bytes of the string node at `index` (which must be a string).
-    @inline(__always)
-    func withStringBytes<R, E: Error>(
-        _ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R
-    ) throws(E) -> R {
+    @inlinable @inline(__always) func head(_ index: Int) -> UInt64 {
+        base.load(fromByteOffset: index &* 16, as: UInt64.self)
+    }
+
+    @inlinable @inline(__always) func payload(_ index: Int) -> UInt64 {
+        base.load(fromByteOffset: index &* 16 &+ 8, as: UInt64.self)
+    }
+
+    @inlinable @inline(__always) func kindBits(_ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: head(index)) }
+
+    @inlinable @inline(__always) func next(_ index: Int) -> Int { Int(truncatingIfNeeded: head(index) >> 32) }
+
+    @inlinable @inline(__always) func count(_ index: Int) -> Int { Int(truncatingIfNeeded: payload(index)) }
+
+    /// The UTF-8 bytes of the string node at `index` (which must be a string). Valid while `self` lives.
+    @inlinable @inline(__always) func stringBytes(_ index: Int) -> UnsafeBufferPointer<UInt8> {
         let payload = payload(index)
         let offset = Int(truncatingIfNeeded: payload & 0xFFFF_FFFF)
         let length = Int(truncatingIfNeeded: payload >> 32)
-        return try strings.withUnsafeBufferPointer { (all) throws(E) -> R in
-            try body(UnsafeBufferPointer(rebasing: all[offset..<(offset + length)]))
-        }
+        return UnsafeBufferPointer(start: strings + offset, count: length)
     }
 
     /// Whether the string node at `index` holds exactly the bytes `other`.
-    @inline(__always)
-    func stringEquals(_ index: Int, _ other: UnsafeBufferPointer<UInt8>) -> Bool {
+    @inlinable @inline(__always) func stringEquals(_ index: Int, _ other: UnsafeBufferPointer<UInt8>) -> Bool {
         let payload = payload(index)
         let length = Int(truncatingIfNeeded: payload >> 32)
         guard length == other.count else { return false }
-        let offset = Int(truncatingIfNeeded: payload & 0xFFFF_FFFF)
-        return strings.withUnsafeBufferPointer { all in
-            precondition(offset + length <= all.count)
-            guard length > 0, let base = all.baseAddress, let otherBase = other.baseAddress else { return true }
-            var i = 0
-            while i < length {
-                if base[offset &+ i] != otherBase[i] { return false }
-                i &+= 1
-            }
-            return true
-        }
+        guard length > 0, let otherBase = other.baseAddress else { return true }
+        return bytesEqual(strings + Int(truncatingIfNeeded: payload & 0xFFFF_FFFF), otherBase, length)
     }
 
-    func string(_ index: Int) -> String {
-        withStringBytes(index) { String(decoding: $0, as: UTF8.self) }
+    @inlinable func string(_ index: Int) -> String {
+        String(decoding: stringBytes(index), as: UTF8.self)
     }
+
+    /// Index of the value of the first member of the object at `object` whose key is `key`, or -1.
+    @inlinable func find(in object: Int, key: UnsafeBufferPointer<UInt8>) -> Int {
+        var position = object &+ 1
+        var remaining = count(object)
+        while remaining > 0 {
+            if stringEquals(position, key) { return position &+ 1 }
+            position = next(position &+ 1)
+            remaining &-= 1
+        }
+        return -1
+    }
+
+    /// The value at `index` as a tree.
+    @usableFromInline func value(_ index: Int) -> JSONValue {
+        let payload = payload(index)
+        switch kindBits(index) {
+        case JSONKind.bool.rawValue: return .bool(payload != 0)
+        case JSONKind.int.rawValue: return .int(Int64(bitPattern: payload))
+        case JSONKind.uint.rawValue: return .uint(payload)
+        case JSONKind.double.rawValue: return .double(Double(bitPattern: payload))
+        case JSONKind.string.rawValue: return .string(string(index))
+        case JSONKind.array.rawValue:
+            let count = Int(truncatingIfNeeded: payload)
+            let values = [JSONValue](unsafeUninitializedCapacity: count) { buffer, initialized in
+                var position = index &+ 1
+                for slot in 0..<count {
+                    (buffer.baseAddress! + slot).initialize(to: value(position))
+                    position = next(position)
+                }
+                initialized = count
+            }
+            return .array(values)
+        case JSONKind.object.rawValue:
+            let count = Int(truncatingIfNeeded: payload)
+            let members = [JSONMember](unsafeUninitializedCapacity: count) { buffer, initialized in
+                var position = index &+ 1
+                for slot in 0..<count {
+                    (buffer.baseAddress! + slot).initialize(
+                        to: JSONMember(key: string(position), value: value(position &+ 1)))
+                    position = next(position &+ 1)
+                }
+                initialized = count
+            }
+            return .object(members)
+        default: return .null
+        }
+    }
+}
+
+/// Byte-wise equality of two ranges of `count` bytes, a word at a time.
+@inlinable @inline(__always)
+func bytesEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+    let rawA = UnsafeRawPointer(a)
+    let rawB = UnsafeRawPointer(b)
+    var offset = 0
+    while offset &+ 8 <= count {
+        if rawA.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            != rawB.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        {
+            return false
+        }
+        offset &+= 8
+    }
+    while offset < count {
+        if a[offset] != b[offset] { return false }
+        offset &+= 1
+    }
+    return true
 }

@@ -14,6 +14,8 @@ import CPulseSimdJSON
 public final class JSONParser {
     /// The largest accepted ``maxDepth``; larger requests are clamped to it.
     public static let depthLimit = Int(PGJSON_MAX_DEPTH_LIMIT)
+    /// The largest accepted ``maxBytes`` (1 GiB); larger requests are clamped to it.
+    public static let byteLimit = Int(PGJSON_MAX_BYTES_LIMIT)
 
     /// The deepest nesting of arrays and objects accepted (`[[1]]` has depth 2; a scalar 0).
     public let maxDepth: Int
@@ -26,10 +28,10 @@ public final class JSONParser {
     ///
     /// - Parameters:
     ///   - maxDepth: deepest nesting of arrays/objects accepted, clamped to 1...``depthLimit``.
-    ///   - maxBytes: longest input accepted, clamped to 0...4 GiB - 1 (simdjson's limit).
+    ///   - maxBytes: longest input accepted, clamped to 0...``byteLimit``.
     public init(maxDepth: Int = 64, maxBytes: Int = 64 << 20) {
         let depth = min(max(maxDepth, 1), Self.depthLimit)
-        let bytes = Int(clamping: min(UInt64(max(maxBytes, 0)), UInt64(PGJSON_MAX_BYTES_LIMIT)))
+        let bytes = min(max(maxBytes, 0), Self.byteLimit)
         guard let handle = pgjson_parser_create(depth, bytes) else {
             fatalError("PulseJSON: out of memory while creating a parser")
         }
@@ -60,20 +62,10 @@ public final class JSONParser {
         guard Int(code) == PGJSON_OK, let nodeBase = result.nodes else {
             return .failure(Self.error(code: code, result: result))
         }
-        let words = result.node_count * 2
-        let nodes = [UInt64](unsafeUninitializedCapacity: words) { buffer, initialized in
-            UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(
-                from: nodeBase, byteCount: words * MemoryLayout<UInt64>.stride)
-            initialized = words
-        }
-        let stringCount = result.string_bytes
-        let strings = [UInt8](unsafeUninitializedCapacity: stringCount) { buffer, initialized in
-            if stringCount > 0, let source = result.strings {
-                buffer.baseAddress!.initialize(from: source, count: stringCount)
-            }
-            initialized = stringCount
-        }
-        return .success(JSONDocument(storage: JSONStorage(nodes: nodes, strings: strings)))
+        let storage = JSONStorage(
+            nodes: UnsafeRawPointer(nodeBase), nodeCount: result.node_count, strings: result.strings,
+            stringCount: result.string_bytes)
+        return .success(JSONDocument(storage: storage))
     }
 
     private static func error(code: Int32, result: pgjson_result) -> PulseJSONError {

@@ -10,8 +10,8 @@
  *     an object's children alternate key (a string node) and value.
  *   - Every node records the index of the first node after its own subtree ("next"), so a reader
  *     skips a whole subtree in one step.
- *   - Strings (keys and values) are unescaped, validated UTF-8 stored back to back in a string
- *     arena; a string node holds an offset and a length into it.
+ *   - Strings (keys and values) are unescaped, validated UTF-8 in a string arena; a string node
+ *     holds an offset and a length into it (the arena may contain other bytes between strings).
  *
  * The node tape and the arena belong to the parser handle and stay valid until the next parse
  * or until the handle is destroyed. No C++ exception crosses this API.
@@ -66,15 +66,15 @@ typedef struct pgjson_result {
     const pgjson_node *nodes;  /* node tape; nodes[0] is the root */
     size_t node_count;
     const uint8_t *strings;    /* string arena */
-    size_t string_bytes;       /* bytes used in the arena */
+    size_t string_bytes;       /* bytes of the arena that string nodes refer to (copy this many) */
 } pgjson_result;
 
 typedef struct pgjson_parser pgjson_parser;
 
 /** Largest max_depth accepted (simdjson's default); larger requests are clamped. */
 #define PGJSON_MAX_DEPTH_LIMIT 1024
-/** Largest document simdjson can parse (4 GiB - 1); larger max_bytes requests are clamped. */
-#define PGJSON_MAX_BYTES_LIMIT 0xFFFFFFFFull
+/** Largest document accepted (1 GiB; string offsets are 32-bit); larger max_bytes requests are clamped. */
+#define PGJSON_MAX_BYTES_LIMIT 0x40000000ull
 
 /**
  * Creates a reusable parser. max_depth is the deepest nesting of arrays/objects accepted
