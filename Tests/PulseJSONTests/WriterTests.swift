@@ -166,6 +166,38 @@ import Testing
         #expect(String(decoding: JSONValue.array([]).encoded(), as: UTF8.self) == "[]")
     }
 
+    @Test func copiesAreIndependent() {
+        var first = JSONWriter()
+        first.beginArray()
+        first.int(1)
+        var second = first
+        second.int(2)
+        second.endArray()
+        first.endArray()
+        #expect(String(decoding: first.bytes, as: UTF8.self) == "[1]")
+        #expect(String(decoding: second.bytes, as: UTF8.self) == "[1,2]")
+        #expect(first.count == 3 && second.count == 5)
+    }
+
+    @Test func settingBytesStartsAFreshValue() {
+        var writer = JSONWriter()
+        writer.string("a")
+        writer.bytes = Array("[".utf8)
+        writer.int(1)
+        writer.endArray()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "[1]")
+    }
+
+    @Test func growsPastInitialCapacity() throws {
+        var writer = JSONWriter(capacity: 1)
+        writer.beginArray()
+        for i in 0..<5_000 { writer.string("element \(i) \u{1}") }
+        writer.endArray()
+        let root = try JSONParser().parse(writer.bytes).root
+        #expect(root.count == 5_000)
+        #expect(root[4_999]?.string == "element 4999 \u{1}")
+    }
+
     @Test func resetKeepsNothingButCapacity() {
         var writer = JSONWriter(capacity: 16)
         writer.beginArray()
@@ -173,5 +205,71 @@ import Testing
         writer.reset()
         writer.int(2)
         #expect(writer.bytes == Array("2".utf8))
+    }
+}
+
+/// A straightforward per-byte escaper to check the writer's word-at-a-time one against.
+private func referenceQuoted(_ text: String, escapesLineSeparators: Bool) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\u{8}": out += "\\b"
+        case "\u{C}": out += "\\f"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case "\u{2028}" where escapesLineSeparators: out += "\\u2028"
+        case "\u{2029}" where escapesLineSeparators: out += "\\u2029"
+        default:
+            if scalar.value < 0x20 {
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+    }
+    return out + "\""
+}
+
+@Suite struct WriterEscapingSweepTests {
+    /// Strings of many lengths with special characters at varying positions, so the eight-byte
+    /// scanning and its padded tail, the one-piece path (up to 512 bytes) and the chunked
+    /// long-string path (with multi-byte characters straddling chunk boundaries) meet every case.
+    @Test(arguments: [false, true])
+    func matchesReferenceEscaping(escapesLineSeparators: Bool) {
+        let specials = ["\"", "\\", "\n", "\u{1}", "\u{1F}", "\u{2028}", "\u{2029}", "\u{2027}", "é", "😀", "\u{7F}"]
+        var seed: UInt64 = 42
+        func next(_ bound: Int) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((seed >> 33) % UInt64(bound))
+        }
+        for length in Array(0...300) + Array(490...530) + Array(stride(from: 1_000, through: 1_600, by: 37)) {
+            var text = String(repeating: "a", count: length)
+            for _ in 0..<(length % 4 + length / 200) {
+                let special = specials[next(specials.count)]
+                let offset = next(text.count + 1)
+                text.insert(contentsOf: special, at: text.index(text.startIndex, offsetBy: offset))
+            }
+            var writer = JSONWriter(escapesLineSeparators: escapesLineSeparators)
+            writer.beginArray()
+            writer.string(text)
+            writer.key(text)  // keys share the path (not valid JSON inside an array, fine for bytes)
+            writer.endArray()
+            let expected = referenceQuoted(text, escapesLineSeparators: escapesLineSeparators)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == "[" + expected + "," + expected + ":]")
+        }
+    }
+
+    @Test func longStringOfSeparatorsAtEveryAlignment() throws {
+        for prefix in 0..<8 {
+            let text = String(repeating: "x", count: prefix) + String(repeating: "\u{2028}", count: 400)
+            var writer = JSONWriter(escapesLineSeparators: true)
+            writer.string(text)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == referenceQuoted(text, escapesLineSeparators: true))
+            #expect(try JSONValue.parse(writer.bytes) == .string(text))
+        }
     }
 }

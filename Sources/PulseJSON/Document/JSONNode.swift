@@ -89,8 +89,7 @@ public struct JSONNode: Sendable {
     @inlinable
     public func stringEquals(_ other: String) -> Bool {
         guard storage.kindBits(index) == JSONKind.string.rawValue else { return false }
-        var other = other
-        return other.withUTF8 { storage.stringEquals(index, $0) }
+        return withUTF8Bytes(of: other) { storage.stringEquals(index, $0) }
     }
 
     /// Whether this is a string equal to `other` (byte-wise UTF-8 comparison, no allocation).
@@ -115,8 +114,7 @@ public struct JSONNode: Sendable {
     @inlinable @inline(__always)
     public subscript(key: String) -> JSONNode? {
         guard storage.kindBits(index) == JSONKind.object.rawValue else { return nil }
-        var key = key
-        let found = key.withUTF8 { storage.find(in: index, key: $0) }
+        let found = withUTF8Bytes(of: key) { storage.find(in: index, key: $0) }
         return found < 0 ? nil : JSONNode(storage: storage, index: found)
     }
 
@@ -290,4 +288,13 @@ extension JSONNode {
     guard value >= 0, value < 18_446_744_073_709_551_616.0 else { return nil }
     let truncated = UInt64(value)
     return Double(truncated) == value ? truncated : nil
+}
+
+/// Calls `body` with the UTF-8 bytes of `text` (contiguous for every native string, so the
+/// fallback copy is for bridged strings only). Cheaper than `withUTF8` on a mutable copy.
+@inlinable @inline(__always)
+func withUTF8Bytes<R>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+    var copy = text
+    return copy.withUTF8(body)
 }
