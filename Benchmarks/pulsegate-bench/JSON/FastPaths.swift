@@ -8,6 +8,28 @@ enum FastPaths {
 
     // MARK: Decoding
 
+    /// Visits every node of a document without building a model: the counterpart of
+    /// JSONSerialization, which returns an untyped tree. Reads every scalar and the bytes of
+    /// every string (keys included; length, first and last byte) into a checksum.
+    static func visitAll(_ node: JSONNode) -> Int {
+        switch node.kind {
+        case .null: return 1
+        case .bool: return node.bool! ? 3 : 2
+        case .int, .uint: return Int(truncatingIfNeeded: node.uint64 ?? UInt64(bitPattern: node.int64 ?? 0))
+        case .double: return Int(truncatingIfNeeded: node.double!.bitPattern)
+        case .string:
+            return node.withUTF8 { bytes in bytes.count &+ Int(bytes.first ?? 0) &+ Int(bytes.last ?? 0) } ?? 0
+        case .array:
+            var sum = 0
+            for element in node.elements { sum &+= visitAll(element) }
+            return sum
+        case .object:
+            var sum = 0
+            for (key, value) in node.memberNodes { sum &+= visitAll(key) &+ visitAll(value) }
+            return sum
+        }
+    }
+
     static func optionalString(_ node: JSONNode?) throws(Invalid) -> String? {
         guard let node, !node.isNull else { return nil }
         guard let value = node.string else { throw Invalid() }

@@ -73,6 +73,32 @@ enum class flat { ok, too_deep, corrupt };
 // simdjson stores an element/member count in bits 32-55 of '[' / '{' words, saturated here.
 constexpr uint64_t saturated_count = 0xFFFFFF;
 
+// What each tape type byte means to the flattener: a node kind (low bits) and flags.
+constexpr uint8_t tape_kind_mask = 0x0F;
+constexpr uint8_t tape_open = 0x10;   // '[' or '{'
+constexpr uint8_t tape_close = 0x20;  // ']' or '}'
+constexpr uint8_t tape_wide = 0x40;   // the value is in the next tape word
+constexpr uint8_t tape_bad = 0x80;    // not a type byte that may appear inside the root
+
+struct tape_kind_table {
+    uint8_t entry[256];
+    constexpr tape_kind_table() : entry() {
+        for (uint8_t &e : entry) { e = tape_bad; }
+        entry['['] = PGJSON_KIND_ARRAY | tape_open;
+        entry['{'] = PGJSON_KIND_OBJECT | tape_open;
+        entry[']'] = tape_close;
+        entry['}'] = tape_close;
+        entry['"'] = PGJSON_KIND_STRING;
+        entry['l'] = PGJSON_KIND_INT | tape_wide;
+        entry['u'] = PGJSON_KIND_UINT | tape_wide;
+        entry['d'] = PGJSON_KIND_DOUBLE | tape_wide;
+        entry['t'] = PGJSON_KIND_BOOL;
+        entry['f'] = PGJSON_KIND_BOOL;
+        entry['n'] = PGJSON_KIND_NULL;
+    }
+};
+constexpr tape_kind_table tape_kinds;
+
 }  // namespace
 
 struct pgjson_parser {
@@ -111,63 +137,44 @@ struct pgjson_parser {
         size_t count = 0;
         size_t strings_end = 0;
         bool saturated = false;
-        for (size_t i = 1; i < end; ++i) {
+        bool overflow = false;
+        size_t i = 1;
+        while (i < end) {
             const uint64_t word = tape[i];
             const uint64_t value = word & simdjson::internal::JSON_VALUE_MASK;
-            switch (static_cast<char>(word >> 56)) {
-            case '[':
-            case '{': {
-                if (depth >= max_depth) { return flat::too_deep; }
-                stack[depth++] = count;
-                const uint64_t members = (value >> 32) & saturated_count;
-                saturated |= members == saturated_count;
-                // The kind is in the tape word's top byte; "next" is filled in at the close.
-                out[count++] = pgjson_node{(word >> 56) == '[' ? PGJSON_KIND_ARRAY : PGJSON_KIND_OBJECT, members};
-                break;
+            const uint8_t entry = tape_kinds.entry[word >> 56];
+            if (entry & (tape_open | tape_close | tape_bad)) {
+                if (entry & tape_bad) { return flat::corrupt; }
+                if (entry & tape_close) {
+                    if (depth == 0) { return flat::corrupt; }
+                    out[stack[--depth]].head |= static_cast<uint64_t>(count) << 32;
+                } else {
+                    if (depth >= max_depth) { return flat::too_deep; }
+                    stack[depth++] = count;
+                    const uint64_t members = (value >> 32) & saturated_count;
+                    saturated |= members == saturated_count;
+                    // "next" is filled in at the close.
+                    out[count++] = pgjson_node{uint64_t{entry} & tape_kind_mask, members};
+                }
+                ++i;
+                continue;
             }
-            case ']':
-            case '}':
-                if (depth == 0) { return flat::corrupt; }
-                out[stack[--depth]].head |= static_cast<uint64_t>(count) << 32;
-                break;
-            case '"': {
-                uint32_t length;
-                std::memcpy(&length, string_buf + value, sizeof length);
-                const uint64_t start = value + sizeof length;
-                if (start + length > UINT32_MAX) { return flat::corrupt; }
-                out[count] = pgjson_node{head(PGJSON_KIND_STRING, count + 1), start | (uint64_t{length} << 32)};
-                ++count;
-                strings_end = start + length + 1;  // the NUL after the bytes
-                break;
-            }
-            case 'l':
-                out[count] = pgjson_node{head(PGJSON_KIND_INT, count + 1), tape[++i]};
-                ++count;
-                break;
-            case 'u':
-                out[count] = pgjson_node{head(PGJSON_KIND_UINT, count + 1), tape[++i]};
-                ++count;
-                break;
-            case 'd':
-                out[count] = pgjson_node{head(PGJSON_KIND_DOUBLE, count + 1), tape[++i]};
-                ++count;
-                break;
-            case 't':
-                out[count] = pgjson_node{head(PGJSON_KIND_BOOL, count + 1), 1};
-                ++count;
-                break;
-            case 'f':
-                out[count] = pgjson_node{head(PGJSON_KIND_BOOL, count + 1), 0};
-                ++count;
-                break;
-            case 'n':
-                out[count] = pgjson_node{head(PGJSON_KIND_NULL, count + 1), 0};
-                ++count;
-                break;
-            default:
-                return flat::corrupt;
-            }
+            // Scalars and strings, computed without branching on the type: the tape's type
+            // sequence is data-dependent, so a switch here mispredicts on most words.
+            const uint64_t kind = entry & tape_kind_mask;
+            const bool is_string = kind == PGJSON_KIND_STRING;
+            const bool wide = entry & tape_wide;
+            uint32_t length;
+            std::memcpy(&length, string_buf + (is_string ? value : 0), sizeof length);
+            const uint64_t start = value + sizeof length;
+            const uint64_t scalar = wide ? tape[i + 1] : uint64_t{(word >> 56) == 't'};
+            out[count] = pgjson_node{head(kind, count + 1), is_string ? (start | (uint64_t{length} << 32)) : scalar};
+            overflow |= is_string && start + length > UINT32_MAX;
+            strings_end = is_string ? start + length + 1 : strings_end;  // + 1: the NUL after the bytes
+            ++count;
+            i += wide ? 2 : 1;
         }
+        if (overflow) { return flat::corrupt; }
         if (depth != 0 || count == 0 || count > end) { return flat::corrupt; }
         if (saturated) { recount(out, count); }
         node_count = count;

@@ -13,15 +13,15 @@ public struct JSONNode: Sendable {
     }
 
     /// The kind of this value.
-    @inlinable
+    @inlinable @inline(__always)
     public var kind: JSONKind { JSONKind(rawValue: storage.kindBits(index)) ?? .null }
 
     /// Whether this value is `null`.
-    @inlinable
+    @inlinable @inline(__always)
     public var isNull: Bool { storage.kindBits(index) == JSONKind.null.rawValue }
 
     /// The Boolean, or `nil` if this is not `true`/`false`.
-    @inlinable
+    @inlinable @inline(__always)
     public var bool: Bool? {
         guard storage.kindBits(index) == JSONKind.bool.rawValue else { return nil }
         return storage.payload(index) != 0
@@ -33,7 +33,7 @@ public struct JSONNode: Sendable {
     /// an integral value in range (`2.0`, `1e3`), since some encoders write integers that way.
     /// Fractional or out-of-range numbers and every non-number give `nil`: nothing is rounded or
     /// truncated. Strings are not converted (OTLP's decimal-string int64s are the caller's job).
-    @inlinable
+    @inlinable @inline(__always)
     public var int64: Int64? {
         let payload = storage.payload(index)
         switch storage.kindBits(index) {
@@ -45,7 +45,7 @@ public struct JSONNode: Sendable {
     }
 
     /// The value as an exact `UInt64`, or `nil`; same rules as ``int64`` (negative values give `nil`).
-    @inlinable
+    @inlinable @inline(__always)
     public var uint64: UInt64? {
         let payload = storage.payload(index)
         switch storage.kindBits(index) {
@@ -58,7 +58,7 @@ public struct JSONNode: Sendable {
 
     /// The value as a `Double` for any number kind (integers beyond 2^53 round to the nearest
     /// double), or `nil` for non-numbers.
-    @inlinable
+    @inlinable @inline(__always)
     public var double: Double? {
         let payload = storage.payload(index)
         switch storage.kindBits(index) {
@@ -70,7 +70,7 @@ public struct JSONNode: Sendable {
     }
 
     /// The string (unescaped), or `nil` if this is not a string.
-    @inlinable
+    @inlinable @inline(__always)
     public var string: String? {
         guard storage.kindBits(index) == JSONKind.string.rawValue else { return nil }
         return storage.string(index)
@@ -100,7 +100,7 @@ public struct JSONNode: Sendable {
     }
 
     /// The number of elements of an array or members of an object; 0 for any other kind.
-    @inlinable
+    @inlinable @inline(__always)
     public var count: Int {
         let kind = storage.kindBits(index)
         guard kind == JSONKind.array.rawValue || kind == JSONKind.object.rawValue else { return 0 }
@@ -114,7 +114,13 @@ public struct JSONNode: Sendable {
     @inlinable @inline(__always)
     public subscript(key: String) -> JSONNode? {
         guard storage.kindBits(index) == JSONKind.object.rawValue else { return nil }
-        let found = withUTF8Bytes(of: key) { storage.find(in: index, key: $0) }
+        let nodes = UnsafeRawPointer(storage.base)
+        let strings = storage.strings
+        let object = index
+        // `self` holds the storage for the whole call; the closure captures only pointers.
+        let found = withUTF8Bytes(of: key) {
+            JSONStorage.find(nodes: nodes, strings: strings, object: object, key: $0)
+        }
         return found < 0 ? nil : JSONNode(storage: storage, index: found)
     }
 

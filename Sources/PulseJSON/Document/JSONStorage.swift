@@ -72,12 +72,25 @@ final class JSONStorage: @unchecked Sendable {
     }
 
     /// Index of the value of the first member of the object at `object` whose key is `key`, or -1.
-    @inlinable func find(in object: Int, key: UnsafeBufferPointer<UInt8>) -> Int {
+    ///
+    /// Static and pointer-based so callers can run it inside a closure without capturing (and so
+    /// retaining) the storage object; the caller keeps the storage alive.
+    @inlinable @inline(__always)
+    static func find(
+        nodes: UnsafeRawPointer, strings: UnsafePointer<UInt8>, object: Int, key: UnsafeBufferPointer<UInt8>
+    ) -> Int {
+        let keyCount = key.count
         var position = object &+ 1
-        var remaining = count(object)
+        var remaining = Int(truncatingIfNeeded: nodes.load(fromByteOffset: object &* 16 &+ 8, as: UInt64.self))
         while remaining > 0 {
-            if stringEquals(position, key) { return position &+ 1 }
-            position = next(position &+ 1)
+            let payload = nodes.load(fromByteOffset: position &* 16 &+ 8, as: UInt64.self)
+            if Int(truncatingIfNeeded: payload >> 32) == keyCount
+                && (keyCount == 0
+                    || bytesEqual(strings + Int(truncatingIfNeeded: payload & 0xFFFF_FFFF), key.baseAddress!, keyCount))
+            {
+                return position &+ 1
+            }
+            position = Int(truncatingIfNeeded: nodes.load(fromByteOffset: (position &+ 1) &* 16, as: UInt64.self) >> 32)
             remaining &-= 1
         }
         return -1
@@ -93,26 +106,25 @@ final class JSONStorage: @unchecked Sendable {
         case JSONKind.double.rawValue: return .double(Double(bitPattern: payload))
         case JSONKind.string.rawValue: return .string(string(index))
         case JSONKind.array.rawValue:
-            let count = Int(truncatingIfNeeded: payload)
-            let values = [JSONValue](unsafeUninitializedCapacity: count) { buffer, initialized in
-                var position = index &+ 1
-                for slot in 0..<count {
-                    (buffer.baseAddress! + slot).initialize(to: value(position))
-                    position = next(position)
-                }
-                initialized = count
+            var remaining = Int(truncatingIfNeeded: payload)
+            var values: [JSONValue] = []
+            values.reserveCapacity(remaining)
+            var position = index &+ 1
+            while remaining > 0 {
+                values.append(value(position))
+                position = next(position)
+                remaining &-= 1
             }
             return .array(values)
         case JSONKind.object.rawValue:
-            let count = Int(truncatingIfNeeded: payload)
-            let members = [JSONMember](unsafeUninitializedCapacity: count) { buffer, initialized in
-                var position = index &+ 1
-                for slot in 0..<count {
-                    (buffer.baseAddress! + slot).initialize(
-                        to: JSONMember(key: string(position), value: value(position &+ 1)))
-                    position = next(position &+ 1)
-                }
-                initialized = count
+            var remaining = Int(truncatingIfNeeded: payload)
+            var members: [JSONMember] = []
+            members.reserveCapacity(remaining)
+            var position = index &+ 1
+            while remaining > 0 {
+                members.append(JSONMember(key: string(position), value: value(position &+ 1)))
+                position = next(position &+ 1)
+                remaining &-= 1
             }
             return .object(members)
         default: return .null
