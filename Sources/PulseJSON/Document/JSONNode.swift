@@ -117,9 +117,10 @@ public struct JSONNode: Sendable {
         let nodes = UnsafeRawPointer(storage.base)
         let strings = storage.strings
         let object = index
-        // `self` holds the storage for the whole call; the closure captures only pointers.
-        let found = withUTF8Bytes(of: key) {
-            JSONStorage.find(nodes: nodes, strings: strings, object: object, key: $0)
+        // The closure captures only pointers (capturing the storage costs a retain); the storage
+        // is kept alive explicitly while they are in use.
+        let found = withExtendedLifetime(storage) {
+            withUTF8Bytes(of: key) { JSONStorage.find(nodes: nodes, strings: strings, object: object, key: $0) }
         }
         return found < 0 ? nil : JSONNode(storage: storage, index: found)
     }
