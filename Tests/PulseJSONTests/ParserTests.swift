@@ -169,6 +169,22 @@ import Testing
         #expect(try parser.parse(Array("[[[[1]]]]".utf8)).root[0]?[0]?[0]?[0]?.int64 == 1)
     }
 
+    @Test func parserKeepsWorkingAfterReleasingLargeBuffers() throws {
+        let parser = JSONParser()
+        let element = #"{"k":"a string value","n":12345}"#
+        let count = JSONParser.retainedBytesLimit / element.utf8.count + 1
+        let large = Array(("[" + Array(repeating: element, count: count).joined(separator: ",") + "]").utf8)
+        #expect(large.count > JSONParser.retainedBytesLimit)
+        let big = try parser.parse(large)
+        let small = try parser.parse(Array(#"{"ok":true}"#.utf8))
+        #expect(throws: PulseJSONError.self) { try parser.parse(Array(large.dropLast())) }
+        let again = try parser.parse(Array(#"[1,2,3]"#.utf8))
+        #expect(big.root.count == count)
+        #expect(big.root[count - 1]?["k"]?.string == "a string value")
+        #expect(small.root["ok"]?.bool == true)
+        #expect(again.root[2]?.int64 == 3)
+    }
+
     @Test func parsesFromUnsafeBuffer() throws {
         let bytes = Array(#"{"a":"b"}"#.utf8)
         let parser = JSONParser()

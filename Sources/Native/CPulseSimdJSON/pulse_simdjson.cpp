@@ -245,6 +245,17 @@ extern "C" pgjson_parser *pgjson_parser_create(size_t max_depth, size_t max_byte
 
 extern "C" void pgjson_parser_destroy(pgjson_parser *parser) { delete parser; }
 
+extern "C" void pgjson_parser_trim(pgjson_parser *parser) {
+    // Replacing the simdjson parser frees all of its buffers (including its padded input copy);
+    // it grows again on demand. allocate() only fails when out of memory, and parse() retries then.
+    parser->dom = simdjson::dom::parser(parser->max_bytes < 4096 ? 4096 : parser->max_bytes);
+    (void)parser->dom.allocate(4096, simdjson_depth_for(parser->max_depth));
+    parser->nodes.reset();
+    parser->node_capacity = 0;
+    parser->node_count = 0;
+    parser->string_bytes = 0;
+}
+
 extern "C" int32_t pgjson_parse(pgjson_parser *parser, const uint8_t *data, size_t len, pgjson_result *out) {
     try {
         return parse_into(parser, data, len, out);

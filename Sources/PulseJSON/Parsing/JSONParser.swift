@@ -3,8 +3,9 @@ import CPulseSimdJSON
 /// A reusable JSON parser backed by simdjson.
 ///
 /// Each parse validates the whole input (syntax, UTF-8, nesting depth, size) and produces a
-/// ``JSONDocument``. The parser keeps its buffers between parses (sized for the largest input
-/// seen so far), so reuse one parser per thread or task instead of creating one per document.
+/// ``JSONDocument``. The parser keeps its buffers between parses, so reuse one parser per thread
+/// or task instead of creating one per document. Those buffers take about 30 bytes per input
+/// byte; after a document larger than ``retainedBytesLimit`` the parser releases them again.
 /// It is not `Sendable`: never share one across concurrent tasks.
 ///
 /// RFC 8259 is followed strictly: any value may be at the top level; no comments, trailing commas,
@@ -16,6 +17,8 @@ public final class JSONParser {
     public static let depthLimit = Int(PGJSON_MAX_DEPTH_LIMIT)
     /// The largest accepted ``maxBytes`` (1 GiB); larger requests are clamped to it.
     public static let byteLimit = Int(PGJSON_MAX_BYTES_LIMIT)
+    /// Inputs up to this size (4 MiB) leave their buffers in the parser for the next parse.
+    public static let retainedBytesLimit = 4 << 20
 
     /// The deepest nesting of arrays and objects accepted (`[[1]]` has depth 2; a scalar 0).
     public let maxDepth: Int
@@ -60,11 +63,14 @@ public final class JSONParser {
         let data = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
         let code = pgjson_parse(handle, data, bytes.count, &result)
         guard Int(code) == PGJSON_OK, let nodeBase = result.nodes else {
-            return .failure(Self.error(code: code, result: result))
+            let error = Self.error(code: code, result: result)
+            if bytes.count > Self.retainedBytesLimit { pgjson_parser_trim(handle) }
+            return .failure(error)
         }
         let storage = JSONStorage(
             nodes: UnsafeRawPointer(nodeBase), nodeCount: result.node_count, strings: result.strings,
             stringCount: result.string_bytes)
+        if bytes.count > Self.retainedBytesLimit { pgjson_parser_trim(handle) }
         return .success(JSONDocument(storage: storage))
     }
 

@@ -88,6 +88,12 @@ pgjson_parser *pgjson_parser_create(size_t max_depth, size_t max_bytes);
 void pgjson_parser_destroy(pgjson_parser *parser);
 
 /**
+ * Releases the buffers a parser grew for a large document (they are sized for the largest input
+ * seen, about 30 bytes per input byte) and starts again small. The last result is invalidated.
+ */
+void pgjson_parser_trim(pgjson_parser *parser);
+
+/**
  * Parses len bytes at data (data may be NULL when len is 0). The input need not be padded or
  * NUL-terminated: the parser copies it into a padded buffer it owns and reuses.
  * Returns the result code, also stored in *out.
