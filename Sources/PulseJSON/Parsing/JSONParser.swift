@@ -4,7 +4,7 @@ import CPulseSimdJSON
 ///
 /// Each parse validates the whole input (syntax, UTF-8, nesting depth, size) and produces a
 /// ``JSONDocument``. The parser keeps its buffers between parses, so reuse one parser per thread
-/// or task instead of creating one per document. Those buffers take about 30 bytes per input
+/// or task instead of creating one per document. Those buffers take up to about 30 bytes per input
 /// byte; after a document larger than ``retainedBytesLimit`` the parser releases them again.
 /// It is not `Sendable`: never share one across concurrent tasks.
 ///

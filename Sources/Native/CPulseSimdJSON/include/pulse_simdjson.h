@@ -89,7 +89,7 @@ void pgjson_parser_destroy(pgjson_parser *parser);
 
 /**
  * Releases the buffers a parser grew for a large document (they are sized for the largest input
- * seen, about 30 bytes per input byte) and starts again small. The last result is invalidated.
+ * seen, up to about 30 bytes per input byte) and starts again small. The last result is invalidated.
  */
 void pgjson_parser_trim(pgjson_parser *parser);
 
