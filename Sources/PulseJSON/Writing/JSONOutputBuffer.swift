@@ -3,7 +3,6 @@
 /// The writer keeps value semantics through copy-on-write: it calls ``isKnownUniquelyReferenced``
 /// before every mutation and copies the buffer when it is shared, exactly like `Array`. A buffer
 /// is therefore only ever mutated through a single writer value, which makes sharing it safe.
-@usableFromInline
 final class JSONOutputBuffer: @unchecked Sendable {
     private(set) var base: UnsafeMutablePointer<UInt8>
     /// Bytes written.
