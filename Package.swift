@@ -74,13 +74,17 @@ let modules: [Target] = [
         name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol"],
+        name: "PulseGateway",
+        dependencies: ["PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "MsgTrans", "MsgTransRuntime"],
+        swiftSettings: swiftSettings),
+    .target(
+        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway"],
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate", dependencies: ["PulseGateCLI"],
         swiftSettings: swiftSettings),
     .executableTarget(
-        name: "pulsegate-bench", dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans"],
+        name: "pulsegate-bench", dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans", "PulseStorage"],
         path: "Benchmarks/pulsegate-bench",
         swiftSettings: swiftSettings),
     .executableTarget(
@@ -107,6 +111,9 @@ let tests: [Target] = [
     .testTarget(name: "PulseStorageTests", dependencies: ["PulseStorage"], swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseHTTPTests", dependencies: ["PulseHTTP", "CZlib", "CZstd"],
+        swiftSettings: swiftSettings),
+    .testTarget(
+        name: "PulseGatewayTests", dependencies: ["PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGateCLITests", dependencies: ["PulseGateCLI"],
