@@ -113,7 +113,10 @@ let tests: [Target] = [
         name: "PulseHTTPTests", dependencies: ["PulseHTTP", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseGatewayTests", dependencies: ["PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON"],
+        name: "PulseGatewayTests",
+        dependencies: [
+            "PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON", "MsgTrans", "MsgTransRuntime", "CZlib", "CZstd",
+        ],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGateCLITests", dependencies: ["PulseGateCLI"],
