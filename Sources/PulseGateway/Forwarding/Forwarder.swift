@@ -46,7 +46,7 @@ final class Forwarder: Sendable {
         var stopping = false
         var scheduler: Task<Void, Never>?
         var workers: [String: Task<Void, Never>] = [:]
-        var lastRescan: Int64 = Int64.min
+        var lastRescan: Int64?
         /// Set when the upstream answered: the last outcome, for readiness.
         var upstreamReachable = true
     }
@@ -102,7 +102,7 @@ final class Forwarder: Sendable {
     /// Rescans the outbox at once (after `pulsegate outbox requeue` or in tests) and wakes workers
     /// whose backoff has passed on the injected clock.
     func poke() {
-        state.withLock { $0.lastRescan = Int64.min }
+        state.withLock { $0.lastRescan = nil }
         wake.signal()
     }
 
@@ -113,7 +113,9 @@ final class Forwarder: Sendable {
         let idleMilliseconds = Self.milliseconds(settings.idleTimeout)
         while true {
             let now = clock.now()
-            let (stopping, rescanDue) = state.withLock { ($0.stopping, now - $0.lastRescan >= rescanMilliseconds) }
+            let (stopping, rescanDue) = state.withLock { state in
+                (state.stopping, state.lastRescan.map { now &- $0 >= rescanMilliseconds || now < $0 } ?? true)
+            }
             if stopping { return }
             if rescanDue { await rescan(now: now) }
             await pool.closeIdle(olderThan: idleMilliseconds)
