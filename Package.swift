@@ -119,7 +119,7 @@ let tests: [Target] = [
         ],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseGateCLITests", dependencies: ["PulseGateCLI"],
+        name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseGateway"],
         swiftSettings: swiftSettings),
 ]
 

@@ -84,28 +84,32 @@ public struct UpstreamAddress: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `HOST:PORT`, `[IPv6]:PORT` or `tcp://HOST:PORT`.
     public init(parsing text: String) throws(GatewayError) {
+        guard let (host, port) = Self.split(text), (1...65535).contains(port) else {
+            throw GatewayError(.invalidConfiguration, "upstream \"\(text)\" is not HOST:PORT with a port in 1...65535")
+        }
+        self.host = host
+        self.port = port
+    }
+
+    /// Splits `HOST:PORT`, `[IPv6]:PORT` or `tcp://HOST:PORT`; `nil` when malformed.
+    static func split(_ text: String) -> (String, Int)? {
         var rest = Substring(text)
         if rest.hasPrefix("tcp://") { rest = rest.dropFirst(6) }
         let host: Substring
         let portText: Substring
         if rest.hasPrefix("[") {
             guard let close = rest.firstIndex(of: "]"), rest[rest.index(after: close)...].hasPrefix(":") else {
-                throw GatewayError(.invalidConfiguration, "upstream \"\(text)\" is not [IPv6]:PORT")
+                return nil
             }
             host = rest[rest.index(after: rest.startIndex)..<close]
             portText = rest[rest.index(close, offsetBy: 2)...]
         } else {
-            guard let colon = rest.lastIndex(of: ":") else {
-                throw GatewayError(.invalidConfiguration, "upstream \"\(text)\" is not HOST:PORT")
-            }
+            guard let colon = rest.lastIndex(of: ":") else { return nil }
             host = rest[..<colon]
             portText = rest[rest.index(after: colon)...]
         }
-        guard !host.isEmpty, let port = Int(portText), (1...65535).contains(port) else {
-            throw GatewayError(.invalidConfiguration, "upstream \"\(text)\" is not HOST:PORT with a port in 1...65535")
-        }
-        self.host = String(host)
-        self.port = port
+        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else { return nil }
+        return (String(host), port)
     }
 
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }

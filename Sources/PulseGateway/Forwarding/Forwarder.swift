@@ -126,6 +126,7 @@ final class Forwarder: Sendable {
 
     private func rescan(now: Int64) async {
         do {
+            try await store.refreshDepth()
             let pending = try await store.pendingIdentities()
             state.withLock { state in
                 state.lastRescan = now
