@@ -75,7 +75,9 @@ let modules: [Target] = [
         swiftSettings: swiftSettings),
     .target(
         name: "PulseGateway",
-        dependencies: ["PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "MsgTrans", "MsgTransRuntime"],
+        dependencies: [
+            "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "MsgTrans", "MsgTransRuntime", "CPulseShims",
+        ],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway"],

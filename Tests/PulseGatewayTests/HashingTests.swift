@@ -44,3 +44,25 @@ import Testing
         #expect(manual.finalize() == again.finalize())
     }
 }
+
+import CPulseShims
+
+@Suite struct SHA256BlockFunctionTests {
+    /// The accelerated and the portable block functions agree on many block counts and contents.
+    @Test func acceleratedAndPortableAgree() {
+        var seed: UInt32 = 12_345
+        let data = (0..<(64 * 40)).map { _ -> UInt8 in
+            seed = seed &* 1_103_515_245 &+ 12_345
+            return UInt8(truncatingIfNeeded: seed >> 16)
+        }
+        for blocks in [1, 2, 3, 7, 40] {
+            var fast: [UInt32] = [1, 2, 3, 4, 5, 6, 7, 8]
+            var portable = fast
+            data.withUnsafeBufferPointer { bytes in
+                pg_sha256_blocks(&fast, bytes.baseAddress, blocks)
+                pg_sha256_blocks_portable(&portable, bytes.baseAddress, blocks)
+            }
+            #expect(fast == portable, "\(blocks) blocks")
+        }
+    }
+}

@@ -14,6 +14,12 @@ struct PayloadWriter {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Empties the output, keeping its capacity.
+    mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        needsComma = false
+    }
+
     // MARK: Structure
 
     mutating func beginObject() {

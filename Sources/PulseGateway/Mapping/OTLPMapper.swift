@@ -91,30 +91,54 @@ struct RecordScan {
     var imageUUIDs: [String] = []
     var networkMarker = false
 
-    static let networkKeys: Set<String> = [
-        "http.request.method", "http.method", "url.full", "http.url", "rpc.system", "db.system",
-    ]
+    /// What an attribute key means to the mapping (one dictionary lookup per key).
+    enum Role {
+        case logRecordUID, crashID, eventName, kindOverride, exceptionType, exceptionMessage, exceptionStacktrace
+        case crashSignal, sessionID, buildID, imageUUIDs
+        /// Marks a span as network; URL ones also lose their query and fragment.
+        case network(url: Bool)
+        /// A URL attribute that is not a network marker.
+        case url
+        /// Dropped entirely (`url.query`, `url.fragment`).
+        case dropped
+    }
 
-    mutating func observe(_ key: String, _ value: JSONNode?) {
-        switch key {
-        case "log.record.uid": logRecordUID = logRecordUID ?? AnyValue.string(value)
-        case "app.crash.id": crashID = crashID ?? AnyValue.string(value)
-        case "event.name": eventName = eventName ?? AnyValue.string(value)
-        case "apsio.event.kind": kindOverride = kindOverride ?? AnyValue.string(value)
-        case "exception.type": exceptionType = exceptionType ?? AnyValue.string(value)
-        case "exception.message": exceptionMessage = exceptionMessage ?? AnyValue.string(value)
-        case "exception.stacktrace": exceptionStacktrace = exceptionStacktrace ?? AnyValue.string(value)
-        case "app.crash.signal": crashSignal = crashSignal ?? AnyValue.string(value)
-        case "session.id": sessionID = sessionID ?? AnyValue.string(value)
-        case "app.build_id": buildID = buildID ?? AnyValue.string(value)
-        case "app.crash.image_uuids":
+    static let roles: [String: Role] = {
+        var roles: [String: Role] = [
+            "log.record.uid": .logRecordUID, "app.crash.id": .crashID, "event.name": .eventName,
+            "apsio.event.kind": .kindOverride, "exception.type": .exceptionType,
+            "exception.message": .exceptionMessage, "exception.stacktrace": .exceptionStacktrace,
+            "app.crash.signal": .crashSignal, "session.id": .sessionID, "app.build_id": .buildID,
+            "app.crash.image_uuids": .imageUUIDs,
+        ]
+        for key in ["http.request.method", "http.method", "rpc.system", "db.system"] { roles[key] = .network(url: false) }
+        for key in Redaction.urlKeys { roles[key] = .url }
+        for key in ["url.full", "http.url"] { roles[key] = .network(url: true) }
+        for key in Redaction.droppedKeys { roles[key] = .dropped }
+        return roles
+    }()
+
+    /// Notes `value` for `role`.
+    mutating func observe(_ role: Role, _ value: JSONNode?) {
+        switch role {
+        case .logRecordUID: logRecordUID = logRecordUID ?? AnyValue.string(value)
+        case .crashID: crashID = crashID ?? AnyValue.string(value)
+        case .eventName: eventName = eventName ?? AnyValue.string(value)
+        case .kindOverride: kindOverride = kindOverride ?? AnyValue.string(value)
+        case .exceptionType: exceptionType = exceptionType ?? AnyValue.string(value)
+        case .exceptionMessage: exceptionMessage = exceptionMessage ?? AnyValue.string(value)
+        case .exceptionStacktrace: exceptionStacktrace = exceptionStacktrace ?? AnyValue.string(value)
+        case .crashSignal: crashSignal = crashSignal ?? AnyValue.string(value)
+        case .sessionID: sessionID = sessionID ?? AnyValue.string(value)
+        case .buildID: buildID = buildID ?? AnyValue.string(value)
+        case .imageUUIDs:
             if let values = value?["arrayValue"]?["values"] {
                 for element in values.elements {
                     if let text = AnyValue.string(element) { imageUUIDs.append(text) }
                 }
             }
-        default:
-            if Self.networkKeys.contains(key) { networkMarker = true }
+        case .network: networkMarker = true
+        case .url, .dropped: break
         }
     }
 }
@@ -239,12 +263,19 @@ private struct ResourceMapper {
         for attribute in list.elements {
             guard let key = attribute["key"]?.string else { continue }
             let value = attribute["value"]
-            scan.observe(key, value)
-            if Redaction.droppedKeys.contains(key) { continue }
+            var isURL = false
+            if let role = RecordScan.roles[key] {
+                switch role {
+                case .dropped: continue
+                case .url, .network(url: true): isURL = true
+                default: break
+                }
+                scan.observe(role, value)
+            }
             attributes.key(key)
             if Redaction.isSensitive(key) {
                 attributes.string(Redaction.placeholder)
-            } else if Redaction.urlKeys.contains(key), let url = AnyValue.string(value) {
+            } else if isURL, let url = AnyValue.string(value) {
                 attributes.string(Redaction.strippingQueryAndFragment(url))
             } else {
                 AnyValue.write(value, into: &attributes)
@@ -254,7 +285,7 @@ private struct ResourceMapper {
     }
 
     private mutating func encodeResourceAttributes(_ entry: JSONNode) -> [UInt8] {
-        attributes = PayloadWriter(capacity: 2048)
+        attributes.reset()
         attributes.beginObject()
         _ = writeAttributes(entry["resource"]?["attributes"])
         attributes.endObject()
@@ -289,7 +320,7 @@ private struct ResourceMapper {
         _ record: JSONNode, identity: ResolvedIdentity, module: String?, position: (Int, Int, Int),
         into collected: inout Collected
     ) throws(IntakeRejection) {
-        attributes = PayloadWriter(capacity: 2048)
+        attributes.reset()
         attributes.beginObject()
         let scan = writeAttributes(record["attributes"])
         if let body = record["body"], !body.isNull, body.count > 0 {
@@ -372,7 +403,7 @@ private struct ResourceMapper {
         _ span: JSONNode, identity: ResolvedIdentity, module: String?, position: (Int, Int, Int),
         into collected: inout Collected
     ) throws(IntakeRejection) {
-        attributes = PayloadWriter(capacity: 2048)
+        attributes.reset()
         attributes.beginObject()
         let scan = writeAttributes(span["attributes"])
         let traceID = span["traceId"]?.string?.lowercased() ?? ""
@@ -475,7 +506,7 @@ private struct ResourceMapper {
         resourceAttributes: [UInt8], position: (Int, Int, Int), into collected: inout Collected
     ) throws(IntakeRejection) {
         let name = metric["name"]?.string ?? ""
-        attributes = PayloadWriter(capacity: 2048)
+        attributes.reset()
         attributes.beginObject()
         let scan = writeAttributes(point["attributes"])
         let pointAttributes = attributes.bytes
