@@ -48,7 +48,9 @@ import Testing
         #expect(fileConfiguration.policy.defaultAppID == "shop")
         #expect(fileConfiguration.policy.outboxMaxBatches == 10)
         #expect(fileConfiguration.forwarding.maxInFlight == 3)
-        let environment = ["PULSEGATE_LISTEN": "0.0.0.0:9100", "PULSEGATE_CONFIG": config, "PULSEGATE_DATA_DIR": "/env"]
+        let environment = [
+            "PULSEGATE_LISTEN": "0.0.0.0:9100", "PULSEGATE_CONFIG": config, "PULSEGATE_DATA_DIR": "/env",
+        ]
         let mixed = try #require(try ServeCommand.parse(["--listen=[::1]:9200"], environment: environment))
         let resolved = try ServeCommand.configuration(mixed)
         #expect(resolved.listenHost == "::1")
@@ -80,7 +82,8 @@ import Testing
         // A real gateway stores one batch.
         let gateway = try await GatewayApp.start(GatewayConfiguration(dataDirectory: directory, listenPort: 0))
         let port = gateway.httpPort
-        let body = #"{"resourceLogs":[{"resource":{"attributes":[{"key":"device.id","value":{"stringValue":"d"}},{"key":"telemetry.sdk.name","value":{"stringValue":"kit"}},{"key":"os.name","value":{"stringValue":"Android"}}]},"scopeLogs":[{"logRecords":[{"timeUnixNano":"1"}]}]}]}"#
+        let body =
+            #"{"resourceLogs":[{"resource":{"attributes":[{"key":"device.id","value":{"stringValue":"d"}},{"key":"telemetry.sdk.name","value":{"stringValue":"kit"}},{"key":"os.name","value":{"stringValue":"Android"}}]},"scopeLogs":[{"logRecords":[{"timeUnixNano":"1"}]}]}]}"#
         let status = try await post(port: port, body: body)
         #expect(status.hasPrefix("HTTP/1.1 200"))
         await gateway.shutdown()

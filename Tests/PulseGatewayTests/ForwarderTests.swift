@@ -6,10 +6,13 @@ import Testing
 
 /// The forwarder against a real msgtrans server answering from a script.
 @Suite struct ForwarderTests {
-    static let body = OTLP.logs(records: [OTLP.record(1_700_000_000, attributes: [OTLP.string("log.record.uid", "u-1")])])
+    static let body = OTLP.logs(records: [
+        OTLP.record(1_700_000_000, attributes: [OTLP.string("log.record.uid", "u-1")])
+    ])
     static let crashBody = OTLP.logs(records: [
         OTLP.record(1_700_000_000, attributes: [OTLP.string("log.record.uid", "u-0")]),
-        OTLP.record(1_700_000_001, attributes: [OTLP.string("app.crash.id", "c-1"), OTLP.string("exception.type", "X")]),
+        OTLP.record(
+            1_700_000_001, attributes: [OTLP.string("app.crash.id", "c-1"), OTLP.string("exception.type", "X")]),
     ])
 
     static func harness(
@@ -107,7 +110,9 @@ import Testing
         let uploads = upstream.uploads
         #expect(uploads.map(\.bizType) == [4, 5, 5])
         let crashEventID = "crash-" + SHA256.hexDigest(Array("c-1".utf8))
-        #expect(uploads[1].text.contains(#""events":[{"id":"\#(crashEventID)","timestamp":1700000001000,"sessionId":"","kind":"Crash""#))
+        #expect(
+            uploads[1].text.contains(
+                #""events":[{"id":"\#(crashEventID)","timestamp":1700000001000,"sessionId":"","kind":"Crash""#))
         #expect(uploads[2].text.contains(#""id":"u-0""#))
         #expect(try await harness.gateway.store.deadLetterCount() == 0)
         await harness.stop()
@@ -147,7 +152,9 @@ import Testing
         #expect(await eventually { harness.gateway.outboxBatches == 0 })
         // Strict FIFO per identity: the batches arrive in intake order.
         let ids = upstream.uploads.map { try? JSONValue.parse($0.payload)["batchId"] }
-        let expected = (0..<3).map { JSONValue.string(String(OTLP.fieldHash(["shop", "o-\($0)", "0", "0"]).prefix(32))) }
+        let expected = (0..<3).map {
+            JSONValue.string(String(OTLP.fieldHash(["shop", "o-\($0)", "0", "0"]).prefix(32)))
+        }
         #expect(ids == expected)
         await harness.stop()
         await upstream.stop()

@@ -1,3 +1,4 @@
+import CPulseShims
 import Testing
 
 @testable import PulseGateway
@@ -44,8 +45,6 @@ import Testing
         #expect(manual.finalize() == again.finalize())
     }
 }
-
-import CPulseShims
 
 @Suite struct SHA256BlockFunctionTests {
     /// The accelerated and the portable block functions agree on many block counts and contents.

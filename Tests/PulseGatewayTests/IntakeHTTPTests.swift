@@ -5,7 +5,9 @@ import Testing
 
 /// The intake over real HTTP: every status code it can produce.
 @Suite struct IntakeHTTPTests {
-    static let body = OTLP.logs(records: [OTLP.record(1_700_000_000, attributes: [OTLP.string("log.record.uid", "u-1")])])
+    static let body = OTLP.logs(records: [
+        OTLP.record(1_700_000_000, attributes: [OTLP.string("log.record.uid", "u-1")])
+    ])
 
     /// Rows in a table, read through a separate connection (what is on disk, not in memory).
     static func count(_ table: String, in directory: TemporaryDirectory) throws -> Int {
@@ -47,7 +49,8 @@ import Testing
         #expect(try Self.count("outbox", in: harness.directory) == 2)
         #expect(harness.gateway.metrics.duplicateCount == 1)
         #expect(harness.gateway.metrics.conflictCount == 1)
-        #expect(harness.logs.all.contains { $0.contains("batch id reused with a different body") && $0.contains("b-7") })
+        #expect(
+            harness.logs.all.contains { $0.contains("batch id reused with a different body") && $0.contains("b-7") })
         await harness.stop(removing: false)
     }
 
@@ -97,7 +100,9 @@ import Testing
     ])
     func malformedHeadersAreBadRequests(headers: [(String, String)], named: String) async throws {
         let harness = try await GatewayHarness.start()
-        let base = [("Content-Type", "application/json")] + (headers.contains { $0.0 == "Apsio-App-Id" } ? [] : [("Apsio-App-Id", "shop")])
+        let base =
+            [("Content-Type", "application/json")]
+            + (headers.contains { $0.0 == "Apsio-App-Id" } ? [] : [("Apsio-App-Id", "shop")])
         let response = try await harness.request(body: Array(Self.body.utf8), headers: base + headers)
         #expect(response.status == 400)
         #expect(response.bodyText.hasPrefix(#"{"code":3,"message":""#))
@@ -118,7 +123,8 @@ import Testing
             body: [0x1F, 0x8B, 0x08, 0x00, 0x01, 0x02],
             headers: [("Content-Type", "application/json"), ("Apsio-App-Id", "shop"), ("Content-Encoding", "gzip")])
         #expect(corrupt.status == 400)
-        let noApp = try await harness.request(body: Array(Self.body.utf8), headers: [("Content-Type", "application/json")])
+        let noApp = try await harness.request(
+            body: Array(Self.body.utf8), headers: [("Content-Type", "application/json")])
         #expect(noApp.status == 400)
         #expect(noApp.bodyText.contains("Apsio-App-Id"))
         #expect(try Self.count("outbox", in: harness.directory) == 0)
@@ -127,8 +133,10 @@ import Testing
     }
 
     @Test func defaultAppAndAllowList() async throws {
-        let harness = try await GatewayHarness.start(policy: GatewayPolicy(defaultAppID: "shop", allowedAppIDs: ["shop"]))
-        let defaulted = try await harness.request(body: Array(Self.body.utf8), headers: [("Content-Type", "application/json")])
+        let harness = try await GatewayHarness.start(
+            policy: GatewayPolicy(defaultAppID: "shop", allowedAppIDs: ["shop"]))
+        let defaulted = try await harness.request(
+            body: Array(Self.body.utf8), headers: [("Content-Type", "application/json")])
         #expect(defaulted.status == 200)
         let forbidden = try await harness.post(Self.body, app: "intruder")
         #expect(forbidden.status == 403)
@@ -143,13 +151,15 @@ import Testing
             body: body, headers: [("Content-Type", "Application/JSON; charset=utf-8"), ("Apsio-App-Id", "shop")])
         #expect(withParameters.status == 200)
         for type in ["text/plain", "application/x-protobuf", "nonsense"] {
-            let response = try await harness.request(body: body, headers: [("Content-Type", type), ("Apsio-App-Id", "shop")])
+            let response = try await harness.request(
+                body: body, headers: [("Content-Type", type), ("Apsio-App-Id", "shop")])
             #expect(response.status == 415, "\(type)")
         }
         let missingType = try await harness.request(body: body, headers: [("Apsio-App-Id", "shop")])
         #expect(missingType.status == 415)
         let brotli = try await harness.request(
-            body: body, headers: [("Content-Type", "application/json"), ("Apsio-App-Id", "shop"), ("Content-Encoding", "br")])
+            body: body,
+            headers: [("Content-Type", "application/json"), ("Apsio-App-Id", "shop"), ("Content-Encoding", "br")])
         #expect(brotli.status == 415)
         let get = try await harness.request("GET", "/v1/traces", headers: [])
         #expect(get.status == 405)

@@ -67,13 +67,22 @@ import Testing
     }
 
     @Test(arguments: [
-        (#""attributes":[{"key":"event.name","value":{"stringValue":"breadcrumb.tap"}}]"#, "Breadcrumb", "breadcrumb.tap"),
-        (#""attributes":[{"key":"event.name","value":{"stringValue":"pulsegate.diagnostics"}}]"#, "Runtime", "pulsegate.diagnostics"),
+        (
+            #""attributes":[{"key":"event.name","value":{"stringValue":"breadcrumb.tap"}}]"#, "Breadcrumb",
+            "breadcrumb.tap"
+        ),
+        (
+            #""attributes":[{"key":"event.name","value":{"stringValue":"pulsegate.diagnostics"}}]"#, "Runtime",
+            "pulsegate.diagnostics"
+        ),
         (#""attributes":[{"key":"event.name","value":{"stringValue":"device.crash"}}]"#, "Crash", "device.crash"),
         (#""attributes":[{"key":"exception.type","value":{"stringValue":"IOError"}}]"#, "Error", "log"),
         (#""attributes":[],"severityNumber":21"#, "Error", "log"),
         (#""attributes":[],"severityNumber":13"#, "Log", "log"),
-        (#""attributes":[{"key":"apsio.event.kind","value":{"stringValue":"Performance"}}],"eventName":"x""#, "Performance", "x"),
+        (
+            #""attributes":[{"key":"apsio.event.kind","value":{"stringValue":"Performance"}}],"eventName":"x""#,
+            "Performance", "x"
+        ),
     ])
     func logKinds(fields: String, kind: String, name: String) throws {
         let json = OTLP.logs(records: [#"{"timeUnixNano":"1700000000000000000",\#(fields)}"#])
@@ -93,7 +102,8 @@ import Testing
         let json = OTLP.logs(resource: resource, records: [OTLP.record(1)])
         let error = #expect(throws: IntakeRejection.self) { try OTLP.map(json, signal: .logs) }
         #expect(
-            error?.message == "resource 0: missing platform (resource attribute os.name or os.type, or header Apsio-Platform)")
+            error?.message
+                == "resource 0: missing platform (resource attribute os.name or os.type, or header Apsio-Platform)")
         // The header fallback fills it.
         let mapped = try? OTLP.map(json, signal: .logs, fallbacks: IdentityFallbacks(platform: "android"))
         #expect(mapped.map { OTLP.text($0.drafts[0].payload).contains(#""platform":"android""#) } == true)
@@ -146,7 +156,9 @@ import Testing
             fallback: crash.fallback, httpBatchID: "b-1", attempts: 0, nextAttemptAt: 0, createdAt: 0)
         let converted = CrashFallback.eventDrafts(for: row)
         try #require(converted.count == 1)
-        #expect(OTLP.text(converted[0].payload).hasPrefix(#"{"identity":\#(OTLP.iosIdentity),"events":[{"id":"\#(crashEventID)""#))
+        #expect(
+            OTLP.text(converted[0].payload).hasPrefix(
+                #"{"identity":\#(OTLP.iosIdentity),"events":[{"id":"\#(crashEventID)""#))
     }
 
     @Test func spansMapToNetworkOrPerformanceWithTraceIDs() throws {
@@ -161,8 +173,14 @@ import Testing
             payload.contains(
                 #"{"id":"5b8efff798038103d269b633813fc60ceee19b7ec3c1b174","timestamp":1700000000000,"sessionId":"","kind":"Network","name":"GET /items","source":{"module":"net","imageUuid":null},"attributes":{"http.url":"https://h/items","trace_id":"5b8efff798038103d269b633813fc60c","span_id":"eee19b7ec3c1b174","span.kind":3,"span.end_time_ms":1700000000250,"span.status_code":1,"otlp.signal":"traces"}}"#
             ), "\(payload)")
-        #expect(payload.contains(#""id":"5b8efff798038103d269b633813fc60ceee19b7ec3c1b175","timestamp":1700000001000,"sessionId":"","kind":"Performance","name":"render""#))
-        #expect(payload.contains(#""id":"\#(OTLP.fieldHash(["shop", "b-1", "0", "0", "2"]))","timestamp":1700000002000,"sessionId":"","kind":"Performance","name":"span""#))
+        #expect(
+            payload.contains(
+                #""id":"5b8efff798038103d269b633813fc60ceee19b7ec3c1b175","timestamp":1700000001000,"sessionId":"","kind":"Performance","name":"render""#
+            ))
+        #expect(
+            payload.contains(
+                #""id":"\#(OTLP.fieldHash(["shop", "b-1", "0", "0", "2"]))","timestamp":1700000002000,"sessionId":"","kind":"Performance","name":"span""#
+            ))
     }
 
     @Test func metricPointsGetSeriesIDsAndRuntimeKinds() throws {
@@ -200,13 +218,16 @@ import Testing
     }
 
     @Test func batchesSplitAtSixtyFourEventsInOrder() throws {
-        let records = (0..<130).map { OTLP.record(1_700_000_000 + $0, attributes: [OTLP.string("log.record.uid", "u-\($0)")]) }
+        let records = (0..<130).map {
+            OTLP.record(1_700_000_000 + $0, attributes: [OTLP.string("log.record.uid", "u-\($0)")])
+        }
         let mapped = try OTLP.map(OTLP.logs(records: records), signal: .logs)
         #expect(mapped.drafts.map(\.recordCount) == [64, 64, 2])
         #expect(mapped.drafts.allSatisfy { $0.payload.count <= 65_536 })
         #expect(Set(mapped.drafts.map(\.pulseBatchID)).count == 3)
         #expect(
-            mapped.drafts.map(\.pulseBatchID) == (0..<3).map { String(OTLP.fieldHash(["shop", "b-1", "0", String($0)]).prefix(32)) })
+            mapped.drafts.map(\.pulseBatchID)
+                == (0..<3).map { String(OTLP.fieldHash(["shop", "b-1", "0", String($0)]).prefix(32)) })
         let order = mapped.drafts.flatMap { draft in
             OTLP.text(draft.payload).split(separator: "\"id\":\"u-").dropFirst().map { Int($0.prefix { $0 != "\"" })! }
         }
@@ -217,8 +238,13 @@ import Testing
     @Test func batchesSplitByBytesAndDropOversizedEvents() throws {
         let big = String(repeating: "x", count: 20_000)
         let huge = String(repeating: "y", count: 70_000)
-        var records = (0..<5).map { OTLP.record(1_700_000_000, attributes: [OTLP.string("log.record.uid", "u-\($0)"), OTLP.string("blob", big)]) }
-        records.insert(OTLP.record(1_700_000_000, attributes: [OTLP.string("log.record.uid", "huge"), OTLP.string("blob", huge)]), at: 2)
+        var records = (0..<5).map {
+            OTLP.record(
+                1_700_000_000, attributes: [OTLP.string("log.record.uid", "u-\($0)"), OTLP.string("blob", big)])
+        }
+        records.insert(
+            OTLP.record(1_700_000_000, attributes: [OTLP.string("log.record.uid", "huge"), OTLP.string("blob", huge)]),
+            at: 2)
         let mapped = try OTLP.map(OTLP.logs(records: records), signal: .logs)
         #expect(mapped.records == 6)
         #expect(mapped.rejected == 1)
@@ -241,8 +267,13 @@ import Testing
     @Test func nestedValuesAreFlattenedAndRedactedAtEveryLevel() throws {
         let attribute =
             #"{"key":"ctx","value":{"kvlistValue":{"values":[{"key":"user","value":{"stringValue":"u"}},{"key":"apiKey","value":{"stringValue":"k"}},{"key":"tags","value":{"arrayValue":{"values":[{"stringValue":"a"},{"intValue":3},{"bytesValue":"AAE="}]}}}]}}}"#
-        let json = OTLP.logs(records: [OTLP.record(1, attributes: [attribute, OTLP.string("Set-Cookie", "x"), OTLP.string("db.password", "p")])])
+        let json = OTLP.logs(records: [
+            OTLP.record(1, attributes: [attribute, OTLP.string("Set-Cookie", "x"), OTLP.string("db.password", "p")])
+        ])
         let text = OTLP.text(try OTLP.map(json, signal: .logs).drafts[0].payload)
-        #expect(text.contains(#""ctx":{"user":"u","apiKey":"[REDACTED]","tags":["a",3,"AAE="]},"Set-Cookie":"[REDACTED]","db.password":"[REDACTED]""#), "\(text)")
+        #expect(
+            text.contains(
+                #""ctx":{"user":"u","apiKey":"[REDACTED]","tags":["a",3,"AAE="]},"Set-Cookie":"[REDACTED]","db.password":"[REDACTED]""#
+            ), "\(text)")
     }
 }

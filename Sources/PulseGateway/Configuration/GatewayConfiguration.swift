@@ -185,7 +185,8 @@ public struct ForwardingSettings: Sendable, Equatable {
     public init(
         maxConnections: Int = 256, maxInFlight: Int = 64, idleTimeout: Duration = .seconds(120),
         requestTimeout: Duration = .seconds(15), connectTimeout: Duration = .seconds(10),
-        backoffBase: Duration = .seconds(1), backoffMax: Duration = .seconds(300), rescanInterval: Duration = .seconds(30)
+        backoffBase: Duration = .seconds(1), backoffMax: Duration = .seconds(300),
+        rescanInterval: Duration = .seconds(30)
     ) {
         self.maxConnections = maxConnections
         self.maxInFlight = maxInFlight

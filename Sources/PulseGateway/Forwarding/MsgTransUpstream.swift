@@ -124,7 +124,9 @@ final class MsgTransUpstreamSession: UpstreamSession, Sendable {
                         await self.connection.close()
                         return
                     }
-                    if case .int(let next)? = data?["heartbeatIntervalMs"] { interval = min(max(next, 15_000), 300_000) }
+                    if case .int(let next)? = data?["heartbeatIntervalMs"] {
+                        interval = min(max(next, 15_000), 300_000)
+                    }
                 } catch {
                     await self.connection.close()
                     return

@@ -42,7 +42,8 @@ final class UpstreamPool: Sendable {
             var evicted: [any UpstreamSession] = []
             if let stale = entries.removeValue(forKey: key) { evicted.append(stale.session) }
             while entries.count >= capacity {
-                guard let victim = entries.filter({ !$0.value.inUse }).min(by: { $0.value.lastUsed < $1.value.lastUsed })
+                guard
+                    let victim = entries.filter({ !$0.value.inUse }).min(by: { $0.value.lastUsed < $1.value.lastUsed })
                 else { break }
                 entries.removeValue(forKey: victim.key)
                 evicted.append(victim.value.session)

@@ -143,7 +143,8 @@ final class GatewayIntake: Sendable {
             throw IntakeRejection(
                 .unsupportedMediaType, "OTLP/HTTP protobuf is not supported yet; send application/json")
         }
-        throw IntakeRejection(.unsupportedMediaType, "Content-Type \(type.essence) is not supported; send application/json")
+        throw IntakeRejection(
+            .unsupportedMediaType, "Content-Type \(type.essence) is not supported; send application/json")
     }
 
     // MARK: - Responses

@@ -111,7 +111,9 @@ struct RecordScan {
             "app.crash.signal": .crashSignal, "session.id": .sessionID, "app.build_id": .buildID,
             "app.crash.image_uuids": .imageUUIDs,
         ]
-        for key in ["http.request.method", "http.method", "rpc.system", "db.system"] { roles[key] = .network(url: false) }
+        for key in ["http.request.method", "http.method", "rpc.system", "db.system"] {
+            roles[key] = .network(url: false)
+        }
         for key in Redaction.urlKeys { roles[key] = .url }
         for key in ["url.full", "http.url"] { roles[key] = .network(url: true) }
         for key in Redaction.droppedKeys { roles[key] = .dropped }
@@ -219,7 +221,9 @@ private struct ResourceMapper {
 
     // MARK: - Batches
 
-    private func emit(_ collected: Collected, identity: ResolvedIdentity, resourceIndex: Int, into result: inout MappedRequest) {
+    private func emit(
+        _ collected: Collected, identity: ResolvedIdentity, resourceIndex: Int, into result: inout MappedRequest
+    ) {
         let identityJSON = identity.batchIdentityJSON()
         let connect = identity.connectPayload()
         let key = ResolvedIdentity.key(connectPayload: connect)

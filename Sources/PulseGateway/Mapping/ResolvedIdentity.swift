@@ -72,7 +72,8 @@ struct ResolvedIdentity: Sendable, Equatable {
             sdkVersion = header
         } else {
             throw missing(
-                "sdkVersion", "resource attributes telemetry.sdk.name and telemetry.sdk.version, or header Apsio-Sdk-Version")
+                "sdkVersion",
+                "resource attributes telemetry.sdk.name and telemetry.sdk.version, or header Apsio-Sdk-Version")
         }
         guard let platform = (text("os.name") ?? text("os.type"))?.lowercased() ?? fallbacks.platform else {
             throw missing("platform", "resource attribute os.name or os.type, or header Apsio-Platform")

@@ -113,7 +113,8 @@ public final class GatewayMetrics: Sendable {
         header("pulsegate_http_requests_total", "counter", "HTTP requests by route and status code.")
         for key in snapshot.requests.keys.sorted() {
             let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
-            out += "pulsegate_http_requests_total{route=\"\(parts[0])\",code=\"\(parts[1])\"} \(snapshot.requests[key]!)\n"
+            out +=
+                "pulsegate_http_requests_total{route=\"\(parts[0])\",code=\"\(parts[1])\"} \(snapshot.requests[key]!)\n"
         }
         header("pulsegate_http_request_bytes_total", "counter", "Request body bytes, as received and decoded.")
         out += "pulsegate_http_request_bytes_total{stage=\"wire\"} \(snapshot.wireBytes)\n"

@@ -1,5 +1,5 @@
-import Synchronization
 import PulseStorage
+import Synchronization
 
 /// The gateway's database: per-app deduplication, the outbox and dead letters, in one SQLite file
 /// (`gateway.sqlite` in the data directory), owned by one ``PulseStorage/SQLiteExecutor``.
@@ -350,8 +350,11 @@ public final class GatewayStore: Sendable {
             _ = try connection.query("SELECT app, count(*) FROM dead_letter GROUP BY app") { row in
                 let app: String = try row.column(0)
                 let count: Int = try row.column(1)
-                summaries[app, default: AppSummary(
-                    app: app, batches: 0, records: 0, bytes: 0, oldestCreatedAt: 0, deadLetters: 0)].deadLetters =
+                summaries[
+                    app,
+                    default: AppSummary(
+                        app: app, batches: 0, records: 0, bytes: 0, oldestCreatedAt: 0, deadLetters: 0)
+                ].deadLetters =
                     count
             }
             return summaries.values.sorted { $0.app < $1.app }

@@ -56,7 +56,9 @@ enum OTLP {
         var bytes: [UInt8] = []
         for field in fields {
             let utf8 = Array(field.utf8)
-            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: utf8.count >> shift)) }
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: utf8.count >> shift))
+            }
             bytes += utf8
         }
         return SHA256.hexDigest(bytes)
