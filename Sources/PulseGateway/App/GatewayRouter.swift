@@ -75,6 +75,11 @@ struct OperationsEndpoints: Sendable {
         }
         gauges.deadLetters = (try? await store.deadLetterCount()) ?? 0
         gauges.upstreamConnections = forwarder?.openConnections ?? 0
+        let database = store.executor.statistics
+        gauges.databaseCommits = database.commits
+        gauges.groupCommits = database.groupCommits
+        gauges.groupCommittedJobs = database.groupCommittedJobs
+        gauges.largestGroupCommit = database.largestGroupCommit
         return HTTPResponse(
             status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
             body: Array(metrics.render(gauges).utf8))

@@ -18,6 +18,8 @@ import Synchronization
 /// | `pulsegate_forward_latency_seconds` | histogram | |
 /// | `pulsegate_upstream_connections` | gauge | |
 /// | `pulsegate_upstream_connects_total` | counter | `result` |
+/// | `pulsegate_db_commits_total`, `pulsegate_db_group_commits_total`, `pulsegate_db_group_committed_jobs_total` | counter | |
+/// | `pulsegate_db_largest_group_commit` | gauge | |
 /// | `pulsegate_dedup_pruned_total` | counter | |
 public final class GatewayMetrics: Sendable {
     private struct Counters {
@@ -101,6 +103,10 @@ public final class GatewayMetrics: Sendable {
         var oldestAgeSeconds = 0.0
         var deadLetters = 0
         var upstreamConnections = 0
+        var databaseCommits = 0
+        var groupCommits = 0
+        var groupCommittedJobs = 0
+        var largestGroupCommit = 0
     }
 
     /// The Prometheus text exposition (version 0.0.4).
@@ -155,6 +161,14 @@ public final class GatewayMetrics: Sendable {
         for key in snapshot.connects.keys.sorted() {
             out += "pulsegate_upstream_connects_total{result=\"\(key)\"} \(snapshot.connects[key]!)\n"
         }
+        header("pulsegate_db_commits_total", "counter", "Durable SQLite commits (each one fsync of the WAL).")
+        out += "pulsegate_db_commits_total \(gauges.databaseCommits)\n"
+        header("pulsegate_db_group_commits_total", "counter", "Group commits shared by concurrent writers.")
+        out += "pulsegate_db_group_commits_total \(gauges.groupCommits)\n"
+        header("pulsegate_db_group_committed_jobs_total", "counter", "Writes committed by group commits.")
+        out += "pulsegate_db_group_committed_jobs_total \(gauges.groupCommittedJobs)\n"
+        header("pulsegate_db_largest_group_commit", "gauge", "Most writes committed by one fsync so far.")
+        out += "pulsegate_db_largest_group_commit \(gauges.largestGroupCommit)\n"
         header("pulsegate_dedup_pruned_total", "counter", "Expired dedup keys pruned.")
         out += "pulsegate_dedup_pruned_total \(snapshot.pruned)\n"
         return out
