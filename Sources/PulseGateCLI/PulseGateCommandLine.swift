@@ -1,0 +1,72 @@
+/// The `pulsegate` command line: parses arguments and runs the chosen component.
+///
+/// The executable only forwards `CommandLine.arguments` here, so tests drive the whole
+/// program through ``run(arguments:environment:output:)`` without spawning a process.
+public enum PulseGateCommandLine {
+    /// The usage text printed by `pulsegate --help`.
+    public static let usage = """
+        PulseGate \(PulseGateVersion.current): a durable OTLP/HTTP gateway for mobile telemetry that forwards \
+        batches upstream as Pulse requests over msgtrans.
+
+        USAGE: pulsegate <command> [options]
+
+        COMMANDS:
+          help        Show this help.
+          version     Show the version.
+
+        OPTIONS:
+          -h, --help      Show this help.
+          -V, --version   Show the version.
+
+        Run `pulsegate <command> --help` for a command's options.
+
+        """
+
+    /// Runs the command line and returns the process exit status
+    /// (0 success, 1 runtime failure, 2 usage error).
+    public static func run(
+        arguments: [String],
+        environment: [String: String],
+        output: CommandLineOutput
+    ) async -> Int32 {
+        do {
+            try await dispatch(arguments: arguments, environment: environment, output: output)
+            return 0
+        } catch let error as CLIError {
+            output.standardError("pulsegate: error: \(error)\n")
+            if error.code == .usage {
+                output.standardError("Run `pulsegate --help` for usage.\n")
+            }
+            return error.exitStatus
+        } catch {
+            output.standardError("pulsegate: error: \(error)\n")
+            return 1
+        }
+    }
+
+    private static func dispatch(
+        arguments: [String],
+        environment: [String: String],
+        output: CommandLineOutput
+    ) async throws {
+        guard let first = arguments.first else {
+            output.standardOutput(usage)
+            return
+        }
+        let rest = Array(arguments.dropFirst())
+        switch first {
+        case "-h", "--help", "help":
+            output.standardOutput(usage)
+        case "-V", "--version", "version":
+            guard rest.isEmpty else {
+                throw CLIError(.usage, "'\(first)' takes no arguments, got '\(rest[0])'")
+            }
+            output.standardOutput("pulsegate \(PulseGateVersion.current)\n")
+        default:
+            if first.hasPrefix("-") {
+                throw CLIError(.usage, "unknown option '\(first)'")
+            }
+            throw CLIError(.usage, "unknown command '\(first)'")
+        }
+    }
+}

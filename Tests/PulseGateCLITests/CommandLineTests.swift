@@ -1,0 +1,68 @@
+import Synchronization
+import Testing
+
+@testable import PulseGateCLI
+
+/// Captures what the command line writes.
+final class CapturedOutput: Sendable {
+    let out = Mutex("")
+    let err = Mutex("")
+
+    var output: CommandLineOutput {
+        CommandLineOutput(
+            standardOutput: { text in self.out.withLock { $0 += text } },
+            standardError: { text in self.err.withLock { $0 += text } }
+        )
+    }
+
+    var stdout: String { out.withLock { $0 } }
+    var stderr: String { err.withLock { $0 } }
+}
+
+@Suite struct CommandLineTests {
+    func run(_ arguments: [String]) async -> (Int32, CapturedOutput) {
+        let captured = CapturedOutput()
+        let status = await PulseGateCommandLine.run(arguments: arguments, environment: [:], output: captured.output)
+        return (status, captured)
+    }
+
+    @Test func helpPrintsUsageAndSucceeds() async {
+        for flag in ["--help", "-h", "help"] {
+            let (status, captured) = await run([flag])
+            #expect(status == 0)
+            #expect(captured.stdout.contains("USAGE: pulsegate <command>"))
+            #expect(captured.stderr.isEmpty)
+        }
+    }
+
+    @Test func noArgumentsPrintsUsage() async {
+        let (status, captured) = await run([])
+        #expect(status == 0)
+        #expect(captured.stdout.contains("USAGE"))
+    }
+
+    @Test func versionPrintsVersion() async {
+        let (status, captured) = await run(["--version"])
+        #expect(status == 0)
+        #expect(captured.stdout == "pulsegate \(PulseGateVersion.current)\n")
+    }
+
+    @Test func unknownCommandIsUsageErrorWithExitTwo() async {
+        let (status, captured) = await run(["frobnicate"])
+        #expect(status == 2)
+        #expect(captured.stderr.contains("unknown command 'frobnicate'"))
+        #expect(captured.stdout.isEmpty)
+    }
+
+    @Test func unknownOptionIsUsageErrorWithExitTwo() async {
+        let (status, captured) = await run(["--bogus"])
+        #expect(status == 2)
+        #expect(captured.stderr.contains("unknown option '--bogus'"))
+    }
+
+    @Test func versionRejectsExtraArguments() async {
+        let (status, captured) = await run(["--version", "extra"])
+        #expect(status == 2)
+        #expect(captured.stderr.contains("takes no arguments"))
+    }
+}
