@@ -64,6 +64,7 @@ let modules: [Target] = [
     .target(
         name: "PulseProtocol", dependencies: ["PulseJSON"],
         swiftSettings: swiftSettings),
+    .target(name: "PulseStorage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
     .target(
         name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol"],
         swiftSettings: swiftSettings),
@@ -88,6 +89,7 @@ let tests: [Target] = [
         name: "PulseProtocolTests", dependencies: ["PulseProtocol", "MsgTrans"],
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
+    .testTarget(name: "PulseStorageTests", dependencies: ["PulseStorage"], swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGateCLITests", dependencies: ["PulseGateCLI"],
         swiftSettings: swiftSettings),

@@ -1,0 +1,123 @@
+import CSQLite
+
+/// The single error type of `PulseStorage`.
+///
+/// Messages come from SQLite (`sqlite3_errmsg`) plus the extended result code and, where useful, the SQL text
+/// of the statement that failed. Bound values are never part of an error: statements carry `?` placeholders,
+/// and the values bound to them are not recorded anywhere.
+public struct StorageError: Error, Sendable, CustomStringConvertible {
+    /// The broad category of a failure.
+    public enum Code: String, Sendable, Equatable, CaseIterable {
+        /// The database file could not be opened or configured (path, permissions, WAL unavailable).
+        case cannotOpen
+        /// The database stayed locked longer than the busy timeout (`SQLITE_BUSY`, `SQLITE_LOCKED`).
+        case busy
+        /// A `UNIQUE`, `NOT NULL`, `CHECK`, `FOREIGN KEY` or primary key constraint failed.
+        case constraint
+        /// A write was attempted on a read-only connection or inside a read-only `read` job.
+        case readOnly
+        /// The disk or the database size limit is full (`SQLITE_FULL`).
+        case diskFull
+        /// The operating system reported an I/O error (`SQLITE_IOERR`).
+        case ioError
+        /// The file is corrupt or is not a database.
+        case corrupt
+        /// Any other error reported by the SQLite engine (syntax errors, schema errors, …).
+        case sqlite
+        /// A column held a storage class that cannot be read as the requested Swift type.
+        case typeMismatch
+        /// The recorded migrations do not match the registered, append-only migration list.
+        case migration
+        /// The connection or executor has been closed.
+        case closed
+        /// The API was used incorrectly (wrong number of bindings, column out of range, several statements).
+        case misuse
+        /// A group-commit batch was aborted, so this job's work was not committed.
+        case batchAborted
+    }
+
+    /// The category of the failure.
+    public let code: Code
+    /// A human-readable message. Never contains bound values.
+    public let message: String
+    /// The SQLite extended result code, when the failure came from SQLite.
+    public let extendedResultCode: Int?
+    /// The error that caused this one, if any.
+    public let underlying: (any Error)?
+
+    /// Creates an error.
+    public init(code: Code, message: String, extendedResultCode: Int? = nil, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.extendedResultCode = extendedResultCode
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        var text = "StorageError(\(code.rawValue)): \(message)"
+        if let extendedResultCode {
+            text += " [sqlite \(extendedResultCode)]"
+        }
+        if let underlying {
+            text += "; underlying: \(underlying)"
+        }
+        return text
+    }
+}
+
+extension StorageError {
+    /// Builds an error from a SQLite result code and the connection's current error message.
+    ///
+    /// - Parameters:
+    ///   - resultCode: the (possibly extended) result code returned by the failing call.
+    ///   - database: the connection handle, used for `sqlite3_errmsg`; may be `nil` (then `sqlite3_errstr`).
+    ///   - context: what was being done, e.g. `"prepare"`; combined with `sql` if given.
+    ///   - sql: the statement text (never the bound values).
+    init(resultCode: Int32, database: OpaquePointer?, context: String, sql: String? = nil) {
+        var detail: String
+        if let database, let raw = sqlite3_errmsg(database) {
+            detail = String(cString: raw)
+            // The connection's message can be stale for errors that did not set it (e.g. a failed bind).
+            if detail == "not an error", let fallback = sqlite3_errstr(resultCode) {
+                detail = String(cString: fallback)
+            }
+        } else if let fallback = sqlite3_errstr(resultCode) {
+            detail = String(cString: fallback)
+        } else {
+            detail = "unknown error"
+        }
+        var message = "\(context) failed: \(detail)"
+        if let sql {
+            message += " — in `\(StorageError.abbreviated(sql))`"
+        }
+        self.init(
+            code: StorageError.code(forResultCode: resultCode), message: message,
+            extendedResultCode: Int(resultCode))
+    }
+
+    /// Maps a SQLite result code (primary or extended) to a ``Code``.
+    static func code(forResultCode resultCode: Int32) -> Code {
+        switch resultCode & 0xFF {
+        case SQLITE_BUSY, SQLITE_LOCKED: return .busy
+        case SQLITE_CONSTRAINT: return .constraint
+        case SQLITE_READONLY: return .readOnly
+        case SQLITE_FULL: return .diskFull
+        case SQLITE_IOERR: return .ioError
+        case SQLITE_CORRUPT, SQLITE_NOTADB: return .corrupt
+        case SQLITE_CANTOPEN: return .cannotOpen
+        case SQLITE_MISUSE, SQLITE_RANGE: return .misuse
+        case SQLITE_MISMATCH: return .typeMismatch
+        default: return .sqlite
+        }
+    }
+
+    /// SQL text collapsed to one line and shortened, for messages.
+    static func abbreviated(_ sql: String) -> String {
+        let oneLine = sql.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        let limit = 160
+        if oneLine.count <= limit {
+            return oneLine
+        }
+        return String(oneLine.prefix(limit)) + "…"
+    }
+}

@@ -1,0 +1,206 @@
+/// The single owner of a ``SQLiteConnection``, running every blocking SQLite call on its own dedicated thread.
+///
+/// Work is submitted as synchronous closures that receive the connection; callers `await` the result while the
+/// closure runs on the executor's thread, never on the Swift concurrency cooperative pool (an fsync can take
+/// milliseconds, which would starve the pool). Jobs run one at a time, in submission order, except that all
+/// queued ``commit(_:)`` jobs are taken together (see below).
+///
+/// - ``read(_:)`` runs in a read-only snapshot (a deferred transaction with `PRAGMA query_only`).
+/// - ``write(_:)`` runs in its own `BEGIN IMMEDIATE` … `COMMIT` transaction.
+/// - ``commit(_:)`` is **group commit**: when the thread becomes free it takes every queued `commit` job (up to
+///   the batch limit) and runs them in one shared transaction, each inside its own `SAVEPOINT`, then issues one
+///   `COMMIT` — one fsync for the whole batch. A job that throws is rolled back to its savepoint and fails alone;
+///   the others still commit. Every caller resumes only after `COMMIT` returned, so success means durable. If
+///   `COMMIT` fails, every job of the batch fails. A lone job is never delayed: there is no gathering timer.
+///
+/// Once a job is submitted it runs to completion even if the calling task is cancelled.
+///
+/// ```swift
+/// let executor = try await SQLiteExecutor(path: path)
+/// try await executor.write { connection in try migrator.migrate(connection) }
+/// let rowID = try await executor.commit { connection in
+///     try connection.execute("INSERT INTO batch(id, body) VALUES (?, ?)", [id, body])
+///     return connection.lastInsertRowID
+/// }
+/// try await executor.close()
+/// ```
+public final class SQLiteExecutor: Sendable {
+    /// Counters for observability and benchmarks.
+    ///
+    /// Jobs per fsync for group commit is `groupCommittedJobs / groupCommits`.
+    public struct Statistics: Sendable, Equatable {
+        /// Successful `COMMIT`s issued by ``SQLiteExecutor/write(_:)`` and ``SQLiteExecutor/commit(_:)``
+        /// (each one is an fsync of the WAL).
+        public var commits = 0
+        /// Successful `COMMIT`s of group-commit batches.
+        public var groupCommits = 0
+        /// ``SQLiteExecutor/commit(_:)`` jobs whose changes were committed.
+        public var groupCommittedJobs = 0
+        /// ``SQLiteExecutor/commit(_:)`` jobs that threw or whose batch failed.
+        public var groupFailedJobs = 0
+        /// The most jobs committed together in one batch.
+        public var largestGroupCommit = 0
+
+        /// Creates zeroed statistics.
+        public init() {}
+    }
+
+    private let core: ExecutorCore
+
+    /// Opens the database on a new dedicated thread.
+    ///
+    /// - Parameters:
+    ///   - path: the database file, created if missing.
+    ///   - options: connection settings.
+    ///   - maximumBatchSize: the most ``commit(_:)`` jobs shared by one transaction.
+    ///   - threadName: the name of the executor's thread, as seen in debuggers, `top -H` and thread dumps
+    ///     (Linux keeps at most 15 bytes).
+    /// - Throws: ``StorageError`` if the connection cannot be opened or configured.
+    public init(
+        path: String, options: SQLiteConnection.Options = SQLiteConnection.Options(), maximumBatchSize: Int = 512,
+        threadName: String = "pulse.sqlite"
+    ) async throws {
+        let core = ExecutorCore(maximumBatchSize: maximumBatchSize)
+        try await withCheckedThrowingContinuation { (opened: CheckedContinuation<Void, any Error>) in
+            core.start(
+                name: threadName, open: { try SQLiteConnection(path: path, options: options) }, opened: opened)
+        }
+        self.core = core
+    }
+
+    deinit {
+        core.close(nil)
+    }
+
+    /// Runs `body` in a read-only snapshot on the executor's thread.
+    ///
+    /// Writes inside `body` fail with ``StorageError/Code/readOnly``.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await submitSingle { connection in
+            try connection.readOnlySnapshot { try body(connection) }
+        }
+    }
+
+    /// Runs `body` in its own transaction on the executor's thread; rolls back if it throws.
+    ///
+    /// Returns after `COMMIT`, so the changes are durable. Prefer ``commit(_:)`` for many small concurrent
+    /// writes; use `write` for large or long transactions, migrations and maintenance.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await submitSingle { [core] connection in
+            let result = try connection.transaction { try body(connection) }
+            core.statistics.withLock { $0.commits += 1 }
+            return result
+        }
+    }
+
+    /// Runs `body` as part of a shared group-commit transaction and returns once that transaction is durable.
+    ///
+    /// `body` runs inside its own savepoint: if it throws, only its changes are undone and only this call fails.
+    /// If the shared `COMMIT` fails, this call fails with that error even though `body` succeeded.
+    public func commit<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let slot = ResultSlot<T>()
+            let job = ExecutorCore.GroupJob(
+                run: { connection in
+                    do {
+                        slot.result = .success(try body(connection))
+                        return true
+                    } catch {
+                        slot.result = .failure(error)
+                        return false
+                    }
+                },
+                finish: { batchError in
+                    if let batchError {
+                        continuation.resume(throwing: batchError)
+                    } else if let result = slot.result {
+                        continuation.resume(with: result)
+                    } else {
+                        continuation.resume(
+                            throwing: StorageError(code: .batchAborted, message: "group commit job did not run"))
+                    }
+                })
+            if !core.submit(.grouped(job)) {
+                continuation.resume(throwing: StorageError.closedExecutor)
+            }
+        }
+    }
+
+    /// Stops accepting jobs, waits for every queued job to finish, then closes the connection.
+    ///
+    /// Jobs submitted after `close()` began fail with ``StorageError/Code/closed``. Calling `close()` again
+    /// returns the outcome of the first close.
+    public func close() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            core.close(continuation)
+        }
+    }
+
+    /// A snapshot of the counters.
+    public var statistics: Statistics {
+        core.statistics.withLock { $0 }
+    }
+
+    /// Whether the calling thread is the executor's thread (for tests and assertions).
+    var isExecutorThread: Bool {
+        core.isCurrentThread
+    }
+
+    /// Jobs queued and not yet started (for tests).
+    var pendingJobCount: Int {
+        core.pendingJobCount
+    }
+
+    /// Whether ``close()`` has begun (for tests).
+    var isClosing: Bool {
+        core.isClosing
+    }
+
+    private func submitSingle<T: Sendable>(
+        _ work: @escaping @Sendable (SQLiteConnection) throws -> T
+    ) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let accepted = core.submit(
+                .single { connection in
+                    continuation.resume(with: Result { try work(connection) })
+                })
+            if !accepted {
+                continuation.resume(throwing: StorageError.closedExecutor)
+            }
+        }
+    }
+}
+
+/// Holds one group-commit job's outcome between running it and resuming its caller.
+///
+/// Only touched on the executor's thread: written by `run`, read by `finish`, both called from `runBatch`.
+private final class ResultSlot<T: Sendable>: @unchecked Sendable {
+    var result: Result<T, any Error>?
+}
+
+extension StorageError {
+    static let closedExecutor = StorageError(code: .closed, message: "the executor is closed")
+}
+
+extension SQLiteConnection {
+    /// Runs `body` in a deferred (snapshot) transaction with `query_only` set, so it cannot write.
+    func readOnlySnapshot<T>(_ body: () throws -> T) throws -> T {
+        try execute("PRAGMA query_only = 1")
+        defer { try? execute("PRAGMA query_only = 0") }
+        try execute("BEGIN DEFERRED")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            rollbackIgnoringErrors()
+            throw error
+        }
+        do {
+            try execute("COMMIT")
+        } catch {
+            rollbackIgnoringErrors()
+            throw error
+        }
+        return result
+    }
+}

@@ -1,0 +1,45 @@
+/// A Swift value that can be bound to a `?` parameter of a statement.
+///
+/// `Int64`, `Int`, `Double`, `String`, `[UInt8]` (a blob) and ``SQLiteValue`` conform. Pass `nil` in a
+/// bindings array to bind `NULL`:
+///
+/// ```swift
+/// try connection.execute("INSERT INTO t(a, b, c) VALUES (?, ?, ?)", [42, "text", nil])
+/// ```
+public protocol SQLiteBindable {
+    /// The value to bind.
+    var sqliteValue: SQLiteValue { get }
+}
+
+extension SQLiteValue: SQLiteBindable {
+    public var sqliteValue: SQLiteValue { self }
+}
+
+extension Int64: SQLiteBindable {
+    public var sqliteValue: SQLiteValue { .integer(self) }
+}
+
+extension Int: SQLiteBindable {
+    public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+}
+
+extension Double: SQLiteBindable {
+    public var sqliteValue: SQLiteValue { .real(self) }
+}
+
+extension String: SQLiteBindable {
+    public var sqliteValue: SQLiteValue { .text(self) }
+}
+
+extension [UInt8]: SQLiteBindable {
+    public var sqliteValue: SQLiteValue { .blob(self) }
+}
+
+extension Optional: SQLiteBindable where Wrapped: SQLiteBindable {
+    public var sqliteValue: SQLiteValue {
+        switch self {
+        case .none: return .null
+        case .some(let wrapped): return wrapped.sqliteValue
+        }
+    }
+}
