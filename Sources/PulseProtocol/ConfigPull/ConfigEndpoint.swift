@@ -1,3 +1,5 @@
+import PulseJSON
+
 /// One named endpoint in a configuration snapshot, for example
 /// `{"name":"ingest","url":"tcp://127.0.0.1:6000"}`.
 ///
@@ -29,5 +31,20 @@ public struct ConfigEndpoint: Sendable, Hashable, Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(name, forKey: .name)
         try c.encode(url, forKey: .url)
+    }
+}
+
+extension ConfigEndpoint: PulseJSONCodable {
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        name = try o.string("name")
+        url = try o.string("url")
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("name", name)
+        writer.field("url", url)
+        writer.endObject()
     }
 }

@@ -1,3 +1,5 @@
+import PulseJSON
+
 /// `CLIENT_CONFIG_PULL` (biz type 3) request: the client's applied revision and its capabilities.
 ///
 /// Wire keys in canonical order: `configRevision` (int64, 0 when the client has never applied a
@@ -45,5 +47,20 @@ public struct ConfigPullRequest: Sendable, Hashable, Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(configRevision, forKey: .configRevision)
         try c.encode(capabilities, forKey: .capabilities)
+    }
+}
+
+extension ConfigPullRequest: PulseJSONCodable {
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        configRevision = try o.int64("configRevision", default: 0)
+        capabilities = try o.stringArray("capabilities", default: [])
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("configRevision", configRevision)
+        writer.writeStrings("capabilities", capabilities)
+        writer.endObject()
     }
 }

@@ -1,3 +1,5 @@
+import PulseJSON
+
 /// `CLIENT_CONFIG_PULL` (biz type 3) success data: a complete, versioned policy snapshot.
 ///
 /// A snapshot is always complete (never a delta) and a client applies it atomically: it validates the
@@ -93,10 +95,10 @@ public struct ConfigSnapshot: Sendable, Hashable, Codable {
     /// Checks the invariants a client relies on before applying the snapshot: non-negative revision,
     /// positive ages, caps and limits, non-negative ``compressionMinBytes`` and every sampling rate
     /// finite and within 0...1. Throws ``PulseProtocolError/Code/invalidValue`` naming the field.
-    public func validate() throws {
-        func check(_ condition: Bool, _ field: String, _ rule: String) throws {
+    public func validate() throws(PulseProtocolError) {
+        func check(_ condition: Bool, _ field: String, _ rule: String) throws(PulseProtocolError) {
             if !condition {
-                throw PulseProtocolError(code: .invalidValue, message: "config snapshot \(field) must be \(rule)")
+                throw PulseProtocolError(code: .invalidValue, message: "\(field): must be \(rule)")
             }
         }
         try check(revision >= 0, "revision", "non-negative")
@@ -166,5 +168,94 @@ public struct ConfigSnapshot: Sendable, Hashable, Codable {
         try c.encode(collectKinds, forKey: .collectKinds)
         try c.encode(requiredCapabilities, forKey: .requiredCapabilities)
         try c.encode(endpoints, forKey: .endpoints)
+    }
+}
+
+extension ConfigSnapshot: PulseJSONCodable {
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        revision = try o.int64("revision")
+        killSwitch = try o.bool("killSwitch", default: false)
+        maxBatchAgeMs = try o.int64("maxBatchAgeMs", default: Self.defaultMaxBatchAgeMs)
+        queueByteCap = try o.int64("queueByteCap", default: Self.defaultQueueByteCap)
+        sealIntervalMs = try o.int64("sealIntervalMs", default: Self.defaultSealIntervalMs)
+        batchMaxEvents = try o.int("batchMaxEvents", default: Self.defaultBatchMaxEvents)
+        batchMaxBytes = try o.int("batchMaxBytes", default: Self.defaultBatchMaxBytes)
+        compression = .zstd
+        if let text = try o.optionalString("compression") {
+            guard let codec = PayloadCodec(rawValue: text) else {
+                throw PulseProtocolError(
+                    code: .invalidValue, message: "compression: unknown codec \(PulseProtocolError.quoted(text))")
+            }
+            compression = codec
+        }
+        compressionMinBytes = try o.int("compressionMinBytes", default: Self.defaultCompressionMinBytes)
+        sampling = [:]
+        if let rates = o.optional("sampling") {
+            guard rates.kind == .object else {
+                throw o.mismatch("sampling", "an object")
+            }
+            for (key, value) in rates.memberNodes {
+                let kind = try PulseEventKind(jsonNode: key, field: "sampling")
+                guard let rate = value.double else {
+                    throw o.mismatch("sampling.\(kind.rawValue)", "a number")
+                }
+                sampling[kind] = rate
+            }
+        }
+        diagnosticsLevel = .batchSummaries
+        if let text = try o.optionalString("diagnosticsLevel") {
+            guard let level = DiagnosticsLevel(rawValue: text) else {
+                throw PulseProtocolError(
+                    code: .invalidValue,
+                    message: "diagnosticsLevel: unknown level \(PulseProtocolError.quoted(text))")
+            }
+            diagnosticsLevel = level
+        }
+        collectKinds = try o.kinds("collectKinds")
+        requiredCapabilities = try o.stringArray("requiredCapabilities", default: [])
+        var endpoints: [ConfigEndpoint] = []
+        if let elements = try o.optionalArray("endpoints") {
+            for (index, element) in elements.enumerated() {
+                do {
+                    endpoints.append(try ConfigEndpoint(jsonNode: element))
+                } catch {
+                    throw error.at("endpoints[\(index)]")
+                }
+            }
+        }
+        self.endpoints = endpoints
+        try validate()
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("revision", revision)
+        writer.field("killSwitch", killSwitch)
+        writer.field("maxBatchAgeMs", maxBatchAgeMs)
+        writer.field("queueByteCap", queueByteCap)
+        writer.field("sealIntervalMs", sealIntervalMs)
+        writer.field("batchMaxEvents", batchMaxEvents)
+        writer.field("batchMaxBytes", batchMaxBytes)
+        writer.field("compression", compression.rawValue)
+        writer.field("compressionMinBytes", compressionMinBytes)
+        writer.key("sampling")
+        writer.beginObject()
+        for kind in PulseEventKind.allCases {
+            if let rate = sampling[kind] {
+                writer.field(kind.rawValue, rate)
+            }
+        }
+        writer.endObject()
+        writer.field("diagnosticsLevel", diagnosticsLevel.rawValue)
+        writer.writeKinds("collectKinds", collectKinds)
+        writer.writeStrings("requiredCapabilities", requiredCapabilities)
+        writer.key("endpoints")
+        writer.beginArray()
+        for endpoint in endpoints {
+            endpoint.writeJSON(to: &writer)
+        }
+        writer.endArray()
+        writer.endObject()
     }
 }

@@ -1,3 +1,5 @@
+import PulseJSON
+
 /// `CLIENT_CONNECT` (biz type 1) success data.
 ///
 /// Wire keys in canonical order: `connected`, `protocolVersion`, `connectionId`, `serverTimeMs`,
@@ -63,5 +65,30 @@ public struct ConnectResult: Sendable, Hashable, Codable {
         try c.encode(configRevision, forKey: .configRevision)
         try c.encode(heartbeatIntervalMs, forKey: .heartbeatIntervalMs)
         try c.encode(collectKinds, forKey: .collectKinds)
+    }
+}
+
+extension ConnectResult: PulseJSONCodable {
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        connected = try o.bool("connected")
+        protocolVersion = try o.int("protocolVersion")
+        connectionId = try o.string("connectionId")
+        serverTimeMs = try o.int64("serverTimeMs")
+        configRevision = try o.int64("configRevision", default: 0)
+        heartbeatIntervalMs = try o.int64("heartbeatIntervalMs", default: ConnectResult.defaultHeartbeatIntervalMs)
+        collectKinds = try o.kinds("collectKinds")
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("connected", connected)
+        writer.field("protocolVersion", protocolVersion)
+        writer.field("connectionId", connectionId)
+        writer.field("serverTimeMs", serverTimeMs)
+        writer.field("configRevision", configRevision)
+        writer.field("heartbeatIntervalMs", heartbeatIntervalMs)
+        writer.writeKinds("collectKinds", collectKinds)
+        writer.endObject()
     }
 }

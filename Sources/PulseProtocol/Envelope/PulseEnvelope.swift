@@ -1,3 +1,5 @@
+import PulseJSON
+
 /// The application envelope every Pulse response payload carries:
 /// `{"code":0,"msg":null,"data":<typed result or null>}`.
 ///
@@ -80,5 +82,44 @@ extension PulseEnvelope: Codable where Payload: Codable {
         try container.encode(code, forKey: .code)
         try container.encodeNullable(msg, forKey: .msg)
         try container.encodeNullable(data, forKey: .data)
+    }
+}
+
+extension PulseEnvelope: PulseJSONCodable where Payload: PulseJSONCodable {
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        code = try o.int("code", default: PulseResponseCode.ok.rawValue)
+        msg = try o.optionalString("msg")
+        if let dataNode = o.optional("data") {
+            if code == PulseResponseCode.ok.rawValue {
+                do {
+                    data = try Payload(jsonNode: dataNode)
+                } catch {
+                    throw error.at("data")
+                }
+            } else {
+                data = try? Payload(jsonNode: dataNode)
+            }
+        } else {
+            data = nil
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writeFields(to: &writer)
+        writer.endObject()
+    }
+
+    /// Writes `code`, `msg` and `data` without braces.
+    func writeFields(to writer: inout JSONWriter) {
+        writer.field("code", code)
+        writer.field("msg", msg)
+        writer.key("data")
+        if let data {
+            data.writeJSON(to: &writer)
+        } else {
+            writer.null()
+        }
     }
 }

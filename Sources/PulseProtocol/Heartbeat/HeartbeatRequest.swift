@@ -1,3 +1,5 @@
+import PulseJSON
+
 /// `CLIENT_HEARTBEAT` (biz type 2) request.
 ///
 /// Wire keys in canonical order: `connectionId`, `clientTimeMs`, `sdkVersion`; all required. A
@@ -33,5 +35,22 @@ public struct HeartbeatRequest: Sendable, Hashable, Codable {
         try c.encode(connectionId, forKey: .connectionId)
         try c.encode(clientTimeMs, forKey: .clientTimeMs)
         try c.encode(sdkVersion, forKey: .sdkVersion)
+    }
+}
+
+extension HeartbeatRequest: PulseJSONCodable {
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        connectionId = try o.string("connectionId")
+        clientTimeMs = try o.int64("clientTimeMs")
+        sdkVersion = try o.string("sdkVersion")
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("connectionId", connectionId)
+        writer.field("clientTimeMs", clientTimeMs)
+        writer.field("sdkVersion", sdkVersion)
+        writer.endObject()
     }
 }

@@ -1,3 +1,5 @@
+import PulseJSON
+
 /// `CLIENT_HEARTBEAT` (biz type 2) success data.
 ///
 /// Wire keys in canonical order: `accepted`, `serverTimeMs`, `configRevision`, `heartbeatIntervalMs`,
@@ -56,5 +58,26 @@ public struct HeartbeatResult: Sendable, Hashable, Codable {
         try c.encode(configRevision, forKey: .configRevision)
         try c.encode(heartbeatIntervalMs, forKey: .heartbeatIntervalMs)
         try c.encode(collectKinds, forKey: .collectKinds)
+    }
+}
+
+extension HeartbeatResult: PulseJSONCodable {
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        accepted = try o.bool("accepted")
+        serverTimeMs = try o.int64("serverTimeMs")
+        configRevision = try o.int64("configRevision", default: 0)
+        heartbeatIntervalMs = try o.int64("heartbeatIntervalMs", default: ConnectResult.defaultHeartbeatIntervalMs)
+        collectKinds = try o.kinds("collectKinds")
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("accepted", accepted)
+        writer.field("serverTimeMs", serverTimeMs)
+        writer.field("configRevision", configRevision)
+        writer.field("heartbeatIntervalMs", heartbeatIntervalMs)
+        writer.writeKinds("collectKinds", collectKinds)
+        writer.endObject()
     }
 }

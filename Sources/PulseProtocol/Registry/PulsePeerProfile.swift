@@ -34,10 +34,9 @@ public struct PulsePeerProfile: Sendable, Hashable {
     ///
     /// Responses never come here: they complete an in-flight request. The rules, in order:
     /// 1. Server, first frame: anything but a `CLIENT_CONNECT` request closes the connection.
-    /// 2. One-way frames: no allocated type may travel one-way, so an allocated type or 0 gets 400 and
-    ///    an unallocated one 404 (PulseGate answers the one-way frame with a response using its
-    ///    `message_id`).
-    /// 3. `biz_type` 0 gets 400; an unallocated value gets 404.
+    /// 2. `biz_type` 0 gets 400; an unallocated value gets 404 (one-way frames included).
+    /// 3. A one-way frame with an allocated type gets 400: no allocated type may travel one-way, and
+    ///    PulseGate answers with a response using the frame's `message_id`.
     /// 4. A type the remote peer may not originate (a `CLIENT_*` request sent by a server) gets 400.
     /// 5. Before `CLIENT_CONNECT` succeeded, anything but `CLIENT_CONNECT` gets 401; after it
     ///    succeeded, another `CLIENT_CONNECT` gets 409 (the identity is immutable).

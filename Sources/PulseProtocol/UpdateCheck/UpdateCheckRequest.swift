@@ -1,3 +1,5 @@
+import PulseJSON
+
 /// `CLIENT_APP_UPDATE_CHECK` (biz type 6) request.
 ///
 /// Wire keys in canonical order: `platform`, `appKey`, `packageName`, `buildNumber`. `buildNumber`
@@ -39,5 +41,24 @@ public struct UpdateCheckRequest: Sendable, Hashable, Codable {
         try c.encode(appKey, forKey: .appKey)
         try c.encode(packageName, forKey: .packageName)
         try c.encode(buildNumber, forKey: .buildNumber)
+    }
+}
+
+extension UpdateCheckRequest: PulseJSONCodable {
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        platform = try o.string("platform")
+        appKey = try o.string("appKey")
+        packageName = try o.string("packageName")
+        buildNumber = try o.int64("buildNumber", default: 0)
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("platform", platform)
+        writer.field("appKey", appKey)
+        writer.field("packageName", packageName)
+        writer.field("buildNumber", buildNumber)
+        writer.endObject()
     }
 }

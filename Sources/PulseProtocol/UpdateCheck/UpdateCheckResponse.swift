@@ -1,3 +1,5 @@
+import PulseJSON
+
 /// The complete `CLIENT_APP_UPDATE_CHECK` response payload, including the beta-migration root copy.
 ///
 /// During the beta migration the server repeats the update fields at the root of the envelope so
@@ -38,5 +40,21 @@ public struct UpdateCheckResponse: Sendable, Hashable, Codable {
         if let data = envelope.data {
             try data.encode(to: encoder)
         }
+    }
+}
+
+extension UpdateCheckResponse: PulseJSONCodable {
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        envelope = try PulseEnvelope<UpdateCheckResult>(jsonNode: node)
+        rootCopy = node["action"] != nil ? try? UpdateCheckResult(jsonNode: node) : nil
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        envelope.writeFields(to: &writer)
+        if let data = envelope.data {
+            data.writeFields(to: &writer)
+        }
+        writer.endObject()
     }
 }

@@ -1,3 +1,5 @@
+import PulseJSON
+
 /// `CLIENT_APP_UPDATE_CHECK` (biz type 6) success data: the update decision.
 ///
 /// Wire keys in canonical order: `action`, `latestVersionName`, `latestBuildNumber`, `releaseNotes`,
@@ -49,5 +51,31 @@ public struct UpdateCheckResult: Sendable, Hashable, Codable {
         try c.encodeNullable(latestBuildNumber, forKey: .latestBuildNumber)
         try c.encodeNullable(releaseNotes, forKey: .releaseNotes)
         try c.encodeNullable(downloadUrl, forKey: .downloadUrl)
+    }
+}
+
+extension UpdateCheckResult: PulseJSONCodable {
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        action = try o.optionalString("action").map(UpdateAction.init(wireValue:)) ?? .none
+        latestVersionName = try o.optionalString("latestVersionName")
+        latestBuildNumber = try o.optionalInt64("latestBuildNumber")
+        releaseNotes = try o.optionalString("releaseNotes")
+        downloadUrl = try o.optionalString("downloadUrl")
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writeFields(to: &writer)
+        writer.endObject()
+    }
+
+    /// Writes the five fields without braces (shared with the envelope-root compatibility copy).
+    func writeFields(to writer: inout JSONWriter) {
+        writer.field("action", action.rawValue)
+        writer.field("latestVersionName", latestVersionName)
+        writer.field("latestBuildNumber", latestBuildNumber)
+        writer.field("releaseNotes", releaseNotes)
+        writer.field("downloadUrl", downloadUrl)
     }
 }
