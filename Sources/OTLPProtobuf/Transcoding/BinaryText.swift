@@ -24,7 +24,8 @@ enum BinaryText {
             var index = 0
             var position = 0
             while position + 3 <= bytes.count {
-                let chunk = UInt32(bytes[position]) << 16 | UInt32(bytes[position + 1]) << 8 | UInt32(bytes[position + 2])
+                let chunk =
+                    UInt32(bytes[position]) << 16 | UInt32(bytes[position + 1]) << 8 | UInt32(bytes[position + 2])
                 output[index] = base64Alphabet[Int(chunk >> 18 & 63)]
                 output[index + 1] = base64Alphabet[Int(chunk >> 12 & 63)]
                 output[index + 2] = base64Alphabet[Int(chunk >> 6 & 63)]

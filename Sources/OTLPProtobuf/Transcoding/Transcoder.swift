@@ -50,7 +50,8 @@ struct Transcoder {
         depth += 1
         defer { depth -= 1 }
         if depth > limits.maxDepth {
-            throw failure(.nestingTooDeep, "messages nested deeper than \(limits.maxDepth) levels", at: start(of: source))
+            throw failure(
+                .nestingTooDeep, "messages nested deeper than \(limits.maxDepth) levels", at: start(of: source))
         }
         let base = occurrences.count
         defer { occurrences.removeLast(occurrences.count - base) }
@@ -112,7 +113,8 @@ struct Transcoder {
                     preconditionFailure("readTag rejects groups")
                 }
             } catch {
-                throw failure(error, field: component(for: tag.number, fieldIndex, in: schema, regionStart: regionStart))
+                throw failure(
+                    error, field: component(for: tag.number, fieldIndex, in: schema, regionStart: regionStart))
             }
             if let fieldIndex, schema.fields[fieldIndex].accepts(tag.wireType) {
                 occurrence.fieldIndex = UInt8(fieldIndex)
