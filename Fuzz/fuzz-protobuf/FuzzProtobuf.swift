@@ -4,8 +4,9 @@
 // Each input is transcoded as a logs, a traces and a metrics export request. A success must be
 // compact JSON that PulseJSON parses within the gateway's depth (64) and that re-encodes to the same
 // bytes; a failure must be a well-formed OTLPProtobufError. A shallower depth limit must give the
-// same output or error, or fail with nestingTooDeep. Any broken invariant traps, which libFuzzer reports as a
-// crash.
+// same output or error, or fail with nestingTooDeep. The input is also sent as a string field, which
+// must be accepted exactly when the standard library finds it valid UTF-8. Any broken invariant
+// traps, which libFuzzer reports as a crash.
 
 import OTLPProtobuf
 import PulseJSON
@@ -44,7 +45,46 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
             checkError(error, inputSize: size)
         }
     }
+    checkStringValidation(input)
     return 0
+}
+
+/// The input as the `severityText` of a log record: accepted exactly when the standard library
+/// considers it UTF-8, and then written back unchanged.
+private func checkStringValidation(_ input: [UInt8]) {
+    guard input.count < 1 << 12 else { return }
+    var record: [UInt8] = [0x1A]  // field 3, length-delimited
+    appendVarint(UInt64(input.count), to: &record)
+    record += input
+    var scopeLogs: [UInt8] = [0x12]
+    appendVarint(UInt64(record.count), to: &scopeLogs)
+    scopeLogs += record
+    var resourceLogs: [UInt8] = [0x12]
+    appendVarint(UInt64(scopeLogs.count), to: &resourceLogs)
+    resourceLogs += scopeLogs
+    var request: [UInt8] = [0x0A]
+    appendVarint(UInt64(resourceLogs.count), to: &request)
+    request += resourceLogs
+    let expected = String(validating: input, as: UTF8.self)
+    switch transcode(request, .logs, limits) {
+    case .success(let json):
+        check(expected != nil, "invalid UTF-8 was accepted")
+        guard let expected, !expected.isEmpty else { return }
+        let text = try? parser.parse(json).root["resourceLogs"]?[0]?["scopeLogs"]?[0]?["logRecords"]?[0]?[
+            "severityText"]?.string
+        check(text == expected, "the string changed on the way through")
+    case .failure(let error):
+        check(expected == nil && error.code == .invalidUTF8, "valid UTF-8 was rejected: \(error.code)")
+    }
+}
+
+private func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+    var rest = value
+    while rest >= 0x80 {
+        bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+        rest >>= 7
+    }
+    bytes.append(UInt8(rest))
 }
 
 private func transcode(

@@ -59,14 +59,16 @@ enum FieldCardinality: Sendable, Equatable {
 }
 
 /// One field of a message: number, JSON name, kind and cardinality.
+///
+/// A trivial value (the name is a `StaticString`), so reading one costs no reference counting.
 struct FieldSchema: Sendable {
     let number: UInt32
     /// The lowerCamelCase JSON name (protobuf's `json_name`).
-    let name: String
+    let name: StaticString
     let kind: FieldKind
     let cardinality: FieldCardinality
 
-    init(_ number: UInt32, _ name: String, _ kind: FieldKind, _ cardinality: FieldCardinality = .implicit) {
+    init(_ number: UInt32, _ name: StaticString, _ kind: FieldKind, _ cardinality: FieldCardinality = .implicit) {
         self.number = number
         self.name = name
         self.kind = kind
@@ -82,16 +84,22 @@ struct FieldSchema: Sendable {
 }
 
 /// A message's fields, in field-number order (the order they are written in).
-struct MessageSchema: Sendable {
+///
+/// A class so that the transcoder passes schemas around with one reference count.
+final class MessageSchema: Sendable {
     /// The protobuf message name, for documentation and error messages.
     let name: String
     let fields: [FieldSchema]
+    /// The JSON keys of ``fields``, as `String`s made once.
+    let keys: [String]
     /// Field index by field number (`-1` for unknown numbers), up to the largest known number.
     private let slots: [Int8]
 
     init(_ name: String, _ fields: [FieldSchema]) {
+        precondition(fields.count <= 32, "presence is tracked in a 32-bit mask")
         self.name = name
         self.fields = fields.sorted { $0.number < $1.number }
+        keys = self.fields.map { $0.name.description }
         var slots = [Int8](repeating: -1, count: Int(self.fields.last?.number ?? 0) + 1)
         for (index, field) in self.fields.enumerated() {
             slots[Int(field.number)] = Int8(index)
@@ -100,6 +108,7 @@ struct MessageSchema: Sendable {
     }
 
     /// The index in ``fields`` of the field numbered `number`, or `nil` for an unknown field.
+    @inline(__always)
     func fieldIndex(_ number: UInt32) -> Int? {
         guard number < UInt32(slots.count) else { return nil }
         let slot = slots[Int(number)]

@@ -27,8 +27,17 @@ enum MessageSource {
 }
 
 /// One step of the field path used in error messages: `scopeLogs[1]`, `body`, `#99`.
+///
+/// A trivial value, so keeping the path up to date costs no reference counting.
 struct PathComponent {
-    var name: String
+    var name: StaticString
     /// The element index for repeated fields, `-1` for singular ones.
     var index: Int
+    /// The field number of an unknown field (written `#<number>`), 0 for known fields.
+    var unknownNumber: UInt32 = 0
+
+    var rendered: String {
+        if unknownNumber != 0 { return "#\(unknownNumber)" }
+        return index >= 0 ? "\(name)[\(index)]" : name.description
+    }
 }

@@ -12,9 +12,11 @@ import PulseJSON
 /// type, which protobuf parsers also treat as unknown) are skipped; the last occurrence of a singular
 /// scalar wins; occurrences of a singular message field are merged; repeated fields concatenate
 /// every occurrence, packed or not; the last member of a oneof wins (merging the run of that member
-/// that follows the last other member). Everything on the wire is validated, including oneof members
-/// that lose, so the transcoder accepts exactly the inputs a conforming parser accepts (except
-/// groups, which it rejects).
+/// that follows the last other member). Everything on the wire is validated, including values that
+/// are not written (earlier occurrences, oneof members that lost), so the transcoder rejects what a
+/// conforming parser rejects. It is stricter in three ways: groups are rejected, a varint whose
+/// value does not fit in 64 bits is rejected (upb drops the extra bits), and nesting is bounded by
+/// ``OTLPProtobufLimits/maxDepth``.
 struct Transcoder {
     private let input: UnsafeBufferPointer<UInt8>
     private let limits: OTLPProtobufLimits
@@ -32,7 +34,8 @@ struct Transcoder {
         self.limits = limits
         schemas = MessageKind.table
         rootName = schemas[root.rawValue].name
-        writer = JSONWriter(capacity: min(input.count * 2, limits.maxOutputBytes) + 64)
+        // OTLP/JSON is typically 2-3 times the size of the protobuf.
+        writer = JSONWriter(capacity: min(input.count * 3, limits.maxOutputBytes) + 64)
         occurrences.reserveCapacity(64)
         path.reserveCapacity(16)
     }
@@ -64,8 +67,14 @@ struct Transcoder {
             }
         }
         let end = occurrences.count
+        var present: UInt32 = 0
+        for index in base..<end {
+            present |= 1 << UInt32(occurrences[index].fieldIndex)
+        }
         writer.beginObject()
-        for fieldIndex in schema.fields.indices {
+        while present != 0 {
+            let fieldIndex = present.trailingZeroBitCount
+            present &= present - 1
             try emitField(fieldIndex, of: schema, base: base, end: end)
         }
         writer.endObject()
@@ -125,12 +134,13 @@ struct Transcoder {
 
     // MARK: Fields
 
-    /// Writes field `fieldIndex` of the message whose occurrences are `base..<end`, if it has a
-    /// value to write.
+    /// Writes field `fieldIndex` of the message whose occurrences are `base..<end` (the field occurs
+    /// at least once), if it has a value to write.
     private mutating func emitField(
         _ fieldIndex: Int, of schema: MessageSchema, base: Int, end: Int
     ) throws(OTLPProtobufError) {
         let field = schema.fields[fieldIndex]
+        let key = schema.keys[fieldIndex]
         let tag = UInt8(fieldIndex)
         switch field.cardinality {
         case .repeated:
@@ -138,7 +148,7 @@ struct Transcoder {
                 var count = 0
                 for index in base..<end where occurrences[index].fieldIndex == tag {
                     if count == 0 {
-                        writer.key(field.name)
+                        writer.key(key)
                         writer.beginArray()
                     }
                     path.append(PathComponent(name: field.name, index: count))
@@ -148,13 +158,13 @@ struct Transcoder {
                 }
                 if count > 0 { writer.endArray() }
             } else {
-                try emitRepeatedScalars(field, tag: tag, base: base, end: end)
+                try emitRepeatedScalars(field, key: key, tag: tag, base: base, end: end)
             }
 
         case .implicit, .explicit:
             guard let last = lastOccurrence(of: tag, base: base, end: end) else { return }
             if case .message(let child) = field.kind {
-                writer.key(field.name)
+                writer.key(key)
                 path.append(PathComponent(name: field.name, index: -1))
                 try emitMessage(child, from: .occurrences(from: base, to: end, fieldIndex: tag))
                 path.removeLast()
@@ -163,8 +173,8 @@ struct Transcoder {
             try validateLosers(field, tag: tag, from: base, to: last)
             let occurrence = occurrences[last]
             if field.cardinality == .implicit && isDefault(field.kind, occurrence) { return }
-            writer.key(field.name)
-            try writeValue(field, occurrence)
+            writer.key(key)
+            try writeValue(field, occurrence, as: PathComponent(name: field.name, index: -1))
 
         case .oneof(let group):
             guard let last = lastOneofOccurrence(group, of: schema, base: base, end: end) else { return }
@@ -182,21 +192,21 @@ struct Transcoder {
                     }
                 }
                 try validateLosers(field, tag: tag, from: base, to: runStart)
-                writer.key(field.name)
+                writer.key(key)
                 path.append(PathComponent(name: field.name, index: -1))
                 try emitMessage(child, from: .occurrences(from: runStart, to: end, fieldIndex: tag))
                 path.removeLast()
             } else {
                 try validateLosers(field, tag: tag, from: base, to: last)
-                writer.key(field.name)
-                try writeValue(field, occurrences[last])
+                writer.key(key)
+                try writeValue(field, occurrences[last], as: PathComponent(name: field.name, index: -1))
             }
         }
     }
 
     /// Writes a repeated scalar field: every occurrence, packed runs and single values alike.
     private mutating func emitRepeatedScalars(
-        _ field: FieldSchema, tag: UInt8, base: Int, end: Int
+        _ field: FieldSchema, key: String, tag: UInt8, base: Int, end: Int
     ) throws(OTLPProtobufError) {
         var count = 0
         for index in base..<end where occurrences[index].fieldIndex == tag {
@@ -215,7 +225,7 @@ struct Transcoder {
                         throw failure(error, field: PathComponent(name: field.name, index: count))
                     }
                     if count == 0 {
-                        writer.key(field.name)
+                        writer.key(key)
                         writer.beginArray()
                     }
                     writeNumber(field.kind, value)
@@ -223,12 +233,10 @@ struct Transcoder {
                 }
             } else {
                 if count == 0 {
-                    writer.key(field.name)
+                    writer.key(key)
                     writer.beginArray()
                 }
-                path.append(PathComponent(name: field.name, index: count))
-                try writeValue(field, occurrence, named: false)
-                path.removeLast()
+                try writeValue(field, occurrence, as: PathComponent(name: field.name, index: count))
                 count += 1
             }
         }
@@ -243,9 +251,7 @@ struct Transcoder {
         switch field.kind {
         case .string:
             for index in from..<to where occurrences[index].fieldIndex == tag {
-                path.append(PathComponent(name: field.name, index: -1))
-                _ = try makeString(occurrences[index].payload)
-                path.removeLast()
+                _ = try makeString(occurrences[index].payload, as: PathComponent(name: field.name, index: -1))
             }
         case .message(let child):
             for index in from..<to where occurrences[index].fieldIndex == tag {
@@ -291,17 +297,13 @@ struct Transcoder {
         }
     }
 
-    /// Writes one value of a scalar field. `named` says whether the path must gain the field's name
-    /// for a string error (repeated fields have pushed `name[index]` already).
+    /// Writes one value of a scalar field; `component` names it in an error.
     private mutating func writeValue(
-        _ field: FieldSchema, _ occurrence: FieldOccurrence, named: Bool = true
+        _ field: FieldSchema, _ occurrence: FieldOccurrence, as component: PathComponent
     ) throws(OTLPProtobufError) {
         switch field.kind {
         case .string:
-            if named { path.append(PathComponent(name: field.name, index: -1)) }
-            let text = try makeString(occurrence.payload)
-            if named { path.removeLast() }
-            writer.string(text)
+            writer.string(try makeString(occurrence.payload, as: component))
         case .bytesHex:
             writer.string(BinaryText.hex(UnsafeBufferPointer(rebasing: input[occurrence.payload])))
         case .bytesBase64:
@@ -344,12 +346,13 @@ struct Transcoder {
         }
     }
 
-    /// The UTF-8 string in `range`; the path must name the field.
-    private func makeString(_ range: Range<Int>) throws(OTLPProtobufError) -> String {
-        guard let text = String(validating: UnsafeBufferPointer(rebasing: input[range]), as: UTF8.self) else {
-            throw failure(.invalidUTF8, "string is not valid UTF-8", at: range.lowerBound)
+    /// The UTF-8 string in `range`, the value of the field `component` names.
+    private func makeString(_ range: Range<Int>, as component: PathComponent) throws(OTLPProtobufError) -> String {
+        let bytes = UnsafeBufferPointer(rebasing: input[range])
+        guard UTF8Validation.isValid(bytes) else {
+            throw failure(.invalidUTF8, "string is not valid UTF-8", at: range.lowerBound, field: component)
         }
-        return text
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     // MARK: Errors
@@ -366,7 +369,7 @@ struct Transcoder {
     private func component(
         for number: UInt32, _ fieldIndex: Int?, in schema: MessageSchema, regionStart: Int
     ) -> PathComponent {
-        guard let fieldIndex else { return PathComponent(name: "#\(number)", index: -1) }
+        guard let fieldIndex else { return PathComponent(name: "", index: -1, unknownNumber: number) }
         let field = schema.fields[fieldIndex]
         guard field.cardinality == .repeated else { return PathComponent(name: field.name, index: -1) }
         // The element's index: the occurrences of this field recorded so far in this message.
@@ -386,12 +389,7 @@ struct Transcoder {
     ) -> OTLPProtobufError {
         var components = path
         if let field { components.append(field) }
-        var rendered = ""
-        for component in components {
-            if !rendered.isEmpty { rendered += "." }
-            rendered += component.name
-            if component.index >= 0 { rendered += "[\(component.index)]" }
-        }
+        let rendered = components.map(\.rendered).joined(separator: ".")
         let subject = rendered.isEmpty ? rootName : rendered
         return OTLPProtobufError(code, "\(subject): \(what)", path: rendered, offset: offset)
     }

@@ -42,14 +42,22 @@ struct WireReader {
     var isAtEnd: Bool { position >= end }
 
     /// Reads a varint of up to 10 bytes whose value fits in 64 bits.
+    @inline(__always)
     mutating func readVarint() throws(WireFault) -> UInt64 {
+        if position < end {
+            let first = base[position]
+            if first < 0x80 {
+                position += 1
+                return UInt64(first)
+            }
+        }
+        return try readLongVarint()
+    }
+
+    /// ``readVarint()`` past its one-byte fast path.
+    private mutating func readLongVarint() throws(WireFault) -> UInt64 {
         let start = position
         guard position < end else { throw WireFault(code: .truncated, what: "truncated varint", offset: start) }
-        let first = base[position]
-        if first < 0x80 {
-            position += 1
-            return UInt64(first)
-        }
         var result: UInt64 = 0
         var shift: UInt64 = 0
         var cursor = position
@@ -81,10 +89,7 @@ struct WireReader {
         guard end - position >= 4 else {
             throw WireFault(code: .truncated, what: "truncated fixed32 field", offset: position)
         }
-        var value: UInt32 = 0
-        for index in 0..<4 {
-            value |= UInt32(base[position + index]) << (8 * UInt32(index))
-        }
+        let value = UInt32(littleEndian: UnsafeRawPointer(base.baseAddress! + position).loadUnaligned(as: UInt32.self))
         position += 4
         return value
     }
@@ -94,10 +99,7 @@ struct WireReader {
         guard end - position >= 8 else {
             throw WireFault(code: .truncated, what: "truncated fixed64 field", offset: position)
         }
-        var value: UInt64 = 0
-        for index in 0..<8 {
-            value |= UInt64(base[position + index]) << (8 * UInt64(index))
-        }
+        let value = UInt64(littleEndian: UnsafeRawPointer(base.baseAddress! + position).loadUnaligned(as: UInt64.self))
         position += 8
         return value
     }
@@ -116,6 +118,7 @@ struct WireReader {
 
     /// Reads a tag, rejecting field number 0, numbers beyond 2^29 - 1, wire types 6 and 7 and
     /// groups (wire types 3 and 4).
+    @inline(__always)
     mutating func readTag() throws(WireFault) -> WireTag {
         let start = position
         let key = try readVarint()
