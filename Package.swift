@@ -69,6 +69,9 @@ let modules: [Target] = [
     .target(
         name: "PulseProtocol", dependencies: ["PulseJSON"],
         swiftSettings: swiftSettings),
+    .target(
+        name: "OTLPProtobuf", dependencies: ["PulseJSON"],
+        swiftSettings: swiftSettings),
     .target(name: "PulseStorage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
     .target(
         name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "CZlib", "CZstd"],
@@ -111,6 +114,10 @@ let tests: [Target] = [
         name: "PulseProtocolTests", dependencies: ["PulseProtocol", "MsgTrans"],
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
+    .testTarget(
+        name: "OTLPProtobufTests", dependencies: ["OTLPProtobuf", "PulseJSON"],
+        resources: [.copy("Fixtures")],
+        swiftSettings: swiftSettings),
     .testTarget(name: "PulseStorageTests", dependencies: ["PulseStorage"], swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseHTTPTests", dependencies: ["PulseHTTP", "CZlib", "CZstd"],
@@ -134,6 +141,9 @@ let fuzzTargets: [Target] =
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
             name: "fuzz-json", dependencies: ["PulseJSON"], path: "Fuzz/fuzz-json",
+            swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "fuzz-protobuf", dependencies: ["OTLPProtobuf", "PulseJSON"], path: "Fuzz/fuzz-protobuf",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]),
     ] : []
 
