@@ -74,7 +74,11 @@ let modules: [Target] = [
         name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol"],
+        name: "PulseIngest",
+        dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseStorage", "PulseHTTP"],
+        swiftSettings: swiftSettings),
+    .target(
+        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseIngest"],
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate", dependencies: ["PulseGateCLI"],
@@ -82,6 +86,10 @@ let modules: [Target] = [
     .executableTarget(
         name: "pulsegate-bench", dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans"],
         path: "Benchmarks/pulsegate-bench",
+        swiftSettings: swiftSettings),
+    .executableTarget(
+        name: "ingest-bench", dependencies: ["PulseIngest", "PulseProtocol", "MsgTrans"],
+        path: "Benchmarks/ingest-bench",
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "msgtrans-scale", dependencies: ["MsgTransRuntime", "MsgTrans"],
@@ -109,7 +117,11 @@ let tests: [Target] = [
         name: "PulseHTTPTests", dependencies: ["PulseHTTP", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseGateCLITests", dependencies: ["PulseGateCLI"],
+        name: "PulseIngestTests",
+        dependencies: ["PulseIngest", "PulseProtocol", "PulseJSON", "PulseStorage", "MsgTrans", "MsgTransRuntime"],
+        swiftSettings: swiftSettings),
+    .testTarget(
+        name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseIngest"],
         swiftSettings: swiftSettings),
 ]
 
