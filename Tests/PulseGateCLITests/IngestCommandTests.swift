@@ -44,7 +44,8 @@ import Testing
 
     @Test func helpDescribesFlagsAndEnvironment() async {
         let captured = CapturedOutput()
-        let status = await PulseGateCommandLine.run(arguments: ["ingest", "--help"], environment: [:], output: captured.output)
+        let status = await PulseGateCommandLine.run(
+            arguments: ["ingest", "--help"], environment: [:], output: captured.output)
         #expect(status == 0)
         for text in ["--listen", "--data-dir", "--config", "--admin", "PULSEGATE_INGEST_LISTEN", "SIGTERM"] {
             #expect(captured.stdout.contains(text))

@@ -54,6 +54,7 @@ enum IngestCommand {
         }
         let options = try parse(arguments: arguments, environment: environment)
         let signals = ProcessSignals()
+        defer { signals.cancel() }
         try await run(options: options, output: output, signals: signals.stream)
     }
 
@@ -117,7 +118,8 @@ enum IngestCommand {
     ) async throws {
         let policy: IngestPolicy
         do {
-            policy = try options.configPath.map { path throws(IngestError) in try IngestPolicy.load(path: path) }
+            policy =
+                try options.configPath.map { path throws(IngestError) in try IngestPolicy.load(path: path) }
                 ?? .acceptingEveryApp
         } catch {
             throw CLIError(.runtime, "ingest: cannot load the config", underlying: error)
@@ -174,7 +176,7 @@ enum IngestCommand {
 }
 
 /// SIGTERM, SIGINT and SIGHUP as an async stream, through dispatch signal sources.
-private final class ProcessSignals: Sendable {
+private final class ProcessSignals {
     let stream: AsyncStream<IngestCommand.Signal>
     private let sources: [any DispatchSourceSignal]
 
@@ -191,7 +193,8 @@ private final class ProcessSignals: Sendable {
         }
     }
 
-    deinit {
+    /// Stops listening; the default dispositions are not restored (the process is about to exit).
+    func cancel() {
         for source in sources {
             source.cancel()
         }

@@ -39,7 +39,8 @@ extension PulseSession {
         }
         guard app.allowsPackage(request.packageName) else {
             let package = request.packageName.map(PayloadCoding.quoted) ?? "null"
-            return core.reject(.forbidden, "package \(package) is not allowed for app \(PayloadCoding.quoted(app.appId))")
+            return core.reject(
+                .forbidden, "package \(package) is not allowed for app \(PayloadCoding.quoted(app.appId))")
         }
         let identity = SessionIdentity(
             connectionId: ConnectionID.make(), appId: request.appId, packageName: request.packageName,

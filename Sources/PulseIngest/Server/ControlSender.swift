@@ -21,7 +21,8 @@ extension IngestCore {
         let outcomes = await withTaskGroup(of: IngestControlOutcome.self) { group in
             for target in targets {
                 group.addTask {
-                    await Self.request(payload, connectionId: target.connectionId, on: target.connection, timeout: timeout)
+                    await Self.request(
+                        payload, connectionId: target.connectionId, on: target.connection, timeout: timeout)
                 }
             }
             var outcomes: [IngestControlOutcome] = []

@@ -57,12 +57,16 @@ final class IngestCounters: Sendable {
         state.withLock { $0.rejections[code, default: 0] += 1 }
     }
 
-    /// The per-app numbers merged with the registry's census, and the rejections.
-    func snapshot(census: [String: (sessions: Int, present: Int)]) -> (
+    /// The per-app numbers merged with the registry's census, and the rejections. Every app in
+    /// `knownApps` is listed, with zeros if nothing happened.
+    func snapshot(census: [String: (sessions: Int, present: Int)], knownApps: some Sequence<String>) -> (
         apps: [String: IngestAppStatistics], rejections: [Int: Int]
     ) {
         state.withLock { state in
             var apps = state.apps
+            for app in knownApps where apps[app] == nil {
+                apps[app] = IngestAppStatistics()
+            }
             for (app, counts) in census {
                 var stats = apps[app] ?? IngestAppStatistics()
                 stats.sessions = counts.sessions

@@ -31,14 +31,15 @@ final class IngestStore: Sendable {
             throw IngestError(.storageFailed, "cannot create the data directory \(directory)", underlying: error)
         }
         let path = (directory as NSString).appendingPathComponent(fileName)
-        let milliseconds = Int(busyTimeout.components.seconds * 1_000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int(
+            busyTimeout.components.seconds * 1_000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
         do {
             let executor = try await SQLiteExecutor(
                 path: path, options: SQLiteConnection.Options(busyTimeoutMilliseconds: max(0, milliseconds)),
                 maximumBatchSize: maximumBatchSize, threadName: "pulse.ingest.db")
             let migrator = IngestSchema.migrator
             do {
-                try await executor.write { connection in try migrator.migrate(connection) }
+                _ = try await executor.write { connection in try migrator.migrate(connection) }
             } catch {
                 try? await executor.close()
                 throw error
@@ -253,7 +254,12 @@ final class IngestStore: Sendable {
             var counts: [String: IngestCounts] = [:]
             let batches = try connection.query(
                 "SELECT app_id, kind, count(*) FROM ingest_batches GROUP BY app_id, kind"
-            ) { row in (try row.column(0, as: String.self), try row.column(1, as: String.self), try row.column(2, as: Int.self)) }
+            ) { row in
+                (
+                    try row.column(0, as: String.self), try row.column(1, as: String.self),
+                    try row.column(2, as: Int.self)
+                )
+            }
             for (app, kind, count) in batches {
                 if kind == "event" {
                     counts[app, default: IngestCounts()].eventBatches = count

@@ -10,8 +10,10 @@ import Testing
         let (client, _) = try await harness.connectedClient()
         _ = try #require(
             await client.request(
-                biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "s", eventIds: [Fixture.hexID(1), Fixture.hexID(2)])))
-        _ = try #require(await client.request(biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "c", crashIds: ["k"])))
+                biz: Biz.eventBatch,
+                json: Fixture.eventBatch(batchId: "s", eventIds: [Fixture.hexID(1), Fixture.hexID(2)])))
+        _ = try #require(
+            await client.request(biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "c", crashIds: ["k"])))
         _ = try #require(await client.request(biz: 99, json: "{}"))
         let reply = try #require(await HTTPProbe.send(port: port, path: "/stats"))
         #expect(reply.status == 200)
@@ -33,8 +35,10 @@ import Testing
         let port = try #require(harness.server.adminPort)
         let (client, connectionId) = try await harness.connectedClient()
         let ids = (0..<5).map { Fixture.hexID(10 + $0) }
-        _ = try #require(await client.request(biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "l", eventIds: ids)))
-        _ = try #require(await client.request(biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "c", crashIds: ["k"])))
+        _ = try #require(
+            await client.request(biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "l", eventIds: ids)))
+        _ = try #require(
+            await client.request(biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "c", crashIds: ["k"])))
 
         let events = try #require(await HTTPProbe.send(port: port, path: "/events?app=\(Fixture.appId)&limit=3"))
         #expect(events.status == 200)
@@ -46,7 +50,8 @@ import Testing
         let crashes = try #require(await HTTPProbe.send(port: port, path: "/crashes?app=\(Fixture.appId)"))
         #expect((crashes.object["crashes"] as? [[String: Any]])?.first?["crashId"] as? String == "k")
         let connections = try #require(await HTTPProbe.send(port: port, path: "/connections?app=\(Fixture.appId)"))
-        #expect((connections.object["connections"] as? [[String: Any]])?.first?["connectionId"] as? String == connectionId)
+        #expect(
+            (connections.object["connections"] as? [[String: Any]])?.first?["connectionId"] as? String == connectionId)
 
         #expect(await HTTPProbe.send(port: port, path: "/events")?.status == 400)
         #expect(await HTTPProbe.send(port: port, path: "/events?app=x&limit=zero")?.status == 400)
@@ -67,7 +72,8 @@ import Testing
         #expect(body["route"] as? String == "telemetry.flush")
         #expect((body["args"] as? [String: Any])?["reason"] as? String == "test")
         await client.send(
-            .response, biz: 7, json: #"{"code":0,"msg":null,"data":{"flushedBatches":1}}"#, messageID: request.messageID)
+            .response, biz: 7, json: #"{"code":0,"msg":null,"data":{"flushedBatches":1}}"#, messageID: request.messageID
+        )
         let answer = try #require(await reply)
         #expect(answer.status == 200)
         #expect((answer.object["sent"] as? NSNumber)?.intValue == 1)
@@ -76,7 +82,8 @@ import Testing
         #expect((outcome["code"] as? NSNumber)?.intValue == 0)
         #expect(((outcome["data"] as? [String: Any])?["flushedBatches"] as? NSNumber)?.intValue == 1)
 
-        let bad = await HTTPProbe.send(port: port, method: "POST", path: "/control", body: #"{"app":"a","route":"Bad"}"#)
+        let bad = await HTTPProbe.send(
+            port: port, method: "POST", path: "/control", body: #"{"app":"a","route":"Bad"}"#)
         #expect(bad?.status == 400)
         let none = await HTTPProbe.send(
             port: port, method: "POST", path: "/control", body: #"{"app":"nobody","route":"config.invalidate"}"#)

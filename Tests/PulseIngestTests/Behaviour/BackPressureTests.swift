@@ -44,7 +44,8 @@ final class WriteLock: @unchecked Sendable {
             biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "first", eventIds: [Fixture.hexID(1)]))
         #expect(await eventually { harness.server.statistics().pendingBatches == 1 })
         let second = try #require(
-            await client.request(biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "second", eventIds: [Fixture.hexID(2)])))
+            await client.request(
+                biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "second", eventIds: [Fixture.hexID(2)])))
         #expect(second.code == 429)
         #expect(second.frame.bizType == Biz.eventBatch)
         try lock.release()
@@ -68,7 +69,8 @@ final class WriteLock: @unchecked Sendable {
             biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "first", eventIds: [Fixture.hexID(1)]))
         #expect(await eventually { harness.server.statistics().pendingBatches == 1 })
         let second = try #require(
-            await client.request(biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "second", eventIds: [Fixture.hexID(2)])))
+            await client.request(
+                biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "second", eventIds: [Fixture.hexID(2)])))
         #expect(second.code == 429)
         try lock.release()
         let frame = try #require(await client.readFrame())
@@ -84,15 +86,18 @@ final class WriteLock: @unchecked Sendable {
         let (client, connectionId) = try await harness.connectedClient()
         let lock = try WriteLock(directory: harness.directory)
         let batch = try #require(
-            await client.request(biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "b", eventIds: [Fixture.hexID(1)])))
+            await client.request(
+                biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "b", eventIds: [Fixture.hexID(1)])))
         #expect(batch.code == 503)
         let heartbeat = try #require(
             await client.request(
-                biz: Biz.heartbeat, json: #"{"connectionId":"\#(connectionId)","clientTimeMs":1,"sdkVersion":"2.3.0"}"#))
+                biz: Biz.heartbeat, json: #"{"connectionId":"\#(connectionId)","clientTimeMs":1,"sdkVersion":"2.3.0"}"#)
+        )
         #expect(heartbeat.code == 503)
         try lock.release()
         let retry = try #require(
-            await client.request(biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "b", eventIds: [Fixture.hexID(1)])))
+            await client.request(
+                biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "b", eventIds: [Fixture.hexID(1)])))
         #expect(retry.code == 0)
         #expect(harness.server.statistics().rejections[500] == nil)
         await harness.stop()

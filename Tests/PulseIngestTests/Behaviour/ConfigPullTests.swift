@@ -51,7 +51,8 @@ import Testing
         #expect(harness.server.reload(policy).isEmpty)
         let heartbeat = try #require(
             await client.request(
-                biz: Biz.heartbeat, json: #"{"connectionId":"\#(connectionId)","clientTimeMs":1,"sdkVersion":"2.3.0"}"#))
+                biz: Biz.heartbeat, json: #"{"connectionId":"\#(connectionId)","clientTimeMs":1,"sdkVersion":"2.3.0"}"#)
+        )
         #expect((heartbeat.dataObject["configRevision"] as? NSNumber)?.intValue == 8)
         let pull = try #require(
             await client.request(biz: Biz.configPull, json: #"{"configRevision":7,"capabilities":["batch_upload"]}"#))

@@ -1,4 +1,5 @@
 import Foundation
+import PulseProtocol
 import Testing
 
 @testable import PulseIngest
@@ -16,7 +17,8 @@ import Testing
         let revision = try #require(await client.request(biz: Biz.control, json: #"{"route":"config.revision"}"#))
         #expect((revision.dataObject["configRevision"] as? NSNumber)?.intValue == 7)
         for route in ["telemetry.flush", "audit.export_everything", "system.exec"] {
-            let response = try #require(await client.request(biz: Biz.control, json: #"{"route":"\#(route)","args":{}}"#))
+            let response = try #require(
+                await client.request(biz: Biz.control, json: #"{"route":"\#(route)","args":{}}"#))
             #expect(response.code == 404, "\(route)")
         }
         for json in [#"{"route":"Telemetry.Flush"}"#, #"{"route":"flush"}"#, #"{"args":{}}"#, "[]"] {
@@ -34,14 +36,15 @@ import Testing
         let (first, firstId) = try await harness.connectedClient()
         let (second, secondId) = try await harness.connectedClient(Fixture.connect(device: "dev-2"))
         let (other, _) = try await harness.connectedClient(Fixture.connect(appId: "app_other"))
-        async let outcomes = harness.server.sendControl(
-            app: Fixture.appId, route: try #require(.init("config.invalidate")), arguments: .object([]))
+        let route = try #require(ControlRoute("config.invalidate"))
+        async let outcomes = harness.server.sendControl(app: Fixture.appId, route: route, arguments: .object([]))
         for client in [first, second] {
             let request = try #require(await client.readFrame())
             let body = try #require(JSONSerialization.jsonObject(with: Data(request.payload)) as? [String: Any])
             #expect(body["route"] as? String == "config.invalidate")
             #expect((body["schemaVersion"] as? NSNumber)?.intValue == 1)
-            await client.send(.response, biz: 7, json: #"{"code":0,"msg":null,"data":true}"#, messageID: request.messageID)
+            await client.send(
+                .response, biz: 7, json: #"{"code":0,"msg":null,"data":true}"#, messageID: request.messageID)
         }
         let results = await outcomes
         #expect(Set(results.map(\.connectionId)) == [firstId, secondId])

@@ -73,15 +73,18 @@ import Testing
         let (client, _) = try await harness.connectedClient()
         #expect(
             try #require(
-                await client.request(biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "c1", crashIds: ["k1", "k2"]))
+                await client.request(
+                    biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "c1", crashIds: ["k1", "k2"]))
             ).code == 0)
         #expect(
             try #require(
-                await client.request(biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "c2", crashIds: ["k2", "k3"]))
+                await client.request(
+                    biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "c2", crashIds: ["k2", "k3"]))
             ).code == 0)
         #expect(
             try #require(
-                await client.request(biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "c2", crashIds: ["k2", "k3"]))
+                await client.request(
+                    biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "c2", crashIds: ["k2", "k3"]))
             ).code == 0)
         let counts = try await harness.server.counts(app: Fixture.appId)
         #expect(counts.crashes == 3)

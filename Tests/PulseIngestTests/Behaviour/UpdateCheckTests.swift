@@ -8,7 +8,8 @@ import Testing
         try #require(
             await client.request(
                 biz: Biz.updateCheck,
-                json: #"{"platform":"\#(platform)","appKey":"app_7f3a","packageName":"com.example.shop","buildNumber":\#(build)}"#
+                json:
+                    #"{"platform":"\#(platform)","appKey":"app_7f3a","packageName":"com.example.shop","buildNumber":\#(build)}"#
             ))
     }
 

@@ -83,7 +83,8 @@ import Testing
     }
 
     @Test func listenAddresses() throws {
-        #expect(try IngestListenAddress(parsing: "127.0.0.1:6000") == IngestListenAddress(host: "127.0.0.1", port: 6000))
+        #expect(
+            try IngestListenAddress(parsing: "127.0.0.1:6000") == IngestListenAddress(host: "127.0.0.1", port: 6000))
         #expect(try IngestListenAddress(parsing: "[::1]:0") == IngestListenAddress(host: "::1", port: 0))
         #expect(IngestListenAddress(host: "::1", port: 7).description == "[::1]:7")
         for bad in ["6000", "host:", ":6000", "1.2.3.4:70000", "::1:6000", "[::1]6000", "[::1"] {

@@ -91,11 +91,13 @@ import Testing
         #expect(malformed.code == 400)
         let unknownApp = try #require(await client.request(biz: Biz.connect, json: Fixture.connect(appId: "nope")))
         #expect(unknownApp.code == 403)
-        let badPackage = try #require(await client.request(biz: Biz.connect, json: Fixture.connect(package: "com.evil")))
+        let badPackage = try #require(
+            await client.request(biz: Biz.connect, json: Fixture.connect(package: "com.evil")))
         #expect(badPackage.code == 403)
         let noPackage = try #require(await client.request(biz: Biz.connect, json: Fixture.connect(package: nil)))
         #expect(noPackage.code == 403)
-        let oldProtocol = try #require(await client.request(biz: Biz.connect, json: Fixture.connect(protocolVersion: 1)))
+        let oldProtocol = try #require(
+            await client.request(biz: Biz.connect, json: Fixture.connect(protocolVersion: 1)))
         #expect(oldProtocol.code == 400)
         for biz in UInt8(2)...7 {
             let json = biz == Biz.eventBatch ? Fixture.eventBatch(batchId: "pre", eventIds: [Fixture.hexID(3)]) : "{}"
@@ -107,7 +109,8 @@ import Testing
         let connected = try #require(await client.request(biz: Biz.connect, json: Fixture.connect()))
         #expect(connected.code == 0)
         let batch = try #require(
-            await client.request(biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "b", eventIds: [Fixture.hexID(3)])))
+            await client.request(
+                biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "b", eventIds: [Fixture.hexID(3)])))
         #expect(batch.code == 0)
         await harness.stop()
     }
@@ -121,7 +124,10 @@ import Testing
             var bytes: [UInt8] = []
             for (id, biz, json) in [
                 (UInt32(1), Biz.connect, connect),
-                (2, Biz.eventBatch, Fixture.eventBatch(batchId: "pipe-\(expected)", eventIds: [Fixture.hexID(expected + 10)])),
+                (
+                    2, Biz.eventBatch,
+                    Fixture.eventBatch(batchId: "pipe-\(expected)", eventIds: [Fixture.hexID(expected + 10)])
+                ),
                 (3, Biz.control, #"{"route":"telemetry.ping","args":{}}"#),
             ] {
                 bytes += try Frame.make(
@@ -149,12 +155,14 @@ import Testing
         #expect(again.code == 409)
         let heartbeat = try #require(
             await client.request(
-                biz: Biz.heartbeat, json: #"{"connectionId":"\#(connectionId)","clientTimeMs":1,"sdkVersion":"2.3.0"}"#))
+                biz: Biz.heartbeat, json: #"{"connectionId":"\#(connectionId)","clientTimeMs":1,"sdkVersion":"2.3.0"}"#)
+        )
         #expect(heartbeat.code == 0)
         let otherDevice = try #require(
             await client.request(
                 biz: Biz.eventBatch,
-                json: Fixture.eventBatch(batchId: "x", eventIds: [Fixture.hexID(1)], identity: Fixture.identity(device: "dev-2"))))
+                json: Fixture.eventBatch(
+                    batchId: "x", eventIds: [Fixture.hexID(1)], identity: Fixture.identity(device: "dev-2"))))
         #expect(otherDevice.code == 403)
         await harness.stop()
     }
@@ -171,7 +179,8 @@ import Testing
         let (client, _) = try await harness.connectedClient()
         let events = try #require(
             await client.request(
-                biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "e", eventIds: [Fixture.hexID(1)], identity: identity)))
+                biz: Biz.eventBatch,
+                json: Fixture.eventBatch(batchId: "e", eventIds: [Fixture.hexID(1)], identity: identity)))
         #expect(events.code == 403)
         let crashes = try #require(
             await client.request(
@@ -183,7 +192,8 @@ import Testing
         let matching = Fixture.identity().replacingOccurrences(of: #""userId":null"#, with: #""userId":"u-1""#)
         let accepted = try #require(
             await client.request(
-                biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "ok", eventIds: [Fixture.hexID(2)], identity: matching)))
+                biz: Biz.eventBatch,
+                json: Fixture.eventBatch(batchId: "ok", eventIds: [Fixture.hexID(2)], identity: matching)))
         #expect(accepted.code == 0)
         await harness.stop()
     }
@@ -251,7 +261,8 @@ import Testing
         let (client, connectionId) = try await harness.connectedClient()
         let response = try #require(
             await client.request(
-                biz: Biz.heartbeat, json: #"{"connectionId":"\#(connectionId)","clientTimeMs":5,"sdkVersion":"2.3.0"}"#))
+                biz: Biz.heartbeat, json: #"{"connectionId":"\#(connectionId)","clientTimeMs":5,"sdkVersion":"2.3.0"}"#)
+        )
         #expect(response.code == 0)
         #expect(response.dataObject["accepted"] as? Bool == true)
         #expect((response.dataObject["configRevision"] as? NSNumber)?.intValue == 7)
@@ -272,7 +283,8 @@ import Testing
         let ping = try #require(await client.request(biz: Biz.control, json: #"{"route":"telemetry.ping","args":{}}"#))
         #expect(ping.code == 0)
         let batch = try #require(
-            await client.request(biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "bi", eventIds: [Fixture.hexID(4)])))
+            await client.request(
+                biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "bi", eventIds: [Fixture.hexID(4)])))
         #expect(batch.code == 0)
         await client.send(
             .response, biz: Biz.control, json: #"{"code":404,"msg":"unsupported route","data":null}"#,

@@ -66,7 +66,8 @@ import Testing
         await client.write(pipelined)
         for _ in requests {
             let frame = try #require(await client.readFrame())
-            let expected = try #require(ids.removeValue(forKey: frame.messageID), "unexpected or repeated id")
+            let removed = ids.removeValue(forKey: frame.messageID)
+            let expected = try #require(removed, "unexpected or repeated id")
             let response = try #require(Response(frame: frame, expectedID: frame.messageID))
             #expect(frame.packetType == .response)
             #expect(frame.bizType == expected.0)
@@ -109,7 +110,8 @@ import Testing
         let late = await timedOut
         #expect(late.first?.code == nil)
         #expect(late.first?.failure == "timeout")
-        await client.send(.response, biz: Biz.control, json: #"{"code":0,"msg":null,"data":null}"#, messageID: second.messageID)
+        await client.send(
+            .response, biz: Biz.control, json: #"{"code":0,"msg":null,"data":null}"#, messageID: second.messageID)
         let probe = try #require(await client.request(biz: Biz.control, json: #"{"route":"telemetry.ping","args":{}}"#))
         #expect(probe.code == 0)
         #expect(harness.server.transportStatistics.unmatchedResponses == unmatchedBefore + 1)

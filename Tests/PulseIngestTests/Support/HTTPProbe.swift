@@ -41,7 +41,8 @@ enum HTTPProbe {
                 received += buffer[0..<count]
             }
             let separator = Array("\r\n\r\n".utf8)
-            guard let split = (0..<max(0, received.count - 3)).first(where: { Array(received[$0..<$0 + 4]) == separator })
+            guard
+                let split = (0..<max(0, received.count - 3)).first(where: { Array(received[$0..<$0 + 4]) == separator })
             else { return nil }
             let head = String(decoding: received[0..<split], as: UTF8.self)
             let statusLine = head.split(separator: "\r\n").first ?? ""

@@ -152,4 +152,3 @@ struct Harness: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
-
