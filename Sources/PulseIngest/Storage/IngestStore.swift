@@ -40,6 +40,9 @@ final class IngestStore: Sendable {
             let migrator = IngestSchema.migrator
             do {
                 _ = try await executor.write { connection in try migrator.migrate(connection) }
+                // A larger page cache keeps the random-order unique indexes (event and crash ids) in
+                // memory instead of re-reading their pages for every insert.
+                try await executor.write { connection in try connection.execute("PRAGMA cache_size = -32768") }
             } catch {
                 try? await executor.close()
                 throw error
