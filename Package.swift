@@ -78,13 +78,19 @@ let modules: [Target] = [
         dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseStorage", "PulseHTTP"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseIngest"],
+        name: "PulseGateway",
+        dependencies: [
+            "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "MsgTrans", "MsgTransRuntime", "CPulseShims",
+        ],
+        swiftSettings: swiftSettings),
+    .target(
+        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest"],
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate", dependencies: ["PulseGateCLI"],
         swiftSettings: swiftSettings),
     .executableTarget(
-        name: "pulsegate-bench", dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans"],
+        name: "pulsegate-bench", dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans", "PulseStorage"],
         path: "Benchmarks/pulsegate-bench",
         swiftSettings: swiftSettings),
     .executableTarget(
@@ -122,7 +128,13 @@ let tests: [Target] = [
         dependencies: ["PulseIngest", "PulseProtocol", "PulseJSON", "PulseStorage", "MsgTrans", "MsgTransRuntime"],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseIngest"],
+        name: "PulseGatewayTests",
+        dependencies: [
+            "PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON", "MsgTrans", "MsgTransRuntime", "CZlib", "CZstd",
+        ],
+        swiftSettings: swiftSettings),
+    .testTarget(
+        name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseGateway", "PulseIngest"],
         swiftSettings: swiftSettings),
 ]
 
