@@ -17,7 +17,7 @@ extension PulseSession {
         let snapshot = app.policy
         switch request.responseCode(serving: snapshot) {
         case .ok:
-            return Envelope.success(data: PayloadCoding.encode(snapshot))
+            return Envelope.success(snapshot)
         case .conflict:
             return core.reject(
                 .conflict,

@@ -69,6 +69,6 @@ extension PulseSession {
         let result = ConnectResult(
             connectionId: identity.connectionId, serverTimeMs: now, configRevision: app.policy.revision,
             heartbeatIntervalMs: policy.heartbeatIntervalMs, collectKinds: app.policy.collectKinds)
-        return Envelope.success(data: PayloadCoding.encode(result), compression: .none)
+        return Envelope.success(result, compression: .none)
     }
 }

@@ -16,23 +16,20 @@ extension PulseSession {
     func handleControl(_ payload: [UInt8], identity: SessionIdentity) -> MsgTransReply {
         let route: String
         do {
-            route = try PayloadCoding.decodeControlRoute(payload)
+            route = try PayloadCoding.decodeControl(payload).route.name
         } catch {
             return core.reject(.badRequest, "malformed BIDIRECTIONAL_CONTROL_RPC: \(PayloadCoding.summary(of: error))")
         }
-        var writer = JSONWriter(capacity: 64)
+        let result: JSONValue
         switch route {
         case "telemetry.ping":
-            writer.beginObject()
-            writer.field("serverTimeMs", core.clock.nowMilliseconds())
-            writer.endObject()
+            result = .object([JSONMember(key: "serverTimeMs", value: .int(core.clock.nowMilliseconds()))])
         case "config.revision":
-            writer.beginObject()
-            writer.field("configRevision", core.policy.app(identity.appId)?.policy.revision ?? 0)
-            writer.endObject()
+            let revision = core.policy.app(identity.appId)?.policy.revision ?? 0
+            result = .object([JSONMember(key: "configRevision", value: .int(revision))])
         default:
             return core.reject(.notFound, "unsupported control route \(PayloadCoding.quoted(route))")
         }
-        return Envelope.success(data: writer.bytes, compression: .none)
+        return Envelope.success(ControlRPCResult(result), compression: .none)
     }
 }

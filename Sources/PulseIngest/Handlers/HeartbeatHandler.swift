@@ -29,6 +29,6 @@ extension PulseSession {
         let result = HeartbeatResult(
             accepted: true, serverTimeMs: now, configRevision: snapshot?.revision ?? 0,
             heartbeatIntervalMs: policy.heartbeatIntervalMs, collectKinds: snapshot?.collectKinds ?? [])
-        return Envelope.success(data: PayloadCoding.encode(result), compression: .none)
+        return Envelope.success(result, compression: .none)
     }
 }

@@ -25,6 +25,6 @@ extension PulseSession {
             core.policy.app(identity.appId)?.updateDecision(
                 platform: request.platform, packageName: request.packageName, buildNumber: request.buildNumber)
             ?? .noUpdate
-        return Envelope.successWithRootCopy(data: PayloadCoding.encode(result))
+        return Envelope.success(result)
     }
 }

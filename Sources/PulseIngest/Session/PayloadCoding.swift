@@ -1,250 +1,86 @@
-import Foundation
 import PulseJSON
 import PulseProtocol
 
 /// Decoding of request payloads and encoding of result data, in one place.
 ///
-/// Batches use PulseProtocol's fast codecs (simdjson via PulseJSON); the small control messages
-/// use them too where they exist.
+/// Everything goes through PulseProtocol's fast codecs (simdjson via PulseJSON, canonical key
+/// order on output); Foundation's JSON is never on a request path.
 enum PayloadCoding {
-    static func decodeConnect(_ payload: [UInt8]) throws -> ConnectRequest {
-        try JSONDecoder().decode(ConnectRequest.self, from: Data(payload))
+    static func decodeConnect(_ payload: [UInt8]) throws(PulseProtocolError) -> ConnectRequest {
+        try ConnectRequest(decodingJSON: payload)
     }
 
-    static func decodeHeartbeat(_ payload: [UInt8]) throws -> HeartbeatRequest {
-        try JSONDecoder().decode(HeartbeatRequest.self, from: Data(payload))
+    static func decodeHeartbeat(_ payload: [UInt8]) throws(PulseProtocolError) -> HeartbeatRequest {
+        try HeartbeatRequest(decodingJSON: payload)
     }
 
-    static func decodeConfigPull(_ payload: [UInt8]) throws -> ConfigPullRequest {
-        try JSONDecoder().decode(ConfigPullRequest.self, from: Data(payload))
+    static func decodeConfigPull(_ payload: [UInt8]) throws(PulseProtocolError) -> ConfigPullRequest {
+        try ConfigPullRequest(decodingJSON: payload)
     }
 
-    static func decodeUpdateCheck(_ payload: [UInt8]) throws -> UpdateCheckRequest {
-        try JSONDecoder().decode(UpdateCheckRequest.self, from: Data(payload))
+    static func decodeUpdateCheck(_ payload: [UInt8]) throws(PulseProtocolError) -> UpdateCheckRequest {
+        try UpdateCheckRequest(decodingJSON: payload)
     }
 
-    /// The route of a control RPC request (validated syntax).
-    static func decodeControlRoute(_ payload: [UInt8]) throws -> String {
-        let document = try JSONParser().parse(payload)
-        guard let route = document.root["route"]?.string else {
-            throw PulseProtocolError(code: .missingField, message: "$.route is missing or not a string")
-        }
-        return try ControlRoute(validating: route).name
+    /// A control RPC request; a malformed route fails here (400), an unsupported one later (404).
+    static func decodeControl(_ payload: [UInt8]) throws(PulseProtocolError) -> ControlRPCRequest {
+        try ControlRPCRequest(decodingJSON: payload)
     }
 
-    static func decodeEventBatch(_ payload: [UInt8], connectionId: String) throws -> BatchRecord<EventRecord> {
-        let root = try JSONParser().parse(payload).root
-        let (identity, batchId) = try batchEnvelope(root)
-        guard let events = root["events"], events.kind == .array else {
-            throw PulseProtocolError(code: .missingField, message: "$.events is missing or not an array")
-        }
-        guard events.count > 0 else {
-            throw PulseProtocolError(code: .invalidValue, message: "$.events is empty")
-        }
+    /// An event batch reduced to what the store needs: each event's indexed fields and canonical JSON.
+    static func decodeEventBatch(
+        _ payload: [UInt8], connectionId: String
+    ) throws(PulseProtocolError) -> BatchRecord<EventRecord> {
+        let batch = try EventBatch(decodingJSON: payload)
         var records: [EventRecord] = []
-        records.reserveCapacity(events.count)
+        records.reserveCapacity(batch.events.count)
         var writer = JSONWriter(capacity: 512)
-        for (index, event) in events.elements.enumerated() {
-            let path = "$.events[\(index)]"
-            let kind = try requiredString(event, "kind", path)
-            _ = try PulseEventKind(wireValue: kind)
-            let id = try requiredString(event, "id", path)
-            let timestamp = try requiredInt(event, "timestamp", path)
-            let sessionId = try requiredString(event, "sessionId", path)
-            let name = try requiredString(event, "name", path)
-            let source = event["source"]
-            let attributes = event["attributes"]
-            if let attributes, !attributes.isNull, attributes.kind != .object {
-                throw PulseProtocolError(code: .typeMismatch, message: "\(path).attributes is not an object")
-            }
+        for event in batch.events {
             writer.reset()
-            writer.beginObject()
-            writer.field("id", id)
-            writer.field("timestamp", timestamp)
-            writer.field("sessionId", sessionId)
-            writer.field("kind", kind)
-            writer.field("name", name)
-            writer.key("source")
-            writer.beginObject()
-            writer.field("module", source?["module"]?.string)
-            writer.field("imageUuid", source?["imageUuid"]?.string)
-            writer.endObject()
-            writer.key("attributes")
-            if let attributes, attributes.kind == .object {
-                writer.value(attributes.value)
-            } else {
-                writer.beginObject()
-                writer.endObject()
-            }
-            writer.endObject()
-            let crashId = kind == "Crash" ? attributes?["app.crash.id"]?.string : nil
+            event.writeJSON(to: &writer)
             records.append(
                 EventRecord(
-                    id: id, timestampMs: timestamp, sessionId: sessionId, kind: kind, name: name, crashId: crashId,
+                    id: event.id, timestampMs: event.timestamp, sessionId: event.sessionId, kind: event.kind.rawValue,
+                    name: event.name, crashId: crashId(of: event),
                     json: String(decoding: writer.bytes, as: UTF8.self)))
         }
-        return BatchRecord(batchId: batchId, connectionId: connectionId, identity: identity, items: records)
+        return BatchRecord(
+            batchId: batch.batchId, connectionId: connectionId, identity: stored(batch.identity), items: records)
     }
 
-    static func decodeCrashBatch(_ payload: [UInt8], connectionId: String) throws -> BatchRecord<CrashRecord> {
-        let root = try JSONParser().parse(payload).root
-        let (identity, batchId) = try batchEnvelope(root)
-        guard let crashes = root["crashes"], crashes.kind == .array else {
-            throw PulseProtocolError(code: .missingField, message: "$.crashes is missing or not an array")
+    /// A crash batch reduced to what the store needs.
+    static func decodeCrashBatch(
+        _ payload: [UInt8], connectionId: String
+    ) throws(PulseProtocolError) -> BatchRecord<CrashRecord> {
+        let batch = try CrashBatch(decodingJSON: payload)
+        let records = batch.crashes.map { crash in
+            CrashRecord(
+                crashId: crash.crashId, timestampMs: crash.timestamp, sessionId: crash.sessionId,
+                json: String(decoding: crash.encodeJSON(), as: UTF8.self))
         }
-        guard crashes.count > 0 else {
-            throw PulseProtocolError(code: .invalidValue, message: "$.crashes is empty")
-        }
-        var records: [CrashRecord] = []
-        for (index, crash) in crashes.elements.enumerated() {
-            let path = "$.crashes[\(index)]"
-            let crashId = try requiredString(crash, "crashId", path)
-            let timestamp = try requiredInt(crash, "timestamp", path)
-            guard let build = crash["build"], build.kind == .object else {
-                throw PulseProtocolError(code: .missingField, message: "\(path).build is missing")
-            }
-            records.append(
-                CrashRecord(
-                    crashId: crashId, timestampMs: timestamp, sessionId: crash["sessionId"]?.string,
-                    json: String(decoding: crash.value.encoded(), as: UTF8.self)))
-        }
-        return BatchRecord(batchId: batchId, connectionId: connectionId, identity: identity, items: records)
+        return BatchRecord(
+            batchId: batch.batchId, connectionId: connectionId, identity: stored(batch.identity), items: records)
     }
 
-    private static func batchEnvelope(_ root: JSONNode) throws -> (StoredIdentity, String) {
-        guard root.kind == .object else {
-            throw PulseProtocolError(code: .typeMismatch, message: "$ is not an object")
-        }
-        guard let identity = root["identity"], identity.kind == .object else {
-            throw PulseProtocolError(code: .missingField, message: "$.identity is missing")
-        }
-        let path = "$.identity"
-        let stored = StoredIdentity(
-            appId: try requiredString(identity, "projectId", path),
-            installationId: try requiredString(identity, "installationId", path),
-            deviceId: try requiredString(identity, "deviceId", path), userId: identity["userId"]?.string,
-            appVersion: identity["appVersion"]?.string, buildNumber: identity["buildNumber"]?.int64 ?? 0,
-            sdkVersion: try requiredString(identity, "sdkVersion", path),
-            platform: try requiredString(identity, "platform", path), packageName: identity["packageName"]?.string)
-        return (stored, try requiredString(root, "batchId", "$"))
+    /// The `app.crash.id` attribute of a `Crash` event (the crash's identity across reports).
+    private static func crashId(of event: PulseEvent) -> String? {
+        guard event.kind == .crash,
+            case .string(let id)? = event.attributes.first(where: { $0.key == "app.crash.id" })?.value
+        else { return nil }
+        return id
     }
 
-    private static func requiredString(_ node: JSONNode, _ key: String, _ path: String) throws -> String {
-        guard let value = node[key]?.string else {
-            throw PulseProtocolError(code: .missingField, message: "\(path).\(key) is missing or not a string")
-        }
-        return value
+    private static func stored(_ identity: BatchIdentity) -> StoredIdentity {
+        StoredIdentity(
+            appId: identity.projectId, installationId: identity.installationId, deviceId: identity.deviceId,
+            userId: identity.userId, appVersion: identity.appVersion, buildNumber: identity.buildNumber,
+            sdkVersion: identity.sdkVersion, platform: identity.platform, packageName: identity.packageName)
     }
 
-    private static func requiredInt(_ node: JSONNode, _ key: String, _ path: String) throws -> Int64 {
-        guard let value = node[key]?.int64 else {
-            throw PulseProtocolError(code: .missingField, message: "\(path).\(key) is missing or not an integer")
-        }
-        return value
-    }
-
-    // MARK: - Result data in canonical key order
-
-    static func encode(_ result: ConnectResult) -> [UInt8] {
-        var writer = JSONWriter(capacity: 192)
-        writer.beginObject()
-        writer.field("connected", result.connected)
-        writer.field("protocolVersion", result.protocolVersion)
-        writer.field("connectionId", result.connectionId)
-        writer.field("serverTimeMs", result.serverTimeMs)
-        writer.field("configRevision", result.configRevision)
-        writer.field("heartbeatIntervalMs", result.heartbeatIntervalMs)
-        writeKinds(result.collectKinds, into: &writer)
-        writer.endObject()
-        return writer.bytes
-    }
-
-    static func encode(_ result: HeartbeatResult) -> [UInt8] {
-        var writer = JSONWriter(capacity: 128)
-        writer.beginObject()
-        writer.field("accepted", result.accepted)
-        writer.field("serverTimeMs", result.serverTimeMs)
-        writer.field("configRevision", result.configRevision)
-        writer.field("heartbeatIntervalMs", result.heartbeatIntervalMs)
-        writeKinds(result.collectKinds, into: &writer)
-        writer.endObject()
-        return writer.bytes
-    }
-
-    static func encode(_ result: UpdateCheckResult) -> [UInt8] {
-        var writer = JSONWriter(capacity: 192)
-        writer.beginObject()
-        writer.field("action", result.action.rawValue)
-        writer.field("latestVersionName", result.latestVersionName)
-        writer.field("latestBuildNumber", result.latestBuildNumber)
-        writer.field("releaseNotes", result.releaseNotes)
-        writer.field("downloadUrl", result.downloadUrl)
-        writer.endObject()
-        return writer.bytes
-    }
-
-    static func encode(_ snapshot: ConfigSnapshot) -> [UInt8] {
-        var writer = JSONWriter(capacity: 512)
-        writer.beginObject()
-        writer.field("revision", snapshot.revision)
-        writer.field("killSwitch", snapshot.killSwitch)
-        writer.field("maxBatchAgeMs", snapshot.maxBatchAgeMs)
-        writer.field("queueByteCap", snapshot.queueByteCap)
-        writer.field("sealIntervalMs", snapshot.sealIntervalMs)
-        writer.field("batchMaxEvents", snapshot.batchMaxEvents)
-        writer.field("batchMaxBytes", snapshot.batchMaxBytes)
-        writer.field("compression", snapshot.compression.rawValue)
-        writer.field("compressionMinBytes", snapshot.compressionMinBytes)
-        writer.key("sampling")
-        writer.beginObject()
-        for kind in PulseEventKind.allCases {
-            if let rate = snapshot.sampling[kind] {
-                writer.field(kind.rawValue, rate)
-            }
-        }
-        writer.endObject()
-        writer.field("diagnosticsLevel", snapshot.diagnosticsLevel.rawValue)
-        writeKinds(snapshot.collectKinds, into: &writer)
-        writer.key("requiredCapabilities")
-        writer.beginArray()
-        for capability in snapshot.requiredCapabilities {
-            writer.string(capability)
-        }
-        writer.endArray()
-        writer.key("endpoints")
-        writer.beginArray()
-        for endpoint in snapshot.endpoints {
-            writer.beginObject()
-            writer.field("name", endpoint.name)
-            writer.field("url", endpoint.url)
-            writer.endObject()
-        }
-        writer.endArray()
-        writer.endObject()
-        return writer.bytes
-    }
-
-    private static func writeKinds(_ kinds: [PulseEventKind], into writer: inout JSONWriter) {
-        writer.key("collectKinds")
-        writer.beginArray()
-        for kind in kinds {
-            writer.string(kind.rawValue)
-        }
-        writer.endArray()
-    }
-
-    /// A short, payload-free description of a decoding error for a 400 message.
-    static func summary(of error: any Error) -> String {
-        if let error = error as? PulseProtocolError {
-            return error.message
-        }
-        if let error = error as? PulseJSONError {
-            return "not valid JSON (\(error.code.rawValue))"
-        }
-        if error is DecodingError {
-            return "a field is missing or has the wrong type"
-        }
-        return "cannot be decoded"
+    /// A short, payload-free description of a decoding error for a 400 message (the field path and
+    /// rule, never the offending bytes).
+    static func summary(of error: PulseProtocolError) -> String {
+        error.message
     }
 
     /// Quotes a short client-supplied token for a message: at most 64 characters, control
