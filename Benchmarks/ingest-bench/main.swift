@@ -4,8 +4,9 @@
 //       N raw-socket clients each connect, then upload B event batches of E events (zstd), keeping
 //       up to W requests in flight; prints batches/s, events/s and commits. Every acknowledgement
 //       means the batch was committed with fsync.
-//   ingest-bench idle [--connections N] [--processes P]
-//       Server RSS with N idle connections, before and after each completed CLIENT_CONNECT.
+//   ingest-bench idle [--connections N] [--processes P] [--sequential]
+//       Server RSS with N idle connections, before and after each completed CLIENT_CONNECT (all
+//       CONNECTs written at once, or one at a time per client process with --sequential).
 //
 // Internal: `ingest-bench --client PORT COUNT` is the child side of `idle`.
 
@@ -267,19 +268,27 @@ func runClient(port: Int, count: Int) -> Int32 {
                 }
                 sockets.append(fd)
             }
-        case "connect":
+        case "connect", "connect-sequential":
+            // "connect": every CONNECT is written first (a burst of concurrent handshakes);
+            // "connect-sequential": one handshake at a time.
+            let sequential = command == "connect-sequential"
             let pid = getpid()
+            var pending: [Int32] = []
             for (index, fd) in sockets.enumerated() {
                 guard writeAll(fd, connectFrame(device: "p\(pid)-\(index)", id: 1)) else {
                     answer("error write")
                     return 1
                 }
-            }
-            for fd in sockets {
-                var reader = FrameReader(fd: fd)
-                guard let frame = reader.next(), frame.packetType == .response else {
-                    answer("error read")
-                    return 1
+                pending.append(fd)
+                if sequential || index == sockets.count - 1 {
+                    for fd in pending {
+                        var reader = FrameReader(fd: fd)
+                        guard let frame = reader.next(), frame.packetType == .response else {
+                            answer("error read")
+                            return 1
+                        }
+                    }
+                    pending.removeAll()
                 }
             }
         default:
@@ -333,7 +342,7 @@ func command(_ clients: [ClientProcess], _ text: String) {
     }
 }
 
-func runIdle(connections: Int, processes: Int) async throws {
+func runIdle(connections: Int, processes: Int, sequential: Bool) async throws {
     let limit = raiseOpenFileLimit()
     guard limit > connections + 64 else { fail("open-file limit \(limit) is too low for \(connections) sockets") }
     let directory = NSTemporaryDirectory() + "ingest-bench-" + UUID().uuidString
@@ -342,7 +351,9 @@ func runIdle(connections: Int, processes: Int) async throws {
     configuration.listen = IngestListenAddress(host: "127.0.0.1", port: 0)
     configuration.transport.maxConnections = connections + 100
     let server = try await IngestServer.start(configuration)
-    print("ingest-bench idle: \(connections) connections from \(processes) client processes")
+    print(
+        "ingest-bench idle: \(connections) connections from \(processes) client processes, "
+            + (sequential ? "one CONNECT at a time per process" : "all CONNECTs at once"))
 
     let perProcess = (connections + processes - 1) / processes
     var clients: [ClientProcess] = []
@@ -363,7 +374,7 @@ func runIdle(connections: Int, processes: Int) async throws {
     let opened = residentBytes()
 
     let started = Date()
-    command(clients, "connect")
+    command(clients, sequential ? "connect-sequential" : "connect")
     let connectSeconds = Date().timeIntervalSince(started)
     try await Task.sleep(for: .milliseconds(300))
     let connected = residentBytes()
@@ -411,12 +422,14 @@ case "throughput":
         connections: option("--connections", 16), batches: option("--batches", 200), events: option("--events", 64),
         window: option("--window", 8))
 case "idle":
-    try await runIdle(connections: option("--connections", 10_000), processes: option("--processes", 2))
+    try await runIdle(
+        connections: option("--connections", 10_000), processes: option("--processes", 2),
+        sequential: arguments.contains("--sequential"))
 default:
     print(
         """
         usage: ingest-bench throughput [--connections N] [--batches B] [--events E] [--window W]
-               ingest-bench idle [--connections N] [--processes P]
+               ingest-bench idle [--connections N] [--processes P] [--sequential]
         """)
     exit(2)
 }
