@@ -13,6 +13,7 @@ public enum PulseGateCommandLine {
         COMMANDS:
           help        Show this help.
           version     Show the version.
+          upload      The companion uploader: queue, seal and send telemetry (`pulsegate upload --help`).
 
         OPTIONS:
           -h, --help      Show this help.
@@ -62,6 +63,7 @@ public enum PulseGateCommandLine {
                 throw CLIError(.usage, "'\(first)' takes no arguments, got '\(rest[0])'")
             }
             output.standardOutput("pulsegate \(PulseGateVersion.current)\n")
+        case "upload": try await UploadCommand.run(arguments: rest, environment: environment, output: output)
         default:
             if first.hasPrefix("-") {
                 throw CLIError(.usage, "unknown option '\(first)'")

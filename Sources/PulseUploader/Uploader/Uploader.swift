@@ -31,7 +31,7 @@ public final class Uploader: Sendable {
     private let endpoint: String
     private let clock: UploaderClock
     private let random: RandomSource
-    private let executor: SQLiteExecutor
+    let executor: SQLiteExecutor
     private let transport: any UploadTransport
     private let ownedTransport: CurlTransport?
     private let backgroundTransfer: (any BackgroundTransfer)?
