@@ -103,27 +103,38 @@ enum QueueStore {
     /// The classes of each drop rank, lowest rank first.
     private static let ranks: [[RecordClass]] = [[.attachment], [.standard], [.lifecycle, .crash]]
 
-    /// Drops the oldest batch, or else the oldest waiting record, of the lowest non-empty rank up to `maxRank`.
+    /// Drops the oldest batch or waiting record (whichever holds older data) of the lowest non-empty rank up to
+    /// `maxRank`.
     private static func dropOldest(_ connection: SQLiteConnection, upToRank maxRank: Int) throws -> Bool {
         for rank in 0...maxRank {
             let classes = ranks[rank].map { String($0.rawValue) }.joined(separator: ", ")
-            if let batch = try connection.queryFirst(
-                "SELECT seq, record_count, body_bytes FROM batch WHERE class IN (\(classes)) ORDER BY seq LIMIT 1",
-                [],
-                { row in
-                    (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self), try row.column(2, as: Int64.self))
-                })
-            {
-                try connection.execute("DELETE FROM batch WHERE seq = ?", [batch.0])
-                try countDrop(connection, .cap, records: batch.1, batches: 1, bytes: batch.2)
+            let batch = try connection.queryFirst(
+                """
+                SELECT seq, record_count, body_bytes, oldest_ms FROM batch WHERE class IN (\(classes))
+                ORDER BY seq LIMIT 1
+                """
+            ) { row in
+                (
+                    seq: try row.column(0, as: Int64.self), records: try row.column(1, as: Int64.self),
+                    bytes: try row.column(2, as: Int64.self), oldest: try row.column(3, as: Int64.self)
+                )
+            }
+            let record = try connection.queryFirst(
+                "SELECT id, size, created_ms FROM record WHERE class IN (\(classes)) ORDER BY id LIMIT 1"
+            ) { row in
+                (
+                    id: try row.column(0, as: Int64.self), bytes: try row.column(1, as: Int64.self),
+                    created: try row.column(2, as: Int64.self)
+                )
+            }
+            if let batch, record.map({ batch.oldest <= $0.created }) ?? true {
+                try connection.execute("DELETE FROM batch WHERE seq = ?", [batch.seq])
+                try countDrop(connection, .cap, records: batch.records, batches: 1, bytes: batch.bytes)
                 return true
             }
-            if let record = try connection.queryFirst(
-                "SELECT id, size FROM record WHERE class IN (\(classes)) ORDER BY id LIMIT 1", [],
-                { row in (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self)) })
-            {
-                try connection.execute("DELETE FROM record WHERE id = ?", [record.0])
-                try countDrop(connection, .cap, records: 1, batches: 0, bytes: record.1)
+            if let record {
+                try connection.execute("DELETE FROM record WHERE id = ?", [record.id])
+                try countDrop(connection, .cap, records: 1, batches: 0, bytes: record.bytes)
                 return true
             }
         }

@@ -66,6 +66,6 @@ public struct UploadPolicy: Sendable, Equatable {
         try require(maximumInFlight >= 1 && maximumInFlight <= 16, "maximumInFlight")
         try require(largeUploadBytes >= 1, "largeUploadBytes")
         try require(leaseMilliseconds >= 1_000, "leaseMilliseconds")
-        try require(authenticationHoldMilliseconds >= 0, "authenticationHoldMilliseconds")
+        try require(authenticationHoldMilliseconds >= 1_000, "authenticationHoldMilliseconds")
     }
 }

@@ -275,9 +275,11 @@ public final class Uploader: Sendable {
             urgentOnly = await conditions.currentConditions().defersNonUrgentUploads
         }
         let scope = DeliveryStore.Scope(includesBackground: includesBackground, urgentOnly: urgentOnly)
+        // Claims use the pass's start time, and a failed batch is never due again before start + 1 ms, so one
+        // pass attempts each batch at most once.
+        let now = clock.nowMilliseconds()
         while true {
             let policy = self.policy
-            let now = clock.nowMilliseconds()
             let claim: DeliveryStore.Claim
             do {
                 claim = try await executor.write { connection in
@@ -358,11 +360,11 @@ public final class Uploader: Sendable {
         case .throttled(_, let delay):
             report.retrying += 1
             // Never earlier than Retry-After; up to 10 % later so a fleet told the same time spreads out.
-            retryAt = now + delay + Int64(random.uniform(upTo: UInt64(delay / 10)))
+            retryAt = now + max(1, delay + Int64(random.uniform(upTo: UInt64(delay / 10))))
         case .retryable:
             report.retrying += 1
             let backoff = Backoff(baseMilliseconds: policy.backoffBaseMilliseconds, capMilliseconds: policy.backoffCapMilliseconds)
-            retryAt = now + backoff.delay(attempts: batch.attempts, random: random)
+            retryAt = now + max(1, backoff.delay(attempts: batch.attempts, random: random))
         }
         let settledRetryAt = retryAt
         do {
