@@ -15,7 +15,8 @@ import Testing
         let count = BenchmarkTests.recordCount
         let server = try FaultServer()
         let directory = try TemporaryDirectory()
-        var configuration = UploaderConfiguration(endpoint: server.baseURL, appId: "bench", dataDirectory: directory.path)
+        var configuration = UploaderConfiguration(
+            endpoint: server.baseURL, appId: "bench", dataDirectory: directory.path)
         configuration.random = RandomSource(seed: 5)
         let uploader = try await Uploader(configuration: configuration)
 

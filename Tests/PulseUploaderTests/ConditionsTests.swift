@@ -16,7 +16,9 @@ import Testing
         return directory
     }
 
-    func provider(_ directory: TemporaryDirectory, environment: [String: String] = [:], power: DeliveryConditions.Power? = nil)
+    func provider(
+        _ directory: TemporaryDirectory, environment: [String: String] = [:], power: DeliveryConditions.Power? = nil
+    )
         -> LinuxConditionsProvider
     {
         // An empty PATH: no nmcli, so the network is unknown unless overridden.
@@ -48,7 +50,9 @@ import Testing
         #expect(
             LinuxConditionsProvider.network(nmcliOutput: "GENERAL.METERED:no\nGENERAL.METERED:yes (guessed)\n")
                 == .metered)
-        #expect(LinuxConditionsProvider.network(nmcliOutput: "GENERAL.METERED:no (guessed)\nGENERAL.METERED:unknown\n") == .unmetered)
+        #expect(
+            LinuxConditionsProvider.network(nmcliOutput: "GENERAL.METERED:no (guessed)\nGENERAL.METERED:unknown\n")
+                == .unmetered)
         #expect(LinuxConditionsProvider.network(nmcliOutput: "") == .unknown)
     }
 

@@ -73,7 +73,9 @@ import Testing
         #expect(report.rejected == 1)
         #expect(try await uploader.storedBatches().isEmpty)
         let summary = try await uploader.status()
-        #expect(summary.drops[.rejected] == UploaderStatus.DropCount(records: 1, batches: 1, bytes: Int64(batch.body.count)))
+        #expect(
+            summary.drops[.rejected] == UploaderStatus.DropCount(records: 1, batches: 1, bytes: Int64(batch.body.count))
+        )
         #expect(summary.recentErrors.first?.status == status)
         #expect(server.requests.count == 1)
         try await uploader.close()
@@ -202,10 +204,13 @@ import Testing
     }
 
     @Test func aSlowAnswerBeyondTheTimeoutIsRetriedAndAnAnswerWithinItIsAccepted() async throws {
-        let server = try FaultServer(script: [.slow(milliseconds: 3_000, then: .ok), .slow(milliseconds: 100, then: .ok)])
+        let server = try FaultServer(script: [
+            .slow(milliseconds: 3_000, then: .ok), .slow(milliseconds: 100, then: .ok),
+        ])
         var fixture = try UploaderFixture()
         fixture.endpoint = server.baseURL
-        fixture.transport = CurlTransport(options: CurlTransport.Options(connections: 1, requestTimeoutMilliseconds: 1_000))
+        fixture.transport = CurlTransport(
+            options: CurlTransport.Options(connections: 1, requestTimeoutMilliseconds: 1_000))
         let uploader = try await fixture.open()
         try await uploader.record(.log(LogEntry(body: "x")))
         try await uploader.seal(.flush)
@@ -280,7 +285,9 @@ import Testing
         #expect(report.delivered == 1)
         #expect(report.deferred == 1)
         let request = try #require(server.requests.first)
-        #expect(try Uploader.recordIds(inBody: BodyCompression.decompress(request.body, encoding: .gzip), signal: .logs) == [crash.recordId])
+        #expect(
+            try Uploader.recordIds(inBody: BodyCompression.decompress(request.body, encoding: .gzip), signal: .logs)
+                == [crash.recordId])
         #expect(try await uploader.storedBatches().map(\.recordClass) == [.standard])
         // An explicit flush ignores the conditions.
         #expect(try await uploader.flush().delivered == 1)
@@ -357,11 +364,12 @@ final class HandOverLog: BackgroundTransfer {
         try await Task.sleep(for: .milliseconds(300))
         #expect(server.requests.isEmpty)  // the seal interval has not elapsed on the injected clock
         fixture.clock.advance(by: 10_000)
-        #expect(server.waitForRequests(1, seconds: 10))
+        #expect(await server.waitForRequests(1, seconds: 10))
         loop.cancel()
         try await loop.value
         let request = try #require(server.requests.first)
-        let ids = try Uploader.recordIds(inBody: BodyCompression.decompress(request.body, encoding: .gzip), signal: .logs)
+        let ids = try Uploader.recordIds(
+            inBody: BodyCompression.decompress(request.body, encoding: .gzip), signal: .logs)
         #expect(ids == [receipt.recordId])
         #expect(try await uploader.status().totalRecords == 0)
         try await uploader.close()
@@ -378,7 +386,7 @@ final class HandOverLog: BackgroundTransfer {
         try await Task.sleep(for: .milliseconds(1_500))
         #expect(server.requests.isEmpty)
         try await uploader.enterForeground()
-        #expect(server.waitForRequests(1, seconds: 10))
+        #expect(await server.waitForRequests(1, seconds: 10))
         loop.cancel()
         try await loop.value
         try await uploader.close()

@@ -14,7 +14,7 @@ import Testing
     /// Lines `ok <line> <record-id>` read from a child's standard output on a thread of our own.
     final class AckReader: Sendable {
         private let acks = Mutex<[String]>([])
-        private let finished = DispatchSemaphore(value: 0)
+        private let done = Mutex(false)
 
         init(_ handle: FileHandle) {
             let thread = Thread { [self] in
@@ -35,7 +35,7 @@ import Testing
                         }
                     }
                 }
-                finished.signal()
+                done.withLock { $0 = true }
             }
             thread.start()
         }
@@ -43,8 +43,10 @@ import Testing
         var count: Int { acks.withLock { $0.count } }
         var ids: [String] { acks.withLock { $0 } }
 
-        func waitForEnd() {
-            finished.wait()
+        func waitForEnd() async {
+            while !done.withLock({ $0 }) {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
         }
     }
 
@@ -76,7 +78,8 @@ import Testing
                 case 13: line = #"{"type":"exit","reason":"user","code":\#(index)}"#
                 case 21: line = #"{"type":"span","name":"op-\#(index)","start":1700000000000,"end":1700000000100}"#
                 default:
-                    line = #"{"type":"event","name":"tick","attributes":{"n":\#(index),"pad":"\#(String(repeating: "p", count: index % 300))"}}"#
+                    line =
+                        #"{"type":"event","name":"tick","attributes":{"n":\#(index),"pad":"\#(String(repeating: "p", count: index % 300))"}}"#
                 }
                 let bytes = Array((line + "\n").utf8)
                 let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
@@ -91,8 +94,8 @@ import Testing
             try await Task.sleep(for: .milliseconds(2))
         }
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        acks.waitForEnd()
+        await waitForExit(process)
+        await acks.waitForEnd()
         #expect(process.terminationReason == .uncaughtSignal)
         let acknowledged = acks.ids
         #expect(acknowledged.count >= 1_500)
@@ -131,9 +134,9 @@ import Testing
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        #expect(server.waitForRequests(1, seconds: 30))
+        #expect(await server.waitForRequests(1, seconds: 30))
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        await waitForExit(process)
         #expect(process.terminationReason == .uncaughtSignal)
 
         // The killed sender's lease still protects the batch for a while…
@@ -157,7 +160,10 @@ import Testing
         let directory = try TemporaryDirectory()
         let transfer = DetachedDrainTransfer(
             executablePath: "/bin/sh",
-            arguments: ["-c", "cat /proc/self/stat > '\(directory.path)/stat.tmp'; mv '\(directory.path)/stat.tmp' '\(directory.path)/stat'; echo drained"],
+            arguments: [
+                "-c",
+                "cat /proc/self/stat > '\(directory.path)/stat.tmp'; mv '\(directory.path)/stat.tmp' '\(directory.path)/stat'; echo drained",
+            ],
             logPath: directory.path + "/drain.log")
         let pid = try transfer.spawn()
         let statPath = directory.path + "/stat"
@@ -202,7 +208,7 @@ import Testing
 
                 """.utf8))
         try input.fileHandleForWriting.close()
-        enqueue.waitUntilExit()
+        await waitForExit(enqueue)
         #expect(enqueue.terminationStatus == 0)
 
         let background = Process()
@@ -212,16 +218,17 @@ import Testing
         background.standardOutput = output
         background.standardError = FileHandle.nullDevice
         try background.run()
-        background.waitUntilExit()
+        await waitForExit(background)
         #expect(background.terminationStatus == 0)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(text.contains("handed 2 batches to a background drain"))
 
         // The background command has exited; the detached drain sends on its own.
-        #expect(server.waitForRequests(2, seconds: 30))
+        #expect(await server.waitForRequests(2, seconds: 30))
         let paths = Set(server.requests.map(\.path))
         #expect(paths == ["/v1/logs", "/v1/metrics"])
-        #expect(server.requests.allSatisfy { $0.headers["apsio-sent-at"] != nil && $0.headers["apsio-app-id"] == "bg-app" })
+        #expect(
+            server.requests.allSatisfy { $0.headers["apsio-sent-at"] != nil && $0.headers["apsio-app-id"] == "bg-app" })
         server.stop()
     }
 }

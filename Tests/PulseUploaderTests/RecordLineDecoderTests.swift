@@ -85,7 +85,9 @@ import Testing
         #expect(failure(#"{"name":"x"}"#) == "line 1: missing string field `type`")
         #expect(failure(#"{"type":"nope"}"#)?.contains("unknown type `nope`") == true)
         #expect(failure(#"{"type":"event"}"#, 9) == "line 9: missing string field `name`")
-        #expect(failure(#"{"type":"event","name":"x","colour":"red"}"#) == "line 1: unknown field `colour` for type `event`")
+        #expect(
+            failure(#"{"type":"event","name":"x","colour":"red"}"#) == "line 1: unknown field `colour` for type `event`"
+        )
         #expect(failure(#"{"type":"event","name":""}"#) == "line 1: `name` must not be empty")
         #expect(failure(#"{"type":"log","body":3}"#) == "line 1: `body` must be a string")
         #expect(failure(#"{"type":"log","body":"x","severity":"loud"}"#)?.contains("`severity`") == true)

@@ -98,7 +98,8 @@ import Testing
         let resource = try #require(root["resourceLogs"]?[0])
         let attributes = resource["resource"]?["attributes"]
         #expect(attribute(attributes, "device.id")?["stringValue"]?.string == uploader.identity.deviceId)
-        #expect(attribute(attributes, "app.installation.id")?["stringValue"]?.string == uploader.identity.installationId)
+        #expect(
+            attribute(attributes, "app.installation.id")?["stringValue"]?.string == uploader.identity.installationId)
         #expect(attribute(attributes, "service.version")?["stringValue"]?.string == "1.2.3")
         #expect(attribute(attributes, "service.name")?["stringValue"]?.string == "test-app")
         #expect(attribute(attributes, "telemetry.sdk.name")?["stringValue"]?.string == "pulsegate-uploader")
@@ -120,7 +121,9 @@ import Testing
         try await uploader.seal(.flush)
         let batch = try #require(try await uploader.storedBatches().first)
         #expect(batch.encoding == .zstd)
-        #expect(try Uploader.recordIds(inBody: try BodyCompression.decompress(batch.body, encoding: .zstd), signal: .traces) == [receipt.recordId])
+        #expect(
+            try Uploader.recordIds(inBody: try BodyCompression.decompress(batch.body, encoding: .zstd), signal: .traces)
+                == [receipt.recordId])
         try await uploader.close()
     }
 

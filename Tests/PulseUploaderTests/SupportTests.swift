@@ -100,7 +100,8 @@ import Testing
     }
 
     @Test func partialSuccessKeysFollowTheSignal() {
-        let spans = UploadOutcome.partialSuccess(Array(#"{"partialSuccess":{"rejectedSpans":2}}"#.utf8), signal: .traces)
+        let spans = UploadOutcome.partialSuccess(
+            Array(#"{"partialSuccess":{"rejectedSpans":2}}"#.utf8), signal: .traces)
         #expect(spans?.0 == 2)
         let points = UploadOutcome.partialSuccess(
             Array(#"{"partialSuccess":{"rejectedDataPoints":"5"}}"#.utf8), signal: .metrics)

@@ -40,7 +40,8 @@ public final class LinuxConditionsProvider: ConditionsProvider {
         clock: UploaderClock = .system, cacheMilliseconds: Int64 = 30_000
     ) {
         self.networkOverride =
-            network ?? environment["PULSEGATE_NETWORK"].flatMap { DeliveryConditions.Network(rawValue: $0.lowercased()) }
+            network
+            ?? environment["PULSEGATE_NETWORK"].flatMap { DeliveryConditions.Network(rawValue: $0.lowercased()) }
         self.powerOverride =
             power ?? environment["PULSEGATE_POWER"].flatMap { DeliveryConditions.Power(rawValue: $0.lowercased()) }
         self.powerSupplyDirectory = powerSupplyDirectory
@@ -55,7 +56,8 @@ public final class LinuxConditionsProvider: ConditionsProvider {
             return cached.conditions
         }
         // The probes read files and run `nmcli`: do it on a thread of our own, not the cooperative pool.
-        let conditions = await withCheckedContinuation { (continuation: CheckedContinuation<DeliveryConditions, Never>) in
+        let conditions = await withCheckedContinuation {
+            (continuation: CheckedContinuation<DeliveryConditions, Never>) in
             let thread = Thread { [self] in
                 continuation.resume(returning: probe())
             }

@@ -63,7 +63,8 @@ public final class RecordLineDecoder {
         guard root.kind == .object else { throw fail("expected a JSON object") }
         guard let type = root["type"]?.string else { throw fail("missing string field `type`") }
         guard let allowed = RecordLineDecoder.fields[type] else {
-            throw fail("unknown type `\(clip(type))` (expected one of \(RecordLineDecoder.types.joined(separator: ", ")))")
+            throw fail(
+                "unknown type `\(clip(type))` (expected one of \(RecordLineDecoder.types.joined(separator: ", ")))")
         }
         var seen: Set<String> = []
         for (key, _) in root.members {

@@ -15,9 +15,12 @@ enum QueueStore {
     /// The id of the resource with these encoded attributes, inserted if new.
     static func resourceId(_ connection: SQLiteConnection, attributes: [UInt8]) throws -> Int64 {
         let fingerprint = SHA256.hexDigest(attributes)
-        if let id = try connection.queryFirst("SELECT id FROM resource WHERE fingerprint = ?", [fingerprint], {
-            row in try row.column(0, as: Int64.self)
-        }) {
+        if let id = try connection.queryFirst(
+            "SELECT id FROM resource WHERE fingerprint = ?", [fingerprint],
+            {
+                row in try row.column(0, as: Int64.self)
+            })
+        {
             return id
         }
         try connection.execute(
@@ -145,12 +148,19 @@ enum QueueStore {
 
     /// Drops everything queued, counted under `reason`.
     static func purge(_ connection: SQLiteConnection, reason: DropReason) throws {
-        let waiting = try connection.queryFirst("SELECT count(*), coalesce(sum(size), 0) FROM record") { row in
-            (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self))
-        } ?? (0, 0)
-        let sealed = try connection.queryFirst(
-            "SELECT count(*), coalesce(sum(record_count), 0), coalesce(sum(body_bytes), 0) FROM batch"
-        ) { row in (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self), try row.column(2, as: Int64.self)) }
+        let waiting =
+            try connection.queryFirst("SELECT count(*), coalesce(sum(size), 0) FROM record") { row in
+                (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self))
+            } ?? (0, 0)
+        let sealed =
+            try connection.queryFirst(
+                "SELECT count(*), coalesce(sum(record_count), 0), coalesce(sum(body_bytes), 0) FROM batch"
+            ) { row in
+                (
+                    try row.column(0, as: Int64.self), try row.column(1, as: Int64.self),
+                    try row.column(2, as: Int64.self)
+                )
+            }
             ?? (0, 0, 0)
         try connection.execute("DELETE FROM record")
         try connection.execute("DELETE FROM batch")
@@ -166,16 +176,23 @@ enum QueueStore {
     @discardableResult
     static func expire(_ connection: SQLiteConnection, now: Int64, policy: UploadPolicy) throws -> Int64 {
         let cutoff = now - policy.maximumBatchAgeMilliseconds
-        let sealed = try connection.queryFirst(
-            """
-            SELECT count(*), coalesce(sum(record_count), 0), coalesce(sum(body_bytes), 0)
-            FROM batch WHERE oldest_ms < ?
-            """, [cutoff]
-        ) { row in (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self), try row.column(2, as: Int64.self)) }
+        let sealed =
+            try connection.queryFirst(
+                """
+                SELECT count(*), coalesce(sum(record_count), 0), coalesce(sum(body_bytes), 0)
+                FROM batch WHERE oldest_ms < ?
+                """, [cutoff]
+            ) { row in
+                (
+                    try row.column(0, as: Int64.self), try row.column(1, as: Int64.self),
+                    try row.column(2, as: Int64.self)
+                )
+            }
             ?? (0, 0, 0)
-        let waiting = try connection.queryFirst(
-            "SELECT count(*), coalesce(sum(size), 0) FROM record WHERE created_ms < ?", [cutoff]
-        ) { row in (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self)) } ?? (0, 0)
+        let waiting =
+            try connection.queryFirst(
+                "SELECT count(*), coalesce(sum(size), 0) FROM record WHERE created_ms < ?", [cutoff]
+            ) { row in (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self)) } ?? (0, 0)
         guard sealed.0 + waiting.0 > 0 else { return 0 }
         try connection.execute("DELETE FROM batch WHERE oldest_ms < ?", [cutoff])
         try connection.execute("DELETE FROM record WHERE created_ms < ?", [cutoff])

@@ -112,7 +112,9 @@ enum CivilTime {
         return product + nanos
     }
 
-    private static let monthNames = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+    private static let monthNames = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ]
 
     /// Parses an HTTP-date (RFC 9110: IMF-fixdate, plus the obsolete RFC 850 and asctime forms) into epoch
     /// milliseconds.

@@ -106,7 +106,8 @@ public final class Uploader: Sendable {
             attributes: configuration.resourceAttributes)
         identity.osVersion = Uploader.osRelease()
         identity.hostArch = Uploader.machine()
-        let attributes = BatchBodyBuilder.encodeResourceAttributes(identity.resourceAttributes(appId: configuration.appId))
+        let attributes = BatchBodyBuilder.encodeResourceAttributes(
+            identity.resourceAttributes(appId: configuration.appId))
         do {
             resourceId = try await executor.write { connection in
                 try QueueStore.resourceId(connection, attributes: attributes)
@@ -283,7 +284,8 @@ public final class Uploader: Sendable {
             let claim: DeliveryStore.Claim
             do {
                 claim = try await executor.write { connection in
-                    try DeliveryStore.claim(connection, now: now, policy: policy, scope: scope, limit: policy.maximumInFlight)
+                    try DeliveryStore.claim(
+                        connection, now: now, policy: policy, scope: scope, limit: policy.maximumInFlight)
                 }
             } catch {
                 throw UploaderError.storage(error, "claiming batches failed")
@@ -363,7 +365,8 @@ public final class Uploader: Sendable {
             retryAt = now + max(1, delay + Int64(random.uniform(upTo: UInt64(delay / 10))))
         case .retryable:
             report.retrying += 1
-            let backoff = Backoff(baseMilliseconds: policy.backoffBaseMilliseconds, capMilliseconds: policy.backoffCapMilliseconds)
+            let backoff = Backoff(
+                baseMilliseconds: policy.backoffBaseMilliseconds, capMilliseconds: policy.backoffCapMilliseconds)
             retryAt = now + max(1, backoff.delay(attempts: batch.attempts, random: random))
         }
         let settledRetryAt = retryAt
@@ -420,17 +423,19 @@ public final class Uploader: Sendable {
         let due: (Int, Int)
         do {
             due = try await executor.read { connection in
-                let urgent = try connection.queryFirst(
-                    """
-                    SELECT count(*) FROM batch WHERE background = 1 AND class IN (?, ?)
-                    AND next_attempt_ms <= ? AND lease_until_ms <= ?
-                    """, [RecordClass.crash.rawValue, RecordClass.attachment.rawValue, now, now]
-                ) { row in try row.column(0, as: Int.self) } ?? 0
-                let large = try connection.queryFirst(
-                    """
-                    SELECT count(*) FROM batch WHERE background = 1 AND next_attempt_ms <= ? AND lease_until_ms <= ?
-                    """, [now, now]
-                ) { row in try row.column(0, as: Int.self) } ?? 0
+                let urgent =
+                    try connection.queryFirst(
+                        """
+                        SELECT count(*) FROM batch WHERE background = 1 AND class IN (?, ?)
+                        AND next_attempt_ms <= ? AND lease_until_ms <= ?
+                        """, [RecordClass.crash.rawValue, RecordClass.attachment.rawValue, now, now]
+                    ) { row in try row.column(0, as: Int.self) } ?? 0
+                let large =
+                    try connection.queryFirst(
+                        """
+                        SELECT count(*) FROM batch WHERE background = 1 AND next_attempt_ms <= ? AND lease_until_ms <= ?
+                        """, [now, now]
+                    ) { row in try row.column(0, as: Int.self) } ?? 0
                 return (urgent, large)
             }
         } catch {
@@ -616,12 +621,14 @@ public final class Uploader: Sendable {
             depth[recordClass]?.batchBytes = bytes
         }
         let totals = try QueueStore.totals(connection)
-        let oldestRecord = try connection.queryFirst("SELECT min(created_ms) FROM record") { row in
-            try row.column(0, as: Int64?.self)
-        } ?? nil
-        let oldestBatch = try connection.queryFirst("SELECT min(oldest_ms) FROM batch") { row in
-            try row.column(0, as: Int64?.self)
-        } ?? nil
+        let oldestRecord =
+            try connection.queryFirst("SELECT min(created_ms) FROM record") { row in
+                try row.column(0, as: Int64?.self)
+            } ?? nil
+        let oldestBatch =
+            try connection.queryFirst("SELECT min(oldest_ms) FROM batch") { row in
+                try row.column(0, as: Int64?.self)
+            } ?? nil
         let oldest = [oldestRecord, oldestBatch].compactMap { $0 }.min()
         let next = try DeliveryStore.nextAttempt(
             connection, scope: DeliveryStore.Scope(includesBackground: true, urgentOnly: false))
@@ -635,7 +642,8 @@ public final class Uploader: Sendable {
         }
         let dropRows = try connection.query("SELECT reason, records, batches, bytes FROM drop_count") { row in
             (
-                try row.column(0, as: String.self), try row.column(1, as: Int64.self), try row.column(2, as: Int64.self),
+                try row.column(0, as: String.self), try row.column(1, as: Int64.self),
+                try row.column(2, as: Int64.self),
                 try row.column(3, as: Int64.self)
             )
         }

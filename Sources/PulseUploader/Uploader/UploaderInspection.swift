@@ -31,7 +31,8 @@ extension Uploader {
                     recordClass: RecordClass(rawValue: try row.column(2, as: Int.self)) ?? .standard,
                     encoding: BodyEncoding(rawValue: try row.column(3, as: String.self)) ?? .gzip,
                     body: try row.column(4, as: [UInt8].self), records: try row.column(5, as: Int.self),
-                    attempts: try row.column(6, as: Int.self), nextAttemptMilliseconds: try row.column(7, as: Int64.self),
+                    attempts: try row.column(6, as: Int.self),
+                    nextAttemptMilliseconds: try row.column(7, as: Int64.self),
                     background: try row.column(8, as: Int.self) == 1)
             }
         }
@@ -80,7 +81,8 @@ extension Uploader {
                         let name = item["name"]?.string ?? ""
                         let point = (item["gauge"] ?? item["sum"])?["dataPoints"]?[0]
                         ids.append(
-                            "\(name)|\(point?["startTimeUnixNano"]?.string ?? "")|\(point?["timeUnixNano"]?.string ?? "")")
+                            "\(name)|\(point?["startTimeUnixNano"]?.string ?? "")|\(point?["timeUnixNano"]?.string ?? "")"
+                        )
                     }
                 }
             }

@@ -112,12 +112,13 @@ final class FaultServer: Sendable {
     /// Requests whose connection was dropped before the body was read.
     var droppedMidRequest: Int { state.withLock { $0.incomplete } }
 
-    /// Waits (polling, real time) until `count` requests arrived; returns whether they did within `seconds`.
-    func waitForRequests(_ count: Int, seconds: Double = 10) -> Bool {
+    /// Waits (polling, real time, without blocking a thread) until `count` requests arrived; returns whether
+    /// they did within `seconds`.
+    func waitForRequests(_ count: Int, seconds: Double = 10) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if requests.count >= count { return true }
-            usleep(5_000)
+            try? await Task.sleep(for: .milliseconds(5))
         }
         return requests.count >= count
     }
@@ -279,7 +280,9 @@ final class FaultServer: Sendable {
     private func writeAll(_ socket: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[offset...].withUnsafeBytes {
+                send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if written <= 0 { return false }
             offset += written
         }

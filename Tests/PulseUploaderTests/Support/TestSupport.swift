@@ -70,7 +70,8 @@ struct UploaderFixture {
         configuration.policyRefresh = policyRefresh
         configuration.appVersion = "1.2.3"
         configuration.transport =
-            transport ?? CurlTransport(options: CurlTransport.Options(connections: 2, requestTimeoutMilliseconds: 5_000))
+            transport
+            ?? CurlTransport(options: CurlTransport.Options(connections: 2, requestTimeoutMilliseconds: 5_000))
         return try await Uploader(configuration: configuration)
     }
 }
@@ -118,4 +119,12 @@ func pulsegateExecutable() -> String? {
     }
     let fallback = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("pulsegate").path
     return FileManager.default.isExecutableFile(atPath: fallback) ? fallback : nil
+}
+
+/// Waits for a child process to exit without blocking a thread of the cooperative pool.
+func waitForExit(_ process: Process) async {
+    while process.isRunning {
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    process.waitUntilExit()  // returns at once; makes the termination status readable
 }
