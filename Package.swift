@@ -27,6 +27,8 @@ let systemLibraries: [Target] = [
     .systemLibrary(
         name: "CSimdjson", path: "Sources/System/CSimdjson", pkgConfig: "simdjson",
         providers: [.apt(["libsimdjson-dev"])]),
+    // Linux headers the Glibc module does not export (epoll, eventfd); no library to link.
+    .systemLibrary(name: "CLinuxEvents", path: "Sources/System/CLinuxEvents"),
 ]
 
 // MARK: - Native shims
@@ -59,12 +61,18 @@ let modules: [Target] = [
         name: "MsgTrans", dependencies: ["CZstd", "CZlib"],
         swiftSettings: swiftSettings),
     .target(
+        name: "MsgTransRuntime", dependencies: ["MsgTrans", "CLinuxEvents"],
+        swiftSettings: swiftSettings),
+    .target(
         name: "PulseJSON", dependencies: ["CPulseSimdJSON"],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseProtocol", dependencies: ["PulseJSON"],
         swiftSettings: swiftSettings),
     .target(name: "PulseStorage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+    .target(
+        name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "CZlib", "CZstd"],
+        swiftSettings: swiftSettings),
     .target(
         name: "PulseUploader", dependencies: ["PulseStorage", "PulseJSON", "CCurl", "CPulseShims", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
@@ -78,12 +86,19 @@ let modules: [Target] = [
         name: "pulsegate-bench", dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans"],
         path: "Benchmarks/pulsegate-bench",
         swiftSettings: swiftSettings),
+    .executableTarget(
+        name: "msgtrans-scale", dependencies: ["MsgTransRuntime", "MsgTrans"],
+        path: "Benchmarks/msgtrans-scale",
+        swiftSettings: swiftSettings),
 ]
 
 let tests: [Target] = [
     .testTarget(
         name: "MsgTransTests", dependencies: ["MsgTrans"],
         resources: [.copy("Fixtures")],
+        swiftSettings: swiftSettings),
+    .testTarget(
+        name: "MsgTransRuntimeTests", dependencies: ["MsgTransRuntime", "MsgTrans"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseJSONTests", dependencies: ["PulseJSON"],
@@ -93,6 +108,9 @@ let tests: [Target] = [
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(name: "PulseStorageTests", dependencies: ["PulseStorage"], swiftSettings: swiftSettings),
+    .testTarget(
+        name: "PulseHTTPTests", dependencies: ["PulseHTTP", "CZlib", "CZstd"],
+        swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseUploaderTests", dependencies: ["PulseUploader", "PulseStorage", "PulseJSON", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),

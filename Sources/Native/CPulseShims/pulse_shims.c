@@ -5,6 +5,10 @@
 #include <spawn.h>
 #include "pulse_shims.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+
 struct MHD_Daemon *pg_mhd_start_daemon(const pg_mhd_options *o,
                                        MHD_AccessHandlerCallback handler, void *handler_context,
                                        MHD_RequestCompletedCallback completed, void *completed_context) {
@@ -26,6 +30,34 @@ struct MHD_Daemon *pg_mhd_start_daemon(const pg_mhd_options *o,
 uint16_t pg_mhd_bound_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
+}
+
+int pg_mhd_client_address(struct MHD_Connection *connection, char *host, size_t host_capacity, uint16_t *port) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL || host == NULL || host_capacity == 0) return -1;
+    const struct sockaddr *addr = info->client_addr;
+    if (addr->sa_family == AF_INET) {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *)addr;
+        if (inet_ntop(AF_INET, &v4->sin_addr, host, (socklen_t)host_capacity) == NULL) return -1;
+        if (port) *port = ntohs(v4->sin_port);
+        return 0;
+    }
+    if (addr->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)addr;
+        const char *ok;
+        if (IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr)) {
+            struct in_addr v4;
+            memcpy(&v4, &v6->sin6_addr.s6_addr[12], sizeof v4);
+            ok = inet_ntop(AF_INET, &v4, host, (socklen_t)host_capacity);
+        } else {
+            ok = inet_ntop(AF_INET6, &v6->sin6_addr, host, (socklen_t)host_capacity);
+        }
+        if (ok == NULL) return -1;
+        if (port) *port = ntohs(v6->sin6_port);
+        return 0;
+    }
+    return -1;
 }
 
 CURLcode pg_curl_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }

@@ -39,6 +39,13 @@ struct MHD_Daemon *pg_mhd_start_daemon(const pg_mhd_options *options,
 /** The port the daemon actually bound (useful with port 0). Returns 0 when unknown. */
 uint16_t pg_mhd_bound_port(struct MHD_Daemon *daemon);
 
+/**
+ * Writes the numeric host of a connection's peer into `host` (NUL-terminated; IPv4-mapped IPv6
+ * addresses are written as IPv4) and its port into `port`. Returns 0 on success, -1 when unknown.
+ * Wraps the variadic MHD_get_connection_info(MHD_CONNECTION_INFO_CLIENT_ADDRESS).
+ */
+int pg_mhd_client_address(struct MHD_Connection *connection, char *host, size_t host_capacity, uint16_t *port);
+
 /* ---- libcurl ----------------------------------------------------------- */
 
 CURLcode pg_curl_setopt_long(CURL *handle, CURLoption option, long value);

@@ -1,0 +1,105 @@
+import CZstd
+
+/// zstd through libzstd: one-shot compression, bounded streaming decompression.
+enum ZstdCodec {
+    static let defaultLevel: Int32 = 3
+    /// The magic number that starts every standard zstd frame.
+    static let magic: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
+    /// `ZSTD_CONTENTSIZE_ERROR`; `ZSTD_CONTENTSIZE_UNKNOWN` is the one value above it.
+    private static let contentSizeError = UInt64.max - 1
+
+    static func compress(_ bytes: [UInt8], level: Int32) throws(MsgTransError) -> [UInt8] {
+        let bound = ZSTD_compressBound(bytes.count)
+        guard ZSTD_isError(bound) == 0 else {
+            throw MsgTransError(.compressionFailed, "zstd: input of \(bytes.count) bytes is too large")
+        }
+        var output = [UInt8](repeating: 0, count: bound)
+        let result = output.withUnsafeMutableBytes { out in
+            bytes.withUnsafeBytes { input in
+                ZSTD_compress(out.baseAddress, out.count, input.baseAddress, input.count, level)
+            }
+        }
+        guard ZSTD_isError(result) == 0 else {
+            throw MsgTransError(.compressionFailed, "zstd: \(errorName(result))")
+        }
+        output.removeSubrange(result...)
+        return output
+    }
+
+    static func decompress(_ input: [UInt8], maxOutputBytes: Int) throws(MsgTransError) -> [UInt8] {
+        guard input.starts(with: magic) else {
+            if magic.starts(with: input) {
+                throw MsgTransError(.truncatedStream, "zstd: stream ends inside the frame magic")
+            }
+            throw MsgTransError(.decompressionFailed, "zstd: payload does not start with a standard frame magic")
+        }
+        // A frame that declares a larger content size is rejected before any work. The declared
+        // size is only ever a reason to refuse, never an allocation size: frames that declare
+        // nothing (or lie) are bounded by the streaming loop below.
+        let declared = input.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
+        if declared < contentSizeError, declared > UInt64(maxOutputBytes) {
+            throw tooLarge(maxOutputBytes)
+        }
+        guard let context = ZSTD_createDCtx() else {
+            throw MsgTransError(.decompressionFailed, "zstd: cannot allocate a decompression context")
+        }
+        defer { ZSTD_freeDCtx(context) }
+        let windowLogMax = PayloadCompressor.zstdWindowLogMax(forMaxOutputBytes: maxOutputBytes)
+        let setResult = ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, windowLogMax)
+        guard ZSTD_isError(setResult) == 0 else {
+            throw MsgTransError(.decompressionFailed, "zstd: \(errorName(setResult))")
+        }
+
+        var output = BoundedOutputBuffer(maxBytes: maxOutputBytes, inputCount: input.count)
+        let outcome = input.withUnsafeBytes { raw in
+            Result { () throws(MsgTransError) in
+                try decompress(raw, context: context, into: &output, maxOutputBytes: maxOutputBytes)
+            }
+        }
+        try outcome.get()
+        return output.finish()
+    }
+
+    /// Runs the decoder over the whole input; returns once the single frame is complete.
+    private static func decompress(
+        _ raw: UnsafeRawBufferPointer, context: OpaquePointer, into output: inout BoundedOutputBuffer,
+        maxOutputBytes: Int
+    ) throws(MsgTransError) {
+        var source = ZSTD_inBuffer(src: raw.baseAddress, size: raw.count, pos: 0)
+        while true {
+            if output.isFull && !output.grow() {
+                throw tooLarge(maxOutputBytes)
+            }
+            let (status, wroteAll) = output.fill { destination, space in
+                var sink = ZSTD_outBuffer(dst: destination, size: space, pos: 0)
+                let status = ZSTD_decompressStream(context, &sink, &source)
+                return ((status, sink.pos == space), sink.pos)
+            }
+            guard ZSTD_isError(status) == 0 else {
+                throw MsgTransError(.decompressionFailed, "zstd: \(errorName(status))")
+            }
+            if output.count > maxOutputBytes {
+                throw tooLarge(maxOutputBytes)
+            }
+            if status == 0 {
+                // The frame is complete and flushed; zstd stops exactly at its end.
+                if source.pos < source.size {
+                    throw MsgTransError(
+                        .trailingBytes, "zstd: \(source.size - source.pos) bytes follow the frame")
+                }
+                return
+            }
+            if source.pos == source.size && !wroteAll {
+                throw MsgTransError(.truncatedStream, "zstd: stream ends inside the frame")
+            }
+        }
+    }
+
+    private static func tooLarge(_ maxOutputBytes: Int) -> MsgTransError {
+        MsgTransError(.decompressedTooLarge, "zstd: output exceeds \(maxOutputBytes) bytes")
+    }
+
+    private static func errorName(_ code: Int) -> String {
+        String(cString: ZSTD_getErrorName(code))
+    }
+}

@@ -1,0 +1,277 @@
+import CLinuxEvents
+import MsgTrans
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A full-duplex msgtrans connection over TCP, the same type on the client and the server side.
+///
+/// Either side may send requests (``request(bizType:payload:compression:timeout:)``) and one-way
+/// messages (``send(bizType:payload:compression:)``) at any time, while the peer's requests go to
+/// the connection's ``MsgTransConnectionDelegate``.
+///
+/// ## Threading
+///
+/// The socket belongs to an event loop thread: reading, decoding, completing requests with their
+/// responses, admission and writing all happen there and never wait for a handler. Handlers run
+/// on Swift tasks, so a handler may itself call ``request(bizType:payload:compression:timeout:)``
+/// on the same connection (a reverse request) without deadlock.
+///
+/// ## Request completion
+///
+/// A request is registered as in flight on the loop before its bytes can be written. Its
+/// response, its timeout, cancellation of the awaiting task and the connection closing race to
+/// exactly one completion. Responses are matched by message id; a response that matches nothing
+/// is counted in ``MsgTransStatistics/Snapshot/unmatchedResponses`` and dropped, and one whose
+/// biz type differs from the request's is accepted and counted.
+public final class MsgTransConnection: @unchecked Sendable {
+    // Thread-safety: `let` properties and `closeState` are safe from any thread. Every `var`
+    // below `closeState` belongs to the event loop thread (see ConnectionIO.swift).
+
+    /// The event loop serving this connection.
+    public let eventLoop: MsgTransEventLoop
+    /// This side's address, such as `"127.0.0.1:50123"` or `"[::1]:50123"`.
+    public let localAddress: String
+    /// The peer's address.
+    public let remoteAddress: String
+    /// The counters this connection reports to (shared by all connections of a server).
+    public let statistics: MsgTransStatistics
+
+    let configuration: MsgTransConfiguration
+    let fd: Int32
+
+    private struct CloseState {
+        var reason: MsgTransRuntimeError?
+        var waiters: [CheckedContinuation<MsgTransRuntimeError, Never>] = []
+    }
+
+    private let closeState = Mutex(CloseState())
+
+    // Loop thread.
+    var registration: UInt64 = 0
+    var delegate: (any MsgTransConnectionDelegate)?
+    var onClose: ((MsgTransConnection) -> Void)?
+    var phase = Phase.open
+    var inputEnded = false
+    var decoder: FrameDecoder
+    var output: [UInt8] = []
+    var outputOffset = 0
+    var interest: UInt32 = 0
+    var flushScheduled = false
+    var requestIDs = MessageIDAllocator()
+    var oneWayIDs = MessageIDAllocator()
+    var inFlight: [UInt32: OutboundRequest] = [:]
+    var waitingRequests = FIFO<OutboundRequest>()
+    var activeInbound = 0
+    var heldFrames = FIFO<Frame>()
+    var admissionHeld = false
+    var lingerTimer: TimerID?
+
+    enum Phase {
+        /// Reading and admitting.
+        case open
+        /// Graceful close: new inbound messages are refused, running handlers finish.
+        case draining
+        case closed
+    }
+
+    init(
+        fd: Int32, eventLoop: MsgTransEventLoop, configuration: MsgTransConfiguration,
+        statistics: MsgTransStatistics
+    ) {
+        self.fd = fd
+        self.eventLoop = eventLoop
+        self.configuration = configuration
+        self.statistics = statistics
+        self.localAddress = Socket.localAddress(fd)?.description ?? "?"
+        self.remoteAddress = Socket.peerAddress(fd)?.description ?? "?"
+        self.decoder = FrameDecoder(limits: configuration.frameLimits)
+    }
+
+    // MARK: - Connecting
+
+    /// Opens a client connection to `host:port`.
+    ///
+    /// `host` is a numeric IPv4 or IPv6 address (brackets allowed) or a name; names are resolved
+    /// off the cooperative thread pool and each address is tried in turn. The whole attempt is
+    /// bounded by ``MsgTransConfiguration/connectTimeout`` and by cancellation of the calling task.
+    ///
+    /// - Parameters:
+    ///   - delegate: handles the server's requests to this side; without one, every inbound
+    ///     request is answered by ``MsgTransConfiguration/failureResponder``.
+    ///   - statistics: counters to report to; a fresh set by default.
+    ///   - loop: the loop serving the connection.
+    public static func connect(
+        host: String, port: Int, configuration: MsgTransConfiguration = MsgTransConfiguration(),
+        delegate: (any MsgTransConnectionDelegate)? = nil, statistics: MsgTransStatistics = MsgTransStatistics(),
+        on loop: MsgTransEventLoop = .shared
+    ) async throws(MsgTransRuntimeError) -> MsgTransConnection {
+        guard let port = UInt16(exactly: port) else {
+            throw MsgTransRuntimeError(.invalidAddress, "port \(port) is out of range")
+        }
+        let deadline = MonotonicClock.deadline(after: configuration.connectTimeout)
+        let addresses = try await Resolver.resolve(host: host, port: port)
+        var lastError = MsgTransRuntimeError(.connectFailed, "no address to connect to")
+        for address in addresses {
+            if Task.isCancelled {
+                throw MsgTransRuntimeError(.cancelled, "connect cancelled")
+            }
+            let connector = Connector(
+                address: address, deadline: deadline, loop: loop, configuration: configuration,
+                delegate: delegate, statistics: statistics)
+            do {
+                return try await connector.run()
+            } catch {
+                lastError = error
+                if error.code == .timeout || error.code == .cancelled {
+                    throw error
+                }
+            }
+        }
+        throw lastError
+    }
+
+    // MARK: - Sending
+
+    /// Sends a request and returns the peer's response.
+    ///
+    /// Waits (first come, first served) while ``MsgTransConfiguration/maxOutstandingRequests`` of
+    /// this connection's requests await responses or the outbound buffer is full; that wait
+    /// counts against the timeout.
+    ///
+    /// - Parameters:
+    ///   - bizType: the application operation code; echoed by the peer.
+    ///   - payload: the plaintext payload.
+    ///   - compression: the preferred compression, applied from the policy's size threshold on.
+    ///   - timeout: the deadline for the response; ``MsgTransConfiguration/requestTimeout`` if `nil`.
+    /// - Returns: the response with its payload decompressed.
+    /// - Throws: ``MsgTransRuntimeError`` with code ``MsgTransRuntimeError/Code/timeout``,
+    ///   ``MsgTransRuntimeError/Code/cancelled``, the close reason
+    ///   (``MsgTransRuntimeError/Code/connectionClosed``, ``MsgTransRuntimeError/Code/protocolViolation``),
+    ///   ``MsgTransRuntimeError/Code/encodingFailed`` or ``MsgTransRuntimeError/Code/malformedPayload``
+    ///   (the response's payload could not be decompressed; the connection stays open).
+    public func request(
+        bizType: UInt8, payload: [UInt8], compression: Compression = .none, timeout: Duration? = nil
+    ) async throws(MsgTransRuntimeError) -> MsgTransMessage {
+        if let reason = closeReason {
+            throw reason
+        }
+        let frame = try Self.makeFrame(
+            .request, bizType: bizType, payload: payload, compression: compression,
+            policy: configuration.compressionPolicy)
+        let deadline = MonotonicClock.deadline(after: timeout ?? configuration.requestTimeout)
+        let request = OutboundRequest(frame: frame, deadline: deadline)
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                guard request.promise.install(continuation) else { return }
+                let submitted = eventLoop.execute { self.submit(request) }
+                if !submitted {
+                    request.promise.complete(.failure(self.closeReason ?? Self.loopStopped))
+                }
+            }
+        } onCancel: {
+            if request.promise.complete(.failure(MsgTransRuntimeError(.cancelled, "request cancelled"))) {
+                eventLoop.execute { self.abandon(request) }
+            }
+        }
+        let response = try result.get()
+        do {
+            let plaintext = try response.plaintext(limits: configuration.frameLimits)
+            return MsgTransMessage(header: response.header, payload: plaintext)
+        } catch {
+            throw MsgTransRuntimeError(
+                .malformedPayload, "response to biz_type \(bizType) id \(response.messageID) cannot be decompressed",
+                underlying: error)
+        }
+    }
+
+    /// Queues a one-way message (a lossy notification; the peer sends no response).
+    ///
+    /// Returns once the frame is queued for the socket, not when the peer has it.
+    ///
+    /// - Throws: ``MsgTransRuntimeError/Code/overloaded`` when the outbound buffer is full, the
+    ///   close reason when the connection is closed, ``MsgTransRuntimeError/Code/encodingFailed``.
+    public func send(bizType: UInt8, payload: [UInt8], compression: Compression = .none)
+        async throws(MsgTransRuntimeError)
+    {
+        if let reason = closeReason {
+            throw reason
+        }
+        let frame = try Self.makeFrame(
+            .oneWay, bizType: bizType, payload: payload, compression: compression,
+            policy: configuration.compressionPolicy)
+        let promise = OneShot<Result<Void, MsgTransRuntimeError>>()
+        let result = await withCheckedContinuation { continuation in
+            guard promise.install(continuation) else { return }
+            let submitted = eventLoop.execute { self.submitOneWay(frame, promise: promise) }
+            if !submitted {
+                promise.complete(.failure(self.closeReason ?? Self.loopStopped))
+            }
+        }
+        try result.get()
+    }
+
+    // MARK: - Closing
+
+    /// Whether the connection has closed.
+    public var isClosed: Bool { closeReason != nil }
+
+    /// Why the connection closed, or `nil` while it is open.
+    public var closeReason: MsgTransRuntimeError? {
+        closeState.withLock { $0.reason }
+    }
+
+    /// Closes the connection: pending requests fail with ``MsgTransRuntimeError/Code/connectionClosed``,
+    /// queued output is written if the socket accepts it at once, handlers still running have
+    /// their answers discarded. Returns when closed.
+    public func close() async {
+        eventLoop.execute {
+            self.teardown(MsgTransRuntimeError(.connectionClosed, "connection closed locally"), flush: true)
+        }
+        _ = await waitUntilClosed()
+    }
+
+    /// Suspends until the connection has closed and returns the reason.
+    public func waitUntilClosed() async -> MsgTransRuntimeError {
+        await withCheckedContinuation { continuation in
+            let reason: MsgTransRuntimeError? = closeState.withLock { state in
+                if let reason = state.reason { return reason }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let reason {
+                continuation.resume(returning: reason)
+            }
+        }
+    }
+
+    /// Records the close reason and wakes everyone waiting for it (loop thread, once).
+    func publishClose(_ reason: MsgTransRuntimeError) {
+        let waiters = closeState.withLock { state in
+            state.reason = reason
+            let waiters = state.waiters
+            state.waiters = []
+            return waiters
+        }
+        for waiter in waiters {
+            waiter.resume(returning: reason)
+        }
+    }
+
+    static let loopStopped = MsgTransRuntimeError(.connectionClosed, "the event loop has stopped")
+
+    static func makeFrame(
+        _ packetType: PacketType, bizType: UInt8, payload: [UInt8], compression: Compression,
+        policy: CompressionPolicy
+    ) throws(MsgTransRuntimeError) -> Frame {
+        do {
+            return try Frame.make(
+                packetType: packetType, bizType: bizType, messageID: 0, plaintext: payload, preferred: compression,
+                policy: policy)
+        } catch {
+            throw MsgTransRuntimeError(.encodingFailed, "cannot frame biz_type \(bizType)", underlying: error)
+        }
+    }
+}

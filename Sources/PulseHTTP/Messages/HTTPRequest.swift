@@ -1,0 +1,33 @@
+/// A complete HTTP request as handed to a server handler: the body has been fully received.
+public struct HTTPRequest: Sendable {
+    /// The request method.
+    public var method: HTTPMethod
+    /// The request path, percent-decoded, without the query string (e.g. `/v1/traces`).
+    public var path: String
+    /// The query string's items, in order, percent-decoded.
+    public var query: [HTTPQueryItem]
+    /// The request header fields.
+    public var headers: HTTPHeaders
+    /// The body exactly as received on the wire (still content-encoded; see ``BodyDecoder``).
+    public var body: [UInt8]
+    /// The peer's address, when known.
+    public var remoteAddress: HTTPRemoteAddress?
+
+    /// Creates a request.
+    public init(
+        method: HTTPMethod, path: String, query: [HTTPQueryItem] = [], headers: HTTPHeaders = HTTPHeaders(),
+        body: [UInt8] = [], remoteAddress: HTTPRemoteAddress? = nil
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.remoteAddress = remoteAddress
+    }
+
+    /// The value of the first query item with this name (case-sensitive), or `nil`.
+    public func queryValue(_ name: String) -> String? {
+        query.first { $0.name == name }?.value
+    }
+}

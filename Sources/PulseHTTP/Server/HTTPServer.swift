@@ -1,0 +1,256 @@
+import CMicroHTTPD
+import CPulseShims
+import Glibc
+import Synchronization
+
+/// An HTTP/1.1 server on libmicrohttpd that hands complete requests to an async Swift handler.
+///
+/// libmicrohttpd's event-loop threads (``HTTPServerConfiguration/threadCount``, each with its own
+/// epoll loop) read requests, enforce the limits, and buffer the body. When a request is complete its
+/// connection is suspended and the handler runs in a `Task`; when the handler returns, the response is
+/// handed back, the connection is resumed, and libmicrohttpd sends it with `Content-Length` and keeps
+/// the connection alive unless the client or the response asked otherwise. A client that disconnects
+/// while its handler runs is noticed only after the handler returns; the response is then dropped.
+///
+/// ```swift
+/// let server = HTTPServer(configuration: .init(host: "127.0.0.1", port: 0)) { request in
+///     HTTPResponse(status: .ok, body: Array("{}".utf8))
+/// }
+/// try server.start()
+/// // ... server.port ...
+/// await server.shutdown()
+/// ```
+///
+/// Lifecycle: ``start()`` then ``shutdown(gracePeriod:)``, or ``run()``, which starts the server and
+/// returns once it has been shut down (cancelling the task running it shuts it down). A server is
+/// started once; make a new one to serve again. Releasing a running server stops it at once, without
+/// the drain: handlers still running are answered with 503.
+public final class HTTPServer: Sendable {
+    /// The configuration the server was made with.
+    public let configuration: HTTPServerConfiguration
+
+    private struct DaemonHandle: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    private enum Phase {
+        case idle
+        case running(DaemonHandle, port: Int)
+        case stopping(port: Int)
+        case stopped
+    }
+
+    private struct Lifecycle {
+        var phase: Phase = .idle
+        /// Callers of ``run()`` and repeated ``shutdown(gracePeriod:)`` waiting for `.stopped`.
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let core: ServerCore
+    private let lifecycle = Mutex<Lifecycle>(Lifecycle())
+
+    /// Creates a server; nothing is bound until ``start()``.
+    ///
+    /// - Parameters:
+    ///   - configuration: addresses, limits and threads.
+    ///   - handler: called once per complete request, concurrently for different connections. It
+    ///     runs in a `Task` on Swift's cooperative pool; the body it receives is still
+    ///     content-encoded (see ``BodyDecoder``).
+    public init(
+        configuration: HTTPServerConfiguration,
+        handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
+    ) {
+        self.configuration = configuration
+        core = ServerCore(
+            handler: handler, maxBodyBytes: configuration.maxBodyBytes,
+            retryAfterSeconds: configuration.shutdownRetryAfterSeconds)
+    }
+
+    deinit {
+        // A server dropped without shutdown(): stop it now, synchronously and briefly.
+        if case .running(let daemon, _) = lifecycle.withLock({ $0.phase }) {
+            core.shuttingDown.store(true, ordering: .relaxed)
+            let listener = MHD_quiesce_daemon(daemon.pointer)
+            _ = core.closeSuspensions(answering: core.unavailable)
+            var waited = 0
+            while core.activeRequests.load(ordering: .relaxed) > 0 && waited < 1000 {
+                usleep(1000)
+                waited += 1
+            }
+            MHD_stop_daemon(daemon.pointer)
+            if listener >= 0 { close(listener) }
+        }
+    }
+
+    /// The bound TCP port while running (the real one when the configuration asked for port 0),
+    /// otherwise `nil`.
+    public var port: Int? {
+        lifecycle.withLock { state in
+            switch state.phase {
+            case .running(_, let port): return port
+            case .stopping(let port): return port
+            case .idle, .stopped: return nil
+            }
+        }
+    }
+
+    /// `true` from the moment ``shutdown(gracePeriod:)`` is called.
+    public var isShuttingDown: Bool { core.shuttingDown.load(ordering: .relaxed) }
+
+    /// Binds the address and starts serving on libmicrohttpd's threads.
+    ///
+    /// - Throws: ``HTTPServerError`` with `invalidConfiguration`, `startFailed` (address in use,
+    ///   no IPv6 on this host) or `invalidState` (already started).
+    public func start() throws(HTTPServerError) {
+        try configuration.validate()
+        let address = try ListenAddress(host: configuration.host, port: configuration.port)
+        try lifecycle.withLock { state throws(HTTPServerError) in
+            guard case .idle = state.phase else {
+                throw HTTPServerError(.invalidState, "the server was already started")
+            }
+            let daemon = try startDaemon(address)
+            let bound = Int(pg_mhd_bound_port(daemon))
+            state.phase = .running(DaemonHandle(pointer: daemon), port: bound != 0 ? bound : configuration.port)
+        }
+    }
+
+    private func startDaemon(_ address: ListenAddress) throws(HTTPServerError) -> OpaquePointer {
+        var storage = address.storage
+        var options = pg_mhd_options()
+        options.flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue | address.flags
+        options.port = UInt16(configuration.port)
+        options.connection_limit = UInt32(clamping: configuration.connectionLimit)
+        options.per_ip_connection_limit = UInt32(clamping: configuration.perAddressConnectionLimit)
+        options.connection_timeout_s = configuration.idleTimeoutSeconds
+        options.thread_pool_size = configuration.threadCount > 1 ? UInt32(configuration.threadCount) : 0
+        options.connection_memory_limit = configuration.headerMemoryLimit
+        options.listen_backlog = UInt32(clamping: configuration.listenBacklog)
+        let context = Unmanaged.passUnretained(core).toOpaque()
+        let daemon = withUnsafeMutablePointer(to: &storage) { storagePointer -> OpaquePointer? in
+            if storagePointer.pointee != nil {
+                options.bind_address = UnsafeRawPointer(storagePointer).assumingMemoryBound(to: sockaddr.self)
+            }
+            return pg_mhd_start_daemon(
+                &options,
+                { cls, connection, url, method, _, uploadData, uploadDataSize, contextPointer in
+                    guard let cls, let connection, let uploadDataSize, let contextPointer else { return .NO }
+                    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+                    return core.handle(
+                        connection: connection, url: url, method: method, uploadData: uploadData,
+                        uploadDataSize: uploadDataSize, contextPointer: contextPointer)
+                }, context,
+                { cls, _, contextPointer, _ in
+                    guard let cls else { return }
+                    Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().completed(
+                        contextPointer: contextPointer)
+                }, context)
+        }
+        guard let daemon else {
+            throw HTTPServerError(
+                .startFailed,
+                "could not listen on \(configuration.host) port \(configuration.port) (address in use or unavailable)")
+        }
+        return daemon
+    }
+
+    /// Stops the server gracefully.
+    ///
+    /// New connections are no longer accepted (the listening socket is quiesced) and new requests on
+    /// open keep-alive connections get 503 with `Retry-After` and `Connection: close`. Requests already
+    /// in progress — being received or being handled — are waited for until their responses are
+    /// sent, for at most `gracePeriod`; handlers still running then are answered with 503 for them
+    /// (their own responses are dropped when they return), as are requests whose bodies finish
+    /// arriving after that point. Then the daemon is stopped and every remaining connection closed.
+    /// Connections made after the quiesce wait in the kernel's backlog and are reset when the
+    /// listening socket closes. Calling it again, or concurrently, waits for the same shutdown; on a
+    /// server that never started it just marks it stopped. Cancelling the calling task does not
+    /// shorten the drain.
+    public func shutdown(gracePeriod: Duration = .seconds(10)) async {
+        core.shuttingDown.store(true, ordering: .relaxed)
+        let daemon: DaemonHandle? = lifecycle.withLock { state in
+            switch state.phase {
+            case .running(let daemon, let port):
+                state.phase = .stopping(port: port)
+                return daemon
+            case .idle:
+                state.phase = .stopped
+                return nil
+            case .stopping, .stopped:
+                return nil
+            }
+        }
+        guard let daemon else {
+            finishStopping(daemonStopped: false)
+            await waitUntilStopped()
+            return
+        }
+        // An unstructured task does not inherit the caller's cancellation: once begun, the drain
+        // always runs its course (a cancelled Task.sleep would otherwise turn the wait into a spin).
+        await Task { await self.drainAndStop(daemon, gracePeriod: gracePeriod) }.value
+    }
+
+    private func drainAndStop(_ daemon: DaemonHandle, gracePeriod: Duration) async {
+        let listener = MHD_quiesce_daemon(daemon.pointer)
+        let clock = ContinuousClock()
+        let drained = await waitForIdle(until: clock.now.advanced(by: gracePeriod))
+        // Also closes the window in which a request that began just before the flag was set could
+        // still suspend its connection after the wait saw no requests.
+        let forced = core.closeSuspensions(answering: core.unavailable)
+        if !drained || forced > 0 {
+            _ = await waitForIdle(until: clock.now.advanced(by: .seconds(1)))
+        }
+        MHD_stop_daemon(daemon.pointer)
+        if listener >= 0 { close(listener) }
+        finishStopping(daemonStopped: true)
+    }
+
+    /// Marks the server stopped (when the daemon is gone, or it never ran) and wakes the waiters.
+    private func finishStopping(daemonStopped: Bool) {
+        let waiters = lifecycle.withLock { state -> [CheckedContinuation<Void, Never>] in
+            if daemonStopped { state.phase = .stopped }
+            guard case .stopped = state.phase else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Starts the server if it is not running yet and returns once it has been shut down.
+    ///
+    /// Cancelling the calling task starts ``shutdown(gracePeriod:)`` with the default grace period.
+    ///
+    /// - Throws: ``HTTPServerError`` when the server cannot start.
+    public func run() async throws(HTTPServerError) {
+        let needsStart = lifecycle.withLock { state in
+            if case .idle = state.phase { return true }
+            return false
+        }
+        if needsStart { try start() }
+        await withTaskCancellationHandler {
+            await waitUntilStopped()
+        } onCancel: {
+            Task { await self.shutdown() }
+        }
+    }
+
+    private func waitUntilStopped() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = lifecycle.withLock { state in
+                if case .stopped = state.phase { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    /// Waits until no request is in progress, or the deadline passes. Returns whether it got idle.
+    private func waitForIdle(until deadline: ContinuousClock.Instant) async -> Bool {
+        while core.activeRequests.load(ordering: .relaxed) > 0 {
+            if ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
+}

@@ -1,0 +1,81 @@
+/// Settings of an ``HTTPServer``.
+///
+/// Defaults suit a 2-core machine behind a load balancer. Every limit is enforced by the server
+/// itself, before a handler runs:
+///
+/// - A body larger than ``maxBodyBytes`` *as received on the wire* (before any content decoding) is
+///   answered with 413. A declared `Content-Length` above the limit is rejected before the body is
+///   read; a chunked body is stopped from being buffered the moment it crosses the limit, the rest is
+///   discarded (up to another ``maxBodyBytes``, after which the connection is closed) and 413 is sent
+///   once the client stops sending. The decompressed limit is the handler's business
+///   (``BodyDecoder/decode(_:contentEncoding:maxOutputBytes:)``).
+/// - Request line and headers must fit in ``headerMemoryLimit``; libmicrohttpd 0.9.75 answers larger
+///   ones itself — 431 Request Header Fields Too Large for headers, 414 URI Too Long for an overlong
+///   request line — and closes the connection. A request line it cannot parse at all gets no answer:
+///   the connection is just closed. (It does not insist on `Host` for HTTP/1.1 requests.)
+/// - A connection that makes no progress for ``idleTimeout`` — a slow client, or an idle
+///   keep-alive connection — is closed by libmicrohttpd without a response (it sends no 408). A
+///   connection whose request is being handled is suspended and never times out.
+public struct HTTPServerConfiguration: Sendable {
+    /// The numeric address to listen on: `127.0.0.1`, `0.0.0.0`, `::1`, `::` (IPv6 and IPv4, dual
+    /// stack), or `localhost` (same as `127.0.0.1`). Host names are not resolved.
+    public var host: String
+    /// The TCP port; 0 picks a free port, readable from ``HTTPServer/port`` after start.
+    public var port: Int
+    /// The most connections served at once; further clients wait in the listen backlog.
+    public var connectionLimit: Int
+    /// The most connections from one IP address, or 0 for no per-address limit.
+    public var perAddressConnectionLimit: Int
+    /// How long a connection may make no progress before it is closed (rounded up to whole seconds).
+    public var idleTimeout: Duration
+    /// The number of event-loop threads (each runs its own epoll loop and accepts connections).
+    public var threadCount: Int
+    /// Memory per connection for the request line, headers and I/O buffers.
+    public var headerMemoryLimit: Int
+    /// The largest request body accepted as received on the wire (compressed size).
+    public var maxBodyBytes: Int
+    /// The kernel listen backlog.
+    public var listenBacklog: Int
+    /// The `Retry-After` value, in seconds, of the 503 sent to requests that arrive during shutdown.
+    public var shutdownRetryAfterSeconds: Int
+
+    /// Creates a configuration; every parameter has a default.
+    public init(
+        host: String = "127.0.0.1", port: Int = 4318, connectionLimit: Int = 1024,
+        perAddressConnectionLimit: Int = 0, idleTimeout: Duration = .seconds(30), threadCount: Int = 2,
+        headerMemoryLimit: Int = 32 * 1024, maxBodyBytes: Int = 16 * 1024 * 1024, listenBacklog: Int = 511,
+        shutdownRetryAfterSeconds: Int = 5
+    ) {
+        self.host = host
+        self.port = port
+        self.connectionLimit = connectionLimit
+        self.perAddressConnectionLimit = perAddressConnectionLimit
+        self.idleTimeout = idleTimeout
+        self.threadCount = threadCount
+        self.headerMemoryLimit = headerMemoryLimit
+        self.maxBodyBytes = maxBodyBytes
+        self.listenBacklog = listenBacklog
+        self.shutdownRetryAfterSeconds = shutdownRetryAfterSeconds
+    }
+
+    /// Checks every field, throwing ``HTTPServerError/Code/invalidConfiguration`` for the first bad one.
+    func validate() throws(HTTPServerError) {
+        func fail(_ message: String) -> HTTPServerError { HTTPServerError(.invalidConfiguration, message) }
+        guard (0...65535).contains(port) else { throw fail("port \(port) is outside 0...65535") }
+        guard connectionLimit > 0 else { throw fail("connectionLimit must be positive") }
+        guard perAddressConnectionLimit >= 0 else { throw fail("perAddressConnectionLimit must not be negative") }
+        guard idleTimeout > .zero else { throw fail("idleTimeout must be positive") }
+        guard (1...64).contains(threadCount) else { throw fail("threadCount must be in 1...64") }
+        guard headerMemoryLimit >= 4096 else { throw fail("headerMemoryLimit must be at least 4096 bytes") }
+        guard maxBodyBytes > 0 else { throw fail("maxBodyBytes must be positive") }
+        guard listenBacklog > 0 else { throw fail("listenBacklog must be positive") }
+        guard shutdownRetryAfterSeconds >= 0 else { throw fail("shutdownRetryAfterSeconds must not be negative") }
+    }
+
+    /// ``idleTimeout`` in whole seconds, rounded up, at least 1.
+    var idleTimeoutSeconds: UInt32 {
+        let parts = idleTimeout.components
+        let seconds = parts.seconds + (parts.attoseconds > 0 ? 1 : 0)
+        return UInt32(clamping: max(1, seconds))
+    }
+}

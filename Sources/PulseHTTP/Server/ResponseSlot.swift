@@ -1,0 +1,57 @@
+import CMicroHTTPD
+import Synchronization
+
+/// A libmicrohttpd connection pointer that may cross threads.
+///
+/// It is only dereferenced by libmicrohttpd, and only while the rules of ``ResponseSlot`` guarantee the
+/// connection is alive (suspended connections are never closed).
+struct ConnectionHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// The hand-over point between a handler task and the libmicrohttpd thread that owns a suspended
+/// connection.
+///
+/// Exactly one party wins ``fulfill(_:)``: the handler task when it returns, or a shutdown that ran out
+/// of patience. The winner stores the response and resumes the connection *while holding the lock*,
+/// so anyone who later sees a non-suspended state knows the resume has already happened (a daemon must
+/// not be stopped while a connection is still suspended). The owning thread then picks the response up
+/// with ``take()`` in the next access-handler call and queues it there.
+///
+/// The slot is a separate, retained object: a handler task keeps it alive on its own, so a client that
+/// disconnects (and a request context that is freed) never leaves the task with a dangling pointer.
+final class ResponseSlot: Sendable {
+    private enum State: Sendable {
+        case suspended(ConnectionHandle)
+        case ready(HTTPResponse)
+        case delivered
+    }
+
+    private let state: Mutex<State>
+
+    /// Creates a slot for a connection that the caller suspends right away.
+    init(suspended connection: ConnectionHandle) {
+        state = Mutex(.suspended(connection))
+    }
+
+    /// Stores `response` and resumes the connection, if nobody did so before. Returns whether this
+    /// call won. Safe from any thread.
+    @discardableResult
+    func fulfill(_ response: HTTPResponse) -> Bool {
+        state.withLock { state in
+            guard case .suspended(let connection) = state else { return false }
+            state = .ready(response)
+            MHD_resume_connection(connection.pointer)
+            return true
+        }
+    }
+
+    /// Takes the stored response, once. Called on the connection's own thread after the resume.
+    func take() -> HTTPResponse? {
+        state.withLock { state in
+            guard case .ready(let response) = state else { return nil }
+            state = .delivered
+            return response
+        }
+    }
+}

@@ -1,0 +1,256 @@
+import CMicroHTTPD
+import CPulseShims
+import Synchronization
+
+/// The state shared by libmicrohttpd's callbacks, the handler tasks and ``HTTPServer``, plus the
+/// callbacks themselves.
+///
+/// The callbacks run on libmicrohttpd's event-loop threads, not on Swift's cooperative pool; they
+/// only do small synchronous work (copying bytes, building the request) and start a `Task` for the
+/// handler.
+final class ServerCore: Sendable {
+    typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
+
+    let handler: Handler
+    let maxBodyBytes: Int
+    let retryAfterSeconds: Int
+    /// Set when shutdown begins: new requests get 503.
+    let shuttingDown = Atomic<Bool>(false)
+    /// Requests that have a context (headers received, not yet completed).
+    let activeRequests = Atomic<Int>(0)
+    /// Connections suspended while their handler runs, so a shutdown can force them; once `closed`,
+    /// nothing is suspended any more.
+    private let suspensions = Mutex<Suspensions>(Suspensions())
+
+    private struct Suspensions {
+        var slots: [ObjectIdentifier: ResponseSlot] = [:]
+        var closed = false
+    }
+
+    init(handler: @escaping Handler, maxBodyBytes: Int, retryAfterSeconds: Int) {
+        self.handler = handler
+        self.maxBodyBytes = maxBodyBytes
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// Stops suspending connections, then answers every request whose handler is still running with
+    /// `response` and resumes its connection. Returns how many were forced.
+    ///
+    /// After this returns no connection is suspended, and none will be: a request completing later is
+    /// answered with ``unavailable`` directly. This is what makes stopping the daemon safe
+    /// (libmicrohttpd aborts when stopped with a suspended connection).
+    func closeSuspensions(answering response: HTTPResponse) -> Int {
+        let slots = suspensions.withLock { state in
+            state.closed = true
+            return Array(state.slots.values)
+        }
+        return slots.reduce(0) { $0 + ($1.fulfill(response) ? 1 : 0) }
+    }
+
+    /// The 503 sent to requests that arrive, or complete, during shutdown.
+    var unavailable: HTTPResponse {
+        HTTPResponse(
+            status: .serviceUnavailable, headers: ["Retry-After": String(retryAfterSeconds), "Connection": "close"])
+    }
+
+    // MARK: - Access handler
+
+    /// One call of libmicrohttpd's access handler; see `MHD_AccessHandlerCallback`.
+    func handle(
+        connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+        uploadData: UnsafePointer<CChar>?, uploadDataSize: UnsafeMutablePointer<Int>,
+        contextPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let raw = contextPointer.pointee else {
+            return begin(connection: connection, url: url, method: method, contextPointer: contextPointer)
+        }
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        let size = uploadDataSize.pointee
+        switch context.phase {
+        case .receiving:
+            if size > 0 {
+                guard let uploadData else { return .NO }
+                uploadDataSize.pointee = 0
+                if context.body.count + size > maxBodyBytes {
+                    context.body = []
+                    context.phase = .discarding(budget: maxBodyBytes)
+                    return .YES
+                }
+                UnsafeRawBufferPointer(start: uploadData, count: size).withMemoryRebound(to: UInt8.self) {
+                    context.body.append(contentsOf: $0)
+                }
+                return .YES
+            }
+            return dispatch(context, connection: connection)
+        case .discarding(let budget):
+            if size > 0 {
+                uploadDataSize.pointee = 0
+                guard size <= budget else { return .NO }  // Endless upload: close the connection.
+                context.phase = .discarding(budget: budget - size)
+                return .YES
+            }
+            return queue(Self.bodyTooLarge, on: connection)
+        case .handling(let slot):
+            // Called again after the resume: the response is waiting in the slot.
+            guard let response = slot.take() else { return .NO }
+            return queue(response, on: connection)
+        }
+    }
+
+    /// The first call for a request: headers are complete, no body has been read yet.
+    private func begin(
+        connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+        contextPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        if shuttingDown.load(ordering: .relaxed) {
+            return queue(unavailable, on: connection)
+        }
+        let headers = Self.headers(of: connection)
+        if let declared = headers["Content-Length"], let length = Int(declared), length > maxBodyBytes {
+            // Rejected before any body byte is read; libmicrohttpd discards the rest and closes.
+            return queue(Self.bodyTooLarge, on: connection)
+        }
+        let context = RequestContext(
+            method: HTTPMethod(method.map { String(cString: $0) } ?? ""),
+            path: url.map { String(cString: $0) } ?? "/",
+            query: Self.query(of: connection), headers: headers,
+            remoteAddress: Self.remoteAddress(of: connection))
+        if let declared = headers["Content-Length"], let length = Int(declared), length > 0 {
+            // Trust a declared length only so far: a client that declares 16 MiB and sends nothing
+            // should not make every connection hold that much.
+            context.body.reserveCapacity(min(length, Self.maxReservation))
+        }
+        contextPointer.pointee = Unmanaged.passRetained(context).toOpaque()
+        activeRequests.add(1, ordering: .relaxed)
+        return .YES
+    }
+
+    /// The body is complete: suspend the connection and run the handler in a task.
+    private func dispatch(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
+        let slot = ResponseSlot(suspended: ConnectionHandle(pointer: connection))
+        // Suspend before the task exists, so the task can never resume a connection that is not yet
+        // suspended; and under the lock, so a shutdown either sees this slot or stops us suspending.
+        let suspended = suspensions.withLock { state in
+            guard !state.closed else { return false }
+            state.slots[ObjectIdentifier(slot)] = slot
+            MHD_suspend_connection(connection)
+            return true
+        }
+        guard suspended else {
+            context.body = []
+            return queue(unavailable, on: connection)
+        }
+        context.phase = .handling(slot)
+        let request = context.takeRequest()
+        let handler = self.handler
+        Task {
+            let response = await handler(request)
+            slot.fulfill(response)
+        }
+        return .YES
+    }
+
+    // MARK: - Request completed
+
+    /// libmicrohttpd is done with a request (response sent, client gone, or daemon stopping).
+    func completed(contextPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+        guard let contextPointer, let raw = contextPointer.pointee else { return }
+        contextPointer.pointee = nil
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+        if case .handling(let slot) = context.phase {
+            _ = suspensions.withLock { $0.slots.removeValue(forKey: ObjectIdentifier(slot)) }
+        }
+        activeRequests.subtract(1, ordering: .relaxed)
+    }
+
+    // MARK: - Responses
+
+    /// The most body capacity reserved up front from a declared `Content-Length`.
+    private static let maxReservation = 1 << 20
+
+    private static let bodyTooLarge = HTTPResponse(
+        status: .contentTooLarge, headers: ["Connection": "close"])
+
+    /// Queues `response` on the connection; only valid inside the access handler.
+    private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        let mhdResponse: OpaquePointer? = response.body.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress, bytes.count > 0 else {
+                return MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
+            }
+            return MHD_create_response_from_buffer(
+                bytes.count, UnsafeMutableRawPointer(mutating: base), .RESPMEM_MUST_COPY)
+        }
+        guard let mhdResponse else { return .NO }
+        defer { MHD_destroy_response(mhdResponse) }
+        for field in response.headers where Self.isSendable(field) {
+            _ = MHD_add_response_header(mhdResponse, field.name, field.value)
+        }
+        return MHD_queue_response(connection, UInt32(response.status.code), mhdResponse)
+    }
+
+    /// Whether a handler-provided field may be passed on: framing fields belong to the server, and
+    /// fields that could split the header block are dropped.
+    private static func isSendable(_ field: HTTPHeaders.Field) -> Bool {
+        if HTTPHeaders.namesEqual(field.name, "Content-Length")
+            || HTTPHeaders.namesEqual(field.name, "Transfer-Encoding")
+        {
+            return false
+        }
+        if HTTPHeaders.namesEqual(field.name, "Connection") {
+            return HTTPHeaders.namesEqual(field.value, "close")
+        }
+        guard !field.name.isEmpty else { return false }
+        for byte in field.name.utf8 where byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: ":") {
+            return false
+        }
+        for byte in field.value.utf8 where byte == 0x0D || byte == 0x0A || byte == 0 {
+            return false
+        }
+        return true
+    }
+
+    // MARK: - Reading the request
+
+    private static func headers(of connection: OpaquePointer) -> HTTPHeaders {
+        var fields: [HTTPHeaders.Field] = []
+        withUnsafeMutablePointer(to: &fields) { pointer in
+            _ = MHD_get_connection_values(
+                connection, .HEADER_KIND,
+                { cls, _, key, value in
+                    guard let cls, let key else { return .YES }
+                    let fields = cls.assumingMemoryBound(to: [HTTPHeaders.Field].self)
+                    fields.pointee.append(
+                        HTTPHeaders.Field(name: String(cString: key), value: value.map { String(cString: $0) } ?? ""))
+                    return .YES
+                }, pointer)
+        }
+        return HTTPHeaders(fields)
+    }
+
+    private static func query(of connection: OpaquePointer) -> [HTTPQueryItem] {
+        var items: [HTTPQueryItem] = []
+        withUnsafeMutablePointer(to: &items) { pointer in
+            _ = MHD_get_connection_values(
+                connection, .GET_ARGUMENT_KIND,
+                { cls, _, key, value in
+                    guard let cls, let key else { return .YES }
+                    let items = cls.assumingMemoryBound(to: [HTTPQueryItem].self)
+                    items.pointee.append(
+                        HTTPQueryItem(name: String(cString: key), value: value.map { String(cString: $0) }))
+                    return .YES
+                }, pointer)
+        }
+        return items
+    }
+
+    private static func remoteAddress(of connection: OpaquePointer) -> HTTPRemoteAddress? {
+        var host = [CChar](repeating: 0, count: 64)
+        var port: UInt16 = 0
+        let status = host.withUnsafeMutableBufferPointer { buffer in
+            pg_mhd_client_address(connection, buffer.baseAddress, buffer.count, &port)
+        }
+        guard status == 0 else { return nil }
+        let text = host.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return HTTPRemoteAddress(host: text, port: Int(port))
+    }
+}

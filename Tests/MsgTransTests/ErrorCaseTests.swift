@@ -1,0 +1,209 @@
+import MsgTrans
+import Testing
+
+/// One test per error case, each on its golden fixture.
+@Suite("Error cases")
+struct ErrorCaseTests {
+    // MARK: Header errors, detected from the 16 header bytes alone
+
+    /// Feeds only the header of the named fixture and returns the error `next()` throws.
+    private func headerOnlyError(_ name: String) throws -> MsgTransError? {
+        let fixture = try Fixtures.named(name)
+        let bytes = try Fixtures.bytes(of: fixture)
+        var decoder = FrameDecoder(limits: fixture.frameLimits)
+        decoder.append(Array(bytes.prefix(FrameHeader.size)))
+        let error = #expect(throws: MsgTransError.self) { try decoder.next() }
+        #expect(decoder.bufferedByteCount == FrameHeader.size)
+        return error
+    }
+
+    @Test func badVersionIsFatal() throws {
+        for name in ["bad-version-0", "bad-version-2", "bad-version-ff", "http-request-as-frame"] {
+            let error = try headerOnlyError(name)
+            #expect(error?.code == .unsupportedVersion, "\(name)")
+            #expect(error?.isConnectionFatal == true)
+        }
+    }
+
+    @Test func unknownPacketTypeIsFatal() throws {
+        for name in ["unknown-packet-type-3", "unknown-packet-type-ff"] {
+            let error = try headerOnlyError(name)
+            #expect(error?.code == .unknownPacketType, "\(name)")
+            #expect(error?.isConnectionFatal == true)
+        }
+    }
+
+    @Test func unknownCompressionIsFatal() throws {
+        for name in ["unknown-compression-3", "unknown-compression-ff"] {
+            let error = try headerOnlyError(name)
+            #expect(error?.code == .unknownCompression, "\(name)")
+            #expect(error?.isConnectionFatal == true)
+        }
+    }
+
+    @Test func oversizedPayloadLengthIsRejectedFromTheHeader() throws {
+        for name in ["payload-over-limit", "payload-len-over-default-limit", "payload-len-u32-max"] {
+            let error = try headerOnlyError(name)
+            #expect(error?.code == .payloadTooLarge, "\(name)")
+            #expect(error?.isConnectionFatal == true)
+        }
+    }
+
+    @Test func oversizedExtensionHeaderIsRejectedFromTheHeader() throws {
+        for name in ["ext-header-over-limit", "ext-header-over-default-limit", "ext-header-u16-max"] {
+            let error = try headerOnlyError(name)
+            #expect(error?.code == .extensionHeaderTooLarge, "\(name)")
+        }
+    }
+
+    @Test func lengthsExactlyAtTheLimitAreAccepted() throws {
+        for name in ["payload-at-limit", "ext-header-at-limit"] {
+            let fixture = try Fixtures.named(name)
+            var decoder = FrameDecoder(limits: fixture.frameLimits)
+            decoder.append(try Fixtures.bytes(of: fixture))
+            #expect(try decoder.next() != nil, "\(name)")
+        }
+        for name in ["payload-len-at-default-limit-header-only", "ext-header-at-default-limit-header-only"] {
+            var decoder = FrameDecoder()
+            decoder.append(try Fixtures.bytes(name))
+            #expect(try decoder.next() == nil, "\(name): valid header, waits for the body")
+            #expect(decoder.bufferedByteCount == FrameHeader.size)
+        }
+    }
+
+    @Test func framingErrorsAreSticky() throws {
+        var decoder = FrameDecoder()
+        decoder.append(try Fixtures.bytes("bad-version-2"))
+        #expect(throws: MsgTransError.self) { try decoder.next() }
+        let buffered = decoder.bufferedByteCount
+        decoder.append(try Fixtures.bytes("example-1-request-hi"))
+        #expect(decoder.bufferedByteCount == buffered, "bytes after a framing error are discarded")
+        let again = #expect(throws: MsgTransError.self) { try decoder.next() }
+        #expect(again?.code == .unsupportedVersion)
+        let atClose = #expect(throws: MsgTransError.self) { try decoder.finish() }
+        #expect(atClose?.code == .unsupportedVersion)
+    }
+
+    // MARK: Incomplete frames
+
+    @Test func truncatedFrameYieldsNilUntilComplete() throws {
+        for name in ["truncated-header", "truncated-header-15", "truncated-body", "truncated-one-byte-short"] {
+            let prefix = try Fixtures.bytes(name)
+            var decoder = FrameDecoder()
+            decoder.append(prefix)
+            #expect(try decoder.next() == nil, "\(name)")
+            #expect(decoder.bufferedByteCount == prefix.count)
+        }
+        // The last fixture is the heartbeat frame minus one byte: the final byte completes it.
+        let almost = try Fixtures.bytes("truncated-one-byte-short")
+        var decoder = FrameDecoder()
+        decoder.append(almost)
+        #expect(try decoder.next() == nil)
+        decoder.append([UInt8(ascii: "}")])
+        let frame = try #require(try decoder.next())
+        #expect(frame.payload == Array(Payloads.heartbeat.utf8))
+        #expect(frame.bizType == 2)
+    }
+
+    @Test func connectionClosedMidFrameIsIncompleteFrame() throws {
+        var decoder = FrameDecoder()
+        decoder.append(try Fixtures.bytes("truncated-body"))
+        #expect(try decoder.next() == nil)
+        let error = #expect(throws: MsgTransError.self) { try decoder.finish() }
+        #expect(error?.code == .incompleteFrame)
+        #expect(error?.isConnectionFatal == true)
+
+        var clean = FrameDecoder()
+        clean.append(try Fixtures.bytes("example-5-ack"))
+        _ = try clean.next()
+        try clean.finish()
+    }
+
+    // MARK: Payload errors, reported by plaintext(limits:)
+
+    /// Decodes the named single-frame fixture and returns the error of `plaintext(limits:)`.
+    private func plaintextError(_ name: String) throws -> MsgTransError? {
+        let fixture = try Fixtures.named(name)
+        var decoder = FrameDecoder(limits: fixture.frameLimits)
+        decoder.append(try Fixtures.bytes(of: fixture))
+        let frame = try #require(try decoder.next(), "\(name) frames correctly")
+        let error = #expect(throws: MsgTransError.self) { try frame.plaintext(limits: fixture.frameLimits) }
+        #expect(error?.isConnectionFatal == false)
+        return error
+    }
+
+    @Test func truncatedZstdStream() throws {
+        for name in ["zstd-truncated-stream", "zstd-truncated-last-byte", "zstd-empty-payload"] {
+            #expect(try plaintextError(name)?.code == .truncatedStream, "\(name)")
+        }
+    }
+
+    @Test func truncatedZlibStream() throws {
+        for name in ["zlib-truncated-stream", "zlib-truncated-checksum", "zlib-empty-payload"] {
+            #expect(try plaintextError(name)?.code == .truncatedStream, "\(name)")
+        }
+    }
+
+    @Test func trailingGarbageAfterZstdFrame() throws {
+        #expect(try plaintextError("zstd-trailing-garbage")?.code == .trailingBytes)
+        #expect(try plaintextError("zstd-two-frames")?.code == .trailingBytes)
+    }
+
+    @Test func trailingGarbageAfterZlibStream() throws {
+        #expect(try plaintextError("zlib-trailing-garbage")?.code == .trailingBytes)
+    }
+
+    @Test func invalidZstdStreams() throws {
+        for name in ["zstd-label-on-plaintext", "zstd-label-on-zlib", "zstd-skippable-frame", "zstd-corrupt-block"] {
+            #expect(try plaintextError(name)?.code == .decompressionFailed, "\(name)")
+        }
+    }
+
+    @Test func invalidZlibStreams() throws {
+        for name in ["zlib-label-on-plaintext", "zlib-label-on-zstd", "zlib-bad-adler32", "zlib-gzip-wrapper"] {
+            #expect(try plaintextError(name)?.code == .decompressionFailed, "\(name)")
+        }
+    }
+
+    @Test func smallZstdBombHitsTheTestLimit() throws {
+        #expect(try plaintextError("zstd-bomb-small")?.code == .decompressedTooLarge)
+        #expect(try plaintextError("zstd-decompressed-one-over-limit")?.code == .decompressedTooLarge)
+    }
+
+    @Test func smallZlibBombHitsTheTestLimit() throws {
+        #expect(try plaintextError("zlib-bomb-small")?.code == .decompressedTooLarge)
+        #expect(try plaintextError("zlib-decompressed-one-over-limit")?.code == .decompressedTooLarge)
+    }
+
+    @Test func realZstdBombsHitTheDefaultLimit() throws {
+        for name in ["zstd-bomb-17mib", "zstd-bomb-17mib-no-content-size"] {
+            let fixture = try Fixtures.named(name)
+            #expect(fixture.limits == nil, "uses the default 16 MiB limit")
+            #expect(try plaintextError(name)?.code == .decompressedTooLarge, "\(name)")
+        }
+        // The rewritten frame really has no content size: descriptor bits 7-6 are zero.
+        var decoder = FrameDecoder()
+        decoder.append(try Fixtures.bytes("zstd-bomb-17mib-no-content-size"))
+        let frame = try #require(try decoder.next())
+        #expect(frame.payload[4] & 0xE0 == 0)
+    }
+
+    @Test func realZlibBombHitsTheDefaultLimit() throws {
+        let fixture = try Fixtures.named("zlib-bomb-17mib")
+        #expect(fixture.limits == nil)
+        let bytes = try Fixtures.bytes(of: fixture)
+        #expect((12 << 10)...(24 << 10) ~= bytes.count, "a ~20 KiB frame")
+        #expect(try plaintextError("zlib-bomb-17mib")?.code == .decompressedTooLarge)
+    }
+
+    @Test func decompressingExactlyToTheLimitIsAccepted() throws {
+        for name in ["zstd-decompressed-at-limit", "zlib-decompressed-at-limit"] {
+            let fixture = try Fixtures.named(name)
+            var decoder = FrameDecoder(limits: fixture.frameLimits)
+            decoder.append(try Fixtures.bytes(of: fixture))
+            let frame = try #require(try decoder.next())
+            let plaintext = try frame.plaintext(limits: fixture.frameLimits)
+            #expect(plaintext.count == fixture.frameLimits.maxDecompressedBytes, "\(name)")
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import PulseHTTP
+import Synchronization
+import Testing
+
+/// Starts a server on 127.0.0.1 with a free port, runs `body`, then shuts the server down.
+func withServer<T>(
+    _ configuration: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0),
+    handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse,
+    _ body: (HTTPServer, Int) async throws -> T
+) async throws -> T {
+    let server = HTTPServer(configuration: configuration, handler: handler)
+    try server.start()
+    let port = try #require(server.port)
+    do {
+        let result = try await body(server, port)
+        await server.shutdown(gracePeriod: .seconds(5))
+        return result
+    } catch {
+        await server.shutdown(gracePeriod: .seconds(5))
+        throw error
+    }
+}
+
+/// A one-way latch a handler can wait on and a test can open (or the reverse).
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let proceed = state.withLock { state in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if proceed { continuation.resume() }
+        }
+    }
+
+    var isOpen: Bool { state.withLock { $0.open } }
+}
+
+/// A thread-safe counter.
+final class Counter: Sendable {
+    private let value = Atomic<Int>(0)
+    func increment() { value.add(1, ordering: .relaxed) }
+    var current: Int { value.load(ordering: .relaxed) }
+}
+
+/// A plain-text 200 response.
+func textResponse(_ text: String, status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+    HTTPResponse(status: status, headers: headers, body: Array(text.utf8))
+}
+
+/// A thread-safe list of values collected from several threads.
+final class Collector<Value: Sendable>: Sendable {
+    private let values = Mutex<[Value]>([])
+    func append(_ value: Value) { values.withLock { $0.append(value) } }
+    var all: [Value] { values.withLock { $0 } }
+}
