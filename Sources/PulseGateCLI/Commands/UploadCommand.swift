@@ -23,7 +23,8 @@ enum UploadCommand {
 
         OPTIONS:
           --endpoint URL        Gateway base URL (env PULSEGATE_ENDPOINT; default http://127.0.0.1:4318).
-          --app-id ID           App ID sent as Apsio-App-Id (env PULSEGATE_APP_ID).
+          --app-id ID           App ID sent as Apsio-App-Id and service.name (env PULSEGATE_APP_ID); required
+                                by enqueue, run, drain, flush and background.
           --data-dir DIR        Queue folder (env PULSEGATE_DATA_DIR; default
                                 $XDG_STATE_HOME/pulsegate/uploader or ~/.local/state/pulsegate/uploader).
           --device-id ID        Use this device.id instead of the one generated and kept in the data dir.
@@ -291,7 +292,7 @@ enum UploadCommand {
             lines = LineReader(descriptor: 0, closesDescriptor: false)
         }
         let outcome = EnqueueTally()
-        try await withUploader(options, environment: environment, sending: false) { uploader in
+        try await withUploader(options, environment: environment, sending: true) { uploader in
             let decoder = RecordLineDecoder()
             await withTaskGroup(of: Void.self) { group in
                 var inFlight = 0
@@ -328,7 +329,7 @@ enum UploadCommand {
                     }
                 }
             }
-            if options.background, options.appId != nil {
+            if options.background {
                 _ = try? await uploader.handOverDue(force: true)
             }
         }

@@ -118,8 +118,12 @@ enum DeliveryStore {
             }
             windowAttempts += Int64(claim.batches.count)
         }
-        try QueueSettings.set(connection, QueueSettings.windowStart, windowStart)
-        try QueueSettings.set(connection, QueueSettings.windowAttempts, windowAttempts)
+        // Persist the window only when it counted something: an idle claim writes nothing, so an idle
+        // foreground loop costs no fsync.
+        if !claim.batches.isEmpty {
+            try QueueSettings.set(connection, QueueSettings.windowStart, windowStart)
+            try QueueSettings.set(connection, QueueSettings.windowAttempts, windowAttempts)
+        }
         if claim.batches.isEmpty {
             claim.nextAttemptMilliseconds = try nextAttempt(connection, scope: scope)
         }
