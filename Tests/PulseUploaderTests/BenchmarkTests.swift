@@ -48,11 +48,13 @@ import Testing
         }
         let sequentialSeconds = Date().timeIntervalSince(sequentialStart)
 
+        let total = count + sequentialCount
         try await uploader.seal(.flush)
         let status = try await uploader.status()
-        let total = count + sequentialCount
         #expect(status.totalRecords == Int64(total))
-        let onDisk = diskBytes(directory.path)
+        let sealedBytes = try await logicalBytes(uploader)
+        let files = diskBytes(directory.path)
+        let waitingBytes = try await waitingBytesPerRecord(count: min(count, 5_000))
 
         let drainStart = Date()
         var delivered = 0
@@ -75,13 +77,53 @@ import Testing
             \(String(format: "%.1f", Double(statistics.groupCommittedJobs) / Double(max(1, statistics.groupCommits)))) \
             records per fsync)
             [uploader benchmark] sequential single caller: \(Int(Double(sequentialCount) / sequentialSeconds)) records/s
-            [uploader benchmark] on disk after sealing: \(onDisk) bytes for \(total) records = \
-            \(onDisk / total) bytes/record (queue.sqlite + WAL; sealed batches are gzip)
+            [uploader benchmark] on disk: \(waitingBytes) bytes/record waiting to be sealed, \(sealedBytes / total) \
+            bytes/record sealed (gzip) — database pages in use; files incl. WAL: \(files) bytes
             [uploader benchmark] drain to the fault server's 200 path: \(batches) batches, \(wireBytes) bytes, \
             \(Int(Double(total) / drainSeconds)) records/s, \(Int(Double(batches) / drainSeconds)) batches/s
             """)
         try await uploader.close()
         server.stop()
+    }
+
+    /// Bytes per record of waiting (unsealed) records: a queue whose limits never trigger a seal.
+    private func waitingBytesPerRecord(count: Int) async throws -> Int {
+        let directory = try TemporaryDirectory()
+        var configuration = UploaderConfiguration(
+            endpoint: "http://127.0.0.1:9", appId: "bench", dataDirectory: directory.path)
+        configuration.policy.maximumBatchRecords = 1_000_000
+        configuration.policy.maximumBatchBytes = 64 << 20
+        configuration.policy.maximumQueueBytes = 256 << 20
+        let uploader = try await Uploader(configuration: configuration)
+        let empty = try await logicalBytes(uploader)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<16 {
+                group.addTask {
+                    for index in stride(from: worker, to: count, by: 16) {
+                        try await uploader.record(
+                            .event(
+                                EventEntry(
+                                    name: "screen_view",
+                                    attributes: ["screen": "home", "index": .int(Int64(index)), "cold": false])))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await uploader.storedBatches().isEmpty)
+        let used = try await logicalBytes(uploader) - empty
+        try await uploader.close()
+        return used / count
+    }
+
+    /// Bytes of database pages in use (the WAL's newer pages included), from SQLite itself.
+    private func logicalBytes(_ uploader: Uploader) async throws -> Int {
+        try await uploader.executor.read { connection in
+            let pages = try connection.queryFirst("PRAGMA page_count") { try $0.column(0, as: Int.self) } ?? 0
+            let free = try connection.queryFirst("PRAGMA freelist_count") { try $0.column(0, as: Int.self) } ?? 0
+            let size = try connection.queryFirst("PRAGMA page_size") { try $0.column(0, as: Int.self) } ?? 0
+            return (pages - free) * size
+        }
     }
 
     private func diskBytes(_ directory: String) -> Int {

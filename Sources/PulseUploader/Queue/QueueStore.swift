@@ -35,16 +35,55 @@ enum QueueStore {
     static func insert(
         _ connection: SQLiteConnection, record: EncodedRecord, resourceId: Int64, policy: UploadPolicy
     ) throws -> Inserted {
-        if let stop = try QueueSettings.collectionStop(connection) {
-            throw RecordRefusal(reason: stop)
+        // One read for everything the decision needs: collection state, queue totals, the group's totals.
+        let state = try connection.queryFirst(
+            """
+            SELECT t.records, t.bytes,
+                (SELECT value FROM setting WHERE key = 'consent'),
+                (SELECT value FROM setting WHERE key = 'kill_switch'),
+                coalesce((SELECT records FROM pending_group WHERE signal = ? AND class = ?), 0),
+                coalesce((SELECT bytes FROM pending_group WHERE signal = ? AND class = ?), 0)
+            FROM queue_total t WHERE t.id = 1
+            """,
+            [
+                record.signal.rawValue, record.recordClass.rawValue, record.signal.rawValue,
+                record.recordClass.rawValue,
+            ]
+        ) { row in
+            (
+                records: try row.column(0, as: Int64.self), bytes: try row.column(1, as: Int64.self),
+                consent: try row.value(at: 2), killSwitch: try row.value(at: 3),
+                groupRecords: try row.column(4, as: Int64.self), groupBytes: try row.column(5, as: Int64.self)
+            )
+        }
+        guard let state else {
+            throw StorageError(code: .corrupt, message: "queue_total has no row")
+        }
+        if state.consent == .text("revoked") {
+            throw RecordRefusal(reason: .consent)
+        }
+        if state.killSwitch == .integer(1) {
+            throw RecordRefusal(reason: .killSwitch)
         }
         let size = Int64(record.fragment.count)
         let limit = record.recordClass == .attachment ? Int64.max : Int64(policy.maximumBatchBytes)
         if size > limit || size > policy.maximumQueueBytes {
             throw RecordRefusal(reason: .oversized)
         }
-        guard try makeRoom(connection, records: 1, bytes: size, forClass: record.recordClass, policy: policy) else {
-            throw RecordRefusal(reason: .cap)
+        var groupRecords = state.groupRecords
+        var groupBytes = state.groupBytes
+        if state.records + 1 > policy.maximumQueueRecords || state.bytes + size > policy.maximumQueueBytes {
+            guard try makeRoom(connection, records: 1, bytes: size, forClass: record.recordClass, policy: policy)
+            else {
+                throw RecordRefusal(reason: .cap)
+            }
+            // Dropping may have emptied part of this record's group.
+            let group = try connection.queryFirst(
+                "SELECT records, bytes FROM pending_group WHERE signal = ? AND class = ?",
+                [record.signal.rawValue, record.recordClass.rawValue]
+            ) { row in (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self)) }
+            groupRecords = group?.0 ?? 0
+            groupBytes = group?.1 ?? 0
         }
         try connection.execute(
             """
@@ -55,15 +94,10 @@ enum QueueStore {
                 record.signal.rawValue, record.recordClass.rawValue, resourceId, record.createdMilliseconds,
                 record.recordId, record.crashId, size, record.fragment,
             ])
-        let sequence = connection.lastInsertRowID
-        let group = try connection.queryFirst(
-            "SELECT records, bytes FROM pending_group WHERE signal = ? AND class = ?",
-            [record.signal.rawValue, record.recordClass.rawValue]
-        ) { row in (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self)) }
         let reached =
-            group.map { $0.0 >= Int64(policy.maximumBatchRecords) || $0.1 >= Int64(policy.maximumBatchBytes) }
-            ?? false
-        return Inserted(sequence: sequence, reachedSizeLimit: reached)
+            groupRecords + 1 >= Int64(policy.maximumBatchRecords)
+            || groupBytes + size >= Int64(policy.maximumBatchBytes)
+        return Inserted(sequence: connection.lastInsertRowID, reachedSizeLimit: reached)
     }
 
     /// A record the queue will not take, with the reason it is counted under.
