@@ -74,16 +74,22 @@ let modules: [Target] = [
         name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .target(
+        name: "PulseGateway",
+        dependencies: [
+            "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "MsgTrans", "MsgTransRuntime", "CPulseShims",
+        ],
+        swiftSettings: swiftSettings),
+    .target(
         name: "PulseUploader", dependencies: ["PulseStorage", "PulseJSON", "CCurl", "CPulseShims", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseUploader"],
+        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseUploader"],
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate", dependencies: ["PulseGateCLI"],
         swiftSettings: swiftSettings),
     .executableTarget(
-        name: "pulsegate-bench", dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans"],
+        name: "pulsegate-bench", dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans", "PulseStorage"],
         path: "Benchmarks/pulsegate-bench",
         swiftSettings: swiftSettings),
     .executableTarget(
@@ -113,10 +119,16 @@ let tests: [Target] = [
         name: "PulseHTTPTests", dependencies: ["PulseHTTP", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .testTarget(
+        name: "PulseGatewayTests",
+        dependencies: [
+            "PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON", "MsgTrans", "MsgTransRuntime", "CZlib", "CZstd",
+        ],
+        swiftSettings: swiftSettings),
+    .testTarget(
         name: "PulseUploaderTests", dependencies: ["PulseUploader", "PulseStorage", "PulseJSON", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseGateCLITests", dependencies: ["PulseGateCLI"],
+        name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseGateway"],
         swiftSettings: swiftSettings),
 ]
 
