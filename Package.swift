@@ -83,7 +83,8 @@ let modules: [Target] = [
         name: "PulseUploader", dependencies: ["PulseStorage", "PulseJSON", "CCurl", "CPulseShims", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseUploader"],
+        name: "PulseGateCLI",
+        dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseUploader"],
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate", dependencies: ["PulseGateCLI"],
@@ -125,7 +126,8 @@ let tests: [Target] = [
         ],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseUploaderTests", dependencies: ["PulseUploader", "PulseStorage", "PulseJSON", "CZlib", "CZstd"],
+        name: "PulseUploaderTests",
+        dependencies: ["PulseUploader", "PulseStorage", "PulseJSON", "PulseGateway", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseGateway"],
