@@ -71,7 +71,7 @@ struct UploaderFixture {
         configuration.appVersion = "1.2.3"
         configuration.transport =
             transport
-            ?? CurlTransport(options: CurlTransport.Options(connections: 2, requestTimeoutMilliseconds: 5_000))
+            ?? CurlTransport(options: CurlTransport.Options(connections: 2, requestTimeoutMilliseconds: 30_000))
         return try await Uploader(configuration: configuration)
     }
 }
