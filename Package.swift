@@ -71,6 +71,9 @@ let modules: [Target] = [
         swiftSettings: swiftSettings),
     .target(name: "PulseStorage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
     .target(
+        name: "PulseClient", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
+        swiftSettings: swiftSettings),
+    .target(
         name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .target(
@@ -105,6 +108,9 @@ let tests: [Target] = [
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(name: "PulseStorageTests", dependencies: ["PulseStorage"], swiftSettings: swiftSettings),
+    .testTarget(
+        name: "PulseClientTests", dependencies: ["PulseClient", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
+        swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseHTTPTests", dependencies: ["PulseHTTP", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
