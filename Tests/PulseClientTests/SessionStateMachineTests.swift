@@ -1,3 +1,4 @@
+import PulseProtocol
 import Testing
 
 @testable import PulseClient
@@ -214,13 +215,13 @@ struct SessionStateMachineTests {
         }
         #expect(handle == 4 && connectionId == "c1")
         let same = Machine.HeartbeatUpdate(
-            serverTimeMs: 2_000, configRevision: 3, heartbeatIntervalMs: 900_000, collectKinds: ["Crash"])
+            serverTimeMs: 2_000, configRevision: 3, heartbeatIntervalMs: 900_000, collectKinds: [.crash])
         #expect(
             m.heartbeatAccepted(generation: generation, update: same, now: .seconds(60))
                 == .schedule(at: .seconds(360), revisionChanged: nil))
         #expect(m.info?.heartbeatInterval == .seconds(300))
         #expect(m.info?.serverHeartbeatIntervalMs == 900_000)
-        #expect(m.info?.collectKinds == ["Crash"])
+        #expect(m.info?.collectKinds == [.crash])
         let newer = Machine.HeartbeatUpdate(
             serverTimeMs: 3_000, configRevision: 4, heartbeatIntervalMs: 20_000, collectKinds: [])
         #expect(

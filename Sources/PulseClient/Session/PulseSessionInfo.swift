@@ -1,3 +1,5 @@
+import PulseProtocol
+
 /// What the server told this session in its CLIENT_CONNECT result, kept current by heartbeats.
 public struct PulseSessionInfo: Sendable, Hashable {
     /// The server-issued connection ID, echoed by every heartbeat.
@@ -12,13 +14,13 @@ public struct PulseSessionInfo: Sendable, Hashable {
     public var serverHeartbeatIntervalMs: Int64
     /// The interval the session heartbeats with: ``serverHeartbeatIntervalMs`` clamped to 15 s – 5 min.
     public var heartbeatInterval: Duration
-    /// The event kinds the server wants collected (their wire names); empty means all.
-    public var collectKinds: [String]
+    /// The event kinds the server wants collected; empty means all.
+    public var collectKinds: [PulseEventKind]
 
     /// Creates session information; ``heartbeatInterval`` is derived from `serverHeartbeatIntervalMs`.
     public init(
         connectionId: String, protocolVersion: Int, serverTimeMs: Int64, configRevision: Int64,
-        serverHeartbeatIntervalMs: Int64, collectKinds: [String]
+        serverHeartbeatIntervalMs: Int64, collectKinds: [PulseEventKind]
     ) {
         self.connectionId = connectionId
         self.protocolVersion = protocolVersion

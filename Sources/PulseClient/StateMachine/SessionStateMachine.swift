@@ -1,3 +1,5 @@
+import PulseProtocol
+
 /// The connection lifecycle of a ``PulseClientSession`` as a pure state machine.
 ///
 /// Every input (a request wanting a connection, a connect outcome, a lost connection, a heartbeat
@@ -34,7 +36,7 @@ struct SessionStateMachine<Connection> {
         var serverTimeMs: Int64
         var configRevision: Int64
         var heartbeatIntervalMs: Int64
-        var collectKinds: [String]
+        var collectKinds: [PulseEventKind]
     }
 
     private(set) var state: State = .idle(nextAttemptAt: .zero)
