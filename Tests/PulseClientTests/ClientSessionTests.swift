@@ -217,4 +217,27 @@ struct ClientSessionTests {
         #expect(error?.code == .requestFailed)
         await session.close()
     }
+
+    @Test("concurrent requests on a fresh session share one connection attempt")
+    func concurrentDemandSharesConnect() async throws {
+        let server = try await TestPulseServer.start()
+        let session = makeSession(port: server.port)
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    (try? await session.uploadEventBatch(encodedJSON: smallBatch("b\(index)")).isAccepted) ?? false
+                }
+            }
+            var accepted = 0
+            for await outcome in group where outcome {
+                accepted += 1
+            }
+            return accepted
+        }
+        #expect(outcomes == 20)
+        #expect(server.log.withLock { $0.connects.count } == 1)
+        #expect(server.log.withLock { Set($0.uploads.map(\.connectionId)) } == ["conn-1"])
+        await session.close()
+        await server.stop()
+    }
 }

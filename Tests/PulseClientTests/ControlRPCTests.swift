@@ -100,4 +100,18 @@ struct ControlRPCTests {
         await session.close()
         await server.stop()
     }
+
+    @Test("other biz types from the server: unallocated 404, client-only or reserved 400")
+    func otherBizTypes() async throws {
+        let server = try await TestPulseServer.start()
+        let session = makeSession(port: server.port)
+        try await session.connect()
+        #expect(try await server.sendRaw(bizType: 42, payload: bytes("{}")).code == 404)
+        let clientOnly = PulseBizType.clientEventBatchUpload.rawValue
+        #expect(try await server.sendRaw(bizType: clientOnly, payload: smallBatch()).code == 400)
+        #expect(try await server.sendRaw(bizType: PulseBizType.reserved.rawValue, payload: bytes("{}")).code == 400)
+        #expect(session.isConnected)
+        await session.close()
+        await server.stop()
+    }
 }

@@ -90,6 +90,15 @@ final class TestPulseServer: Sendable {
         return try PulseEnvelope<ControlRPCResult>(decodingJSON: response.payload)
     }
 
+    /// Sends a request of any biz type to the most recently registered connection.
+    func sendRaw(bizType: UInt8, payload: [UInt8]) async throws -> PulseEnvelope<ControlRPCResult> {
+        guard let connection = connections.withLock({ $0.last?.connection }) else {
+            throw TestFailure("no registered connection")
+        }
+        let response = try await connection.request(bizType: bizType, payload: payload)
+        return try PulseEnvelope<ControlRPCResult>(decodingJSON: response.payload)
+    }
+
     func sendControl(route: String, args: [JSONMember] = []) async throws -> PulseEnvelope<ControlRPCResult> {
         try await sendControl(ControlRPCRequest(route: ControlRoute(validating: route), args: args).encodeJSON())
     }
