@@ -102,6 +102,7 @@ let tests: [Target] = [
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseJSONTests", dependencies: ["PulseJSON"],
+        resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseProtocolTests", dependencies: ["PulseProtocol", "MsgTrans"],

@@ -1,1 +1,26 @@
-print("bench")
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `swift run -c release pulsegate-bench <suite>`; exits 1 when a suite's checks or gates fail.
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "json":
+    exit(JSONBenchmark.run() ? 0 : 1)
+case "json-samples":
+    // Writes the benchmark's sample documents into the given directory (default docs/examples).
+    exit(JSONSampleExport.write(to: arguments.count > 1 ? arguments[1] : "docs/examples") ? 0 : 1)
+case "json-loop" where arguments.count == 3 && Int(arguments[2]) != nil:
+    // Runs one workload untimed, for profilers.
+    exit(JSONLoop.run(arguments[1], iterations: Int(arguments[2])!) ? 0 : 1)
+default:
+    print(
+        """
+        usage: pulsegate-bench json                          PulseJSON vs Foundation (exit 1 below 10x)
+               pulsegate-bench json-samples [directory]      write the sample documents
+               pulsegate-bench json-loop <workload> <count>  run one workload for a profiler
+        """)
+    exit(2)
+}

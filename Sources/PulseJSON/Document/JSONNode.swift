@@ -1,0 +1,307 @@
+/// A cheap cursor to one value of a ``JSONDocument``.
+///
+/// A node is a reference to the document's storage plus an index: copying it is cheap and it keeps
+/// the document alive. Accessors never throw; they return `nil` (or an empty sequence) when the
+/// node has another kind.
+public struct JSONNode: Sendable {
+    @usableFromInline let storage: JSONStorage
+    @usableFromInline let index: Int
+
+    @inlinable init(storage: JSONStorage, index: Int) {
+        self.storage = storage
+        self.index = index
+    }
+
+    /// The kind of this value.
+    @inlinable @inline(__always)
+    public var kind: JSONKind { JSONKind(rawValue: storage.kindBits(index)) ?? .null }
+
+    /// Whether this value is `null`.
+    @inlinable @inline(__always)
+    public var isNull: Bool { storage.kindBits(index) == JSONKind.null.rawValue }
+
+    /// The Boolean, or `nil` if this is not `true`/`false`.
+    @inlinable @inline(__always)
+    public var bool: Bool? {
+        guard storage.kindBits(index) == JSONKind.bool.rawValue else { return nil }
+        return storage.payload(index) != 0
+    }
+
+    /// The value as an exact `Int64`, or `nil`.
+    ///
+    /// Integers (``JSONKind/int``, and ``JSONKind/uint`` within range) convert; so do doubles with
+    /// an integral value in range (`2.0`, `1e3`), since some encoders write integers that way.
+    /// Fractional or out-of-range numbers and every non-number give `nil`: nothing is rounded or
+    /// truncated. Strings are not converted (OTLP's decimal-string int64s are the caller's job).
+    @inlinable @inline(__always)
+    public var int64: Int64? {
+        let payload = storage.payload(index)
+        switch storage.kindBits(index) {
+        case JSONKind.int.rawValue: return Int64(bitPattern: payload)
+        case JSONKind.uint.rawValue: return Int64(exactly: payload)
+        case JSONKind.double.rawValue: return exactInt64(Double(bitPattern: payload))
+        default: return nil
+        }
+    }
+
+    /// The value as an exact `UInt64`, or `nil`; same rules as ``int64`` (negative values give `nil`).
+    @inlinable @inline(__always)
+    public var uint64: UInt64? {
+        let payload = storage.payload(index)
+        switch storage.kindBits(index) {
+        case JSONKind.int.rawValue: return UInt64(exactly: Int64(bitPattern: payload))
+        case JSONKind.uint.rawValue: return payload
+        case JSONKind.double.rawValue: return exactUInt64(Double(bitPattern: payload))
+        default: return nil
+        }
+    }
+
+    /// The value as a `Double` for any number kind (integers beyond 2^53 round to the nearest
+    /// double), or `nil` for non-numbers.
+    @inlinable @inline(__always)
+    public var double: Double? {
+        let payload = storage.payload(index)
+        switch storage.kindBits(index) {
+        case JSONKind.int.rawValue: return Double(Int64(bitPattern: payload))
+        case JSONKind.uint.rawValue: return Double(payload)
+        case JSONKind.double.rawValue: return Double(bitPattern: payload)
+        default: return nil
+        }
+    }
+
+    /// The string (unescaped), or `nil` if this is not a string.
+    @inlinable @inline(__always)
+    public var string: String? {
+        guard storage.kindBits(index) == JSONKind.string.rawValue else { return nil }
+        return storage.string(index)
+    }
+
+    /// Calls `body` with the unescaped UTF-8 bytes of this string without creating a `String`;
+    /// returns `nil` without calling it if this is not a string. The buffer is valid only inside
+    /// `body`.
+    @inlinable
+    public func withUTF8<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R? {
+        guard storage.kindBits(index) == JSONKind.string.rawValue else { return nil }
+        return try withExtendedLifetime(storage) { () throws(E) -> R in try body(storage.stringBytes(index)) }
+    }
+
+    /// Whether this is a string equal to `other` (byte-wise UTF-8 comparison, no allocation).
+    @inlinable
+    public func stringEquals(_ other: String) -> Bool {
+        guard storage.kindBits(index) == JSONKind.string.rawValue else { return false }
+        return withUTF8Bytes(of: other) { storage.stringEquals(index, $0) }
+    }
+
+    /// Whether this is a string equal to `other` (byte-wise UTF-8 comparison, no allocation).
+    @inlinable
+    public func stringEquals(_ other: StaticString) -> Bool {
+        guard storage.kindBits(index) == JSONKind.string.rawValue else { return false }
+        return other.withUTF8Buffer { storage.stringEquals(index, $0) }
+    }
+
+    /// The number of elements of an array or members of an object; 0 for any other kind.
+    @inlinable @inline(__always)
+    public var count: Int {
+        let kind = storage.kindBits(index)
+        guard kind == JSONKind.array.rawValue || kind == JSONKind.object.rawValue else { return 0 }
+        return Int(truncatingIfNeeded: storage.payload(index))
+    }
+
+    /// The value of the first member named `key`, or `nil` if there is none or this is not an object.
+    ///
+    /// Lookup is a linear scan over the members comparing UTF-8 bytes (no allocation). With
+    /// duplicate keys the first occurrence wins; ``members`` still yields every one.
+    @inlinable @inline(__always)
+    public subscript(key: String) -> JSONNode? {
+        guard storage.kindBits(index) == JSONKind.object.rawValue else { return nil }
+        let nodes = UnsafeRawPointer(storage.base)
+        let strings = storage.strings
+        let object = index
+        // The closure captures only pointers (capturing the storage costs a retain); the storage
+        // is kept alive explicitly while they are in use.
+        let found = withExtendedLifetime(storage) {
+            withUTF8Bytes(of: key) { JSONStorage.find(nodes: nodes, strings: strings, object: object, key: $0) }
+        }
+        return found < 0 ? nil : JSONNode(storage: storage, index: found)
+    }
+
+    /// The element at `index` of an array, or `nil` if out of bounds or this is not an array.
+    ///
+    /// Elements are reached by skipping the preceding subtrees (one step each); iterate
+    /// ``elements`` to visit them all.
+    @inlinable
+    public subscript(index: Int) -> JSONNode? {
+        guard storage.kindBits(self.index) == JSONKind.array.rawValue, index >= 0,
+            index < Int(truncatingIfNeeded: storage.payload(self.index))
+        else { return nil }
+        var position = self.index + 1
+        for _ in 0..<index { position = storage.next(position) }
+        return JSONNode(storage: storage, index: position)
+    }
+
+    /// The elements of an array in order (empty for any other kind).
+    @inlinable
+    public var elements: Elements {
+        guard storage.kindBits(index) == JSONKind.array.rawValue else {
+            return Elements(storage: storage, first: index, count: 0)
+        }
+        return Elements(storage: storage, first: index + 1, count: Int(truncatingIfNeeded: storage.payload(index)))
+    }
+
+    /// The members of an object in document order, duplicates included (empty for any other kind).
+    /// Each key is materialized as a `String`; use ``memberNodes`` to match keys without allocating.
+    @inlinable
+    public var members: Members { Members(nodes: memberNodes) }
+
+    /// The members of an object in document order, with each key as a string ``JSONNode`` (use
+    /// ``stringEquals(_:)-(String)`` to match keys without allocating). Empty for any other kind.
+    @inlinable
+    public var memberNodes: MemberNodes {
+        guard storage.kindBits(index) == JSONKind.object.rawValue else {
+            return MemberNodes(storage: storage, first: index, count: 0)
+        }
+        return MemberNodes(
+            storage: storage, first: index + 1, count: Int(truncatingIfNeeded: storage.payload(index)))
+    }
+
+    /// The value materialized as a ``JSONValue`` tree (objects keep member order and duplicates).
+    public var value: JSONValue { storage.value(index) }
+}
+
+extension JSONNode {
+    /// The elements of an array node, in order.
+    public struct Elements: Sequence, Sendable {
+        @usableFromInline let storage: JSONStorage
+        @usableFromInline let first: Int
+        @usableFromInline let count: Int
+
+        @inlinable init(storage: JSONStorage, first: Int, count: Int) {
+            self.storage = storage
+            self.first = first
+            self.count = count
+        }
+
+        @inlinable
+        public var underestimatedCount: Int { count }
+
+        @inlinable
+        public func makeIterator() -> Iterator { Iterator(storage: storage, position: first, remaining: count) }
+
+        /// Iterates the elements of an array node.
+        public struct Iterator: IteratorProtocol, Sendable {
+            @usableFromInline let storage: JSONStorage
+            @usableFromInline var position: Int
+            @usableFromInline var remaining: Int
+
+            @inlinable init(storage: JSONStorage, position: Int, remaining: Int) {
+                self.storage = storage
+                self.position = position
+                self.remaining = remaining
+            }
+
+            @inlinable
+            public mutating func next() -> JSONNode? {
+                guard remaining > 0 else { return nil }
+                remaining -= 1
+                let node = JSONNode(storage: storage, index: position)
+                position = storage.next(position)
+                return node
+            }
+        }
+    }
+
+    /// The members of an object node, in document order, keys as string nodes.
+    public struct MemberNodes: Sequence, Sendable {
+        @usableFromInline let storage: JSONStorage
+        @usableFromInline let first: Int
+        @usableFromInline let count: Int
+
+        @inlinable init(storage: JSONStorage, first: Int, count: Int) {
+            self.storage = storage
+            self.first = first
+            self.count = count
+        }
+
+        @inlinable
+        public var underestimatedCount: Int { count }
+
+        @inlinable
+        public func makeIterator() -> Iterator { Iterator(storage: storage, position: first, remaining: count) }
+
+        /// Iterates the members of an object node.
+        public struct Iterator: IteratorProtocol, Sendable {
+            @usableFromInline let storage: JSONStorage
+            @usableFromInline var position: Int
+            @usableFromInline var remaining: Int
+
+            @inlinable init(storage: JSONStorage, position: Int, remaining: Int) {
+                self.storage = storage
+                self.position = position
+                self.remaining = remaining
+            }
+
+            @inlinable
+            public mutating func next() -> (key: JSONNode, value: JSONNode)? {
+                guard remaining > 0 else { return nil }
+                remaining -= 1
+                let key = JSONNode(storage: storage, index: position)
+                let value = JSONNode(storage: storage, index: position + 1)
+                position = storage.next(position + 1)
+                return (key, value)
+            }
+        }
+    }
+
+    /// The members of an object node, in document order, keys as `String`s.
+    public struct Members: Sequence, Sendable {
+        @usableFromInline let nodes: MemberNodes
+
+        @inlinable init(nodes: MemberNodes) { self.nodes = nodes }
+
+        @inlinable
+        public var underestimatedCount: Int { nodes.count }
+
+        @inlinable
+        public func makeIterator() -> Iterator { Iterator(base: nodes.makeIterator()) }
+
+        /// Iterates the members of an object node.
+        public struct Iterator: IteratorProtocol, Sendable {
+            @usableFromInline var base: MemberNodes.Iterator
+
+            @inlinable init(base: MemberNodes.Iterator) { self.base = base }
+
+            @inlinable
+            public mutating func next() -> (key: String, value: JSONNode)? {
+                guard let (key, value) = base.next() else { return nil }
+                return (key.storage.string(key.index), value)
+            }
+        }
+    }
+}
+
+// `Int64(exactly:)` on a Double calls libm's rounding functions, which this module does not link;
+// truncating conversion plus a round-trip check is exact and needs no library call.
+
+/// `value` as an `Int64` if it is integral and in range, else `nil`.
+@usableFromInline func exactInt64(_ value: Double) -> Int64? {
+    // -2^63 is representable; 2^63 is the first value out of range. NaN fails both comparisons.
+    guard value >= -9_223_372_036_854_775_808.0, value < 9_223_372_036_854_775_808.0 else { return nil }
+    let truncated = Int64(value)
+    return Double(truncated) == value ? truncated : nil
+}
+
+/// `value` as a `UInt64` if it is integral and in range, else `nil`.
+@usableFromInline func exactUInt64(_ value: Double) -> UInt64? {
+    guard value >= 0, value < 18_446_744_073_709_551_616.0 else { return nil }
+    let truncated = UInt64(value)
+    return Double(truncated) == value ? truncated : nil
+}
+
+/// Calls `body` with the UTF-8 bytes of `text` (contiguous for every native string, so the
+/// fallback copy is for bridged strings only). Cheaper than `withUTF8` on a mutable copy.
+@inlinable @inline(__always)
+func withUTF8Bytes<R>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+    var copy = text
+    return copy.withUTF8(body)
+}
