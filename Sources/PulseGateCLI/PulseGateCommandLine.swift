@@ -12,6 +12,8 @@ public enum PulseGateCommandLine {
 
         COMMANDS:
           help        Show this help.
+          serve       Run the OTLP/HTTP gateway.
+          outbox      Show the gateway's outbox per app, list and requeue dead letters.
           version     Show the version.
 
         OPTIONS:
@@ -57,6 +59,8 @@ public enum PulseGateCommandLine {
         switch first {
         case "-h", "--help", "help":
             output.standardOutput(usage)
+        case "serve": try await ServeCommand.run(arguments: rest, environment: environment, output: output)
+        case "outbox": try await OutboxCommand.run(arguments: rest, environment: environment, output: output)
         case "-V", "--version", "version":
             guard rest.isEmpty else {
                 throw CLIError(.usage, "'\(first)' takes no arguments, got '\(rest[0])'")

@@ -294,6 +294,10 @@ public final class SQLiteConnection {
 
     /// Steps `sql` with `bindings`, calling `onRow` per row until it returns `false` or rows run out.
     /// The statement is always reset (and its bindings cleared) before this returns.
+    ///
+    /// Not inlined: Swift 6.3.1's optimizer crashes (`forwardToInit`, "Cannot initialize a
+    /// nonCopyable type with a guaranteed value") when it inlines this into its callers in `-O`.
+    @inline(never)
     private func run(
         _ sql: String, _ bindings: [(any SQLiteBindable)?], cached: Bool,
         onRow: (borrowing SQLiteRow) throws -> Bool

@@ -1,0 +1,214 @@
+import Foundation
+import PulseHTTP
+import Synchronization
+
+/// Composition of the gateway: storage, intake, forwarder, HTTP server, pruning.
+///
+/// ```swift
+/// let gateway = try await GatewayApp.start(GatewayConfiguration(dataDirectory: dir, listenPort: 0))
+/// // POST to http://127.0.0.1:\(gateway.httpPort)/v1/logs
+/// await gateway.shutdown()
+/// ```
+public enum GatewayApp {
+    /// Starts every component and returns once the HTTP server listens.
+    ///
+    /// - Throws: ``GatewayError`` (`invalidConfiguration`, `storage`, `startFailed`).
+    public static func start(
+        _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment()
+    ) async throws -> RunningGateway {
+        try configuration.validate()
+        let logger = environment.logger
+        logger.level = configuration.policy.logLevel
+        do {
+            try FileManager.default.createDirectory(
+                atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw GatewayError(
+                .startFailed, "cannot create the data directory \(configuration.dataDirectory)", underlying: error)
+        }
+        let store = try await GatewayStore.open(dataDirectory: configuration.dataDirectory)
+        let metrics = GatewayMetrics()
+
+        let connector: (any UpstreamConnector)?
+        let upstreamDescription: String
+        if let override = environment.connector {
+            connector = override
+            upstreamDescription = "injected"
+        } else if let upstream = configuration.upstream {
+            connector = MsgTransUpstreamConnector(
+                host: upstream.host, port: upstream.port, requestTimeout: configuration.forwarding.requestTimeout,
+                connectTimeout: configuration.forwarding.connectTimeout)
+            upstreamDescription = upstream.description
+        } else {
+            // TODO(PulseIngest): start the reference ingest server in-process on loopback and forward to
+            // it. Until that module lands, the gateway accepts and stores batches but forwards nothing.
+            connector = nil
+            upstreamDescription = "none"
+            logger.warning(
+                "no --upstream given and the embedded ingest server is not available in this build;"
+                    + " batches are stored in the outbox and not forwarded")
+        }
+        let forwarder = connector.map {
+            Forwarder(
+                store: store, connector: $0, settings: configuration.forwarding, clock: environment.clock,
+                random: environment.random, metrics: metrics, logger: logger)
+        }
+        let intake = GatewayIntake(
+            store: store, policy: configuration.policy, maxBodyBytes: configuration.maxBodyBytes,
+            clock: environment.clock, metrics: metrics, logger: logger,
+            onAccepted: { [weak forwarder] drafts in forwarder?.announce(drafts) })
+        let operations = OperationsEndpoints(
+            store: store, forwarder: forwarder, metrics: metrics, clock: environment.clock,
+            policy: { [intake] in intake.policy })
+        let router = GatewayRouter(intake: intake, operations: operations)
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(
+                host: configuration.listenHost, port: configuration.listenPort,
+                connectionLimit: configuration.httpConnectionLimit, idleTimeout: configuration.httpIdleTimeout,
+                threadCount: configuration.httpThreads, maxBodyBytes: configuration.maxBodyBytes,
+                shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds),
+            handler: { request in await router.handle(request) })
+        do {
+            try server.start()
+        } catch {
+            try? await store.close()
+            throw GatewayError(.startFailed, "the HTTP server could not start", underlying: error)
+        }
+        forwarder?.start()
+        let running = RunningGateway(
+            server: server, store: store, intake: intake, forwarder: forwarder, metrics: metrics, logger: logger,
+            configuration: configuration, clock: environment.clock)
+        running.startPruning()
+        logger.info(
+            "gateway listening",
+            [
+                "listen": "\(configuration.listenHost):\(server.port ?? configuration.listenPort)",
+                "upstream": upstreamDescription, "dataDir": configuration.dataDirectory,
+            ])
+        return running
+    }
+}
+
+/// Injected dependencies: time, randomness, logs, and (for tests) the upstream connector.
+public struct GatewayEnvironment: Sendable {
+    /// Wall clock for dedup expiry, receive times and backoff.
+    public var clock: GatewayClock
+    /// Jitter source for the backoff.
+    public var random: GatewayRandom
+    /// Where logs go.
+    public var logger: GatewayLogger
+    var connector: (any UpstreamConnector)?
+
+    /// Creates an environment; by default the system clock and generator and no logs.
+    public init(
+        clock: GatewayClock = .system, random: GatewayRandom = .system, logger: GatewayLogger = .disabled
+    ) {
+        self.clock = clock
+        self.random = random
+        self.logger = logger
+    }
+}
+
+/// A started gateway.
+public final class RunningGateway: Sendable {
+    private let server: HTTPServer
+    let store: GatewayStore
+    let intake: GatewayIntake
+    let forwarder: Forwarder?
+    /// The gateway's counters.
+    public let metrics: GatewayMetrics
+    private let logger: GatewayLogger
+    private let configuration: GatewayConfiguration
+    private let clock: GatewayClock
+    private let pruning = Mutex<Task<Void, Never>?>(nil)
+    private let stopped = Mutex<Bool>(false)
+
+    init(
+        server: HTTPServer, store: GatewayStore, intake: GatewayIntake, forwarder: Forwarder?, metrics: GatewayMetrics,
+        logger: GatewayLogger, configuration: GatewayConfiguration, clock: GatewayClock
+    ) {
+        self.server = server
+        self.store = store
+        self.intake = intake
+        self.forwarder = forwarder
+        self.metrics = metrics
+        self.logger = logger
+        self.configuration = configuration
+        self.clock = clock
+    }
+
+    /// The bound HTTP port.
+    public var httpPort: Int { server.port ?? configuration.listenPort }
+
+    /// The settings in force.
+    public var policy: GatewayPolicy { intake.policy }
+
+    /// Applies new run-time settings (SIGHUP): allowed apps, default app, retention, outbox caps,
+    /// `Retry-After`, log level. Listen address, upstream and data directory need a restart.
+    public func reload(_ policy: GatewayPolicy) throws(GatewayError) {
+        try policy.validate()
+        intake.policy = policy
+        logger.level = policy.logLevel
+        logger.info("configuration reloaded")
+    }
+
+    /// Rows (Pulse batches) waiting in the outbox.
+    public var outboxBatches: Int { store.outboxDepth.rows }
+
+    /// Rescans the outbox and wakes the forwarder (after a requeue or a clock change in tests).
+    public func pokeForwarder() {
+        forwarder?.poke()
+    }
+
+    /// Deletes expired dedup keys now, in slices; returns how many were deleted.
+    @discardableResult
+    public func pruneExpiredKeys() async throws -> Int {
+        var total = 0
+        while true {
+            let deleted = try await store.pruneExpired(now: clock.now(), limit: configuration.pruneSliceSize)
+            total += deleted
+            if deleted < configuration.pruneSliceSize { break }
+            await Task.yield()
+        }
+        if total > 0 { metrics.pruned(total) }
+        return total
+    }
+
+    func startPruning() {
+        let interval = configuration.pruneInterval
+        let task = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let self, !Task.isCancelled else { return }
+                do {
+                    try await self.pruneExpiredKeys()
+                } catch {
+                    self.logger.error("dedup pruning failed", ["error": "\(error)"])
+                }
+            }
+        }
+        pruning.withLock { $0 = task }
+    }
+
+    /// Drains and stops: new requests get 503, in-flight requests finish (up to the grace
+    /// period), the forwarder stops after its requests in flight, the outbox is kept, the database
+    /// closes. Calling it again returns at once.
+    public func shutdown() async {
+        let first = stopped.withLock { done -> Bool in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        logger.info("shutting down: draining HTTP requests")
+        intake.beginShutdown()
+        await server.shutdown(gracePeriod: configuration.shutdownGracePeriod)
+        pruning.withLock { $0 }?.cancel()
+        await forwarder?.stop()
+        do {
+            try await store.close()
+        } catch {
+            logger.error("closing the database failed", ["error": "\(error)"])
+        }
+        logger.info("stopped", ["outbox": "kept"])
+    }
+}

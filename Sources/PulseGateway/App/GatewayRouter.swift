@@ -1,0 +1,91 @@
+import PulseHTTP
+
+/// Routes HTTP requests: the three OTLP intake paths and the operations endpoints.
+struct GatewayRouter: Sendable {
+    let intake: GatewayIntake
+    let operations: OperationsEndpoints
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        if let signal = OTLPSignal(path: request.path) {
+            guard request.method == .post else {
+                let response = GatewayIntake.errorResponse(
+                    IntakeRejection(.methodNotAllowed, "\(request.method) is not allowed on \(signal.path); use POST"))
+                intake.metrics.request(route: signal.path, code: 405)
+                return response
+            }
+            return await intake.handle(request, signal: signal)
+        }
+        switch request.path {
+        case "/livez", "/readyz", "/metrics":
+            let response: HTTPResponse
+            if request.method != .get && request.method != .head {
+                var rejected = GatewayIntake.errorResponse(
+                    IntakeRejection(.methodNotAllowed, "\(request.method) is not allowed on \(request.path); use GET"))
+                rejected.headers.set(name: "Allow", value: "GET")
+                response = rejected
+            } else if request.path == "/livez" {
+                response = OperationsEndpoints.text(.ok, "ok\n")
+            } else if request.path == "/readyz" {
+                response = await operations.readiness()
+            } else {
+                response = await operations.metricsResponse()
+            }
+            intake.metrics.request(route: request.path, code: response.status.code)
+            return response
+        default:
+            intake.metrics.request(route: "other", code: 404)
+            return GatewayIntake.errorResponse(IntakeRejection(.notFound, "no route for \(request.path)"))
+        }
+    }
+}
+
+/// `/readyz` and `/metrics`.
+struct OperationsEndpoints: Sendable {
+    let store: GatewayStore
+    let forwarder: Forwarder?
+    let metrics: GatewayMetrics
+    let clock: GatewayClock
+    let policy: @Sendable () -> GatewayPolicy
+
+    /// Ready when storage takes a write transaction and either the upstream answers or the
+    /// outbox is under its cap.
+    func readiness() async -> HTTPResponse {
+        do {
+            _ = try await store.executor.write { _ in true }
+        } catch {
+            return Self.text(.serviceUnavailable, "storage not writable\n")
+        }
+        let depth = store.outboxDepth
+        let policy = self.policy()
+        let underCap = depth.rows < policy.outboxMaxBatches && depth.bytes < policy.outboxMaxBytes
+        let reachable = forwarder?.upstreamReachable ?? false
+        guard reachable || underCap else {
+            return Self.text(.serviceUnavailable, "upstream unreachable and outbox over its cap\n")
+        }
+        return Self.text(.ok, "ready\n")
+    }
+
+    func metricsResponse() async -> HTTPResponse {
+        let depth = store.outboxDepth
+        var gauges = GatewayMetrics.Gauges()
+        gauges.outboxBatches = depth.rows
+        gauges.outboxBytes = depth.bytes
+        if let oldest = try? await store.oldestCreatedAt() {
+            gauges.oldestAgeSeconds = Double(max(0, clock.now() - oldest)) / 1000
+        }
+        gauges.deadLetters = (try? await store.deadLetterCount()) ?? 0
+        gauges.upstreamConnections = forwarder?.openConnections ?? 0
+        let database = store.executor.statistics
+        gauges.databaseCommits = database.commits
+        gauges.groupCommits = database.groupCommits
+        gauges.groupCommittedJobs = database.groupCommittedJobs
+        gauges.largestGroupCommit = database.largestGroupCommit
+        return HTTPResponse(
+            status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
+            body: Array(metrics.render(gauges).utf8))
+    }
+
+    static func text(_ status: HTTPStatus, _ body: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Array(body.utf8))
+    }
+}

@@ -1,0 +1,158 @@
+import PulseJSON
+
+/// The `--config FILE` format: one JSON object, every key optional.
+///
+/// ```json
+/// {
+///   "listen": "127.0.0.1:4318",
+///   "upstream": "127.0.0.1:6000",
+///   "dataDir": "/var/lib/pulsegate",
+///   "defaultAppId": "shop",
+///   "allowedAppIds": ["shop", "news"],
+///   "dedupRetentionDays": 7,
+///   "outboxMaxBatches": 1000000,
+///   "outboxMaxBytes": 4294967296,
+///   "retryAfterSeconds": 5,
+///   "logLevel": "info",
+///   "maxBodyBytes": 16777216,
+///   "httpThreads": 2,
+///   "forwarding": {"maxConnections": 256, "maxInFlight": 64, "idleTimeoutSeconds": 120,
+///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000}
+/// }
+/// ```
+///
+/// Unknown keys are an error (a typo should not pass silently). Flags and environment variables
+/// override `listen`, `upstream` and `dataDir`. On SIGHUP the file is read again and the policy
+/// keys (`defaultAppId`, `allowedAppIds`, `dedupRetentionDays`, `outboxMax*`, `retryAfterSeconds`,
+/// `logLevel`) take effect; the others need a restart.
+public struct ConfigurationFile: Sendable, Equatable {
+    /// `listen`: `HOST:PORT`.
+    public var listen: String?
+    /// `upstream`: `HOST:PORT`.
+    public var upstream: String?
+    /// `dataDir`.
+    public var dataDirectory: String?
+    var defaultAppID: String?
+    var allowedAppIDs: [String]?
+    var dedupRetentionDays: Int64?
+    var outboxMaxBatches: Int?
+    var outboxMaxBytes: Int?
+    var retryAfterSeconds: Int?
+    var logLevel: LogLevel?
+    var maxBodyBytes: Int?
+    var httpThreads: Int?
+    var maxConnections: Int?
+    var maxInFlight: Int?
+    var idleTimeoutSeconds: Int?
+    var requestTimeoutSeconds: Int?
+    var backoffBaseMilliseconds: Int?
+    var backoffMaxMilliseconds: Int?
+
+    /// An empty file (nothing set).
+    public init() {}
+
+    /// Parses the file's bytes.
+    ///
+    /// - Throws: ``GatewayError`` with `invalidConfiguration` naming the key.
+    public init(parsing bytes: [UInt8]) throws(GatewayError) {
+        let root: JSONNode
+        do {
+            root = try JSONParser(maxDepth: 8, maxBytes: 1 << 20).parse(bytes).root
+        } catch {
+            throw GatewayError(.invalidConfiguration, "the config file is not valid JSON", underlying: error)
+        }
+        guard root.kind == .object else {
+            throw GatewayError(.invalidConfiguration, "the config file must be a JSON object")
+        }
+        func fail(_ key: String, _ expected: String) -> GatewayError {
+            GatewayError(.invalidConfiguration, "config key \"\(key)\" must be \(expected)")
+        }
+        func string(_ key: String, _ node: JSONNode) throws(GatewayError) -> String {
+            guard let value = node.string else { throw fail(key, "a string") }
+            return value
+        }
+        func integer(_ key: String, _ node: JSONNode) throws(GatewayError) -> Int {
+            guard let value = node.int64, let fitted = Int(exactly: value) else { throw fail(key, "an integer") }
+            return fitted
+        }
+        for (key, value) in root.members {
+            switch key {
+            case "listen": listen = try string(key, value)
+            case "upstream": upstream = try string(key, value)
+            case "dataDir": dataDirectory = try string(key, value)
+            case "defaultAppId": defaultAppID = try string(key, value)
+            case "allowedAppIds":
+                guard value.kind == .array else { throw fail(key, "an array of strings") }
+                var apps: [String] = []
+                for element in value.elements { apps.append(try string(key, element)) }
+                allowedAppIDs = apps
+            case "dedupRetentionDays": dedupRetentionDays = Int64(try integer(key, value))
+            case "outboxMaxBatches": outboxMaxBatches = try integer(key, value)
+            case "outboxMaxBytes": outboxMaxBytes = try integer(key, value)
+            case "retryAfterSeconds": retryAfterSeconds = try integer(key, value)
+            case "logLevel":
+                guard let level = LogLevel(rawValue: try string(key, value)) else {
+                    throw fail(key, "one of debug, info, warning, error")
+                }
+                logLevel = level
+            case "maxBodyBytes": maxBodyBytes = try integer(key, value)
+            case "httpThreads": httpThreads = try integer(key, value)
+            case "forwarding":
+                guard value.kind == .object else { throw fail(key, "an object") }
+                for (inner, setting) in value.members {
+                    let name = "forwarding." + inner
+                    switch inner {
+                    case "maxConnections": maxConnections = try integer(name, setting)
+                    case "maxInFlight": maxInFlight = try integer(name, setting)
+                    case "idleTimeoutSeconds": idleTimeoutSeconds = try integer(name, setting)
+                    case "requestTimeoutSeconds": requestTimeoutSeconds = try integer(name, setting)
+                    case "backoffBaseMs": backoffBaseMilliseconds = try integer(name, setting)
+                    case "backoffMaxMs": backoffMaxMilliseconds = try integer(name, setting)
+                    default: throw GatewayError(.invalidConfiguration, "unknown config key \"\(name)\"")
+                    }
+                }
+            default:
+                throw GatewayError(.invalidConfiguration, "unknown config key \"\(key)\"")
+            }
+        }
+    }
+
+    /// The run-time policy this file sets, starting from `base`.
+    public func policy(from base: GatewayPolicy = GatewayPolicy()) -> GatewayPolicy {
+        var policy = base
+        if let defaultAppID { policy.defaultAppID = defaultAppID }
+        if let allowedAppIDs { policy.allowedAppIDs = Set(allowedAppIDs) }
+        if let dedupRetentionDays { policy.dedupRetentionMilliseconds = dedupRetentionDays * 24 * 3600 * 1000 }
+        if let outboxMaxBatches { policy.outboxMaxBatches = outboxMaxBatches }
+        if let outboxMaxBytes { policy.outboxMaxBytes = outboxMaxBytes }
+        if let retryAfterSeconds { policy.retryAfterSeconds = retryAfterSeconds }
+        if let logLevel { policy.logLevel = logLevel }
+        return policy
+    }
+
+    /// Applies every setting of the file except `listen`, `upstream` and `dataDir` (the caller
+    /// resolves those with flags and environment first).
+    public func apply(to configuration: inout GatewayConfiguration) {
+        configuration.policy = policy(from: configuration.policy)
+        if let maxBodyBytes { configuration.maxBodyBytes = maxBodyBytes }
+        if let httpThreads { configuration.httpThreads = httpThreads }
+        if let maxConnections { configuration.forwarding.maxConnections = maxConnections }
+        if let maxInFlight { configuration.forwarding.maxInFlight = maxInFlight }
+        if let idleTimeoutSeconds { configuration.forwarding.idleTimeout = .seconds(idleTimeoutSeconds) }
+        if let requestTimeoutSeconds { configuration.forwarding.requestTimeout = .seconds(requestTimeoutSeconds) }
+        if let backoffBaseMilliseconds { configuration.forwarding.backoffBase = .milliseconds(backoffBaseMilliseconds) }
+        if let backoffMaxMilliseconds { configuration.forwarding.backoffMax = .milliseconds(backoffMaxMilliseconds) }
+    }
+}
+
+extension GatewayConfiguration {
+    /// Parses a `--listen` value (`HOST:PORT`, `[IPv6]:PORT`, or a bare `PORT` on 127.0.0.1) into
+    /// host and port; port 0 picks a free port.
+    public static func parseListen(_ text: String) throws(GatewayError) -> (host: String, port: Int) {
+        if let port = Int(text), (0...65535).contains(port) { return ("127.0.0.1", port) }
+        guard let (host, port) = UpstreamAddress.split(text) else {
+            throw GatewayError(.invalidConfiguration, "listen address \"\(text)\" is not HOST:PORT")
+        }
+        return (host, port)
+    }
+}

@@ -1,0 +1,208 @@
+/// Everything the gateway needs to run. Built by `pulsegate serve` from flags, environment and
+/// the config file (see ``ConfigurationFile``); tests build it directly.
+public struct GatewayConfiguration: Sendable {
+    /// Where the HTTP intake listens: a numeric host (`127.0.0.1`, `::1`, `0.0.0.0`) and a port; 0
+    /// picks a free port.
+    public var listenHost: String
+    /// The HTTP port; 0 picks a free port (see ``RunningGateway/httpPort``).
+    public var listenPort: Int
+    /// The upstream Pulse server (`host`, `port`), or `nil` to start the reference ingest server
+    /// in-process on loopback.
+    public var upstream: UpstreamAddress?
+    /// The directory holding `gateway.sqlite` (and the embedded ingest server's data).
+    public var dataDirectory: String
+    /// Settings that can change while running (SIGHUP reloads them from the config file).
+    public var policy: GatewayPolicy
+    /// The largest decoded request body, in bytes (413 above it).
+    public var maxBodyBytes: Int
+    /// libmicrohttpd event-loop threads.
+    public var httpThreads: Int
+    /// The most HTTP connections at once.
+    public var httpConnectionLimit: Int
+    /// How long an HTTP connection may make no progress before it is closed.
+    public var httpIdleTimeout: Duration
+    /// How long SIGTERM waits for in-flight requests.
+    public var shutdownGracePeriod: Duration
+    /// How often expired dedup keys are pruned, and how many per slice.
+    public var pruneInterval: Duration
+    /// Expired dedup rows deleted per pruning transaction.
+    public var pruneSliceSize: Int
+    /// Upstream connection and retry settings.
+    public var forwarding: ForwardingSettings
+
+    /// Creates a configuration with defaults for everything but the data directory.
+    public init(
+        dataDirectory: String, listenHost: String = "127.0.0.1", listenPort: Int = 4318,
+        upstream: UpstreamAddress? = nil, policy: GatewayPolicy = GatewayPolicy(),
+        maxBodyBytes: Int = 16 * 1024 * 1024, httpThreads: Int = 2, httpConnectionLimit: Int = 1024,
+        httpIdleTimeout: Duration = .seconds(30), shutdownGracePeriod: Duration = .seconds(10),
+        pruneInterval: Duration = .seconds(60), pruneSliceSize: Int = 500,
+        forwarding: ForwardingSettings = ForwardingSettings()
+    ) {
+        self.dataDirectory = dataDirectory
+        self.listenHost = listenHost
+        self.listenPort = listenPort
+        self.upstream = upstream
+        self.policy = policy
+        self.maxBodyBytes = maxBodyBytes
+        self.httpThreads = httpThreads
+        self.httpConnectionLimit = httpConnectionLimit
+        self.httpIdleTimeout = httpIdleTimeout
+        self.shutdownGracePeriod = shutdownGracePeriod
+        self.pruneInterval = pruneInterval
+        self.pruneSliceSize = pruneSliceSize
+        self.forwarding = forwarding
+    }
+
+    /// Checks the values, throwing ``GatewayError/Code/invalidConfiguration`` for the first bad one.
+    public func validate() throws(GatewayError) {
+        func fail(_ message: String) -> GatewayError { GatewayError(.invalidConfiguration, message) }
+        guard (0...65535).contains(listenPort) else { throw fail("listen port \(listenPort) is outside 0...65535") }
+        guard !dataDirectory.isEmpty else { throw fail("the data directory must not be empty") }
+        guard maxBodyBytes > 0 else { throw fail("maxBodyBytes must be positive") }
+        guard pruneSliceSize > 0 else { throw fail("pruneSliceSize must be positive") }
+        if let upstream, !(1...65535).contains(upstream.port) {
+            throw fail("upstream port \(upstream.port) is outside 1...65535")
+        }
+        try policy.validate()
+        try forwarding.validate()
+    }
+}
+
+/// A `HOST:PORT` upstream address.
+public struct UpstreamAddress: Sendable, Equatable, CustomStringConvertible {
+    /// A host name or numeric address (IPv6 without brackets).
+    public var host: String
+    /// The TCP port.
+    public var port: Int
+
+    /// Creates an address.
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `HOST:PORT`, `[IPv6]:PORT` or `tcp://HOST:PORT`.
+    public init(parsing text: String) throws(GatewayError) {
+        guard let (host, port) = Self.split(text), (1...65535).contains(port) else {
+            throw GatewayError(.invalidConfiguration, "upstream \"\(text)\" is not HOST:PORT with a port in 1...65535")
+        }
+        self.host = host
+        self.port = port
+    }
+
+    /// Splits `HOST:PORT`, `[IPv6]:PORT` or `tcp://HOST:PORT`; `nil` when malformed.
+    static func split(_ text: String) -> (String, Int)? {
+        var rest = Substring(text)
+        if rest.hasPrefix("tcp://") { rest = rest.dropFirst(6) }
+        let host: Substring
+        let portText: Substring
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]"), rest[rest.index(after: close)...].hasPrefix(":") else {
+                return nil
+            }
+            host = rest[rest.index(after: rest.startIndex)..<close]
+            portText = rest[rest.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = rest.lastIndex(of: ":") else { return nil }
+            host = rest[..<colon]
+            portText = rest[rest.index(after: colon)...]
+        }
+        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else { return nil }
+        return (String(host), port)
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// Intake settings that may change at run time (SIGHUP).
+public struct GatewayPolicy: Sendable, Equatable {
+    /// The App ID used when a request has no `Apsio-App-Id`; `nil` makes the header required.
+    public var defaultAppID: String?
+    /// When set, only these App IDs are accepted (others get 403).
+    public var allowedAppIDs: Set<String>?
+    /// How long a batch id is remembered per app, in milliseconds (at least 7 days by default).
+    public var dedupRetentionMilliseconds: Int64
+    /// The outbox cap in rows (Pulse batches); above it the intake answers 429.
+    public var outboxMaxBatches: Int
+    /// The outbox cap in payload bytes; above it the intake answers 429.
+    public var outboxMaxBytes: Int
+    /// The `Retry-After` seconds sent with 429 and 503.
+    public var retryAfterSeconds: Int
+    /// The least log level written (`debug`, `info`, `warning`, `error`).
+    public var logLevel: LogLevel
+
+    /// Creates a policy.
+    public init(
+        defaultAppID: String? = nil, allowedAppIDs: Set<String>? = nil,
+        dedupRetentionMilliseconds: Int64 = 7 * 24 * 3600 * 1000, outboxMaxBatches: Int = 1_000_000,
+        outboxMaxBytes: Int = 4 << 30, retryAfterSeconds: Int = 5, logLevel: LogLevel = .info
+    ) {
+        self.defaultAppID = defaultAppID
+        self.allowedAppIDs = allowedAppIDs
+        self.dedupRetentionMilliseconds = dedupRetentionMilliseconds
+        self.outboxMaxBatches = outboxMaxBatches
+        self.outboxMaxBytes = outboxMaxBytes
+        self.retryAfterSeconds = retryAfterSeconds
+        self.logLevel = logLevel
+    }
+
+    func validate() throws(GatewayError) {
+        func fail(_ message: String) -> GatewayError { GatewayError(.invalidConfiguration, message) }
+        if let defaultAppID, !IntakeHeaders.isValidIdentifier(defaultAppID) {
+            throw fail("defaultAppId must be 1-128 characters of [A-Za-z0-9._~:-]")
+        }
+        for app in allowedAppIDs ?? [] where !IntakeHeaders.isValidIdentifier(app) {
+            throw fail("allowedAppIds entries must be 1-128 characters of [A-Za-z0-9._~:-]")
+        }
+        guard dedupRetentionMilliseconds > 0 else { throw fail("dedupRetentionDays must be positive") }
+        guard outboxMaxBatches > 0, outboxMaxBytes > 0 else { throw fail("the outbox caps must be positive") }
+        guard retryAfterSeconds >= 0 else { throw fail("retryAfterSeconds must not be negative") }
+    }
+}
+
+/// Upstream connections, in-flight bound and retry timing.
+public struct ForwardingSettings: Sendable, Equatable {
+    /// The most upstream connections open at once (one per device identity; LRU closes first).
+    public var maxConnections: Int
+    /// The most Pulse requests in flight across all identities.
+    public var maxInFlight: Int
+    /// An upstream connection unused this long is closed.
+    public var idleTimeout: Duration
+    /// The deadline of one upstream request.
+    public var requestTimeout: Duration
+    /// The deadline of a TCP connect plus CLIENT_CONNECT.
+    public var connectTimeout: Duration
+    /// The first retry delay cap; doubles per attempt (full jitter: the delay is uniform in 0...cap).
+    public var backoffBase: Duration
+    /// The largest retry delay cap.
+    public var backoffMax: Duration
+    /// How often the outbox is rescanned for rows not announced by the intake (requeued dead
+    /// letters, rows left by an earlier run).
+    public var rescanInterval: Duration
+
+    /// Creates settings.
+    public init(
+        maxConnections: Int = 256, maxInFlight: Int = 64, idleTimeout: Duration = .seconds(120),
+        requestTimeout: Duration = .seconds(15), connectTimeout: Duration = .seconds(10),
+        backoffBase: Duration = .seconds(1), backoffMax: Duration = .seconds(300),
+        rescanInterval: Duration = .seconds(30)
+    ) {
+        self.maxConnections = maxConnections
+        self.maxInFlight = maxInFlight
+        self.idleTimeout = idleTimeout
+        self.requestTimeout = requestTimeout
+        self.connectTimeout = connectTimeout
+        self.backoffBase = backoffBase
+        self.backoffMax = backoffMax
+        self.rescanInterval = rescanInterval
+    }
+
+    func validate() throws(GatewayError) {
+        func fail(_ message: String) -> GatewayError { GatewayError(.invalidConfiguration, message) }
+        guard maxConnections > 0, maxInFlight > 0 else { throw fail("maxConnections and maxInFlight must be positive") }
+        guard backoffBase > .zero, backoffMax >= backoffBase else {
+            throw fail("backoff must be positive with backoffMax >= backoffBase")
+        }
+    }
+}

@@ -1,0 +1,180 @@
+import PulseHTTP
+
+/// The Apsio request headers the intake reads, validated.
+struct IntakeHeaders: Sendable {
+    /// `Apsio-Batch-Id` when present.
+    var batchID: String?
+    /// `Apsio-App-Id`, or the configured default.
+    var appID: String
+    /// `Apsio-Sent-At` as epoch milliseconds, when present.
+    var sentAt: Int64?
+    /// Identity fallbacks (`Apsio-Device-Id`, …) by identity field.
+    var fallbacks: IdentityFallbacks
+
+    static let batchIDHeader = "Apsio-Batch-Id"
+    static let appIDHeader = "Apsio-App-Id"
+    static let sentAtHeader = "Apsio-Sent-At"
+
+    /// Reads and validates the headers.
+    ///
+    /// - Throws: an ``IntakeRejection`` with 400 (malformed batch id, app id or sent-at, or a
+    ///   missing app id without a default) or 403 (app not allowed).
+    init(_ headers: HTTPHeaders, policy: GatewayPolicy) throws(IntakeRejection) {
+        if let value = headers[Self.batchIDHeader] {
+            guard Self.isValidIdentifier(value) else {
+                throw IntakeRejection(
+                    .badRequest, "Apsio-Batch-Id must be 1-128 characters of A-Z a-z 0-9 . _ ~ : -")
+            }
+            batchID = value
+        }
+        if let value = headers[Self.appIDHeader] {
+            guard Self.isValidIdentifier(value) else {
+                throw IntakeRejection(.badRequest, "Apsio-App-Id must be 1-128 characters of A-Z a-z 0-9 . _ ~ : -")
+            }
+            appID = value
+        } else if let fallback = policy.defaultAppID {
+            appID = fallback
+        } else {
+            throw IntakeRejection(.badRequest, "missing Apsio-App-Id header (and no defaultAppId is configured)")
+        }
+        if let allowed = policy.allowedAppIDs, !allowed.contains(appID) {
+            throw IntakeRejection(.forbidden, "app \(appID) is not allowed on this gateway")
+        }
+        if let value = headers[Self.sentAtHeader] {
+            guard let parsed = Self.parseTimestamp(value) else {
+                throw IntakeRejection(
+                    .badRequest, "Apsio-Sent-At must be RFC 3339 (2026-05-01T10:00:00Z) or epoch milliseconds")
+            }
+            sentAt = parsed
+        }
+        fallbacks = IdentityFallbacks(headers)
+    }
+
+    /// Whether `value` is 1-128 characters of `[A-Za-z0-9._~:-]`.
+    static func isValidIdentifier(_ value: String) -> Bool {
+        let utf8 = value.utf8
+        guard (1...128).contains(utf8.count) else { return false }
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+                UInt8(ascii: ":"), UInt8(ascii: "-"):
+                continue
+            default:
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Parses epoch milliseconds (digits only) or an RFC 3339 date-time with a `Z` or `±HH:MM`
+    /// offset and an optional fraction (kept to milliseconds).
+    static func parseTimestamp(_ text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty else { return nil }
+        if bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            return bytes.count <= 15 ? Int64(text) : nil
+        }
+        var index = 0
+        func number(_ width: Int) -> Int? {
+            guard index + width <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[index..<index + width] {
+                guard byte >= 0x30 && byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            index += width
+            return value
+        }
+        func expect(_ characters: String) -> Bool {
+            guard index < bytes.count, characters.utf8.contains(bytes[index]) else { return false }
+            index += 1
+            return true
+        }
+        guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
+            expect("Tt "), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
+            let second = number(2)
+        else { return nil }
+        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        var millisecond = 0
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            var scale = 100
+            let start = index
+            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+                millisecond += Int(bytes[index] - 0x30) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > start else { return nil }
+        }
+        var offsetMinutes = 0
+        if expect("Zz") {
+            offsetMinutes = 0
+        } else if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+            let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            index += 1
+            guard let offsetHours = number(2), expect(":"), let offsetMinute = number(2) else { return nil }
+            offsetMinutes = sign * (offsetHours * 60 + offsetMinute)
+        } else {
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        let civil = CivilTime(
+            year: year, month: month, day: day, hour: hour, minute: minute, second: min(second, 59),
+            millisecond: millisecond)
+        return civil.epochMilliseconds - Int64(offsetMinutes) * 60_000
+    }
+}
+
+/// Identity values from request headers, used when a resource lacks the attribute.
+struct IdentityFallbacks: Sendable, Equatable {
+    var deviceID: String?
+    var installationID: String?
+    var appVersion: String?
+    var buildNumber: Int64?
+    var sdkVersion: String?
+    var platform: String?
+    var packageName: String?
+    var deviceType: String?
+
+    init(
+        deviceID: String? = nil, installationID: String? = nil, appVersion: String? = nil, buildNumber: Int64? = nil,
+        sdkVersion: String? = nil, platform: String? = nil, packageName: String? = nil, deviceType: String? = nil
+    ) {
+        self.deviceID = deviceID
+        self.installationID = installationID
+        self.appVersion = appVersion
+        self.buildNumber = buildNumber
+        self.sdkVersion = sdkVersion
+        self.platform = platform
+        self.packageName = packageName
+        self.deviceType = deviceType
+    }
+
+    init(_ headers: HTTPHeaders) {
+        func value(_ name: String) -> String? {
+            guard let text = headers[name], !text.isEmpty else { return nil }
+            return text
+        }
+        self.init(
+            deviceID: value("Apsio-Device-Id"), installationID: value("Apsio-Installation-Id"),
+            appVersion: value("Apsio-App-Version"), buildNumber: value("Apsio-Build-Number").flatMap { Int64($0) },
+            sdkVersion: value("Apsio-Sdk-Version"), platform: value("Apsio-Platform")?.lowercased(),
+            packageName: value("Apsio-Package-Name"), deviceType: value("Apsio-Device-Type"))
+    }
+}
+
+/// A request the intake refuses, with the status and a message for the client.
+struct IntakeRejection: Error, Sendable {
+    var status: HTTPStatus
+    var message: String
+    /// `Retry-After` seconds for 429 and 503.
+    var retryAfterSeconds: Int?
+
+    init(_ status: HTTPStatus, _ message: String, retryAfterSeconds: Int? = nil) {
+        self.status = status
+        self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+}

@@ -1,0 +1,106 @@
+import PulseJSON
+
+/// Reading OTLP/JSON `AnyValue`s and attribute lists.
+enum AnyValue {
+    /// The string of a `{"stringValue": …}`, or `nil`.
+    static func string(_ value: JSONNode?) -> String? {
+        value?["stringValue"]?.string
+    }
+
+    /// An integer from `intValue` (decimal string or number), or a `stringValue` holding digits.
+    static func int(_ value: JSONNode?) -> Int64? {
+        guard let value else { return nil }
+        if let node = value["intValue"] { return int64(node) }
+        if let text = value["stringValue"]?.string { return Int64(text) }
+        return nil
+    }
+
+    /// An OTLP int64 field: a decimal string or a number.
+    static func int64(_ node: JSONNode?) -> Int64? {
+        guard let node else { return nil }
+        if let number = node.int64 { return number }
+        if let text = node.string { return Int64(text) }
+        return nil
+    }
+
+    /// An OTLP fixed64 nanosecond timestamp in milliseconds (0 and missing give `nil`).
+    static func nanosToMillis(_ node: JSONNode?) -> Int64? {
+        guard let node else { return nil }
+        var nanos: UInt64?
+        if let number = node.uint64 {
+            nanos = number
+        } else if let text = node.string {
+            nanos = UInt64(text)
+        }
+        guard let nanos, nanos > 0 else { return nil }
+        return Int64(nanos / 1_000_000)
+    }
+
+    /// An OTLP double field: a number, or the strings `NaN`, `Infinity`, `-Infinity`.
+    static func double(_ node: JSONNode?) -> Double? {
+        guard let node else { return nil }
+        if let number = node.double { return number }
+        switch node.string {
+        case "NaN": return .nan
+        case "Infinity": return .infinity
+        case "-Infinity": return -.infinity
+        default: return nil
+        }
+    }
+
+    /// Writes an `AnyValue` as plain JSON: strings, booleans, int64 as numbers, doubles, arrays,
+    /// key/value lists as objects (sensitive keys redacted at every level), bytes as their base64
+    /// text; an empty or unknown value as `null`.
+    static func write(_ value: JSONNode?, into writer: inout PayloadWriter, depth: Int = 0) {
+        guard let value, value.kind == .object, depth < 32 else {
+            writer.null()
+            return
+        }
+        for (key, member) in value.memberNodes {
+            if key.stringEquals("stringValue") || key.stringEquals("bytesValue") {
+                if member.withUTF8({ writer.string(utf8: $0) }) == nil { writer.null() }
+                return
+            }
+            if key.stringEquals("boolValue") {
+                if let flag = member.bool { writer.bool(flag) } else { writer.null() }
+                return
+            }
+            if key.stringEquals("intValue") {
+                if let number = int64(member) { writer.int(number) } else { writer.null() }
+                return
+            }
+            if key.stringEquals("doubleValue") {
+                if let number = double(member) { writer.double(number) } else { writer.null() }
+                return
+            }
+            if key.stringEquals("arrayValue") {
+                writer.beginArray()
+                if let values = member["values"] {
+                    for element in values.elements {
+                        write(element, into: &writer, depth: depth + 1)
+                    }
+                }
+                writer.endArray()
+                return
+            }
+            if key.stringEquals("kvlistValue") {
+                writer.beginObject()
+                if let values = member["values"] {
+                    for entry in values.elements {
+                        guard let name = entry["key"], name.withUTF8({ writer.key(utf8: $0) }) != nil else {
+                            continue
+                        }
+                        if let text = name.string, Redaction.isSensitive(text) {
+                            writer.string(Redaction.placeholder)
+                        } else {
+                            write(entry["value"], into: &writer, depth: depth + 1)
+                        }
+                    }
+                }
+                writer.endObject()
+                return
+            }
+        }
+        writer.null()
+    }
+}

@@ -1,0 +1,747 @@
+import PulseJSON
+
+/// What the mapping needs to know about the HTTP request.
+struct MappingContext: Sendable {
+    /// The App ID (`Apsio-App-Id` or the default).
+    var appID: String
+    /// The HTTP batch id (`Apsio-Batch-Id`, or the body's SHA-256).
+    var batchID: String
+    /// When the gateway received the request, epoch milliseconds.
+    var receivedAt: Int64
+    /// `Apsio-Sent-At`, epoch milliseconds.
+    var sentAt: Int64?
+    /// Identity values from headers.
+    var fallbacks: IdentityFallbacks
+
+    /// The device clock offset applied to event timestamps, or `nil` when it is within the
+    /// threshold (or unknown).
+    var appliedClockOffset: Int64? {
+        guard let sentAt else { return nil }
+        let offset = receivedAt - sentAt
+        return abs(offset) > OTLPMapper.clockOffsetThresholdMilliseconds ? offset : nil
+    }
+}
+
+/// The Pulse batches of one HTTP request.
+struct MappedRequest: Sendable, Equatable {
+    /// Outbox rows, in order: per resource its crash batches, then its event batches.
+    var drafts: [OutboxDraft]
+    /// Records (log records, spans, data points) in the request.
+    var records: Int
+    /// Records dropped because they are too large for a Pulse batch on their own.
+    var rejected: Int
+
+    /// The partial-success message, when records were rejected.
+    func rejectionMessage(_ signal: OTLPSignal) -> String? {
+        guard rejected > 0 else { return nil }
+        return "\(rejected) \(signal.recordNoun)\(rejected == 1 ? "" : "s") dropped: larger than a Pulse batch"
+            + " (65536 bytes of envelope) on its own"
+    }
+}
+
+/// Maps an OTLP/JSON export request to Pulse batches, as `docs/mapping.md` specifies.
+///
+/// Pure and deterministic: the same body, app, batch id and clock offset give byte-identical
+/// drafts, so a replay produces the same Pulse batch ids and event ids.
+enum OTLPMapper {
+    /// Offsets up to this magnitude are treated as network delay and not applied.
+    static let clockOffsetThresholdMilliseconds: Int64 = 5 * 60 * 1000
+    /// Payloads of at least this many bytes are sent zstd-compressed.
+    static let compressionMinBytes = 1024
+    /// msgtrans compression bytes.
+    static let compressionNone: UInt8 = 0
+    static let compressionZstd: UInt8 = 1
+
+    /// Maps a parsed export request.
+    ///
+    /// - Throws: ``IntakeRejection`` (400) for a request that is not an export request of
+    ///   `signal`, a resource without a required identity value, or an unknown
+    ///   `apsio.event.kind`.
+    static func map(_ root: JSONNode, signal: OTLPSignal, context: MappingContext) throws(IntakeRejection)
+        -> MappedRequest
+    {
+        guard root.kind == .object else {
+            throw IntakeRejection(.badRequest, "the body is not an OTLP export request (expected a JSON object)")
+        }
+        var result = MappedRequest(drafts: [], records: 0, rejected: 0)
+        guard let resources = root[signal.resourceKey], !resources.isNull else { return result }
+        guard resources.kind == .array else {
+            throw IntakeRejection(.badRequest, "\(signal.resourceKey) must be an array")
+        }
+        var mapper = ResourceMapper(signal: signal, context: context)
+        for (resourceIndex, entry) in resources.elements.enumerated() {
+            try mapper.map(entry, resourceIndex: resourceIndex, into: &result)
+        }
+        return result
+    }
+}
+
+/// The record attributes the rules look at, collected while the attributes are written.
+struct RecordScan {
+    var logRecordUID: String?
+    var crashID: String?
+    var eventName: String?
+    var kindOverride: String?
+    var exceptionType: String?
+    var exceptionMessage: String?
+    var exceptionStacktrace: String?
+    var crashSignal: String?
+    var sessionID: String?
+    var buildID: String?
+    var imageUUIDs: [String] = []
+    var networkMarker = false
+
+    /// What an attribute key means to the mapping (one dictionary lookup per key).
+    enum Role {
+        case logRecordUID, crashID, eventName, kindOverride, exceptionType, exceptionMessage, exceptionStacktrace
+        case crashSignal, sessionID, buildID, imageUUIDs
+        /// Marks a span as network; URL ones also lose their query and fragment.
+        case network(url: Bool)
+        /// A URL attribute that is not a network marker.
+        case url
+        /// Dropped entirely (`url.query`, `url.fragment`).
+        case dropped
+    }
+
+    static let roles: [String: Role] = {
+        var roles: [String: Role] = [
+            "log.record.uid": .logRecordUID, "app.crash.id": .crashID, "event.name": .eventName,
+            "apsio.event.kind": .kindOverride, "exception.type": .exceptionType,
+            "exception.message": .exceptionMessage, "exception.stacktrace": .exceptionStacktrace,
+            "app.crash.signal": .crashSignal, "session.id": .sessionID, "app.build_id": .buildID,
+            "app.crash.image_uuids": .imageUUIDs,
+        ]
+        for key in ["http.request.method", "http.method", "rpc.system", "db.system"] {
+            roles[key] = .network(url: false)
+        }
+        for key in Redaction.urlKeys { roles[key] = .url }
+        for key in ["url.full", "http.url"] { roles[key] = .network(url: true) }
+        for key in Redaction.droppedKeys { roles[key] = .dropped }
+        return roles
+    }()
+
+    /// Notes `value` for `role`.
+    mutating func observe(_ role: Role, _ value: JSONNode?) {
+        switch role {
+        case .logRecordUID: logRecordUID = logRecordUID ?? AnyValue.string(value)
+        case .crashID: crashID = crashID ?? AnyValue.string(value)
+        case .eventName: eventName = eventName ?? AnyValue.string(value)
+        case .kindOverride: kindOverride = kindOverride ?? AnyValue.string(value)
+        case .exceptionType: exceptionType = exceptionType ?? AnyValue.string(value)
+        case .exceptionMessage: exceptionMessage = exceptionMessage ?? AnyValue.string(value)
+        case .exceptionStacktrace: exceptionStacktrace = exceptionStacktrace ?? AnyValue.string(value)
+        case .crashSignal: crashSignal = crashSignal ?? AnyValue.string(value)
+        case .sessionID: sessionID = sessionID ?? AnyValue.string(value)
+        case .buildID: buildID = buildID ?? AnyValue.string(value)
+        case .imageUUIDs:
+            if let values = value?["arrayValue"]?["values"] {
+                for element in values.elements {
+                    if let text = AnyValue.string(element) { imageUUIDs.append(text) }
+                }
+            }
+        case .network: networkMarker = true
+        case .url, .dropped: break
+        }
+    }
+}
+
+/// Maps resources one by one; keeps scratch buffers between records.
+private struct ResourceMapper {
+    let signal: OTLPSignal
+    let context: MappingContext
+    let clockOffset: Int64?
+    /// Reused per record: the attributes object.
+    var attributes = PayloadWriter(capacity: 2048)
+
+    init(signal: OTLPSignal, context: MappingContext) {
+        self.signal = signal
+        self.context = context
+        self.clockOffset = context.appliedClockOffset
+    }
+
+    /// Events and crash reports of one resource, in record order.
+    struct Collected {
+        var events: [[UInt8]] = []
+        var crashes: [[UInt8]] = []
+        var crashFallbacks: [[UInt8]] = []
+    }
+
+    mutating func map(_ entry: JSONNode, resourceIndex: Int, into result: inout MappedRequest) throws(IntakeRejection) {
+        guard let scopes = entry[signal.scopeKey], scopes.kind == .array, scopes.count > 0 else { return }
+        var identity: ResolvedIdentity?
+        var collected = Collected()
+        var resourceAttributes: [UInt8]?
+        for (scopeIndex, scope) in scopes.elements.enumerated() {
+            let module = scope["scope"]?["name"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+            switch signal {
+            case .logs:
+                guard let records = scope["logRecords"], records.count > 0 else { continue }
+                if identity == nil { identity = try resolve(entry, resourceIndex) }
+                for (recordIndex, record) in records.elements.enumerated() {
+                    result.records += 1
+                    try mapLogRecord(
+                        record, identity: identity!, module: module,
+                        position: (resourceIndex, scopeIndex, recordIndex), into: &collected)
+                }
+            case .traces:
+                guard let spans = scope["spans"], spans.count > 0 else { continue }
+                if identity == nil { identity = try resolve(entry, resourceIndex) }
+                for (recordIndex, span) in spans.elements.enumerated() {
+                    result.records += 1
+                    try mapSpan(
+                        span, identity: identity!, module: module, position: (resourceIndex, scopeIndex, recordIndex),
+                        into: &collected)
+                }
+            case .metrics:
+                guard let metrics = scope["metrics"], metrics.count > 0 else { continue }
+                var pointIndex = 0
+                for metric in metrics.elements {
+                    guard let (type, points) = Self.dataPoints(of: metric), points.count > 0 else { continue }
+                    if identity == nil { identity = try resolve(entry, resourceIndex) }
+                    if resourceAttributes == nil { resourceAttributes = encodeResourceAttributes(entry) }
+                    for point in points.elements {
+                        result.records += 1
+                        try mapDataPoint(
+                            point, metric: metric, type: type, identity: identity!, module: module,
+                            resourceAttributes: resourceAttributes!,
+                            position: (resourceIndex, scopeIndex, pointIndex), into: &collected)
+                        pointIndex += 1
+                    }
+                }
+            }
+        }
+        guard let identity else { return }
+        emit(collected, identity: identity, resourceIndex: resourceIndex, into: &result)
+    }
+
+    private func resolve(_ entry: JSONNode, _ index: Int) throws(IntakeRejection) -> ResolvedIdentity {
+        try ResolvedIdentity(
+            resource: entry["resource"], index: index, appID: context.appID, fallbacks: context.fallbacks)
+    }
+
+    // MARK: - Batches
+
+    private func emit(
+        _ collected: Collected, identity: ResolvedIdentity, resourceIndex: Int, into result: inout MappedRequest
+    ) {
+        let identityJSON = identity.batchIdentityJSON()
+        let connect = identity.connectPayload()
+        let key = ResolvedIdentity.key(connectPayload: connect)
+        let app = context.appID
+        let batchID = context.batchID
+        func draft(_ batch: BatchSplitter.Batch, kind: OutboxBatchKind, fallback: [UInt8]?) -> OutboxDraft {
+            OutboxDraft(
+                app: app, identityKey: key, identity: connect, kind: kind, pulseBatchID: batch.batchID,
+                payload: batch.payload,
+                compression: batch.payload.count >= OTLPMapper.compressionMinBytes
+                    ? OTLPMapper.compressionZstd : OTLPMapper.compressionNone,
+                recordCount: batch.count, fallback: fallback)
+        }
+        if !collected.crashes.isEmpty {
+            let (batches, dropped) = BatchSplitter.crashes.split(identity: identityJSON, items: collected.crashes) {
+                PulseBatchID.make(app: app, batchID: batchID, resourceIndex: resourceIndex, chunk: $0, crash: true)
+            }
+            result.rejected += dropped
+            for batch in batches {
+                var fallback: [UInt8] = []
+                for position in batch.range { EventChunks.append(collected.crashFallbacks[position], to: &fallback) }
+                result.drafts.append(draft(batch, kind: .crashes, fallback: fallback))
+            }
+        }
+        if !collected.events.isEmpty {
+            let (batches, dropped) = BatchSplitter.events.split(identity: identityJSON, items: collected.events) {
+                PulseBatchID.make(app: app, batchID: batchID, resourceIndex: resourceIndex, chunk: $0, crash: false)
+            }
+            result.rejected += dropped
+            for batch in batches { result.drafts.append(draft(batch, kind: .events, fallback: nil)) }
+        }
+    }
+
+    // MARK: - Attributes
+
+    /// Writes the record's attributes (redacted) as members of the open attributes object and
+    /// returns what the rules need.
+    private mutating func writeAttributes(_ list: JSONNode?) -> RecordScan {
+        var scan = RecordScan()
+        guard let list else { return scan }
+        for attribute in list.elements {
+            guard let key = attribute["key"]?.string else { continue }
+            let value = attribute["value"]
+            var isURL = false
+            if let role = RecordScan.roles[key] {
+                switch role {
+                case .dropped: continue
+                case .url, .network(url: true): isURL = true
+                default: break
+                }
+                scan.observe(role, value)
+            }
+            attributes.key(key)
+            if Redaction.isSensitive(key) {
+                attributes.string(Redaction.placeholder)
+            } else if isURL, let url = AnyValue.string(value) {
+                attributes.string(Redaction.strippingQueryAndFragment(url))
+            } else {
+                AnyValue.write(value, into: &attributes)
+            }
+        }
+        return scan
+    }
+
+    private mutating func encodeResourceAttributes(_ entry: JSONNode) -> [UInt8] {
+        attributes.reset()
+        attributes.beginObject()
+        _ = writeAttributes(entry["resource"]?["attributes"])
+        attributes.endObject()
+        return attributes.bytes
+    }
+
+    /// Adds the clock fields and returns the event timestamp for a device time.
+    private mutating func timestamp(deviceTime: Int64?) -> Int64 {
+        guard let deviceTime else { return context.receivedAt }
+        guard let clockOffset else { return deviceTime }
+        attributes.key("pulsegate.clock_offset_ms")
+        attributes.int(clockOffset)
+        attributes.key("pulsegate.device_time_ms")
+        attributes.int(deviceTime)
+        return deviceTime + clockOffset
+    }
+
+    private func kind(override: String?, resourceIndex: Int) throws(IntakeRejection) -> EventKind? {
+        guard let override else { return nil }
+        guard let kind = EventKind(rawValue: override) else {
+            throw IntakeRejection(
+                .badRequest,
+                "resource \(resourceIndex): apsio.event.kind \"\(override.prefix(40))\" is not one of Analytics, Crash,"
+                    + " Error, Log, Network, Performance, Runtime, Breadcrumb")
+        }
+        return kind
+    }
+
+    // MARK: - Logs
+
+    private mutating func mapLogRecord(
+        _ record: JSONNode, identity: ResolvedIdentity, module: String?, position: (Int, Int, Int),
+        into collected: inout Collected
+    ) throws(IntakeRejection) {
+        attributes.reset()
+        attributes.beginObject()
+        let scan = writeAttributes(record["attributes"])
+        if let body = record["body"], !body.isNull, body.count > 0 {
+            attributes.key("log.body")
+            AnyValue.write(body, into: &attributes)
+        }
+        let severity = AnyValue.int64(record["severityNumber"]) ?? 0
+        if severity > 0 {
+            attributes.key("log.severity_number")
+            attributes.int(severity)
+        }
+        if let text = record["severityText"]?.string, !text.isEmpty {
+            attributes.key("log.severity_text")
+            attributes.string(text)
+        }
+        if let trace = record["traceId"]?.string, !trace.isEmpty {
+            attributes.key("trace_id")
+            attributes.string(trace.lowercased())
+        }
+        if let span = record["spanId"]?.string, !span.isEmpty {
+            attributes.key("span_id")
+            attributes.string(span.lowercased())
+        }
+        attributes.key("otlp.signal")
+        attributes.string("logs")
+        let time = timestamp(
+            deviceTime: AnyValue.nanosToMillis(record["timeUnixNano"])
+                ?? AnyValue.nanosToMillis(record["observedTimeUnixNano"]))
+        attributes.endObject()
+
+        let eventName =
+            scan.eventName.flatMap { $0.isEmpty ? nil : $0 }
+            ?? record["eventName"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+        let kind: EventKind
+        if let override = try self.kind(override: scan.kindOverride, resourceIndex: position.0) {
+            kind = override
+        } else if scan.crashID != nil || eventName == "device.crash" {
+            kind = .crash
+        } else if let eventName, eventName.hasPrefix("breadcrumb.") {
+            kind = .breadcrumb
+        } else if eventName == "pulsegate.diagnostics" {
+            kind = .runtime
+        } else if eventName != nil {
+            kind = .analytics
+        } else if severity >= 17 || scan.exceptionType != nil {
+            kind = .error
+        } else {
+            kind = .log
+        }
+        let sessionID = scan.sessionID ?? identity.sessionID ?? ""
+        let imageUUID = scan.buildID ?? identity.buildID
+        if let crashID = scan.crashID, !crashID.isEmpty {
+            let id = "crash-" + SHA256.hexDigest(Array(crashID.utf8))
+            collected.crashFallbacks.append(
+                encodeEvent(
+                    id: id, timestamp: time, sessionID: sessionID, kind: .crash, name: eventName ?? "crash",
+                    module: module, imageUUID: imageUUID))
+            collected.crashes.append(
+                encodeCrash(
+                    crashID: crashID, timestamp: time, sessionID: scan.sessionID ?? identity.sessionID, scan: scan,
+                    body: record["body"], identity: identity))
+            return
+        }
+        let id: String
+        if let uid = scan.logRecordUID, !uid.isEmpty {
+            id = Self.fitted(uid)
+        } else {
+            id = derivedID(position)
+        }
+        let name = eventName ?? (kind == .crash ? "crash" : "log")
+        collected.events.append(
+            encodeEvent(
+                id: id, timestamp: time, sessionID: sessionID, kind: kind, name: name, module: module,
+                imageUUID: imageUUID))
+    }
+
+    // MARK: - Spans
+
+    private mutating func mapSpan(
+        _ span: JSONNode, identity: ResolvedIdentity, module: String?, position: (Int, Int, Int),
+        into collected: inout Collected
+    ) throws(IntakeRejection) {
+        attributes.reset()
+        attributes.beginObject()
+        let scan = writeAttributes(span["attributes"])
+        let traceID = span["traceId"]?.string?.lowercased() ?? ""
+        let spanID = span["spanId"]?.string?.lowercased() ?? ""
+        if !traceID.isEmpty {
+            attributes.key("trace_id")
+            attributes.string(traceID)
+        }
+        if !spanID.isEmpty {
+            attributes.key("span_id")
+            attributes.string(spanID)
+        }
+        if let parent = span["parentSpanId"]?.string, !parent.isEmpty {
+            attributes.key("span.parent_span_id")
+            attributes.string(parent.lowercased())
+        }
+        let spanKind = Self.spanKind(span["kind"])
+        if let spanKind {
+            attributes.key("span.kind")
+            attributes.int(spanKind)
+        }
+        if var end = AnyValue.nanosToMillis(span["endTimeUnixNano"]) {
+            if let clockOffset { end += clockOffset }
+            attributes.key("span.end_time_ms")
+            attributes.int(end)
+        }
+        if let code = AnyValue.int64(span["status"]?["code"]) {
+            attributes.key("span.status_code")
+            attributes.int(code)
+        }
+        attributes.key("otlp.signal")
+        attributes.string("traces")
+        let time = timestamp(deviceTime: AnyValue.nanosToMillis(span["startTimeUnixNano"]))
+        attributes.endObject()
+
+        let kind: EventKind
+        if let override = try self.kind(override: scan.kindOverride, resourceIndex: position.0) {
+            kind = override
+        } else if scan.networkMarker || spanKind == 3 {
+            kind = .network
+        } else {
+            kind = .performance
+        }
+        let id: String
+        if Self.isHexID(traceID, length: 32), Self.isHexID(spanID, length: 16) {
+            id = traceID + spanID
+        } else {
+            id = derivedID(position)
+        }
+        let name = span["name"]?.string.flatMap { $0.isEmpty ? nil : $0 } ?? "span"
+        collected.events.append(
+            encodeEvent(
+                id: id, timestamp: time, sessionID: scan.sessionID ?? identity.sessionID ?? "", kind: kind, name: name,
+                module: module, imageUUID: scan.buildID ?? identity.buildID))
+    }
+
+    /// OTLP span kind: the enum as an integer (or its name, which some encoders write).
+    static func spanKind(_ node: JSONNode?) -> Int64? {
+        guard let node else { return nil }
+        if let number = node.int64 { return number }
+        switch node.string {
+        case "SPAN_KIND_UNSPECIFIED": return 0
+        case "SPAN_KIND_INTERNAL": return 1
+        case "SPAN_KIND_SERVER": return 2
+        case "SPAN_KIND_CLIENT": return 3
+        case "SPAN_KIND_PRODUCER": return 4
+        case "SPAN_KIND_CONSUMER": return 5
+        default: return nil
+        }
+    }
+
+    static func isHexID(_ text: String, length: Int) -> Bool {
+        guard text.utf8.count == length else { return false }
+        var nonZero = false
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0"): continue
+            case UInt8(ascii: "1")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): nonZero = true
+            default: return false
+            }
+        }
+        return nonZero
+    }
+
+    // MARK: - Metrics
+
+    static let metricTypes = ["gauge", "sum", "histogram", "exponentialHistogram", "summary"]
+
+    static func dataPoints(of metric: JSONNode) -> (String, JSONNode)? {
+        for type in metricTypes {
+            if let body = metric[type], let points = body["dataPoints"], points.kind == .array {
+                return (type, points)
+            }
+        }
+        return nil
+    }
+
+    private mutating func mapDataPoint(
+        _ point: JSONNode, metric: JSONNode, type: String, identity: ResolvedIdentity, module: String?,
+        resourceAttributes: [UInt8], position: (Int, Int, Int), into collected: inout Collected
+    ) throws(IntakeRejection) {
+        let name = metric["name"]?.string ?? ""
+        attributes.reset()
+        attributes.beginObject()
+        let scan = writeAttributes(point["attributes"])
+        let pointAttributes = attributes.bytes
+        attributes.key("metric.type")
+        attributes.string(type)
+        if let unit = metric["unit"]?.string, !unit.isEmpty {
+            attributes.key("metric.unit")
+            attributes.string(unit)
+        }
+        writeMetricValues(point, type: type)
+        attributes.key("otlp.signal")
+        attributes.string("metrics")
+        let start = AnyValue.nanosToMillis(point["startTimeUnixNano"])
+        let end = AnyValue.nanosToMillis(point["timeUnixNano"])
+        let time = timestamp(deviceTime: end ?? start)
+        attributes.endObject()
+
+        let kind: EventKind
+        if let override = try self.kind(override: scan.kindOverride, resourceIndex: position.0) {
+            kind = override
+        } else if Self.runtimePrefixes.contains(where: { name.hasPrefix($0) }) {
+            kind = .runtime
+        } else {
+            kind = .performance
+        }
+        var hasher = SHA256()
+        hasher.updateField(name)
+        hasher.update(resourceAttributes)
+        hasher.update([0])
+        hasher.update(pointAttributes)
+        hasher.updateField(String(AnyValue.int64(point["startTimeUnixNano"]) ?? 0))
+        hasher.updateField(String(AnyValue.int64(point["timeUnixNano"]) ?? 0))
+        let id = name.isEmpty && end == nil ? derivedID(position) : Hex.encode(hasher.finalize())
+        collected.events.append(
+            encodeEvent(
+                id: id, timestamp: time, sessionID: scan.sessionID ?? identity.sessionID ?? "", kind: kind,
+                name: name.isEmpty ? "metric" : name, module: module, imageUUID: scan.buildID ?? identity.buildID))
+    }
+
+    static let runtimePrefixes = ["process.runtime.", "runtime.", "jvm.", "dotnet.", "process."]
+
+    private mutating func writeMetricValues(_ point: JSONNode, type: String) {
+        if let value = point["asDouble"], let number = AnyValue.double(value) {
+            attributes.key("metric.value")
+            attributes.double(number)
+        } else if let number = AnyValue.int64(point["asInt"]) {
+            attributes.key("metric.value")
+            attributes.int(number)
+        }
+        if let count = AnyValue.int64(point["count"]) {
+            attributes.key("metric.count")
+            attributes.int(count)
+        }
+        for (field, key) in [("sum", "metric.sum"), ("min", "metric.min"), ("max", "metric.max")] {
+            if let number = AnyValue.double(point[field]) {
+                attributes.key(key)
+                attributes.double(number)
+            }
+        }
+        if let counts = point["bucketCounts"], counts.kind == .array {
+            attributes.key("metric.bucket_counts")
+            attributes.beginArray()
+            for count in counts.elements { attributes.int(AnyValue.int64(count) ?? 0) }
+            attributes.endArray()
+        }
+        if let bounds = point["explicitBounds"], bounds.kind == .array {
+            attributes.key("metric.explicit_bounds")
+            attributes.beginArray()
+            for bound in bounds.elements {
+                if let number = AnyValue.double(bound) { attributes.double(number) } else { attributes.null() }
+            }
+            attributes.endArray()
+        }
+        if let scale = AnyValue.int64(point["scale"]) {
+            attributes.key("metric.scale")
+            attributes.int(scale)
+        }
+        if let zero = AnyValue.int64(point["zeroCount"]) {
+            attributes.key("metric.zero_count")
+            attributes.int(zero)
+        }
+        for (field, key) in [("positive", "metric.positive"), ("negative", "metric.negative")] {
+            guard let buckets = point[field], buckets.kind == .object else { continue }
+            attributes.key(key)
+            attributes.beginObject()
+            attributes.key("offset")
+            attributes.int(AnyValue.int64(buckets["offset"]) ?? 0)
+            attributes.key("bucketCounts")
+            attributes.beginArray()
+            if let counts = buckets["bucketCounts"] {
+                for count in counts.elements { attributes.int(AnyValue.int64(count) ?? 0) }
+            }
+            attributes.endArray()
+            attributes.endObject()
+        }
+        if let quantiles = point["quantileValues"], quantiles.kind == .array {
+            attributes.key("metric.quantiles")
+            attributes.beginArray()
+            for quantile in quantiles.elements {
+                attributes.beginObject()
+                attributes.key("quantile")
+                attributes.double(AnyValue.double(quantile["quantile"]) ?? 0)
+                attributes.key("value")
+                attributes.double(AnyValue.double(quantile["value"]) ?? 0)
+                attributes.endObject()
+            }
+            attributes.endArray()
+        }
+    }
+
+    // MARK: - Encoding
+
+    /// A Pulse event with the current attributes object.
+    private func encodeEvent(
+        id: String, timestamp: Int64, sessionID: String, kind: EventKind, name: String, module: String?,
+        imageUUID: String?
+    ) -> [UInt8] {
+        var writer = PayloadWriter(capacity: attributes.bytes.count + 160)
+        writer.beginObject()
+        writer.field("id", id)
+        writer.field("timestamp", timestamp)
+        writer.field("sessionId", sessionID)
+        writer.field("kind", kind.rawValue)
+        writer.field("name", name)
+        writer.key("source")
+        writer.beginObject()
+        writer.field("module", module)
+        writer.field("imageUuid", imageUUID)
+        writer.endObject()
+        writer.key("attributes")
+        writer.raw(attributes.bytes)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// A crash report (`CrashReport` of `docs/wire-protocol.md` §7.4) with the current attributes.
+    private func encodeCrash(
+        crashID: String, timestamp: Int64, sessionID: String?, scan: RecordScan, body: JSONNode?,
+        identity: ResolvedIdentity
+    ) -> [UInt8] {
+        var writer = PayloadWriter(capacity: attributes.bytes.count + 400)
+        writer.beginObject()
+        writer.field("crashId", crashID)
+        writer.field("timestamp", timestamp)
+        writer.field("sessionId", sessionID)
+        writer.field("signal", scan.crashSignal)
+        writer.field("exceptionType", scan.exceptionType)
+        writer.field("message", scan.exceptionMessage ?? body?["stringValue"]?.string)
+        writer.field("stack", scan.exceptionStacktrace)
+        writer.key("build")
+        writer.beginObject()
+        writer.field("appVersion", identity.appVersion)
+        writer.field("buildNumber", identity.buildNumber)
+        writer.key("imageUuids")
+        writer.beginArray()
+        if !scan.imageUUIDs.isEmpty {
+            for uuid in scan.imageUUIDs { writer.string(uuid) }
+        } else if let build = scan.buildID ?? identity.buildID, Int64(build) == nil {
+            writer.string(build)
+        }
+        writer.endArray()
+        writer.field("osVersion", identity.osVersion)
+        writer.field("architecture", identity.architecture)
+        writer.endObject()
+        writer.key("attachments")
+        writer.beginArray()
+        writer.endArray()
+        writer.key("attributes")
+        writer.raw(attributes.bytes)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    // MARK: - Ids
+
+    /// SHA-256 of (app id, batch id, resource index, scope index, record index).
+    private func derivedID(_ position: (Int, Int, Int)) -> String {
+        var hasher = SHA256()
+        hasher.updateField(context.appID)
+        hasher.updateField(context.batchID)
+        hasher.updateField(String(position.0))
+        hasher.updateField(String(position.1))
+        hasher.updateField(String(position.2))
+        return Hex.encode(hasher.finalize())
+    }
+
+    /// An id as it arrived, or its SHA-256 when longer than 128 characters.
+    static func fitted(_ id: String) -> String {
+        id.utf8.count <= 128 ? id : SHA256.hexDigest(Array(id.utf8))
+    }
+}
+
+/// Deterministic Pulse batch ids.
+enum PulseBatchID {
+    /// The first 32 hex characters of SHA-256 of (app id, HTTP batch id, resource index, chunk
+    /// index), with a fifth field `crash` for crash batches.
+    static func make(app: String, batchID: String, resourceIndex: Int, chunk: Int, crash: Bool) -> String {
+        var hasher = SHA256()
+        hasher.updateField(app)
+        hasher.updateField(batchID)
+        hasher.updateField(String(resourceIndex))
+        hasher.updateField(String(chunk))
+        if crash { hasher.updateField("crash") }
+        return String(Hex.encode(hasher.finalize()).prefix(BatchSplitter.batchIDLength))
+    }
+}
+
+/// A list of encoded events stored in one blob: each as a 4-byte big-endian length and its bytes.
+enum EventChunks {
+    static func append(_ event: [UInt8], to blob: inout [UInt8]) {
+        let count = UInt32(event.count)
+        blob.append(UInt8(truncatingIfNeeded: count >> 24))
+        blob.append(UInt8(truncatingIfNeeded: count >> 16))
+        blob.append(UInt8(truncatingIfNeeded: count >> 8))
+        blob.append(UInt8(truncatingIfNeeded: count))
+        blob.append(contentsOf: event)
+    }
+
+    /// The events of a blob; `nil` when it is malformed.
+    static func split(_ blob: [UInt8]) -> [[UInt8]]? {
+        var events: [[UInt8]] = []
+        var index = 0
+        while index < blob.count {
+            guard index + 4 <= blob.count else { return nil }
+            let count =
+                Int(blob[index]) << 24 | Int(blob[index + 1]) << 16 | Int(blob[index + 2]) << 8 | Int(blob[index + 3])
+            index += 4
+            guard index + count <= blob.count else { return nil }
+            events.append(Array(blob[index..<index + count]))
+            index += count
+        }
+        return events
+    }
+}

@@ -1,0 +1,72 @@
+import PulseStorage
+
+/// The gateway's SQLite schema, applied with ``PulseStorage/Migrator``.
+///
+/// - `dedup`: one row per (app, HTTP batch id) with the decoded body's SHA-256, first sight and
+///   expiry; duplicates and conflicts are counted on the row.
+/// - `outbox`: one row per Pulse batch, payload already encoded (plaintext JSON) with the
+///   compression chosen when the row was created. `seq` (AUTOINCREMENT, never reused) is the FIFO
+///   order; the forwarder sends per identity in `(priority, seq)` order, crash batches
+///   (`priority` 0) first.
+/// - `dead_letter`: outbox rows the upstream refused for good (400/403/404), with the code and
+///   message, kept until requeued (`pulsegate outbox requeue`).
+enum GatewaySchema {
+    static var migrator: Migrator {
+        var migrator = Migrator()
+        migrator.append(
+            "001_gateway_dedup_outbox",
+            sql: """
+                CREATE TABLE dedup (
+                    app TEXT NOT NULL,
+                    batch_id TEXT NOT NULL,
+                    body_hash BLOB NOT NULL,
+                    first_seen INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    sent_at INTEGER,
+                    duplicates INTEGER NOT NULL DEFAULT 0,
+                    conflicts INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (app, batch_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX dedup_by_expiry ON dedup(expires_at);
+                CREATE TABLE outbox (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    app TEXT NOT NULL,
+                    identity_key TEXT NOT NULL,
+                    identity BLOB NOT NULL,
+                    kind INTEGER NOT NULL,
+                    priority INTEGER NOT NULL,
+                    pulse_batch_id TEXT NOT NULL,
+                    payload BLOB NOT NULL,
+                    compression INTEGER NOT NULL,
+                    record_count INTEGER NOT NULL,
+                    fallback BLOB,
+                    http_batch_id TEXT NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    last_error TEXT
+                );
+                CREATE INDEX outbox_by_identity ON outbox(identity_key, priority, seq);
+                CREATE TABLE dead_letter (
+                    seq INTEGER PRIMARY KEY,
+                    app TEXT NOT NULL,
+                    identity_key TEXT NOT NULL,
+                    identity BLOB NOT NULL,
+                    kind INTEGER NOT NULL,
+                    priority INTEGER NOT NULL,
+                    pulse_batch_id TEXT NOT NULL,
+                    payload BLOB NOT NULL,
+                    compression INTEGER NOT NULL,
+                    record_count INTEGER NOT NULL,
+                    fallback BLOB,
+                    http_batch_id TEXT NOT NULL,
+                    attempts INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    failed_at INTEGER NOT NULL,
+                    code INTEGER NOT NULL,
+                    message TEXT NOT NULL
+                );
+                """)
+        return migrator
+    }
+}

@@ -1,0 +1,417 @@
+import PulseStorage
+import Synchronization
+
+/// The gateway's database: per-app deduplication, the outbox and dead letters, in one SQLite file
+/// (`gateway.sqlite` in the data directory), owned by one ``PulseStorage/SQLiteExecutor``.
+///
+/// Intake commits go through the executor's group commit, so concurrent HTTP requests share one
+/// fsync'd transaction. The forwarder's deletes and reschedules use the same group commit.
+///
+/// The public surface is what `pulsegate outbox` needs; the gateway itself uses the internal API.
+public final class GatewayStore: Sendable {
+    /// The database file name inside the data directory.
+    public static let fileName = "gateway.sqlite"
+
+    let executor: SQLiteExecutor
+    /// Rows and payload bytes in the outbox, kept in memory for the intake's cap check.
+    private let depth = Mutex(Depth())
+
+    struct Depth: Sendable {
+        var rows = 0
+        var bytes = 0
+    }
+
+    /// The outcome of committing one HTTP batch.
+    enum IntakeOutcome: Sendable, Equatable {
+        /// New: the dedup row and every outbox row are durable; `seqs` are the new rows.
+        case accepted(seqs: [Int64])
+        /// Seen before with the same body: nothing was stored.
+        case duplicate
+        /// Seen before with a different body: nothing was stored.
+        case conflict
+    }
+
+    /// Opens (creating and migrating if needed) the store in `dataDirectory`.
+    ///
+    /// - Throws: ``GatewayError`` with code `storage`.
+    public static func open(dataDirectory: String) async throws -> GatewayStore {
+        let path = dataDirectory.hasSuffix("/") ? dataDirectory + fileName : dataDirectory + "/" + fileName
+        do {
+            let executor = try await SQLiteExecutor(path: path, threadName: "pulse.gateway.db")
+            _ = try await executor.write { connection in
+                try GatewaySchema.migrator.migrate(connection)
+            }
+            let store = GatewayStore(executor: executor)
+            try await store.refreshDepth()
+            return store
+        } catch let error as GatewayError {
+            throw error
+        } catch {
+            throw GatewayError(.storage, "cannot open the gateway database at \(path)", underlying: error)
+        }
+    }
+
+    private init(executor: SQLiteExecutor) {
+        self.executor = executor
+    }
+
+    /// Waits for queued work and closes the database.
+    public func close() async throws {
+        try await executor.close()
+    }
+
+    // MARK: - Intake
+
+    /// Commits one HTTP batch: the dedup row and all its outbox rows, in the shared group-commit
+    /// transaction. Returns once durable.
+    func commitIntake(
+        app: String, batchID: String, bodyHash: [UInt8], sentAt: Int64?, now: Int64, retentionMilliseconds: Int64,
+        drafts: [OutboxDraft]
+    ) async throws -> IntakeOutcome {
+        let outcome = try await executor.commit { connection -> IntakeOutcome in
+            let existing = try connection.queryFirst(
+                "SELECT body_hash, expires_at FROM dedup WHERE app = ? AND batch_id = ?", [app, batchID]
+            ) { row in (try row.column(0, as: [UInt8].self), try row.column(1, as: Int64.self)) }
+            if let existing {
+                if existing.1 > now {
+                    let same = existing.0 == bodyHash
+                    try connection.execute(
+                        same
+                            ? "UPDATE dedup SET duplicates = duplicates + 1 WHERE app = ? AND batch_id = ?"
+                            : "UPDATE dedup SET conflicts = conflicts + 1 WHERE app = ? AND batch_id = ?",
+                        [app, batchID])
+                    return same ? .duplicate : .conflict
+                }
+                try connection.execute("DELETE FROM dedup WHERE app = ? AND batch_id = ?", [app, batchID])
+            }
+            try connection.execute(
+                "INSERT INTO dedup(app, batch_id, body_hash, first_seen, expires_at, sent_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [app, batchID, bodyHash, now, now + retentionMilliseconds, sentAt])
+            var seqs: [Int64] = []
+            seqs.reserveCapacity(drafts.count)
+            for draft in drafts {
+                try Self.insert(draft, httpBatchID: batchID, now: now, connection: connection)
+                seqs.append(connection.lastInsertRowID)
+            }
+            return .accepted(seqs: seqs)
+        }
+        if case .accepted = outcome, !drafts.isEmpty {
+            let bytes = drafts.reduce(0) { $0 + $1.payload.count }
+            depth.withLock {
+                $0.rows += drafts.count
+                $0.bytes += bytes
+            }
+        }
+        return outcome
+    }
+
+    private static func insert(
+        _ draft: OutboxDraft, httpBatchID: String, now: Int64, priority: Int? = nil, connection: SQLiteConnection
+    ) throws {
+        try connection.execute(
+            """
+            INSERT INTO outbox(app, identity_key, identity, kind, priority, pulse_batch_id, payload, compression,
+                record_count, fallback, http_batch_id, next_attempt_at, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                draft.app, draft.identityKey, draft.identity, draft.kind.rawValue, priority ?? draft.priority,
+                draft.pulseBatchID, draft.payload, Int(draft.compression), draft.recordCount, draft.fallback,
+                httpBatchID, now, now,
+            ])
+    }
+
+    /// Rows and payload bytes currently in the outbox.
+    var outboxDepth: Depth { depth.withLock { $0 } }
+
+    /// Recounts the outbox from the database.
+    func refreshDepth() async throws {
+        let counted = try await executor.read { connection in
+            try connection.queryFirst("SELECT count(*), coalesce(sum(length(payload)), 0) FROM outbox") { row in
+                Depth(rows: try row.column(0, as: Int.self), bytes: try row.column(1, as: Int.self))
+            } ?? Depth()
+        }
+        depth.withLock { $0 = counted }
+    }
+
+    // MARK: - Pruning
+
+    /// Deletes at most `limit` expired dedup rows; returns how many were deleted.
+    func pruneExpired(now: Int64, limit: Int) async throws -> Int {
+        try await executor.commit { connection in
+            try connection.execute(
+                """
+                DELETE FROM dedup WHERE (app, batch_id) IN
+                    (SELECT app, batch_id FROM dedup WHERE expires_at <= ? LIMIT ?)
+                """, [now, limit])
+            return connection.changes
+        }
+    }
+
+    // MARK: - Forwarding
+
+    /// One identity with rows in the outbox.
+    struct PendingIdentity: Sendable, Equatable {
+        var identityKey: String
+        var app: String
+        var identity: [UInt8]
+        var nextAttemptAt: Int64
+    }
+
+    /// Every identity that has outbox rows, with the earliest due time of its head.
+    func pendingIdentities() async throws -> [PendingIdentity] {
+        try await executor.read { connection in
+            try connection.query(
+                """
+                SELECT identity_key, app, identity, min(next_attempt_at) FROM outbox GROUP BY identity_key
+                """
+            ) { row in
+                PendingIdentity(
+                    identityKey: try row.column(0), app: try row.column(1), identity: try row.column(2),
+                    nextAttemptAt: try row.column(3))
+            }
+        }
+    }
+
+    /// The head of an identity's queue (crash batches first, then FIFO), or `nil` when empty.
+    func head(identityKey: String) async throws -> OutboxRow? {
+        try await executor.read { connection in
+            try connection.queryFirst(
+                """
+                SELECT seq, app, identity_key, identity, kind, priority, pulse_batch_id, payload, compression,
+                    record_count, fallback, http_batch_id, attempts, next_attempt_at, created_at
+                FROM outbox WHERE identity_key = ? ORDER BY priority, seq LIMIT 1
+                """, [identityKey]
+            ) { row in try Self.outboxRow(row) }
+        }
+    }
+
+    private static func outboxRow(_ row: borrowing SQLiteRow) throws -> OutboxRow {
+        OutboxRow(
+            seq: try row.column(0), app: try row.column(1), identityKey: try row.column(2),
+            identity: try row.column(3), kind: OutboxBatchKind(rawValue: try row.column(4)) ?? .events,
+            priority: try row.column(5), pulseBatchID: try row.column(6), payload: try row.column(7),
+            compression: UInt8(clamping: try row.column(8, as: Int.self)), recordCount: try row.column(9),
+            fallback: try row.column(10), httpBatchID: try row.column(11), attempts: try row.column(12),
+            nextAttemptAt: try row.column(13), createdAt: try row.column(14))
+    }
+
+    /// Deletes a delivered row.
+    func delete(seq: Int64) async throws {
+        let removed = try await executor.commit { connection -> Int in
+            let bytes = try connection.queryFirst("SELECT length(payload) FROM outbox WHERE seq = ?", [seq]) { row in
+                try row.column(0, as: Int.self)
+            }
+            try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
+            return connection.changes > 0 ? (bytes ?? 0) : -1
+        }
+        if removed >= 0 {
+            depth.withLock {
+                $0.rows -= 1
+                $0.bytes -= removed
+            }
+        }
+    }
+
+    /// Records a failed attempt and when to try again.
+    func reschedule(seq: Int64, nextAttemptAt: Int64, error: String) async throws {
+        try await executor.commit { connection in
+            try connection.execute(
+                "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE seq = ?",
+                [nextAttemptAt, error, seq])
+        }
+    }
+
+    /// Moves a row to the dead-letter table.
+    func deadLetter(seq: Int64, code: Int, message: String, now: Int64) async throws {
+        let removed = try await executor.commit { connection -> Int in
+            let bytes = try connection.queryFirst("SELECT length(payload) FROM outbox WHERE seq = ?", [seq]) { row in
+                try row.column(0, as: Int.self)
+            }
+            try connection.execute(
+                """
+                INSERT OR REPLACE INTO dead_letter(seq, app, identity_key, identity, kind, priority, pulse_batch_id,
+                    payload, compression, record_count, fallback, http_batch_id, attempts, created_at, failed_at,
+                    code, message)
+                SELECT seq, app, identity_key, identity, kind, priority, pulse_batch_id, payload, compression,
+                    record_count, fallback, http_batch_id, attempts + 1, created_at, ?, ?, ?
+                FROM outbox WHERE seq = ?
+                """, [now, code, message, seq])
+            try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
+            return connection.changes > 0 ? (bytes ?? 0) : -1
+        }
+        if removed >= 0 {
+            depth.withLock {
+                $0.rows -= 1
+                $0.bytes -= removed
+            }
+        }
+    }
+
+    /// Replaces a crash row by event rows carrying the same records (the upstream answered 501).
+    /// The new rows keep crash priority, so they still go ahead of the identity's event batches.
+    func replaceWithFallback(seq: Int64, httpBatchID: String, drafts: [OutboxDraft], now: Int64) async throws {
+        let removed = try await executor.commit { connection -> Int in
+            let bytes = try connection.queryFirst("SELECT length(payload) FROM outbox WHERE seq = ?", [seq]) { row in
+                try row.column(0, as: Int.self)
+            }
+            try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
+            guard connection.changes > 0 else { return -1 }
+            for draft in drafts {
+                try Self.insert(draft, httpBatchID: httpBatchID, now: now, priority: 0, connection: connection)
+            }
+            return bytes ?? 0
+        }
+        if removed >= 0 {
+            let added = drafts.reduce(0) { $0 + $1.payload.count }
+            depth.withLock {
+                $0.rows += drafts.count - 1
+                $0.bytes += added - removed
+            }
+        }
+    }
+
+    /// The creation time of the oldest outbox row, if any.
+    func oldestCreatedAt() async throws -> Int64? {
+        try await executor.read { connection in
+            try connection.queryFirst("SELECT created_at FROM outbox ORDER BY seq LIMIT 1") { row in
+                try row.column(0, as: Int64.self)
+            }
+        }
+    }
+
+    /// The number of dead letters.
+    func deadLetterCount() async throws -> Int {
+        try await executor.read { connection in
+            try connection.queryFirst("SELECT count(*) FROM dead_letter") { row in try row.column(0, as: Int.self) }
+                ?? 0
+        }
+    }
+
+    // MARK: - Administration (`pulsegate outbox`)
+
+    /// Outbox depth and age of one app.
+    public struct AppSummary: Sendable, Equatable {
+        /// The App ID.
+        public var app: String
+        /// Outbox rows (Pulse batches) waiting.
+        public var batches: Int
+        /// Events and crash reports in those rows.
+        public var records: Int
+        /// Payload bytes (uncompressed JSON).
+        public var bytes: Int
+        /// Creation time of the oldest row, epoch milliseconds.
+        public var oldestCreatedAt: Int64
+        /// Dead letters of this app.
+        public var deadLetters: Int
+    }
+
+    /// One dead letter.
+    public struct DeadLetter: Sendable, Equatable {
+        /// The outbox sequence number it had (kept; a requeue reuses it, so it keeps its FIFO place).
+        public var seq: Int64
+        /// The App ID.
+        public var app: String
+        /// The identity key.
+        public var identityKey: String
+        /// Events or crashes.
+        public var kind: OutboxBatchKind
+        /// The Pulse batch id.
+        public var pulseBatchID: String
+        /// The HTTP batch id it came from.
+        public var httpBatchID: String
+        /// Events or crash reports in it.
+        public var recordCount: Int
+        /// Attempts made.
+        public var attempts: Int
+        /// When it was moved here, epoch milliseconds.
+        public var failedAt: Int64
+        /// The upstream's response code.
+        public var code: Int
+        /// The upstream's message.
+        public var message: String
+    }
+
+    /// Depth, age and dead letters per app, sorted by app.
+    public func appSummaries() async throws -> [AppSummary] {
+        try await executor.read { connection in
+            var summaries: [String: AppSummary] = [:]
+            _ = try connection.query(
+                """
+                SELECT app, count(*), sum(record_count), sum(length(payload)), min(created_at)
+                FROM outbox GROUP BY app
+                """
+            ) { row in
+                let app: String = try row.column(0)
+                summaries[app] = AppSummary(
+                    app: app, batches: try row.column(1), records: try row.column(2), bytes: try row.column(3),
+                    oldestCreatedAt: try row.column(4), deadLetters: 0)
+            }
+            _ = try connection.query("SELECT app, count(*) FROM dead_letter GROUP BY app") { row in
+                let app: String = try row.column(0)
+                let count: Int = try row.column(1)
+                summaries[
+                    app,
+                    default: AppSummary(
+                        app: app, batches: 0, records: 0, bytes: 0, oldestCreatedAt: 0, deadLetters: 0)
+                ].deadLetters =
+                    count
+            }
+            return summaries.values.sorted { $0.app < $1.app }
+        }
+    }
+
+    /// Dead letters, oldest first, at most `limit`.
+    public func deadLetters(limit: Int = 100) async throws -> [DeadLetter] {
+        try await executor.read { connection in
+            try connection.query(
+                """
+                SELECT seq, app, identity_key, kind, pulse_batch_id, http_batch_id, record_count, attempts,
+                    failed_at, code, message
+                FROM dead_letter ORDER BY seq LIMIT ?
+                """, [limit]
+            ) { row in
+                DeadLetter(
+                    seq: try row.column(0), app: try row.column(1), identityKey: try row.column(2),
+                    kind: OutboxBatchKind(rawValue: try row.column(3)) ?? .events, pulseBatchID: try row.column(4),
+                    httpBatchID: try row.column(5), recordCount: try row.column(6), attempts: try row.column(7),
+                    failedAt: try row.column(8), code: try row.column(9), message: try row.column(10))
+            }
+        }
+    }
+
+    /// Moves dead letters back into the outbox (all of them, or those with the given sequence
+    /// numbers), due at `now`, attempts reset. Returns how many were requeued.
+    ///
+    /// A running gateway notices requeued rows on its next outbox scan.
+    public func requeue(seqs: [Int64]? = nil, now: Int64) async throws -> Int {
+        let moved = try await executor.write { connection -> Int in
+            let selected: [Int64]
+            if let seqs {
+                selected = seqs
+            } else {
+                selected = try connection.query("SELECT seq FROM dead_letter ORDER BY seq") { row in
+                    try row.column(0, as: Int64.self)
+                }
+            }
+            var moved = 0
+            for seq in selected {
+                try connection.execute(
+                    """
+                    INSERT INTO outbox(seq, app, identity_key, identity, kind, priority, pulse_batch_id, payload,
+                        compression, record_count, fallback, http_batch_id, attempts, next_attempt_at, created_at)
+                    SELECT seq, app, identity_key, identity, kind, priority, pulse_batch_id, payload, compression,
+                        record_count, fallback, http_batch_id, 0, ?, created_at
+                    FROM dead_letter WHERE seq = ?
+                    """, [now, seq])
+                if connection.changes > 0 {
+                    try connection.execute("DELETE FROM dead_letter WHERE seq = ?", [seq])
+                    moved += 1
+                }
+            }
+            return moved
+        }
+        try await refreshDepth()
+        return moved
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import PulseGateway
+import Testing
+
+@testable import PulseGateCLI
+
+@Suite struct GatewayCommandTests {
+    func run(_ arguments: [String], environment: [String: String] = [:]) async -> (Int32, CapturedOutput) {
+        let captured = CapturedOutput()
+        let status = await PulseGateCommandLine.run(
+            arguments: arguments, environment: environment, output: captured.output)
+        return (status, captured)
+    }
+
+    func temporaryDirectory() throws -> String {
+        let path = NSTemporaryDirectory() + "pulsegate-cli-tests-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test func serveHelpAndUsageErrors() async {
+        let (status, captured) = await run(["serve", "--help"])
+        #expect(status == 0)
+        #expect(captured.stdout.contains("PULSEGATE_UPSTREAM"))
+        let (unknown, unknownOutput) = await run(["serve", "--port", "1"])
+        #expect(unknown == 2)
+        #expect(unknownOutput.stderr.contains("unknown option '--port'"))
+        let (badUpstream, badOutput) = await run(["serve", "--upstream", "nowhere"])
+        #expect(badUpstream == 2)
+        #expect(badOutput.stderr.contains("is not HOST:PORT"))
+        let (missing, _) = await run(["serve", "--listen"])
+        #expect(missing == 2)
+    }
+
+    @Test func flagsWinOverEnvironmentOverConfigFile() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/gateway.json"
+        try Data(
+            #"{"listen":"127.0.0.1:9000","upstream":"127.0.0.1:7000","dataDir":"/from/file","defaultAppId":"shop","outboxMaxBatches":10,"forwarding":{"maxInFlight":3}}"#
+                .utf8
+        ).write(to: URL(fileURLWithPath: config))
+        let fromFile = try #require(try ServeCommand.parse(["--config", config], environment: [:]))
+        let fileConfiguration = try ServeCommand.configuration(fromFile)
+        #expect(fileConfiguration.listenPort == 9000)
+        #expect(fileConfiguration.upstream == UpstreamAddress(host: "127.0.0.1", port: 7000))
+        #expect(fileConfiguration.dataDirectory == "/from/file")
+        #expect(fileConfiguration.policy.defaultAppID == "shop")
+        #expect(fileConfiguration.policy.outboxMaxBatches == 10)
+        #expect(fileConfiguration.forwarding.maxInFlight == 3)
+        let environment = [
+            "PULSEGATE_LISTEN": "0.0.0.0:9100", "PULSEGATE_CONFIG": config, "PULSEGATE_DATA_DIR": "/env",
+        ]
+        let mixed = try #require(try ServeCommand.parse(["--listen=[::1]:9200"], environment: environment))
+        let resolved = try ServeCommand.configuration(mixed)
+        #expect(resolved.listenHost == "::1")
+        #expect(resolved.listenPort == 9200)
+        #expect(resolved.dataDirectory == "/env")
+        #expect(resolved.upstream?.port == 7000)
+        let defaults = try ServeCommand.configuration(try #require(try ServeCommand.parse([], environment: [:])))
+        #expect(defaults.listenHost == "127.0.0.1")
+        #expect(defaults.listenPort == 4318)
+        #expect(defaults.upstream == nil)
+    }
+
+    @Test func configFileTyposAreErrors() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/bad.json"
+        try Data(#"{"outboxMaxBatch":10}"#.utf8).write(to: URL(fileURLWithPath: config))
+        let options = try #require(try ServeCommand.parse(["--config", config], environment: [:]))
+        let error = #expect(throws: CLIError.self) { try ServeCommand.configuration(options) }
+        #expect(error?.message.contains("unknown config key \"outboxMaxBatch\"") == true)
+    }
+
+    @Test func outboxStatusDeadLettersAndRequeue() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (missing, missingOutput) = await run(["outbox", "--data-dir", directory])
+        #expect(missing == 1)
+        #expect(missingOutput.stderr.contains("no gateway database"))
+        // A real gateway stores one batch.
+        let gateway = try await GatewayApp.start(GatewayConfiguration(dataDirectory: directory, listenPort: 0))
+        let port = gateway.httpPort
+        let body =
+            #"{"resourceLogs":[{"resource":{"attributes":[{"key":"device.id","value":{"stringValue":"d"}},{"key":"telemetry.sdk.name","value":{"stringValue":"kit"}},{"key":"os.name","value":{"stringValue":"Android"}}]},"scopeLogs":[{"logRecords":[{"timeUnixNano":"1"}]}]}]}"#
+        let status = try await post(port: port, body: body)
+        #expect(status.hasPrefix("HTTP/1.1 200"))
+        await gateway.shutdown()
+        let (statusCode, statusOutput) = await run(["outbox", "--data-dir", directory])
+        #expect(statusCode == 0)
+        #expect(statusOutput.stdout.hasPrefix("APP   BATCHES  RECORDS  BYTES"))
+        #expect(statusOutput.stdout.contains("\nshop  1        1  "))
+        let (lettersCode, letters) = await run(["outbox", "dead-letters", "--data-dir", directory])
+        #expect(lettersCode == 0)
+        #expect(letters.stdout == "no dead letters\n")
+        let (requeueCode, requeued) = await run(["outbox", "requeue", "--all", "--data-dir", directory])
+        #expect(requeueCode == 0)
+        #expect(requeued.stdout == "requeued 0 batches\n")
+        let (usage, usageOutput) = await run(["outbox", "requeue", "--data-dir", directory])
+        #expect(usage == 2)
+        #expect(usageOutput.stderr.contains("--all or sequence numbers"))
+    }
+
+    /// A minimal HTTP/1.1 POST over a socket; returns the status line.
+    func post(port: Int, body: String) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = UInt16(port).bigEndian
+                inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+                let connected = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+                guard connected == 0 else {
+                    close(fd)
+                    continuation.resume(returning: "connect failed")
+                    return
+                }
+                let request =
+                    "POST /v1/logs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nApsio-App-Id: shop\r\n"
+                    + "Connection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+                var response: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    if count <= 0 { break }
+                    response += buffer[..<count]
+                }
+                close(fd)
+                continuation.resume(returning: String(decoding: response, as: UTF8.self))
+            }.start()
+        }
+    }
+}

@@ -1,0 +1,227 @@
+import PulseStorage
+import Testing
+
+@testable import PulseGateway
+
+/// The intake over real HTTP: every status code it can produce.
+@Suite struct IntakeHTTPTests {
+    static let body = OTLP.logs(records: [
+        OTLP.record(1_700_000_000, attributes: [OTLP.string("log.record.uid", "u-1")])
+    ])
+
+    /// Rows in a table, read through a separate connection (what is on disk, not in memory).
+    static func count(_ table: String, in directory: TemporaryDirectory) throws -> Int {
+        let connection = try SQLiteConnection(path: directory.path + "/" + GatewayStore.fileName)
+        return try connection.queryFirst("SELECT count(*) FROM \(table)") { try $0.column(0, as: Int.self) } ?? -1
+    }
+
+    @Test func acceptedBatchIsDurableBeforeTheAnswer() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { harness.directory.remove() }
+        let response = try await harness.post(Self.body, batchID: "batch-1")
+        #expect(response.status == 200)
+        #expect(response.bodyText == "{}")
+        #expect(response.header("Content-Type") == "application/json")
+        #expect(response.header("Apsio-Duplicate") == nil)
+        // No forwarder runs in this harness: the rows are there because the commit was durable.
+        #expect(try Self.count("outbox", in: harness.directory) == 1)
+        #expect(try Self.count("dedup", in: harness.directory) == 1)
+        #expect(harness.gateway.outboxBatches == 1)
+        await harness.stop(removing: false)
+        #expect(try Self.count("outbox", in: harness.directory) == 1)
+    }
+
+    @Test func duplicatesAndConflictsAreAnsweredTwoHundredAndStoredOnce() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { harness.directory.remove() }
+        #expect(try await harness.post(Self.body, batchID: "b-7").status == 200)
+        let again = try await harness.post(Self.body, batchID: "b-7")
+        #expect(again.status == 200)
+        #expect(again.header("Apsio-Duplicate") == "true")
+        #expect(again.header("Apsio-Conflict") == nil)
+        let different = OTLP.logs(records: [OTLP.record(1_700_000_009)])
+        let conflict = try await harness.post(different, batchID: "b-7")
+        #expect(conflict.status == 200)
+        #expect(conflict.header("Apsio-Duplicate") == "true")
+        #expect(conflict.header("Apsio-Conflict") == "true")
+        // The same batch id under another app is another batch.
+        #expect(try await harness.post(Self.body, batchID: "b-7", app: "news").header("Apsio-Duplicate") == nil)
+        #expect(try Self.count("outbox", in: harness.directory) == 2)
+        #expect(harness.gateway.metrics.duplicateCount == 1)
+        #expect(harness.gateway.metrics.conflictCount == 1)
+        #expect(
+            harness.logs.all.contains { $0.contains("batch id reused with a different body") && $0.contains("b-7") })
+        await harness.stop(removing: false)
+    }
+
+    @Test func withoutBatchIDTheBodyHashDeduplicates() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { harness.directory.remove() }
+        #expect(try await harness.post(Self.body).header("Apsio-Duplicate") == nil)
+        #expect(try await harness.post(Self.body).header("Apsio-Duplicate") == "true")
+        let connection = try SQLiteConnection(path: harness.directory.path + "/" + GatewayStore.fileName)
+        let id = try connection.queryFirst("SELECT batch_id FROM dedup") { try $0.column(0, as: String.self) }
+        #expect(id == SHA256.hexDigest(Array(Self.body.utf8)))
+        await harness.stop(removing: false)
+    }
+
+    @Test func gzipAndZstdBodiesAreDecodedBeforeHashing() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { harness.directory.remove() }
+        let plain = Array(Self.body.utf8)
+        let gzip = try await harness.request(
+            body: Compression.deflate(plain, format: .gzip),
+            headers: [("Content-Type", "application/json"), ("Apsio-App-Id", "shop"), ("Content-Encoding", "gzip")])
+        #expect(gzip.status == 200)
+        let zstd = try await harness.request(
+            body: Compression.zstd(plain),
+            headers: [("Content-Type", "application/json"), ("Apsio-App-Id", "shop"), ("Content-Encoding", "zstd")])
+        #expect(zstd.header("Apsio-Duplicate") == "true")
+        await harness.stop()
+    }
+
+    @Test func partialSuccessCountsOversizedRecords() async throws {
+        let harness = try await GatewayHarness.start()
+        let huge = OTLP.string("blob", String(repeating: "z", count: 70_000))
+        let json = OTLP.logs(records: [OTLP.record(1, attributes: [huge]), OTLP.record(2)])
+        let response = try await harness.post(json)
+        #expect(response.status == 200)
+        #expect(
+            response.bodyText
+                == #"{"partialSuccess":{"rejectedLogRecords":"1","errorMessage":"1 log record dropped: larger than a Pulse batch (65536 bytes of envelope) on its own"}}"#
+        )
+        await harness.stop()
+    }
+
+    @Test(arguments: [
+        ([("Apsio-Batch-Id", "has space")], "Apsio-Batch-Id"),
+        ([("Apsio-Sent-At", "yesterday")], "Apsio-Sent-At"),
+        ([("Apsio-App-Id", "a/b")], "Apsio-App-Id"),
+    ])
+    func malformedHeadersAreBadRequests(headers: [(String, String)], named: String) async throws {
+        let harness = try await GatewayHarness.start()
+        let base =
+            [("Content-Type", "application/json")]
+            + (headers.contains { $0.0 == "Apsio-App-Id" } ? [] : [("Apsio-App-Id", "shop")])
+        let response = try await harness.request(body: Array(Self.body.utf8), headers: base + headers)
+        #expect(response.status == 400)
+        #expect(response.bodyText.hasPrefix(#"{"code":3,"message":""#))
+        #expect(response.bodyText.contains(named))
+        await harness.stop()
+    }
+
+    @Test func badBodiesAreBadRequestsNamingTheProblem() async throws {
+        let harness = try await GatewayHarness.start()
+        let notJSON = try await harness.post("{nope")
+        #expect(notJSON.status == 400)
+        #expect(notJSON.bodyText.contains("not valid JSON"))
+        let noPlatform = try await harness.post(
+            OTLP.logs(resource: OTLP.iosResource.filter { !$0.contains("os.") }, records: [OTLP.record(1)]))
+        #expect(noPlatform.status == 400)
+        #expect(noPlatform.bodyText.contains("resource 0: missing platform"))
+        let corrupt = try await harness.request(
+            body: [0x1F, 0x8B, 0x08, 0x00, 0x01, 0x02],
+            headers: [("Content-Type", "application/json"), ("Apsio-App-Id", "shop"), ("Content-Encoding", "gzip")])
+        #expect(corrupt.status == 400)
+        let noApp = try await harness.request(
+            body: Array(Self.body.utf8), headers: [("Content-Type", "application/json")])
+        #expect(noApp.status == 400)
+        #expect(noApp.bodyText.contains("Apsio-App-Id"))
+        #expect(try Self.count("outbox", in: harness.directory) == 0)
+        #expect(try Self.count("dedup", in: harness.directory) == 0)
+        await harness.stop()
+    }
+
+    @Test func defaultAppAndAllowList() async throws {
+        let harness = try await GatewayHarness.start(
+            policy: GatewayPolicy(defaultAppID: "shop", allowedAppIDs: ["shop"]))
+        let defaulted = try await harness.request(
+            body: Array(Self.body.utf8), headers: [("Content-Type", "application/json")])
+        #expect(defaulted.status == 200)
+        let forbidden = try await harness.post(Self.body, app: "intruder")
+        #expect(forbidden.status == 403)
+        #expect(forbidden.bodyText == #"{"code":7,"message":"app intruder is not allowed on this gateway"}"#)
+        await harness.stop()
+    }
+
+    @Test func mediaTypesEncodingsAndMethods() async throws {
+        let harness = try await GatewayHarness.start()
+        let body = Array(Self.body.utf8)
+        let withParameters = try await harness.request(
+            body: body, headers: [("Content-Type", "Application/JSON; charset=utf-8"), ("Apsio-App-Id", "shop")])
+        #expect(withParameters.status == 200)
+        for type in ["text/plain", "application/x-protobuf", "nonsense"] {
+            let response = try await harness.request(
+                body: body, headers: [("Content-Type", type), ("Apsio-App-Id", "shop")])
+            #expect(response.status == 415, "\(type)")
+        }
+        let missingType = try await harness.request(body: body, headers: [("Apsio-App-Id", "shop")])
+        #expect(missingType.status == 415)
+        let brotli = try await harness.request(
+            body: body,
+            headers: [("Content-Type", "application/json"), ("Apsio-App-Id", "shop"), ("Content-Encoding", "br")])
+        #expect(brotli.status == 415)
+        let get = try await harness.request("GET", "/v1/traces", headers: [])
+        #expect(get.status == 405)
+        #expect(get.header("Allow") == "POST")
+        let unknown = try await harness.request("POST", "/v2/logs", body: body)
+        #expect(unknown.status == 404)
+        await harness.stop()
+    }
+
+    @Test func decodedBodyLimitIsContentTooLarge() async throws {
+        let harness = try await GatewayHarness.start(maxBodyBytes: 4096)
+        let zeros = Compression.deflate([UInt8](repeating: 0x20, count: 64 * 1024), format: .gzip)
+        #expect(zeros.count < 4096)
+        let response = try await harness.request(
+            body: zeros,
+            headers: [("Content-Type", "application/json"), ("Apsio-App-Id", "shop"), ("Content-Encoding", "gzip")])
+        #expect(response.status == 413)
+        await harness.stop()
+    }
+
+    @Test func fullOutboxAnswersTooManyRequestsWithRetryAfter() async throws {
+        let harness = try await GatewayHarness.start(policy: GatewayPolicy(outboxMaxBatches: 1, retryAfterSeconds: 7))
+        #expect(try await harness.post(Self.body, batchID: "one").status == 200)
+        let full = try await harness.post(Self.body, batchID: "two")
+        #expect(full.status == 429)
+        #expect(full.header("Retry-After") == "7")
+        #expect(full.bodyText.hasPrefix(#"{"code":8,"#))
+        // Readiness: nothing upstream (no forwarder here) and the outbox is at its cap.
+        #expect(try await harness.request("GET", "/readyz", headers: []).status == 503)
+        await harness.stop()
+    }
+
+    @Test func storageFailureAndShutdownAreServiceUnavailable() async throws {
+        let harness = try await GatewayHarness.start(policy: GatewayPolicy(retryAfterSeconds: 3))
+        try await harness.gateway.store.close()
+        let broken = try await harness.post(Self.body, batchID: "x")
+        #expect(broken.status == 503)
+        #expect(broken.header("Retry-After") == "3")
+        #expect(harness.logs.all.contains { $0.contains("intake commit failed") })
+        harness.gateway.intake.beginShutdown()
+        let stopping = try await harness.post(Self.body, batchID: "y")
+        #expect(stopping.status == 503)
+        #expect(stopping.bodyText.contains("shutting down"))
+        await harness.stop()
+    }
+
+    @Test func operationsEndpoints() async throws {
+        let harness = try await GatewayHarness.start()
+        #expect(try await harness.post(Self.body).status == 200)
+        let live = try await harness.request("GET", "/livez", headers: [])
+        #expect(live.status == 200)
+        #expect(live.bodyText == "ok\n")
+        #expect(try await harness.request("GET", "/readyz", headers: []).status == 200)
+        let metrics = try await harness.request("GET", "/metrics", headers: [])
+        #expect(metrics.status == 200)
+        #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        let text = metrics.bodyText
+        #expect(text.contains(#"pulsegate_http_requests_total{route="/v1/logs",code="200"} 1"#))
+        #expect(text.contains("pulsegate_outbox_batches 1\n"))
+        #expect(text.contains(#"pulsegate_intake_records_total{signal="logs"} 1"#))
+        #expect(text.contains("# TYPE pulsegate_forward_latency_seconds histogram"))
+        #expect(try await harness.request("POST", "/livez", headers: []).status == 405)
+        await harness.stop()
+    }
+}

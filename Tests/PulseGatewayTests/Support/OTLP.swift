@@ -1,0 +1,68 @@
+import PulseJSON
+
+@testable import PulseGateway
+
+/// Builders for OTLP/JSON test bodies.
+enum OTLP {
+    static func string(_ key: String, _ value: String) -> String {
+        #"{"key":"\#(key)","value":{"stringValue":"\#(value)"}}"#
+    }
+
+    static func int(_ key: String, _ value: Int) -> String {
+        #"{"key":"\#(key)","value":{"intValue":"\#(value)"}}"#
+    }
+
+    /// The resource attributes of a typical iOS app.
+    static let iosResource = [
+        string("device.id", "dev-1"), string("app.installation.id", "inst-1"), string("service.version", "2.4.1"),
+        int("apsio.app.build_number", 241), string("telemetry.sdk.name", "pulsekit"),
+        string("telemetry.sdk.version", "2.3.0"), string("os.name", "iOS"), string("os.type", "darwin"),
+        string("apsio.app.package_name", "com.example.shop"),
+    ]
+
+    static func logs(resource: [String] = iosResource, scope: String = "ShopKit", records: [String]) -> String {
+        #"{"resourceLogs":[{"resource":{"attributes":[\#(resource.joined(separator: ","))]},"scopeLogs":[{"scope":{"name":"\#(scope)"},"logRecords":[\#(records.joined(separator: ","))]}]}]}"#
+    }
+
+    static func spans(resource: [String] = iosResource, spans: [String]) -> String {
+        #"{"resourceSpans":[{"resource":{"attributes":[\#(resource.joined(separator: ","))]},"scopeSpans":[{"scope":{"name":"net"},"spans":[\#(spans.joined(separator: ","))]}]}]}"#
+    }
+
+    static func metrics(resource: [String] = iosResource, metrics: [String]) -> String {
+        #"{"resourceMetrics":[{"resource":{"attributes":[\#(resource.joined(separator: ","))]},"scopeMetrics":[{"scope":{"name":"perf"},"metrics":[\#(metrics.joined(separator: ","))]}]}]}"#
+    }
+
+    static func record(_ seconds: Int, attributes: [String] = [], extra: String = "") -> String {
+        #"{"timeUnixNano":"\#(seconds)000000000","attributes":[\#(attributes.joined(separator: ","))]\#(extra)}"#
+    }
+
+    /// The identity JSON of ``iosResource`` for app `shop`.
+    static let iosIdentity =
+        #"{"projectId":"shop","installationId":"inst-1","deviceId":"dev-1","userId":null,"appVersion":"2.4.1","buildNumber":241,"sdkVersion":"pulsekit/2.3.0","platform":"ios","packageName":"com.example.shop"}"#
+
+    static func map(
+        _ json: String, signal: OTLPSignal, app: String = "shop", batchID: String = "b-1",
+        receivedAt: Int64 = 1_700_000_100_000, sentAt: Int64? = nil, fallbacks: IdentityFallbacks = IdentityFallbacks()
+    ) throws -> MappedRequest {
+        let document = try JSONParser().parse(Array(json.utf8))
+        return try OTLPMapper.map(
+            document.root, signal: signal,
+            context: MappingContext(
+                appID: app, batchID: batchID, receivedAt: receivedAt, sentAt: sentAt, fallbacks: fallbacks))
+    }
+
+    /// SHA-256 hex of length-prefixed fields, computed independently of `SHA256.updateField`.
+    static func fieldHash(_ fields: [String]) -> String {
+        var bytes: [UInt8] = []
+        for field in fields {
+            let utf8 = Array(field.utf8)
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: utf8.count >> shift))
+            }
+            bytes += utf8
+        }
+        return SHA256.hexDigest(bytes)
+    }
+
+    static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+}

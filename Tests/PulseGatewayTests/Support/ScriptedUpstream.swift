@@ -1,0 +1,82 @@
+import MsgTrans
+import MsgTransRuntime
+import Synchronization
+
+@testable import PulseGateway
+
+/// A real msgtrans server (MsgTransRuntime) that answers Pulse requests from a script: CONNECT is
+/// accepted, uploads get the next scripted code (then `{"code":0,"msg":null,"data":true}`).
+final class ScriptedUpstream: Sendable {
+    struct Received: Sendable {
+        var bizType: UInt8
+        var payload: [UInt8]
+        var text: String { String(decoding: payload, as: UTF8.self) }
+    }
+
+    private struct State {
+        var received: [Received] = []
+        var uploadCodes: [Int] = []
+    }
+
+    let server: MsgTransServer
+    private let box: StateBox
+
+    var port: Int { server.port }
+
+    private init(server: MsgTransServer, box: StateBox) {
+        self.server = server
+        self.box = box
+    }
+
+    static func start(port: Int = 0, uploadCodes: [Int] = []) async throws -> ScriptedUpstream {
+        let box = StateBox(State(uploadCodes: uploadCodes))
+        let server = try await MsgTransServer.start(host: "127.0.0.1", port: port) { _ in
+            MsgTransRequestHandler { message, _ in
+                box.state.withLock { $0.received.append(Received(bizType: message.bizType, payload: message.payload)) }
+                switch message.bizType {
+                case 1:
+                    return MsgTransReply(
+                        Array(
+                            #"{"code":0,"msg":null,"data":{"connected":true,"protocolVersion":2,"connectionId":"c-1","serverTimeMs":0,"configRevision":0,"heartbeatIntervalMs":60000,"collectKinds":[]}}"#
+                                .utf8))
+                case 3:
+                    return MsgTransReply(Array(#"{"code":0,"msg":null,"data":{"revision":1}}"#.utf8))
+                default:
+                    let code = box.state.withLock { $0.uploadCodes.isEmpty ? 0 : $0.uploadCodes.removeFirst() }
+                    if code == 0 { return MsgTransReply(Array(#"{"code":0,"msg":null,"data":true}"#.utf8)) }
+                    return MsgTransReply(Array(#"{"code":\#(code),"msg":"scripted \#(code)","data":null}"#.utf8))
+                }
+            }
+        }
+        return ScriptedUpstream(server: server, box: box)
+    }
+
+    /// Requests received so far, in order.
+    var received: [Received] { box.state.withLock { $0.received } }
+
+    /// Uploads (biz 4 and 5) received so far.
+    var uploads: [Received] { received.filter { $0.bizType == 4 || $0.bizType == 5 } }
+
+    func script(_ codes: [Int]) {
+        box.state.withLock { $0.uploadCodes += codes }
+    }
+
+    func stop() async {
+        await server.shutdown()
+    }
+
+    private final class StateBox: Sendable {
+        let state: Mutex<State>
+        init(_ value: State) { state = Mutex(value) }
+    }
+}
+
+/// Polls `condition` until it holds or `seconds` pass; returns whether it held.
+func eventually(seconds: Double = 10, _ condition: @Sendable () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}
