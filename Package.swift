@@ -69,6 +69,9 @@ let modules: [Target] = [
     .target(
         name: "PulseProtocol", dependencies: ["PulseJSON"],
         swiftSettings: swiftSettings),
+    .target(
+        name: "OTLPProtobuf", dependencies: ["PulseJSON"],
+        swiftSettings: swiftSettings),
     .target(name: "PulseStorage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
     .target(
         name: "PulseClient", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
@@ -77,13 +80,17 @@ let modules: [Target] = [
         name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .target(
+        name: "PulseIngest",
+        dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseStorage", "PulseHTTP"],
+        swiftSettings: swiftSettings),
+    .target(
         name: "PulseGateway",
         dependencies: [
             "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "MsgTrans", "MsgTransRuntime", "CPulseShims",
         ],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway"],
+        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest"],
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate", dependencies: ["PulseGateCLI"],
@@ -91,6 +98,10 @@ let modules: [Target] = [
     .executableTarget(
         name: "pulsegate-bench", dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans", "PulseStorage"],
         path: "Benchmarks/pulsegate-bench",
+        swiftSettings: swiftSettings),
+    .executableTarget(
+        name: "ingest-bench", dependencies: ["PulseIngest", "PulseProtocol", "MsgTrans"],
+        path: "Benchmarks/ingest-bench",
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "msgtrans-scale", dependencies: ["MsgTransRuntime", "MsgTrans"],
@@ -114,6 +125,10 @@ let tests: [Target] = [
         name: "PulseProtocolTests", dependencies: ["PulseProtocol", "MsgTrans"],
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
+    .testTarget(
+        name: "OTLPProtobufTests", dependencies: ["OTLPProtobuf", "PulseJSON"],
+        resources: [.copy("Fixtures")],
+        swiftSettings: swiftSettings),
     .testTarget(name: "PulseStorageTests", dependencies: ["PulseStorage"], swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseClientTests", dependencies: ["PulseClient", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
@@ -122,13 +137,17 @@ let tests: [Target] = [
         name: "PulseHTTPTests", dependencies: ["PulseHTTP", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .testTarget(
+        name: "PulseIngestTests",
+        dependencies: ["PulseIngest", "PulseProtocol", "PulseJSON", "PulseStorage", "MsgTrans", "MsgTransRuntime"],
+        swiftSettings: swiftSettings),
+    .testTarget(
         name: "PulseGatewayTests",
         dependencies: [
             "PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON", "MsgTrans", "MsgTransRuntime", "CZlib", "CZstd",
         ],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseGateway"],
+        name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseGateway", "PulseIngest"],
         swiftSettings: swiftSettings),
 ]
 
@@ -140,6 +159,9 @@ let fuzzTargets: [Target] =
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
             name: "fuzz-json", dependencies: ["PulseJSON"], path: "Fuzz/fuzz-json",
+            swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "fuzz-protobuf", dependencies: ["OTLPProtobuf", "PulseJSON"], path: "Fuzz/fuzz-protobuf",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]),
     ] : []
 

@@ -6,7 +6,8 @@
 # - Build: PULSEGATE_FUZZ=1 adds the Fuzz/* targets to Package.swift; the release build uses
 #   --sanitize=fuzzer (libFuzzer supplies main) and --sanitize=address, in .build-fuzz.
 # - Corpus: fuzz-artifacts/<target>/corpus, seeded from the golden fixtures (hex converted to
-#   binary) and kept between runs so campaigns build on each other.
+#   binary; protobuf targets take only the .pb files) and kept between runs so campaigns build on
+#   each other.
 # - Findings: crash-*, leak-*, timeout-*, oom-* files in fuzz-artifacts/<target>/. Turn each into a
 #   golden fixture and a fix. The script exits 1 when the run produced findings.
 set -euo pipefail
@@ -19,11 +20,16 @@ fi
 target="$1"
 seconds="$2"
 
+seed_formats="hex json plaintext"
 case "$target" in
 fuzz-frame) seed_dirs=(Tests/MsgTransTests/Fixtures) ;;
 fuzz-json) seed_dirs=(Tests/PulseJSONTests/Fixtures Tests/PulseProtocolTests/Fixtures) ;;
+fuzz-protobuf)
+    seed_dirs=(Tests/OTLPProtobufTests/Fixtures)
+    seed_formats="pb"
+    ;;
 *)
-    echo "unknown fuzz target: $target (expected fuzz-frame or fuzz-json)" >&2
+    echo "unknown fuzz target: $target (expected fuzz-frame, fuzz-json or fuzz-protobuf)" >&2
     exit 2
     ;;
 esac
@@ -65,7 +71,12 @@ for dir in "${seed_dirs[@]}"; do
     for file in "$dir"/*; do
         [ -f "$file" ] || continue
         name="$(basename "$file")"
+        case " $seed_formats " in
+        *" ${name##*.} "*) ;;
+        *) continue ;;
+        esac
         case "$name" in
+        *.pb) cp "$file" "$corpus/seed-$tag-$name" ;;
         *.hex) sed 's/#.*//' "$file" | xxd -r -p >"$corpus/seed-$tag-${name%.hex}" ;;
         manifest.json) continue ;;
         *.json | *.plaintext) cp "$file" "$corpus/seed-$tag-$name" ;;

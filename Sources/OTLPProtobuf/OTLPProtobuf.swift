@@ -1,0 +1,82 @@
+/// OTLP/HTTP protobuf support: transcoding export requests to OTLP/JSON and encoding responses.
+///
+/// The gateway handles one representation of OTLP, the JSON one. A protobuf request
+/// (`Content-Type: application/x-protobuf`) is transcoded with ``transcodeToJSON(_:signal:limits:)``
+/// into the canonical OTLP/JSON bytes, which then go through exactly the same parsing, limits,
+/// deduplication and mapping as a JSON request. The answer to a protobuf request is protobuf too:
+/// ``encodeResponse(signal:rejected:errorMessage:)`` for 200 responses and
+/// ``encodeStatus(code:message:)`` for error bodies.
+///
+/// The wire decoder is written from the public opentelemetry-proto v1 field numbers (common,
+/// resource, logs, trace and metrics, including exemplars and the development fields
+/// `Resource.entity_refs`, `KeyValue.key_strindex` and `AnyValue.string_value_strindex`).
+public enum OTLPProtobuf {
+    /// The protobuf media type of OTLP/HTTP.
+    public static let mediaType = "application/x-protobuf"
+
+    /// Transcodes a protobuf export request of `signal` into OTLP/JSON.
+    ///
+    /// The output follows the OTLP/JSON encoding: lowerCamelCase keys; `traceId`, `spanId` and
+    /// `parentSpanId` as lowercase hex; enums as integers; 64-bit integers (`int64`, `uint64`,
+    /// `fixed64`, `sfixed64`) as decimal strings; 32-bit integers as numbers; doubles as numbers or
+    /// `"NaN"`, `"Infinity"`, `"-Infinity"`; `bytesValue` as base64; fields holding their default
+    /// value and empty repeated fields omitted, as protobuf's JSON mapping does (fields with presence,
+    /// such as oneof members, `HistogramDataPoint.sum` or an empty `resource`, are written when
+    /// present). Keys are written in field-number order.
+    ///
+    /// Unknown fields of every wire type are skipped, as are known fields carrying an unexpected wire
+    /// type. Repeated numeric fields are accepted packed and unpacked. Groups, malformed wire data,
+    /// invalid UTF-8 in strings and nesting beyond `limits.maxDepth` are rejected.
+    ///
+    /// - Parameters:
+    ///   - bytes: the request body, already decompressed.
+    ///   - signal: which export request `bytes` holds.
+    ///   - limits: nesting and output-size bounds.
+    /// - Returns: compact UTF-8 JSON (`{}` for an empty request).
+    /// - Throws: ``OTLPProtobufError`` whose message names the field path of the problem.
+    public static func transcodeToJSON(
+        _ bytes: [UInt8], signal: OTLPProtobufSignal, limits: OTLPProtobufLimits = OTLPProtobufLimits()
+    ) throws(OTLPProtobufError) -> [UInt8] {
+        guard bytes.count < Int(UInt32.max) else {
+            throw OTLPProtobufError(.inputTooLarge, "input of \(bytes.count) bytes is larger than 4 GiB - 1")
+        }
+        let root = MessageKind.request(signal)
+        return try bytes.withUnsafeBufferPointer { (input) throws(OTLPProtobufError) -> [UInt8] in
+            var transcoder = Transcoder(input: input, root: root, limits: limits)
+            try transcoder.transcode(root)
+            return transcoder.writer.bytes
+        }
+    }
+
+    /// Encodes the `Export…ServiceResponse` of `signal`.
+    ///
+    /// Full success (`rejected == 0` and an empty `errorMessage`) is the empty message (zero bytes).
+    /// Otherwise the response carries `partial_success` (field 1) with `rejected_log_records`,
+    /// `rejected_spans` or `rejected_data_points` (field 1, `int64`, omitted when 0) and
+    /// `error_message` (field 2, omitted when empty); a message with nothing rejected is a warning.
+    public static func encodeResponse(signal: OTLPProtobufSignal, rejected: Int64, errorMessage: String) -> [UInt8] {
+        // The three signals' responses share one layout; only the field names differ.
+        _ = signal
+        guard rejected != 0 || !errorMessage.isEmpty else { return [] }
+        var partialSuccess = WireWriter()
+        partialSuccess.int64Field(1, rejected)
+        partialSuccess.stringField(2, errorMessage)
+        var response = WireWriter()
+        response.bytesField(1, partialSuccess.bytes)
+        return response.bytes
+    }
+
+    /// Encodes a `google.rpc.Status` (`code` field 1 `int32`, `message` field 2 `string`, both
+    /// omitted at their defaults): the body of an OTLP/HTTP error response to a protobuf request.
+    ///
+    /// - Parameters:
+    ///   - code: a `google.rpc.Code` value (3 `INVALID_ARGUMENT` for a 400, 8 `RESOURCE_EXHAUSTED`
+    ///     for a 429, 14 `UNAVAILABLE` for a 503, …).
+    ///   - message: a developer-facing explanation.
+    public static func encodeStatus(code: Int32, message: String) -> [UInt8] {
+        var status = WireWriter()
+        status.int64Field(1, Int64(code))
+        status.stringField(2, message)
+        return status.bytes
+    }
+}

@@ -1,0 +1,117 @@
+/// How a field's value is encoded on the wire and written in OTLP/JSON.
+enum FieldKind: Sendable {
+    /// `string`: UTF-8 validated, a JSON string.
+    case string
+    /// `bytes` holding data: standard base64 with padding (protobuf's JSON mapping).
+    case bytesBase64
+    /// `bytes` holding a trace or span id: lowercase hex (OTLP's exception to the mapping).
+    case bytesHex
+    /// `bool`: `true` / `false`.
+    case bool
+    /// `int32` (varint, sign-extended on the wire): a JSON number.
+    case int32
+    /// `uint32`: a JSON number.
+    case uint32
+    /// `sint32` (zigzag varint): a JSON number.
+    case sint32
+    /// An enum (int32 varint): a JSON number, OTLP/JSON writes enums as integers.
+    case enumeration
+    /// `int64` (varint): a decimal string.
+    case int64
+    /// `uint64` (varint): a decimal string.
+    case uint64
+    /// `fixed32`: a JSON number.
+    case fixed32
+    /// `fixed64`: a decimal string.
+    case fixed64
+    /// `sfixed64`: a decimal string.
+    case sfixed64
+    /// `double` (fixed64 bits): a JSON number, or `"NaN"`, `"Infinity"`, `"-Infinity"`.
+    case double
+    /// An embedded message: a JSON object.
+    case message(MessageKind)
+
+    /// The wire type a single (unpacked) value of this kind uses.
+    var wireType: WireType {
+        switch self {
+        case .string, .bytesBase64, .bytesHex, .message: .lengthDelimited
+        case .bool, .int32, .uint32, .sint32, .enumeration, .int64, .uint64: .varint
+        case .fixed32: .fixed32
+        case .fixed64, .sfixed64, .double: .fixed64
+        }
+    }
+
+    /// Whether repeated fields of this kind may be packed (numeric scalars only).
+    var isPackable: Bool { wireType != .lengthDelimited }
+}
+
+/// Whether a field is repeated and whether it tracks presence.
+enum FieldCardinality: Sendable, Equatable {
+    /// A proto3 singular field without presence: written only when not the default value.
+    case implicit
+    /// A singular field with presence (`optional` scalars and every message field): written when
+    /// present on the wire, even with the default value.
+    case explicit
+    /// A repeated field: written as a JSON array when it has at least one element.
+    case repeated
+    /// A member of the message's oneof number `n`: only the last member seen is kept.
+    case oneof(Int)
+}
+
+/// One field of a message: number, JSON name, kind and cardinality.
+///
+/// A trivial value (the name is a `StaticString`), so reading one costs no reference counting.
+struct FieldSchema: Sendable {
+    let number: UInt32
+    /// The lowerCamelCase JSON name (protobuf's `json_name`).
+    let name: StaticString
+    let kind: FieldKind
+    let cardinality: FieldCardinality
+
+    init(_ number: UInt32, _ name: StaticString, _ kind: FieldKind, _ cardinality: FieldCardinality = .implicit) {
+        self.number = number
+        self.name = name
+        self.kind = kind
+        self.cardinality = cardinality
+    }
+
+    /// Whether an occurrence with `wireType` is this field's value (a packed run counts for
+    /// repeated numeric fields); other wire types make the occurrence an unknown field.
+    func accepts(_ wireType: WireType) -> Bool {
+        if wireType == kind.wireType { return true }
+        return cardinality == .repeated && kind.isPackable && wireType == .lengthDelimited
+    }
+}
+
+/// A message's fields, in field-number order (the order they are written in).
+///
+/// A class so that the transcoder passes schemas around with one reference count.
+final class MessageSchema: Sendable {
+    /// The protobuf message name, for documentation and error messages.
+    let name: String
+    let fields: [FieldSchema]
+    /// The JSON keys of ``fields``, as `String`s made once.
+    let keys: [String]
+    /// Field index by field number (`-1` for unknown numbers), up to the largest known number.
+    private let slots: [Int8]
+
+    init(_ name: String, _ fields: [FieldSchema]) {
+        precondition(fields.count <= 32, "presence is tracked in a 32-bit mask")
+        self.name = name
+        self.fields = fields.sorted { $0.number < $1.number }
+        keys = self.fields.map { $0.name.description }
+        var slots = [Int8](repeating: -1, count: Int(self.fields.last?.number ?? 0) + 1)
+        for (index, field) in self.fields.enumerated() {
+            slots[Int(field.number)] = Int8(index)
+        }
+        self.slots = slots
+    }
+
+    /// The index in ``fields`` of the field numbered `number`, or `nil` for an unknown field.
+    @inline(__always)
+    func fieldIndex(_ number: UInt32) -> Int? {
+        guard number < UInt32(slots.count) else { return nil }
+        let slot = slots[Int(number)]
+        return slot < 0 ? nil : Int(slot)
+    }
+}

@@ -1,0 +1,93 @@
+/// Every OTLP message the transcoder knows (opentelemetry-proto v1), each with its schema.
+enum MessageKind: Int, Sendable, CaseIterable {
+    // common.proto and resource.proto
+    case anyValue
+    case arrayValue
+    case keyValueList
+    case keyValue
+    case instrumentationScope
+    case entityRef
+    case resource
+    // logs.proto and logs_service.proto
+    case exportLogsServiceRequest
+    case resourceLogs
+    case scopeLogs
+    case logRecord
+    // trace.proto and trace_service.proto
+    case exportTraceServiceRequest
+    case resourceSpans
+    case scopeSpans
+    case span
+    case spanEvent
+    case spanLink
+    case status
+    // metrics.proto and metrics_service.proto
+    case exportMetricsServiceRequest
+    case resourceMetrics
+    case scopeMetrics
+    case metric
+    case gauge
+    case sum
+    case histogram
+    case exponentialHistogram
+    case summary
+    case numberDataPoint
+    case histogramDataPoint
+    case exponentialHistogramDataPoint
+    case buckets
+    case summaryDataPoint
+    case valueAtQuantile
+    case exemplar
+
+    /// The export request message of `signal`.
+    static func request(_ signal: OTLPProtobufSignal) -> MessageKind {
+        switch signal {
+        case .logs: .exportLogsServiceRequest
+        case .traces: .exportTraceServiceRequest
+        case .metrics: .exportMetricsServiceRequest
+        }
+    }
+
+    /// This message's schema.
+    var schema: MessageSchema {
+        switch self {
+        case .anyValue: .anyValue
+        case .arrayValue: .arrayValue
+        case .keyValueList: .keyValueList
+        case .keyValue: .keyValue
+        case .instrumentationScope: .instrumentationScope
+        case .entityRef: .entityRef
+        case .resource: .resource
+        case .exportLogsServiceRequest: .exportLogsServiceRequest
+        case .resourceLogs: .resourceLogs
+        case .scopeLogs: .scopeLogs
+        case .logRecord: .logRecord
+        case .exportTraceServiceRequest: .exportTraceServiceRequest
+        case .resourceSpans: .resourceSpans
+        case .scopeSpans: .scopeSpans
+        case .span: .span
+        case .spanEvent: .spanEvent
+        case .spanLink: .spanLink
+        case .status: .status
+        case .exportMetricsServiceRequest: .exportMetricsServiceRequest
+        case .resourceMetrics: .resourceMetrics
+        case .scopeMetrics: .scopeMetrics
+        case .metric: .metric
+        case .gauge: .gauge
+        case .sum: .sum
+        case .histogram: .histogram
+        case .exponentialHistogram: .exponentialHistogram
+        case .summary: .summary
+        case .numberDataPoint: .numberDataPoint
+        case .histogramDataPoint: .histogramDataPoint
+        case .exponentialHistogramDataPoint: .exponentialHistogramDataPoint
+        case .buckets: .buckets
+        case .summaryDataPoint: .summaryDataPoint
+        case .valueAtQuantile: .valueAtQuantile
+        case .exemplar: .exemplar
+        }
+    }
+
+    /// All schemas indexed by `rawValue`, for lookups without a switch.
+    static let table: [MessageSchema] = allCases.map(\.schema)
+}

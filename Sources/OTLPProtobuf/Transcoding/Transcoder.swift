@@ -1,0 +1,396 @@
+import PulseJSON
+
+/// Transcodes one protobuf-encoded OTLP message into its OTLP/JSON form in a single writer.
+///
+/// The transcoder does not build a message tree. For each message it scans the fields once,
+/// recording every known field's occurrence (``FieldOccurrence``) on a shared stack, then writes the
+/// JSON object with the fields in field-number order, recursing into embedded messages as it writes
+/// them. Memory is therefore bounded by the output plus the occurrences of the messages on the
+/// current path, whatever the shape of the input.
+///
+/// Protobuf semantics are kept: unknown fields (and known field numbers with an unexpected wire
+/// type, which protobuf parsers also treat as unknown) are skipped; the last occurrence of a singular
+/// scalar wins; occurrences of a singular message field are merged; repeated fields concatenate
+/// every occurrence, packed or not; the last member of a oneof wins (merging the run of that member
+/// that follows the last other member). Everything on the wire is validated, including values that
+/// are not written (earlier occurrences, oneof members that lost), so the transcoder rejects what a
+/// conforming parser rejects. It is stricter in three ways: groups are rejected, a varint whose
+/// value does not fit in 64 bits is rejected (upb drops the extra bits), and nesting is bounded by
+/// ``OTLPProtobufLimits/maxDepth``.
+struct Transcoder {
+    private let input: UnsafeBufferPointer<UInt8>
+    private let limits: OTLPProtobufLimits
+    private let schemas: [MessageSchema]
+    private let rootName: String
+    /// The JSON output.
+    private(set) var writer: JSONWriter
+    /// Known-field occurrences of the messages on the current path, innermost last.
+    private var occurrences: [FieldOccurrence] = []
+    private var path: [PathComponent] = []
+    private var depth = 0
+
+    init(input: UnsafeBufferPointer<UInt8>, root: MessageKind, limits: OTLPProtobufLimits) {
+        self.input = input
+        self.limits = limits
+        schemas = MessageKind.table
+        rootName = schemas[root.rawValue].name
+        // OTLP/JSON is typically 2-3 times the size of the protobuf.
+        writer = JSONWriter(capacity: min(input.count * 3, limits.maxOutputBytes) + 64)
+        occurrences.reserveCapacity(64)
+        path.reserveCapacity(16)
+    }
+
+    /// Writes the message `kind` found in the whole input.
+    mutating func transcode(_ kind: MessageKind) throws(OTLPProtobufError) {
+        try emitMessage(kind, from: .range(0..<input.count))
+    }
+
+    // MARK: Messages
+
+    /// Scans the message at `source` and writes it as a JSON object.
+    private mutating func emitMessage(_ kind: MessageKind, from source: MessageSource) throws(OTLPProtobufError) {
+        let schema = schemas[kind.rawValue]
+        depth += 1
+        defer { depth -= 1 }
+        if depth > limits.maxDepth {
+            throw failure(
+                .nestingTooDeep, "messages nested deeper than \(limits.maxDepth) levels", at: start(of: source))
+        }
+        let base = occurrences.count
+        defer { occurrences.removeLast(occurrences.count - base) }
+        switch source {
+        case .range(let range):
+            try scan(schema, range, regionStart: base)
+        case .occurrences(let from, let to, let fieldIndex):
+            for index in from..<to where occurrences[index].fieldIndex == fieldIndex {
+                try scan(schema, occurrences[index].payload, regionStart: base)
+            }
+        }
+        let end = occurrences.count
+        var present: UInt32 = 0
+        for index in base..<end {
+            present |= 1 << UInt32(occurrences[index].fieldIndex)
+        }
+        writer.beginObject()
+        while present != 0 {
+            let fieldIndex = present.trailingZeroBitCount
+            present &= present - 1
+            try emitField(fieldIndex, of: schema, base: base, end: end)
+        }
+        writer.endObject()
+        if writer.count > limits.maxOutputBytes {
+            throw failure(
+                .outputTooLarge, "JSON output larger than \(limits.maxOutputBytes) bytes", at: start(of: source))
+        }
+    }
+
+    /// Writes a message without keeping the output, to validate a value that is not written (a
+    /// oneof member that lost).
+    private mutating func validateMessage(_ kind: MessageKind, from source: MessageSource) throws(OTLPProtobufError) {
+        var discard = JSONWriter(capacity: 256)
+        swap(&writer, &discard)
+        defer { swap(&writer, &discard) }
+        try emitMessage(kind, from: source)
+    }
+
+    /// Records the known fields in `range`, validating the wire format of every field.
+    private mutating func scan(_ schema: MessageSchema, _ range: Range<Int>, regionStart: Int) throws(OTLPProtobufError)
+    {
+        var reader = WireReader(input, range: range)
+        while !reader.isAtEnd {
+            let tag: WireTag
+            do {
+                tag = try reader.readTag()
+            } catch {
+                throw failure(error, field: nil)
+            }
+            let fieldIndex = schema.fieldIndex(tag.number)
+            var occurrence = FieldOccurrence(value: 0, end: 0, fieldIndex: 0, wireType: tag.wireType)
+            do {
+                switch tag.wireType {
+                case .varint:
+                    occurrence.value = try reader.readVarint()
+                case .fixed64:
+                    occurrence.value = try reader.readFixed64()
+                case .fixed32:
+                    occurrence.value = UInt64(try reader.readFixed32())
+                case .lengthDelimited:
+                    let payload = try reader.readLengthDelimited()
+                    occurrence.value = UInt64(payload.lowerBound)
+                    occurrence.end = UInt32(payload.upperBound)
+                case .startGroup, .endGroup:
+                    preconditionFailure("readTag rejects groups")
+                }
+            } catch {
+                throw failure(
+                    error, field: component(for: tag.number, fieldIndex, in: schema, regionStart: regionStart))
+            }
+            if let fieldIndex, schema.fields[fieldIndex].accepts(tag.wireType) {
+                occurrence.fieldIndex = UInt8(fieldIndex)
+                occurrences.append(occurrence)
+            }
+        }
+    }
+
+    // MARK: Fields
+
+    /// Writes field `fieldIndex` of the message whose occurrences are `base..<end` (the field occurs
+    /// at least once), if it has a value to write.
+    private mutating func emitField(
+        _ fieldIndex: Int, of schema: MessageSchema, base: Int, end: Int
+    ) throws(OTLPProtobufError) {
+        let field = schema.fields[fieldIndex]
+        let key = schema.keys[fieldIndex]
+        let tag = UInt8(fieldIndex)
+        switch field.cardinality {
+        case .repeated:
+            if case .message(let child) = field.kind {
+                var count = 0
+                for index in base..<end where occurrences[index].fieldIndex == tag {
+                    if count == 0 {
+                        writer.key(key)
+                        writer.beginArray()
+                    }
+                    path.append(PathComponent(name: field.name, index: count))
+                    try emitMessage(child, from: .occurrences(from: index, to: index + 1, fieldIndex: tag))
+                    path.removeLast()
+                    count += 1
+                }
+                if count > 0 { writer.endArray() }
+            } else {
+                try emitRepeatedScalars(field, key: key, tag: tag, base: base, end: end)
+            }
+
+        case .implicit, .explicit:
+            guard let last = lastOccurrence(of: tag, base: base, end: end) else { return }
+            if case .message(let child) = field.kind {
+                writer.key(key)
+                path.append(PathComponent(name: field.name, index: -1))
+                try emitMessage(child, from: .occurrences(from: base, to: end, fieldIndex: tag))
+                path.removeLast()
+                return
+            }
+            try validateLosers(field, tag: tag, from: base, to: last)
+            let occurrence = occurrences[last]
+            if field.cardinality == .implicit && isDefault(field.kind, occurrence) { return }
+            writer.key(key)
+            try writeValue(field, occurrence, as: PathComponent(name: field.name, index: -1))
+
+        case .oneof(let group):
+            guard let last = lastOneofOccurrence(group, of: schema, base: base, end: end) else { return }
+            guard occurrences[last].fieldIndex == tag else {
+                // Another member won; this one must still be well-formed.
+                try validateLosers(field, tag: tag, from: base, to: end)
+                return
+            }
+            if case .message(let child) = field.kind {
+                // Merge the run of this member after the last other member of the oneof.
+                var runStart = base
+                for index in base..<last where occurrences[index].fieldIndex != tag {
+                    if schema.fields[Int(occurrences[index].fieldIndex)].cardinality == .oneof(group) {
+                        runStart = index + 1
+                    }
+                }
+                try validateLosers(field, tag: tag, from: base, to: runStart)
+                writer.key(key)
+                path.append(PathComponent(name: field.name, index: -1))
+                try emitMessage(child, from: .occurrences(from: runStart, to: end, fieldIndex: tag))
+                path.removeLast()
+            } else {
+                try validateLosers(field, tag: tag, from: base, to: last)
+                writer.key(key)
+                try writeValue(field, occurrences[last], as: PathComponent(name: field.name, index: -1))
+            }
+        }
+    }
+
+    /// Writes a repeated scalar field: every occurrence, packed runs and single values alike.
+    private mutating func emitRepeatedScalars(
+        _ field: FieldSchema, key: String, tag: UInt8, base: Int, end: Int
+    ) throws(OTLPProtobufError) {
+        var count = 0
+        for index in base..<end where occurrences[index].fieldIndex == tag {
+            let occurrence = occurrences[index]
+            if occurrence.wireType == .lengthDelimited && field.kind.isPackable {
+                var reader = WireReader(input, range: occurrence.payload)
+                while !reader.isAtEnd {
+                    let value: UInt64
+                    do {
+                        switch field.kind.wireType {
+                        case .fixed64: value = try reader.readFixed64()
+                        case .fixed32: value = UInt64(try reader.readFixed32())
+                        default: value = try reader.readVarint()
+                        }
+                    } catch {
+                        throw failure(error, field: PathComponent(name: field.name, index: count))
+                    }
+                    if count == 0 {
+                        writer.key(key)
+                        writer.beginArray()
+                    }
+                    writeNumber(field.kind, value)
+                    count += 1
+                }
+            } else {
+                if count == 0 {
+                    writer.key(key)
+                    writer.beginArray()
+                }
+                try writeValue(field, occurrence, as: PathComponent(name: field.name, index: count))
+                count += 1
+            }
+        }
+        if count > 0 { writer.endArray() }
+    }
+
+    /// Validates occurrences of a field in `from..<to` whose values are not written: earlier
+    /// occurrences of a singular field and members of a oneof that lost.
+    private mutating func validateLosers(
+        _ field: FieldSchema, tag: UInt8, from: Int, to: Int
+    ) throws(OTLPProtobufError) {
+        switch field.kind {
+        case .string:
+            for index in from..<to where occurrences[index].fieldIndex == tag {
+                _ = try makeString(occurrences[index].payload, as: PathComponent(name: field.name, index: -1))
+            }
+        case .message(let child):
+            for index in from..<to where occurrences[index].fieldIndex == tag {
+                path.append(PathComponent(name: field.name, index: -1))
+                try validateMessage(child, from: .occurrences(from: index, to: index + 1, fieldIndex: tag))
+                path.removeLast()
+            }
+        default:
+            break
+        }
+    }
+
+    private func lastOccurrence(of tag: UInt8, base: Int, end: Int) -> Int? {
+        var index = end
+        while index > base {
+            index -= 1
+            if occurrences[index].fieldIndex == tag { return index }
+        }
+        return nil
+    }
+
+    private func lastOneofOccurrence(_ group: Int, of schema: MessageSchema, base: Int, end: Int) -> Int? {
+        var index = end
+        while index > base {
+            index -= 1
+            if schema.fields[Int(occurrences[index].fieldIndex)].cardinality == .oneof(group) { return index }
+        }
+        return nil
+    }
+
+    // MARK: Values
+
+    /// Whether a singular field without presence holds its default value (and is not written).
+    private func isDefault(_ kind: FieldKind, _ occurrence: FieldOccurrence) -> Bool {
+        switch kind {
+        case .string, .bytesBase64, .bytesHex, .message:
+            return occurrence.payload.isEmpty
+        case .int32, .enumeration, .uint32, .sint32:
+            return UInt32(truncatingIfNeeded: occurrence.value) == 0
+        case .bool, .int64, .uint64, .fixed32, .fixed64, .sfixed64, .double:
+            // A double is default only when all its bits are zero (-0.0 is written).
+            return occurrence.value == 0
+        }
+    }
+
+    /// Writes one value of a scalar field; `component` names it in an error.
+    private mutating func writeValue(
+        _ field: FieldSchema, _ occurrence: FieldOccurrence, as component: PathComponent
+    ) throws(OTLPProtobufError) {
+        switch field.kind {
+        case .string:
+            writer.string(try makeString(occurrence.payload, as: component))
+        case .bytesHex:
+            writer.string(BinaryText.hex(UnsafeBufferPointer(rebasing: input[occurrence.payload])))
+        case .bytesBase64:
+            writer.string(BinaryText.base64(UnsafeBufferPointer(rebasing: input[occurrence.payload])))
+        case .message:
+            preconditionFailure("messages are written by emitMessage")
+        default:
+            writeNumber(field.kind, occurrence.value)
+        }
+    }
+
+    /// Writes a varint or fixed-width value per OTLP/JSON: 32-bit integers and enums as numbers,
+    /// 64-bit integers as decimal strings, doubles as numbers or `"NaN"`/`"Infinity"`/`"-Infinity"`.
+    private mutating func writeNumber(_ kind: FieldKind, _ value: UInt64) {
+        switch kind {
+        case .bool:
+            writer.bool(value != 0)
+        case .int32, .enumeration:
+            writer.int(Int64(Int32(truncatingIfNeeded: value)))
+        case .uint32, .fixed32:
+            writer.uint(UInt64(UInt32(truncatingIfNeeded: value)))
+        case .sint32:
+            let raw = UInt32(truncatingIfNeeded: value)
+            writer.int(Int64(Int32(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))))
+        case .int64, .sfixed64:
+            writer.string(String(Int64(bitPattern: value)))
+        case .uint64, .fixed64:
+            writer.string(String(value))
+        case .double:
+            let number = Double(bitPattern: value)
+            if number.isFinite {
+                writer.double(number)
+            } else if number.isNaN {
+                writer.string("NaN")
+            } else {
+                writer.string(number < 0 ? "-Infinity" : "Infinity")
+            }
+        case .string, .bytesBase64, .bytesHex, .message:
+            preconditionFailure("not a numeric kind")
+        }
+    }
+
+    /// The UTF-8 string in `range`, the value of the field `component` names.
+    private func makeString(_ range: Range<Int>, as component: PathComponent) throws(OTLPProtobufError) -> String {
+        let bytes = UnsafeBufferPointer(rebasing: input[range])
+        guard UTF8Validation.isValid(bytes) else {
+            throw failure(.invalidUTF8, "string is not valid UTF-8", at: range.lowerBound, field: component)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    // MARK: Errors
+
+    private func start(of source: MessageSource) -> Int {
+        switch source {
+        case .range(let range): range.lowerBound
+        case .occurrences(let from, let to, let fieldIndex):
+            Int((from..<to).first { occurrences[$0].fieldIndex == fieldIndex }.map { occurrences[$0].value } ?? 0)
+        }
+    }
+
+    /// The path component naming field `number` in an error found while scanning it.
+    private func component(
+        for number: UInt32, _ fieldIndex: Int?, in schema: MessageSchema, regionStart: Int
+    ) -> PathComponent {
+        guard let fieldIndex else { return PathComponent(name: "", index: -1, unknownNumber: number) }
+        let field = schema.fields[fieldIndex]
+        guard field.cardinality == .repeated else { return PathComponent(name: field.name, index: -1) }
+        // The element's index: the occurrences of this field recorded so far in this message.
+        var count = 0
+        for index in regionStart..<occurrences.count where occurrences[index].fieldIndex == UInt8(fieldIndex) {
+            count += 1
+        }
+        return PathComponent(name: field.name, index: count)
+    }
+
+    private func failure(_ fault: WireFault, field: PathComponent?) -> OTLPProtobufError {
+        failure(fault.code, fault.what, at: fault.offset, field: field)
+    }
+
+    private func failure(
+        _ code: OTLPProtobufError.Code, _ what: String, at offset: Int, field: PathComponent? = nil
+    ) -> OTLPProtobufError {
+        var components = path
+        if let field { components.append(field) }
+        let rendered = components.map(\.rendered).joined(separator: ".")
+        let subject = rendered.isEmpty ? rootName : rendered
+        return OTLPProtobufError(code, "\(subject): \(what)", path: rendered, offset: offset)
+    }
+}

@@ -1,0 +1,4 @@
+
+
+
+	raw-scopebad Ã( text
