@@ -131,7 +131,8 @@ let tests: [Target] = [
         swiftSettings: swiftSettings),
     .testTarget(name: "PulseStorageTests", dependencies: ["PulseStorage"], swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseClientTests", dependencies: ["PulseClient", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
+        name: "PulseClientTests",
+        dependencies: ["PulseClient", "PulseIngest", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseHTTPTests", dependencies: ["PulseHTTP", "CZlib", "CZstd"],
