@@ -77,13 +77,17 @@ let modules: [Target] = [
         name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .target(
+        name: "PulseIngest",
+        dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseStorage", "PulseHTTP"],
+        swiftSettings: swiftSettings),
+    .target(
         name: "PulseGateway",
         dependencies: [
             "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "MsgTrans", "MsgTransRuntime", "CPulseShims",
         ],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway"],
+        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest"],
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate", dependencies: ["PulseGateCLI"],
@@ -91,6 +95,10 @@ let modules: [Target] = [
     .executableTarget(
         name: "pulsegate-bench", dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans", "PulseStorage"],
         path: "Benchmarks/pulsegate-bench",
+        swiftSettings: swiftSettings),
+    .executableTarget(
+        name: "ingest-bench", dependencies: ["PulseIngest", "PulseProtocol", "MsgTrans"],
+        path: "Benchmarks/ingest-bench",
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "msgtrans-scale", dependencies: ["MsgTransRuntime", "MsgTrans"],
@@ -123,13 +131,17 @@ let tests: [Target] = [
         name: "PulseHTTPTests", dependencies: ["PulseHTTP", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .testTarget(
+        name: "PulseIngestTests",
+        dependencies: ["PulseIngest", "PulseProtocol", "PulseJSON", "PulseStorage", "MsgTrans", "MsgTransRuntime"],
+        swiftSettings: swiftSettings),
+    .testTarget(
         name: "PulseGatewayTests",
         dependencies: [
             "PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON", "MsgTrans", "MsgTransRuntime", "CZlib", "CZstd",
         ],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseGateway"],
+        name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseGateway", "PulseIngest"],
         swiftSettings: swiftSettings),
 ]
 

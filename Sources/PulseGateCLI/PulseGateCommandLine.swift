@@ -66,6 +66,7 @@ public enum PulseGateCommandLine {
                 throw CLIError(.usage, "'\(first)' takes no arguments, got '\(rest[0])'")
             }
             output.standardOutput("pulsegate \(PulseGateVersion.current)\n")
+        case "ingest": try await IngestCommand.run(arguments: rest, environment: environment, output: output)
         default:
             if first.hasPrefix("-") {
                 throw CLIError(.usage, "unknown option '\(first)'")

@@ -271,6 +271,13 @@ extension MsgTransConnection: EventLoopSource {
     private func completeRequest(with response: Frame) {
         guard let request = inFlight.removeValue(forKey: response.messageID) else {
             statistics.add(.unmatchedResponses)
+            if delegate?.closesOnUnmatchedResponse(response.header, on: self) == true {
+                statistics.add(.admissionCloses)
+                teardown(
+                    MsgTransRuntimeError(
+                        .connectionClosed, "closed by the delegate at an unmatched response id \(response.messageID)"),
+                    flush: false)
+            }
             return
         }
         if response.bizType != request.bizType {

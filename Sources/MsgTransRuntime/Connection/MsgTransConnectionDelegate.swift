@@ -29,6 +29,13 @@ public protocol MsgTransConnectionDelegate: Sendable {
 
     /// Called once, on the event loop thread, when the connection has closed. Must not block.
     func connectionDidClose(_ connection: MsgTransConnection, reason: MsgTransRuntimeError)
+
+    /// Decides, on the event loop thread, whether a response that matches none of this side's
+    /// requests (unknown, duplicate or late) closes the connection. Either way it is counted in
+    /// ``MsgTransStatistics/Snapshot/unmatchedResponses`` and never reaches a handler. Must be fast
+    /// and must not block. The default keeps the connection open; a Pulse server closes when such a
+    /// response is the connection's first frame (the first-frame rule).
+    func closesOnUnmatchedResponse(_ header: FrameHeader, on connection: MsgTransConnection) -> Bool
 }
 
 extension MsgTransConnectionDelegate {
@@ -42,6 +49,11 @@ extension MsgTransConnectionDelegate {
 
     /// Does nothing.
     public func connectionDidClose(_ connection: MsgTransConnection, reason: MsgTransRuntimeError) {}
+
+    /// Keeps the connection open.
+    public func closesOnUnmatchedResponse(_ header: FrameHeader, on connection: MsgTransConnection) -> Bool {
+        false
+    }
 }
 
 /// A delegate that answers every request with a closure and admits everything.

@@ -1,0 +1,435 @@
+// ingest-bench: numbers for the reference Pulse ingest server (PulseIngest).
+//
+//   ingest-bench throughput [--connections N] [--batches B] [--events E] [--window W]
+//       N raw-socket clients each connect, then upload B event batches of E events (zstd), keeping
+//       up to W requests in flight; prints batches/s, events/s and commits. Every acknowledgement
+//       means the batch was committed with fsync.
+//   ingest-bench idle [--connections N] [--processes P] [--sequential]
+//       Server RSS with N idle connections, before and after each completed CLIENT_CONNECT (all
+//       CONNECTs written at once, or one at a time per client process with --sequential).
+//
+// Internal: `ingest-bench --client PORT COUNT` is the child side of `idle`.
+
+import Foundation
+import MsgTrans
+import PulseIngest
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// MARK: - Helpers
+
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return -1 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return -1 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+func raiseOpenFileLimit() -> Int {
+    var limit = rlimit()
+    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    guard getrlimit(resource, &limit) == 0 else { return -1 }
+    limit.rlim_cur = limit.rlim_max
+    _ = setrlimit(resource, &limit)
+    _ = getrlimit(resource, &limit)
+    return Int(clamping: limit.rlim_cur)
+}
+
+/// glibc's `malloc_trim(0)` (not exported by the Glibc module): returns free heap pages to the system.
+func trimHeap() {
+    typealias Trim = @convention(c) (Int) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+    _ = unsafeBitCast(symbol, to: Trim.self)(0)
+}
+
+func mebibytes(_ bytes: Int) -> String {
+    String(format: "%.1f MiB", Double(bytes) / 1_048_576)
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("ingest-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+func openSocket(port: Int) -> Int32? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard result == 0 else {
+        close(fd)
+        return nil
+    }
+    var one: Int32 = 1
+    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    return fd
+}
+
+func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeBytes {
+            send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+        }
+        if written <= 0 { return false }
+        offset += written
+    }
+    return true
+}
+
+/// Reads frames from a blocking socket.
+struct FrameReader {
+    let fd: Int32
+    var decoder = FrameDecoder()
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+
+    init(fd: Int32) {
+        self.fd = fd
+    }
+
+    mutating func next() -> Frame? {
+        while true {
+            if let frame = try? decoder.next() { return frame }
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { return nil }
+            decoder.append(Array(buffer[0..<count]))
+        }
+    }
+}
+
+let acknowledgement = Array(#"{"code":0,"msg":null,"data":true}"#.utf8)
+
+func connectPayload(device: String) -> [UInt8] {
+    Array(
+        """
+        {"protocolVersion":2,"appId":"bench_app","deviceId":"\(device)","installationId":"inst-\(device)",\
+        "platform":"ios","deviceType":"phone","packageName":"com.example.bench","appVersion":"1.0",\
+        "buildNumber":100,"sdkVersion":"2.3.0","capabilities":["batch_upload","compression:zstd"]}
+        """.utf8)
+}
+
+func connectFrame(device: String, id: UInt32) -> [UInt8] {
+    Frame(packetType: .request, bizType: 1, messageID: id, payload: connectPayload(device: device)).encoded()
+}
+
+func eventBatch(device: String, batch: Int, events: Int) -> [UInt8] {
+    var json = """
+        {"identity":{"projectId":"bench_app","installationId":"inst-\(device)","deviceId":"\(device)",\
+        "userId":null,"appVersion":"1.0","buildNumber":100,"sdkVersion":"2.3.0","platform":"ios",\
+        "packageName":"com.example.bench"},"events":[
+        """
+    var generator = SystemRandomNumberGenerator()
+    let names = ["screen_view", "tap", "http_request", "frame_drop", "purchase", "search"]
+    let screens = ["home", "search", "product", "cart", "checkout", "settings", "profile"]
+    for index in 0..<events {
+        if index > 0 { json += "," }
+        // Unique per event (the database key), random like SDK ids.
+        let id = String(generator.next(), radix: 16) + String(generator.next(), radix: 16)
+        let trace = String(generator.next(), radix: 16)
+        json += """
+            {"id":"\(id)","timestamp":\(1_764_400_000_000 + Int(generator.next() % 1_000_000)),\
+            "sessionId":"s-\(device)","kind":"\(index % 3 == 0 ? "Network" : "Analytics")",\
+            "name":"\(names[Int(generator.next() % 6)])","source":{"module":"ShopKit","imageUuid":null},\
+            "attributes":{"screen":"\(screens[Int(generator.next() % 7)])","step":\(index),\
+            "duration_ms":\(Double(generator.next() % 100_000) / 10),"trace_id":"\(trace)",\
+            "cached":\(generator.next() % 2 == 0)}}
+            """
+    }
+    json += #"],"batchId":"b-\#(device)-\#(batch)"}"#
+    return Array(json.utf8)
+}
+
+// MARK: - Throughput
+
+func runThroughput(connections: Int, batches: Int, events: Int, window: Int) async throws {
+    _ = raiseOpenFileLimit()
+    let directory = NSTemporaryDirectory() + "ingest-bench-" + UUID().uuidString
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var configuration = IngestConfiguration(dataDirectory: directory, policy: .acceptingEveryApp)
+    configuration.listen = IngestListenAddress(host: "127.0.0.1", port: 0)
+    configuration.maxPendingBatches = max(1_024, connections * window)
+    let server = try await IngestServer.start(configuration)
+    let port = server.port
+
+    print("ingest-bench throughput: \(connections) connections × \(batches) batches × \(events) events, zstd,")
+    print("  window \(window) in flight per connection; data in \(directory)")
+    // Pre-encode every frame so the clients spend no CPU on JSON or zstd while measuring.
+    var frames: [[[UInt8]]] = []
+    var plaintextBytes = 0
+    var wireBytes = 0
+    for connection in 0..<connections {
+        var list: [[UInt8]] = []
+        for batch in 0..<batches {
+            let plaintext = eventBatch(device: "d\(connection)", batch: batch, events: events)
+            let frame = try Frame.make(
+                packetType: .request, bizType: 5, messageID: UInt32(batch + 2), plaintext: plaintext, preferred: .zstd)
+            plaintextBytes += plaintext.count
+            wireBytes += frame.payload.count
+            list.append(frame.encoded())
+        }
+        frames.append(list)
+    }
+    let total = connections * batches
+    print(
+        "  batch size: \(plaintextBytes / total) bytes JSON, \(wireBytes / total) bytes zstd on the wire")
+
+    // Connect every client first.
+    var sockets: [Int32] = []
+    for connection in 0..<connections {
+        guard let fd = openSocket(port: port) else { fail("connect failed") }
+        guard writeAll(fd, connectFrame(device: "d\(connection)", id: 1)) else { fail("write failed") }
+        var reader = FrameReader(fd: fd)
+        guard let response = reader.next(), response.messageID == 1 else { fail("no connect response") }
+        sockets.append(fd)
+    }
+
+    let failures = Atomic<Int>(0)
+    let done = DispatchGroup()
+    let before = server.statistics()
+    let started = Date()
+    for (index, fd) in sockets.enumerated() {
+        let list = frames[index]
+        done.enter()
+        Thread {
+            var reader = FrameReader(fd: fd)
+            var sent = 0
+            var received = 0
+            while received < list.count {
+                var burst: [UInt8] = []
+                while sent < list.count && sent - received < window {
+                    burst += list[sent]
+                    sent += 1
+                }
+                if !burst.isEmpty && !writeAll(fd, burst) {
+                    failures.add(1, ordering: .relaxed)
+                    break
+                }
+                guard let frame = reader.next() else {
+                    failures.add(1, ordering: .relaxed)
+                    break
+                }
+                if frame.payload != acknowledgement {
+                    failures.add(1, ordering: .relaxed)
+                }
+                received += 1
+            }
+            done.leave()
+        }.start()
+    }
+    await withCheckedContinuation { continuation in
+        done.notify(queue: .global()) { continuation.resume() }
+    }
+    let seconds = Date().timeIntervalSince(started)
+    let after = server.statistics()
+    let commits = after.commits - before.commits
+    let jobs = after.committedJobs - before.committedJobs
+    let stored = after.apps["bench_app"]?.events ?? 0
+    print(String(format: "  %d batches (%d events) acknowledged in %.2f s", total, total * events, seconds))
+    print(String(format: "  %.0f batches/s, %.0f events/s", Double(total) / seconds, Double(total * events) / seconds))
+    print(
+        String(
+            format: "  %d commits (fsync) for %d jobs: %.1f batches per commit; %d events stored; failures %d",
+            commits, jobs, Double(jobs) / Double(max(1, commits)), stored, failures.load(ordering: .relaxed)))
+    for fd in sockets { close(fd) }
+    await server.shutdown()
+    if failures.load(ordering: .relaxed) > 0 || stored != total * events {
+        fail("not every batch was acknowledged and stored")
+    }
+}
+
+// MARK: - Idle connections
+
+func answer(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Child process: opens `count` sockets on "open", completes CLIENT_CONNECT on each on "connect".
+func runClient(port: Int, count: Int) -> Int32 {
+    _ = raiseOpenFileLimit()
+    var sockets: [Int32] = []
+    sockets.reserveCapacity(count)
+    while let command = readLine() {
+        switch command {
+        case "open":
+            for _ in 0..<count {
+                guard let fd = openSocket(port: port) else {
+                    answer("error connect errno \(errno)")
+                    return 1
+                }
+                sockets.append(fd)
+            }
+        case "connect", "connect-sequential":
+            // "connect": every CONNECT is written first (a burst of concurrent handshakes);
+            // "connect-sequential": one handshake at a time.
+            let sequential = command == "connect-sequential"
+            let pid = getpid()
+            var pending: [Int32] = []
+            for (index, fd) in sockets.enumerated() {
+                guard writeAll(fd, connectFrame(device: "p\(pid)-\(index)", id: 1)) else {
+                    answer("error write")
+                    return 1
+                }
+                pending.append(fd)
+                if sequential || index == sockets.count - 1 {
+                    for fd in pending {
+                        var reader = FrameReader(fd: fd)
+                        guard let frame = reader.next(), frame.packetType == .response else {
+                            answer("error read")
+                            return 1
+                        }
+                    }
+                    pending.removeAll()
+                }
+            }
+        default:
+            answer("error unknown command \(command)")
+            return 1
+        }
+        answer("ok")
+    }
+    for fd in sockets { close(fd) }
+    return 0
+}
+
+final class ClientProcess {
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+
+    init(port: Int, count: Int) throws {
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["--client", String(port), String(count)]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+    }
+
+    func send(_ command: String) {
+        input.fileHandleForWriting.write(Data((command + "\n").utf8))
+    }
+
+    func awaitAnswer() -> String {
+        var line: [UInt8] = []
+        while true {
+            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            guard let first = byte.first else { return "eof" }
+            if first == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+            line.append(first)
+        }
+    }
+
+    func finish() {
+        input.fileHandleForWriting.closeFile()
+        process.waitUntilExit()
+    }
+}
+
+func command(_ clients: [ClientProcess], _ text: String) {
+    for client in clients { client.send(text) }
+    for client in clients {
+        let reply = client.awaitAnswer()
+        guard reply == "ok" else { fail("client: \(reply)") }
+    }
+}
+
+func runIdle(connections: Int, processes: Int, sequential: Bool) async throws {
+    let limit = raiseOpenFileLimit()
+    guard limit > connections + 64 else { fail("open-file limit \(limit) is too low for \(connections) sockets") }
+    let directory = NSTemporaryDirectory() + "ingest-bench-" + UUID().uuidString
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var configuration = IngestConfiguration(dataDirectory: directory, policy: .acceptingEveryApp)
+    configuration.listen = IngestListenAddress(host: "127.0.0.1", port: 0)
+    configuration.transport.maxConnections = connections + 100
+    let server = try await IngestServer.start(configuration)
+    print(
+        "ingest-bench idle: \(connections) connections from \(processes) client processes, "
+            + (sequential ? "one CONNECT at a time per process" : "all CONNECTs at once"))
+
+    let perProcess = (connections + processes - 1) / processes
+    var clients: [ClientProcess] = []
+    var assigned = 0
+    while assigned < connections {
+        let count = min(perProcess, connections - assigned)
+        clients.append(try ClientProcess(port: server.port, count: count))
+        assigned += count
+    }
+    try await Task.sleep(for: .milliseconds(300))
+    let baseline = residentBytes()
+
+    command(clients, "open")
+    while server.statistics().openConnections < connections {
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    try await Task.sleep(for: .milliseconds(300))
+    let opened = residentBytes()
+
+    let started = Date()
+    command(clients, sequential ? "connect-sequential" : "connect")
+    let connectSeconds = Date().timeIntervalSince(started)
+    try await Task.sleep(for: .milliseconds(300))
+    let connected = residentBytes()
+    // What of that is live memory rather than free heap the allocator kept after the burst of
+    // 10,000 concurrent connect handlers.
+    trimHeap()
+    let trimmed = residentBytes()
+    let stats = server.statistics()
+
+    print("  server RSS before connections:          \(mebibytes(baseline))")
+    print(
+        "  with \(connections) open, not yet connected:  \(mebibytes(opened))  (+\(mebibytes(opened - baseline)), "
+            + "\((opened - baseline) / connections) bytes per connection)")
+    print(
+        "  with \(connections) connected Pulse sessions: \(mebibytes(connected))  "
+            + "(+\(mebibytes(connected - baseline)), \((connected - baseline) / connections) bytes per connection)")
+    print(
+        "  the same after malloc_trim(0):         \(mebibytes(trimmed))  "
+            + "(+\(mebibytes(trimmed - baseline)), \((trimmed - baseline) / connections) bytes per connection)")
+    print(
+        String(
+            format: "  %d CLIENT_CONNECTs (each committed to the history) in %.2f s; %d commits; sessions %d",
+            connections, connectSeconds, stats.commits, stats.apps.values.reduce(0) { $0 + $1.sessions }))
+    for client in clients { client.finish() }
+    await server.shutdown()
+}
+
+// MARK: - Entry
+
+let arguments = CommandLine.arguments
+if arguments.count == 4 && arguments[1] == "--client", let port = Int(arguments[2]), let count = Int(arguments[3]) {
+    exit(runClient(port: port, count: count))
+}
+
+func option(_ name: String, _ fallback: Int) -> Int {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count,
+        let value = Int(arguments[index + 1]), value > 0
+    else { return fallback }
+    return value
+}
+
+switch arguments.count > 1 ? arguments[1] : "" {
+case "throughput":
+    try await runThroughput(
+        connections: option("--connections", 16), batches: option("--batches", 200), events: option("--events", 64),
+        window: option("--window", 8))
+case "idle":
+    try await runIdle(
+        connections: option("--connections", 10_000), processes: option("--processes", 2),
+        sequential: arguments.contains("--sequential"))
+default:
+    print(
+        """
+        usage: ingest-bench throughput [--connections N] [--batches B] [--events E] [--window W]
+               ingest-bench idle [--connections N] [--processes P] [--sequential]
+        """)
+    exit(2)
+}

@@ -1,0 +1,202 @@
+import Dispatch
+import PulseIngest
+import PulseProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `pulsegate ingest`: runs the reference Pulse ingest server until SIGTERM or SIGINT.
+///
+/// SIGHUP re-reads `--config`: apps whose policy changed get a higher revision and their
+/// connected clients a `config.invalidate` control RPC.
+enum IngestCommand {
+    static let usage = """
+        USAGE: pulsegate ingest [options]
+
+        Runs the reference Pulse ingest server: Pulse clients connect over msgtrans, batches are
+        stored durably in SQLite before they are acknowledged.
+
+        OPTIONS:
+          --listen HOST:PORT   msgtrans address (default 127.0.0.1:6000)     [PULSEGATE_INGEST_LISTEN]
+          --data-dir DIR       directory of ingest.sqlite (default ./pulsegate-ingest)
+                                                                              [PULSEGATE_INGEST_DATA_DIR]
+          --config FILE        allowed apps, packages, policy snapshots and releases (JSON, see
+                               docs/ingest.md); without it every app is accepted
+                                                                              [PULSEGATE_INGEST_CONFIG]
+          --admin HOST:PORT    admin HTTP endpoint: GET /stats, /events?app=…&limit=…, /crashes,
+                               /connections, POST /control (default: none)   [PULSEGATE_INGEST_ADMIN]
+          -h, --help           Show this help.
+
+        SIGNALS: SIGTERM/SIGINT shut down gracefully; SIGHUP reloads --config.
+
+        """
+
+    /// Parsed options.
+    struct Options: Equatable {
+        var listen = IngestConfiguration.defaultListen
+        var dataDirectory = "pulsegate-ingest"
+        var configPath: String?
+        var admin: IngestListenAddress?
+    }
+
+    /// A signal the running command reacts to.
+    enum Signal: Sendable {
+        case terminate
+        case reload
+    }
+
+    /// Runs the command with the process's signals.
+    static func run(arguments: [String], environment: [String: String], output: CommandLineOutput) async throws {
+        if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) {
+            output.standardOutput(usage)
+            return
+        }
+        let options = try parse(arguments: arguments, environment: environment)
+        let signals = ProcessSignals()
+        defer { signals.cancel() }
+        try await run(options: options, output: output, signals: signals.stream)
+    }
+
+    /// Parses flags; each falls back to its environment variable, then to its default.
+    static func parse(arguments: [String], environment: [String: String]) throws(CLIError) -> Options {
+        var values: [String: String] = [:]
+        let flags = [
+            "--listen": "PULSEGATE_INGEST_LISTEN", "--data-dir": "PULSEGATE_INGEST_DATA_DIR",
+            "--config": "PULSEGATE_INGEST_CONFIG", "--admin": "PULSEGATE_INGEST_ADMIN",
+        ]
+        for (flag, variable) in flags {
+            if let value = environment[variable], !value.isEmpty {
+                values[flag] = value
+            }
+        }
+        var index = 0
+        while index < arguments.count {
+            var argument = arguments[index]
+            var inlineValue: String?
+            if let equals = argument.firstIndex(of: "="), argument.hasPrefix("--") {
+                inlineValue = String(argument[argument.index(after: equals)...])
+                argument = String(argument[..<equals])
+            }
+            guard flags[argument] != nil else {
+                throw CLIError(.usage, "ingest: unknown argument '\(argument)'")
+            }
+            if let inlineValue {
+                values[argument] = inlineValue
+            } else {
+                guard index + 1 < arguments.count else {
+                    throw CLIError(.usage, "ingest: \(argument) needs a value")
+                }
+                index += 1
+                values[argument] = arguments[index]
+            }
+            index += 1
+        }
+        var options = Options()
+        do {
+            if let listen = values["--listen"] {
+                options.listen = try IngestListenAddress(parsing: listen)
+            }
+            if let admin = values["--admin"] {
+                options.admin = try IngestListenAddress(parsing: admin)
+            }
+        } catch {
+            throw CLIError(.usage, "ingest: \(error.message)")
+        }
+        if let directory = values["--data-dir"] {
+            guard !directory.isEmpty else { throw CLIError(.usage, "ingest: --data-dir is empty") }
+            options.dataDirectory = directory
+        }
+        options.configPath = values["--config"]
+        return options
+    }
+
+    /// Starts the server and serves until a terminate signal arrives.
+    static func run(
+        options: Options, output: CommandLineOutput, signals: AsyncStream<Signal>,
+        started: @Sendable (IngestServer) -> Void = { _ in }
+    ) async throws {
+        let policy: IngestPolicy
+        do {
+            policy =
+                try options.configPath.map { path throws(IngestError) in try IngestPolicy.load(path: path) }
+                ?? .acceptingEveryApp
+        } catch {
+            throw CLIError(.runtime, "ingest: cannot load the config", underlying: error)
+        }
+        if options.configPath == nil {
+            output.standardError("pulsegate ingest: no --config given: accepting every app and package\n")
+        }
+        var configuration = IngestConfiguration(dataDirectory: options.dataDirectory, policy: policy)
+        configuration.listen = options.listen
+        configuration.admin = options.admin
+        let server: IngestServer
+        do {
+            server = try await IngestServer.start(configuration)
+        } catch {
+            throw CLIError(.runtime, "ingest: cannot start", underlying: error)
+        }
+        var line = "pulsegate ingest: listening on \(server.localAddress) (msgtrans)"
+        if let adminPort = server.adminPort, let admin = options.admin {
+            line += ", admin on http://\(IngestListenAddress(host: admin.host, port: adminPort))"
+        }
+        output.standardOutput(line + ", data in \(options.dataDirectory)\n")
+        started(server)
+        for await signal in signals {
+            switch signal {
+            case .terminate:
+                output.standardOutput("pulsegate ingest: shutting down\n")
+                await server.shutdown()
+                output.standardOutput("pulsegate ingest: stopped\n")
+                return
+            case .reload:
+                await reload(server, options: options, output: output)
+            }
+        }
+        await server.shutdown()
+    }
+
+    private static func reload(_ server: IngestServer, options: Options, output: CommandLineOutput) async {
+        guard let path = options.configPath else {
+            output.standardError("pulsegate ingest: SIGHUP ignored: no --config to reload\n")
+            return
+        }
+        do {
+            let changed = server.reload(try IngestPolicy.load(path: path))
+            output.standardOutput(
+                "pulsegate ingest: reloaded \(path); new revisions for: "
+                    + (changed.isEmpty ? "none" : changed.joined(separator: ", ")) + "\n")
+            for app in changed {
+                _ = await server.sendControl(app: app, route: ControlRoute("config.invalidate")!)
+            }
+        } catch {
+            output.standardError("pulsegate ingest: reload failed, keeping the previous config: \(error)\n")
+        }
+    }
+}
+
+/// SIGTERM, SIGINT and SIGHUP as an async stream, through dispatch signal sources.
+private final class ProcessSignals {
+    let stream: AsyncStream<IngestCommand.Signal>
+    private let sources: [any DispatchSourceSignal]
+
+    init() {
+        let (stream, continuation) = AsyncStream.makeStream(of: IngestCommand.Signal.self)
+        self.stream = stream
+        let mapping: [(Int32, IngestCommand.Signal)] = [(SIGTERM, .terminate), (SIGINT, .terminate), (SIGHUP, .reload)]
+        sources = mapping.map { number, signal in
+            Glibc.signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(signal) }
+            source.resume()
+            return source
+        }
+    }
+
+    /// Stops listening; the default dispositions are not restored (the process is about to exit).
+    func cancel() {
+        for source in sources {
+            source.cancel()
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import MsgTransRuntime
+import PulseHTTP
+import PulseJSON
+import PulseProtocol
+
+/// The admin HTTP endpoint's routes (JSON responses):
+///
+/// - `GET /stats`: ``IngestStatistics`` as JSON.
+/// - `GET /events?app=APP&limit=N`: the newest N (default 50, at most 1,000) events of APP.
+/// - `GET /crashes?app=APP&limit=N`: the newest N crash reports of APP.
+/// - `GET /connections?app=APP`: APP's durable connection history.
+/// - `POST /control` with `{"app":"…","route":"telemetry.flush","args":{}}`: sends the control RPC
+///   to every connected client of the app and answers with each client's response.
+struct AdminRoutes: Sendable {
+    static let defaultLimit = 50
+    static let maximumLimit = 1_000
+
+    let core: IngestCore
+    let transport: MsgTransStatistics
+    let controlTimeout: Duration
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        switch (request.method, request.path) {
+        case (.get, "/stats"), (.head, "/stats"):
+            return json(.ok, Self.encode(core.statistics(transport: transport)))
+        case (.get, "/events"):
+            return await listing(request) { app, limit in
+                let events = try await core.store.events(app: app, limit: limit)
+                return Self.encode(app: app, events: events)
+            }
+        case (.get, "/crashes"):
+            return await listing(request) { app, limit in
+                let crashes = try await core.store.crashes(app: app, limit: limit)
+                return Self.encode(app: app, crashes: crashes)
+            }
+        case (.get, "/connections"):
+            return await listing(request) { app, _ in
+                let history = try await core.store.connectionHistory(app: app)
+                return Self.encode(app: app, history: history)
+            }
+        case (.post, "/control"):
+            return await control(request)
+        case (_, "/stats"), (_, "/events"), (_, "/crashes"), (_, "/connections"), (_, "/control"):
+            return error(.methodNotAllowed, "method \(request.method) is not allowed on \(request.path)")
+        default:
+            return error(.notFound, "no such endpoint; try /stats, /events?app=…, /crashes?app=…, /connections?app=…")
+        }
+    }
+
+    private func listing(
+        _ request: HTTPRequest, _ body: @Sendable (String, Int) async throws -> [UInt8]
+    ) async -> HTTPResponse {
+        guard let app = request.queryValue("app"), !app.isEmpty else {
+            return error(.badRequest, "the app query parameter is required")
+        }
+        var limit = Self.defaultLimit
+        if let text = request.queryValue("limit") {
+            guard let value = Int(text), value > 0 else {
+                return error(.badRequest, "limit must be a positive integer")
+            }
+            limit = min(value, Self.maximumLimit)
+        }
+        do {
+            return json(.ok, try await body(app, limit))
+        } catch {
+            return self.error(.serviceUnavailable, "storage unavailable")
+        }
+    }
+
+    private func control(_ request: HTTPRequest) async -> HTTPResponse {
+        guard let body = try? JSONValue.parse(request.body), case .object = body else {
+            return error(.badRequest, "the body must be a JSON object {\"app\":…,\"route\":…,\"args\":{…}}")
+        }
+        guard case .string(let app)? = body["app"], !app.isEmpty else {
+            return error(.badRequest, "app is required")
+        }
+        guard case .string(let name)? = body["route"], let route = ControlRoute(name) else {
+            return error(.badRequest, "route must be a lower-case dotted name such as telemetry.flush")
+        }
+        let arguments = body["args"] ?? .object([])
+        guard case .object = arguments else {
+            return error(.badRequest, "args must be an object")
+        }
+        let outcomes = await core.sendControl(app: app, route: route, arguments: arguments, timeout: controlTimeout)
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("app", app)
+        writer.field("route", route.name)
+        writer.field("sent", outcomes.count)
+        writer.key("outcomes")
+        writer.beginArray()
+        for outcome in outcomes {
+            writer.beginObject()
+            writer.field("connectionId", outcome.connectionId)
+            writer.field("code", outcome.code)
+            writer.field("msg", outcome.message)
+            writer.field("data", outcome.data)
+            writer.field("failure", outcome.failure)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+        return json(.ok, writer.bytes)
+    }
+
+    // MARK: - Encoding
+
+    private func json(_ status: HTTPStatus, _ body: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: body)
+    }
+
+    private func error(_ status: HTTPStatus, _ message: String) -> HTTPResponse {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("error", message)
+        writer.endObject()
+        return json(status, writer.bytes)
+    }
+
+    static func encode(_ statistics: IngestStatistics) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("openConnections", statistics.openConnections)
+        writer.field("pendingBatches", statistics.pendingBatches)
+        writer.field("pendingBatchCapacity", statistics.pendingBatchCapacity)
+        writer.field("commits", statistics.commits)
+        writer.field("committedJobs", statistics.committedJobs)
+        writer.key("rejections")
+        writer.beginObject()
+        for (code, count) in statistics.rejections.sorted(by: { $0.key < $1.key }) {
+            writer.field(String(code), count)
+        }
+        writer.endObject()
+        writer.key("apps")
+        writer.beginObject()
+        for (app, stats) in statistics.apps.sorted(by: { $0.key < $1.key }) {
+            writer.key(app)
+            writer.beginObject()
+            writer.field("sessions", stats.sessions)
+            writer.field("present", stats.present)
+            writer.field("eventBatches", stats.eventBatches)
+            writer.field("crashBatches", stats.crashBatches)
+            writer.field("duplicateBatches", stats.duplicateBatches)
+            writer.field("events", stats.events)
+            writer.field("duplicateEvents", stats.duplicateEvents)
+            writer.field("crashes", stats.crashes)
+            writer.field("duplicateCrashes", stats.duplicateCrashes)
+            writer.endObject()
+        }
+        writer.endObject()
+        writer.endObject()
+        return writer.bytes
+    }
+
+    static func encode(app: String, events: [IngestedEvent]) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256 * max(1, events.count))
+        writer.beginObject()
+        writer.field("app", app)
+        writer.key("events")
+        writer.beginArray()
+        for event in events {
+            writer.beginObject()
+            writer.field("eventId", event.eventId)
+            writer.field("batchId", event.batchId)
+            writer.field("installationId", event.installationId)
+            writer.field("deviceId", event.deviceId)
+            writer.field("receivedAtMs", event.receivedAtMs)
+            writer.key("event")
+            writer.value((try? JSONValue.parse(Array(event.json.utf8))) ?? .null)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+        return writer.bytes
+    }
+
+    static func encode(app: String, crashes: [IngestedCrash]) -> [UInt8] {
+        var writer = JSONWriter(capacity: 512 * max(1, crashes.count))
+        writer.beginObject()
+        writer.field("app", app)
+        writer.key("crashes")
+        writer.beginArray()
+        for crash in crashes {
+            writer.beginObject()
+            writer.field("crashId", crash.crashId)
+            writer.field("batchId", crash.batchId)
+            writer.field("installationId", crash.installationId)
+            writer.field("receivedAtMs", crash.receivedAtMs)
+            writer.key("crash")
+            writer.value((try? JSONValue.parse(Array(crash.json.utf8))) ?? .null)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+        return writer.bytes
+    }
+
+    static func encode(app: String, history: [ConnectionHistoryEntry]) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256 * max(1, history.count))
+        writer.beginObject()
+        writer.field("app", app)
+        writer.key("connections")
+        writer.beginArray()
+        for entry in history {
+            writer.beginObject()
+            writer.field("connectionId", entry.connectionId)
+            writer.field("packageName", entry.packageName)
+            writer.field("deviceId", entry.deviceId)
+            writer.field("installationId", entry.installationId)
+            writer.field("platform", entry.platform)
+            writer.field("sdkVersion", entry.sdkVersion)
+            writer.field("remoteAddress", entry.remoteAddress)
+            writer.field("connectedAtMs", entry.connectedAtMs)
+            writer.field("lastHeartbeatAtMs", entry.lastHeartbeatAtMs)
+            writer.field("heartbeatCount", entry.heartbeatCount)
+            writer.field("closedAtMs", entry.closedAtMs)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+        return writer.bytes
+    }
+}

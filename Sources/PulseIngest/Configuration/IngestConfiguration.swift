@@ -1,0 +1,57 @@
+import MsgTransRuntime
+import PulseStorage
+
+/// Everything an ``IngestServer`` needs to start.
+///
+/// ```swift
+/// var configuration = IngestConfiguration(dataDirectory: "/var/lib/pulsegate/ingest")
+/// configuration.listen = IngestListenAddress(host: "127.0.0.1", port: 0)
+/// configuration.policy = try IngestPolicy.load(path: "ingest-config.json")
+/// let server = try await IngestServer.start(configuration)
+/// ```
+public struct IngestConfiguration: Sendable {
+    /// The default msgtrans address, `127.0.0.1:6000`.
+    public static let defaultListen = IngestListenAddress(host: "127.0.0.1", port: 6000)
+
+    /// Where Pulse clients connect (msgtrans over TCP). Default `127.0.0.1:6000`; port 0 picks a
+    /// free port (see ``IngestServer/port``).
+    public var listen: IngestListenAddress
+    /// The directory of the SQLite database (`ingest.sqlite`); created if missing.
+    public var dataDirectory: String
+    /// Allowed apps, packages, policy snapshots and releases.
+    public var policy: IngestPolicy
+    /// The read-only admin HTTP endpoint (`/stats`, `/events`, `POST /control`); `nil` for none.
+    public var admin: IngestListenAddress?
+    /// The wall clock for presence, history and timestamps (inject a manual clock in tests).
+    public var clock: StorageClock
+    /// How long a heartbeat keeps a connection present. Default 150 s.
+    public var presenceTTLMs: Int64
+    /// Batches accepted for commit and not yet committed, across all connections. A batch beyond
+    /// it is answered with 429 at once. Default 1,024.
+    public var maxPendingBatches: Int
+    /// The most batches (and history updates) sharing one commit. Default 512.
+    public var maxGroupCommit: Int
+    /// How long a write waits for a database lock held by another process before the request is
+    /// answered with 503. Default 5 s.
+    public var storageBusyTimeout: Duration
+    /// How long a control RPC sent from the admin endpoint waits for each client. Default 10 s.
+    public var controlTimeout: Duration
+    /// Settings of the msgtrans server (connection limits, timeouts, shutdown grace period). The
+    /// ingest server installs its own overload (429) and failure (400/500) responders.
+    public var transport: MsgTransServerConfiguration
+
+    /// Creates a configuration with the documented defaults and no allowed app.
+    public init(dataDirectory: String, policy: IngestPolicy = IngestPolicy()) {
+        listen = Self.defaultListen
+        self.dataDirectory = dataDirectory
+        self.policy = policy
+        admin = nil
+        clock = .system
+        presenceTTLMs = 150_000
+        maxPendingBatches = 1_024
+        maxGroupCommit = 512
+        storageBusyTimeout = .seconds(5)
+        controlTimeout = .seconds(10)
+        transport = MsgTransServerConfiguration()
+    }
+}

@@ -1,0 +1,34 @@
+import MsgTransRuntime
+import PulseProtocol
+
+extension PulseSession {
+    /// CLIENT_HEARTBEAT: checks the connection ID and SDK version against the connected identity,
+    /// updates the durable connection history, then refreshes the presence TTL.
+    func handleHeartbeat(_ payload: [UInt8], identity: SessionIdentity) async -> MsgTransReply {
+        let request: HeartbeatRequest
+        do {
+            request = try PayloadCoding.decodeHeartbeat(payload)
+        } catch {
+            return core.reject(.badRequest, "malformed CLIENT_HEARTBEAT: \(PayloadCoding.summary(of: error))")
+        }
+        guard request.connectionId == identity.connectionId else {
+            return core.reject(.forbidden, "connectionId does not match this connection")
+        }
+        guard request.sdkVersion == identity.sdkVersion else {
+            return core.reject(.forbidden, "sdkVersion differs from the one declared at connect")
+        }
+        let now = core.clock.nowMilliseconds()
+        do {
+            try await core.store.recordHeartbeat(connectionId: identity.connectionId, at: now)
+        } catch {
+            return core.reject(.unavailable, "connection registry unavailable, retry with backoff")
+        }
+        core.registry.refresh(connectionId: identity.connectionId, presentUntil: now + core.presenceTTLMs)
+        let policy = core.policy
+        let snapshot = policy.app(identity.appId)?.policy
+        let result = HeartbeatResult(
+            accepted: true, serverTimeMs: now, configRevision: snapshot?.revision ?? 0,
+            heartbeatIntervalMs: policy.heartbeatIntervalMs, collectKinds: snapshot?.collectKinds ?? [])
+        return Envelope.success(result, compression: .none)
+    }
+}

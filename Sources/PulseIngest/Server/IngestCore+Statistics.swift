@@ -1,0 +1,14 @@
+import MsgTransRuntime
+
+extension IngestCore {
+    /// A snapshot of the server's numbers; `transport` supplies the open connection count.
+    func statistics(transport: MsgTransStatistics) -> IngestStatistics {
+        let now = clock.nowMilliseconds()
+        let (apps, rejections) = counters.snapshot(census: registry.census(at: now), knownApps: policy.apps.keys)
+        let storage = store.executor.statistics
+        return IngestStatistics(
+            openConnections: transport.snapshot().openConnections, pendingBatches: pending.pending,
+            pendingBatchCapacity: pending.capacity, commits: storage.commits,
+            committedJobs: storage.groupCommittedJobs, rejections: rejections, apps: apps)
+    }
+}

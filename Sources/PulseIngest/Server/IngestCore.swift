@@ -1,0 +1,103 @@
+import MsgTransRuntime
+import PulseProtocol
+import PulseStorage
+import Synchronization
+
+/// State shared by every session of one server: store, registry, policy, counters, queue.
+final class IngestCore: Sendable {
+    /// The server side of the registry: every allocated type is implemented.
+    static let profile = PulsePeerProfile(
+        role: .server,
+        implemented: [
+            .clientConnect, .clientHeartbeat, .clientConfigPull, .clientCrashBatchUpload, .clientEventBatchUpload,
+            .clientAppUpdateCheck, .bidirectionalControlRPC,
+        ])
+
+    let store: IngestStore
+    let registry = SessionRegistry()
+    let counters = IngestCounters()
+    let pending: PendingBatches
+    let clock: StorageClock
+    let presenceTTLMs: Int64
+    private let currentPolicy: Mutex<IngestPolicy>
+    private let background = BackgroundWork()
+
+    init(configuration: IngestConfiguration, store: IngestStore) {
+        self.store = store
+        pending = PendingBatches(capacity: configuration.maxPendingBatches)
+        clock = configuration.clock
+        presenceTTLMs = configuration.presenceTTLMs
+        currentPolicy = Mutex(configuration.policy)
+    }
+
+    /// The policy in force now.
+    var policy: IngestPolicy {
+        currentPolicy.withLock { $0 }
+    }
+
+    /// Replaces the policy (see ``IngestPolicy/succeeding(_:)``) and returns the apps whose revision
+    /// changed.
+    func replacePolicy(_ policy: IngestPolicy) -> [String] {
+        currentPolicy.withLock { current in
+            let (next, changed) = policy.succeeding(current)
+            current = next
+            return changed
+        }
+    }
+
+    /// A reply for a request that is refused, counted by code.
+    func reject(_ code: PulseResponseCode, _ message: String) -> MsgTransReply {
+        counters.recordRejection(code: code.rawValue)
+        return Envelope.failure(code, message)
+    }
+
+    /// Runs `work` in the background; ``drainBackground()`` waits for everything started so far.
+    func runInBackground(_ work: @escaping @Sendable () async -> Void) {
+        background.run(work)
+    }
+
+    /// Waits until background work (connection-close records) has finished.
+    func drainBackground() async {
+        await background.drain()
+    }
+}
+
+/// Tracks unstructured background tasks so shutdown can wait for them.
+private final class BackgroundWork: Sendable {
+    private struct State {
+        var running = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    func run(_ work: @escaping @Sendable () async -> Void) {
+        state.withLock { $0.running += 1 }
+        Task {
+            await work()
+            let waiters = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.running -= 1
+                guard state.running == 0 else { return [] }
+                let waiters = state.waiters
+                state.waiters = []
+                return waiters
+            }
+            for waiter in waiters {
+                waiter.resume()
+            }
+        }
+    }
+
+    func drain() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state in
+                if state.running == 0 { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if idle {
+                continuation.resume()
+            }
+        }
+    }
+}

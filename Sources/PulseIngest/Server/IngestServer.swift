@@ -1,0 +1,204 @@
+import MsgTrans
+import MsgTransRuntime
+import PulseHTTP
+import PulseJSON
+import PulseProtocol
+
+/// The reference Pulse ingest server: accepts Pulse clients over msgtrans, enforces the session
+/// rules, serves all seven business types and stores batches durably in SQLite.
+///
+/// ```swift
+/// var configuration = IngestConfiguration(dataDirectory: directory, policy: policy)
+/// configuration.listen = IngestListenAddress(host: "127.0.0.1", port: 0)
+/// let server = try await IngestServer.start(configuration)
+/// // clients connect to server.port ...
+/// let events = try await server.events(app: "app_7f3a", limit: 10)
+/// await server.shutdown()
+/// ```
+///
+/// Used by `pulsegate ingest`, by the gateway's embedded mode and by tests.
+public final class IngestServer: Sendable {
+    /// The bound msgtrans port (useful when configured with port 0).
+    public let port: Int
+    /// The bound msgtrans address, such as `127.0.0.1:6000`.
+    public let localAddress: String
+    /// The bound admin HTTP port, or `nil` without an admin endpoint.
+    public let adminPort: Int?
+
+    let core: IngestCore
+    private let transport: MsgTransServer
+    private let admin: HTTPServer?
+    private let controlTimeout: Duration
+
+    private init(core: IngestCore, transport: MsgTransServer, admin: HTTPServer?, controlTimeout: Duration) {
+        self.core = core
+        self.transport = transport
+        self.admin = admin
+        self.adminPort = admin?.port
+        self.port = transport.port
+        self.localAddress = transport.localAddress
+        self.controlTimeout = controlTimeout
+    }
+
+    /// Opens the store, then starts the msgtrans listener and the admin endpoint.
+    ///
+    /// - Throws: ``IngestError/Code/storageFailed`` when the data directory or database cannot be
+    ///   used, ``IngestError/Code/startFailed`` when an address cannot be bound.
+    public static func start(_ configuration: IngestConfiguration) async throws(IngestError) -> IngestServer {
+        let store = try await IngestStore.open(
+            directory: configuration.dataDirectory, busyTimeout: configuration.storageBusyTimeout,
+            maximumBatchSize: configuration.maxGroupCommit, clock: configuration.clock)
+        let core = IngestCore(configuration: configuration, store: store)
+        do {
+            try await store.closeDanglingConnections(at: configuration.clock.nowMilliseconds())
+            core.counters.seed(try await store.counts())
+        } catch {
+            await store.close()
+            throw IngestError(.storageFailed, "cannot read the ingest database", underlying: error)
+        }
+
+        var transportConfiguration = configuration.transport
+        let counters = core.counters
+        transportConfiguration.connection.overloadResponder = { _ in
+            counters.recordRejection(code: PulseResponseCode.tooManyRequests.rawValue)
+            return Envelope.overloaded
+        }
+        transportConfiguration.connection.failureResponder = { _, error in
+            if error.code == .malformedPayload {
+                counters.recordRejection(code: PulseResponseCode.badRequest.rawValue)
+                return Envelope.failure(.badRequest, "payload cannot be decompressed")
+            }
+            counters.recordRejection(code: PulseResponseCode.internalError.rawValue)
+            return Envelope.failure(.internalError, "internal request failure")
+        }
+        let transport: MsgTransServer
+        do {
+            transport = try await MsgTransServer.start(
+                host: configuration.listen.host, port: configuration.listen.port, configuration: transportConfiguration
+            ) { _ in
+                PulseSession(core: core)
+            }
+        } catch {
+            await store.close()
+            throw IngestError(
+                .startFailed, "cannot listen on \(configuration.listen) for msgtrans", underlying: error)
+        }
+
+        var admin: HTTPServer?
+        if let address = configuration.admin {
+            let routes = AdminRoutes(
+                core: core, transport: transport.statistics, controlTimeout: configuration.controlTimeout)
+            let server = HTTPServer(
+                configuration: HTTPServerConfiguration(
+                    host: address.host, port: address.port, connectionLimit: 64, threadCount: 1,
+                    maxBodyBytes: 1 << 20)
+            ) { request in
+                await routes.handle(request)
+            }
+            do {
+                try server.start()
+            } catch {
+                await transport.shutdown()
+                await store.close()
+                throw IngestError(.startFailed, "cannot start the admin endpoint on \(address)", underlying: error)
+            }
+            admin = server
+        }
+        return IngestServer(
+            core: core, transport: transport, admin: admin, controlTimeout: configuration.controlTimeout)
+    }
+
+    /// Shuts down gracefully: stops the admin endpoint and the listener, answers requests already
+    /// in flight (batches being committed are acknowledged; new requests get 429), closes every
+    /// connection, records the closes and closes the database. Calling it again waits for the same
+    /// shutdown.
+    public func shutdown() async {
+        await admin?.shutdown(gracePeriod: .seconds(2))
+        await transport.shutdown()
+        await core.drainBackground()
+        await core.store.close()
+    }
+
+    /// Suspends until the server has shut down; cancelling the calling task shuts it down.
+    public func run() async {
+        await transport.run()
+        await shutdown()
+    }
+
+    // MARK: - Policy
+
+    /// The policy in force.
+    public var policy: IngestPolicy {
+        core.policy
+    }
+
+    /// Replaces the policy (for a config reload). An app whose snapshot changed without a higher
+    /// revision gets its previous revision + 1, and no revision goes down (see
+    /// ``IngestPolicy/succeeding(_:)``); connected clients learn the new revision from their next
+    /// heartbeat, or at once from a `config.invalidate` control RPC.
+    ///
+    /// - Returns: the App IDs whose revision changed.
+    @discardableResult
+    public func reload(_ policy: IngestPolicy) -> [String] {
+        core.replacePolicy(policy)
+    }
+
+    // MARK: - Control
+
+    /// Sends a BIDIRECTIONAL_CONTROL_RPC (`{"route":…,"args":…,"schemaVersion":1}`) to every
+    /// connected client of `app` and returns each client's answer.
+    ///
+    /// - Parameter timeout: per client; ``IngestConfiguration/controlTimeout`` when `nil`.
+    public func sendControl(
+        app: String, route: ControlRoute, arguments: JSONValue = .object([]), timeout: Duration? = nil
+    ) async -> [IngestControlOutcome] {
+        await core.sendControl(app: app, route: route, arguments: arguments, timeout: timeout ?? controlTimeout)
+    }
+
+    // MARK: - Queries
+
+    /// The server's numbers now.
+    public func statistics() -> IngestStatistics {
+        core.statistics(transport: transport.statistics)
+    }
+
+    /// The transport's counters (frames, protocol faults, admission replies and closes, …).
+    public var transportStatistics: MsgTransStatistics.Snapshot {
+        transport.statistics.snapshot()
+    }
+
+    /// Whether the session `connectionId` is present now (its presence TTL has not expired).
+    public func isPresent(connectionId: String) -> Bool {
+        core.registry.isPresent(connectionId: connectionId, at: core.clock.nowMilliseconds())
+    }
+
+    /// The newest `limit` stored events of `app`, newest first.
+    public func events(app: String, limit: Int = 100) async throws(IngestError) -> [IngestedEvent] {
+        try await query("events") { try await $0.events(app: app, limit: limit) }
+    }
+
+    /// The newest `limit` stored crash reports of `app`, newest first.
+    public func crashes(app: String, limit: Int = 100) async throws(IngestError) -> [IngestedCrash] {
+        try await query("crashes") { try await $0.crashes(app: app, limit: limit) }
+    }
+
+    /// What the store holds for `app`.
+    public func counts(app: String) async throws(IngestError) -> IngestCounts {
+        try await query("counts") { try await $0.counts()[app] ?? IngestCounts() }
+    }
+
+    /// The durable connection history of `app`, oldest first.
+    public func connectionHistory(app: String) async throws(IngestError) -> [ConnectionHistoryEntry] {
+        try await query("connection history") { try await $0.connectionHistory(app: app) }
+    }
+
+    private func query<T: Sendable>(
+        _ what: String, _ body: (IngestStore) async throws -> T
+    ) async throws(IngestError) -> T {
+        do {
+            return try await body(core.store)
+        } catch {
+            throw IngestError(.storageFailed, "cannot read \(what)", underlying: error)
+        }
+    }
+}

@@ -1,0 +1,287 @@
+import Foundation
+import PulseStorage
+
+/// The durable side of the ingest server: one SQLite database in WAL mode with `synchronous=FULL`,
+/// owned by a ``SQLiteExecutor``.
+///
+/// Batches go through the executor's group commit, so concurrent batches share one `COMMIT` (one
+/// fsync) and each caller resumes only once its batch is durable. Replays are recognised inside the
+/// same transaction that would store them, so a batch racing its own replay is still stored once.
+final class IngestStore: Sendable {
+    /// The database file name inside the data directory.
+    static let fileName = "ingest.sqlite"
+
+    let executor: SQLiteExecutor
+    let path: String
+    private let clock: StorageClock
+
+    private init(executor: SQLiteExecutor, path: String, clock: StorageClock) {
+        self.executor = executor
+        self.path = path
+        self.clock = clock
+    }
+
+    /// Opens (creating if needed) `directory/ingest.sqlite` and applies the schema.
+    static func open(
+        directory: String, busyTimeout: Duration, maximumBatchSize: Int, clock: StorageClock
+    ) async throws(IngestError) -> IngestStore {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw IngestError(.storageFailed, "cannot create the data directory \(directory)", underlying: error)
+        }
+        let path = (directory as NSString).appendingPathComponent(fileName)
+        let milliseconds = Int(
+            busyTimeout.components.seconds * 1_000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
+        do {
+            let executor = try await SQLiteExecutor(
+                path: path, options: SQLiteConnection.Options(busyTimeoutMilliseconds: max(0, milliseconds)),
+                maximumBatchSize: maximumBatchSize, threadName: "pulse.ingest.db")
+            let migrator = IngestSchema.migrator
+            do {
+                _ = try await executor.write { connection in try migrator.migrate(connection) }
+                // A larger page cache keeps the random-order unique indexes (event and crash ids) in
+                // memory instead of re-reading their pages for every insert.
+                try await executor.write { connection in try connection.execute("PRAGMA cache_size = -32768") }
+            } catch {
+                try? await executor.close()
+                throw error
+            }
+            return IngestStore(executor: executor, path: path, clock: clock)
+        } catch {
+            throw IngestError(.storageFailed, "cannot open the ingest database \(path)", underlying: error)
+        }
+    }
+
+    /// Closes the database after every queued job has run.
+    func close() async {
+        try? await executor.close()
+    }
+
+    // MARK: - Batches
+
+    /// Stores an event batch once: nothing if (app, batchId) is known, otherwise every event whose
+    /// (app, id) — and for crash events (app, `app.crash.id`) — is new. Returns after the commit.
+    func storeEvents(_ batch: BatchRecord<EventRecord>) async throws -> BatchOutcome {
+        let now = clock.nowMilliseconds()
+        return try await executor.commit { connection in
+            guard try Self.insertBatch(batch, kind: "event", now: now, on: connection) else {
+                return .duplicateBatch
+            }
+            var stored = 0
+            for event in batch.items {
+                try connection.execute(
+                    """
+                    INSERT INTO ingest_events (app_id, event_id, batch_id, installation_id, device_id, session_id,
+                        kind, name, timestamp_ms, crash_id, received_at, body)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                    """,
+                    [
+                        batch.identity.appId, event.id, batch.batchId, batch.identity.installationId,
+                        batch.identity.deviceId, event.sessionId, event.kind, event.name, event.timestampMs,
+                        event.crashId, now, event.json,
+                    ])
+                stored += connection.changes
+            }
+            try Self.finishBatch(batch, kind: "event", stored: stored, on: connection)
+            return .stored(stored: stored, duplicates: batch.items.count - stored)
+        }
+    }
+
+    /// Stores a crash batch once: nothing if (app, batchId) is known, otherwise every report whose
+    /// (app, crash id) is new. Returns after the commit.
+    func storeCrashes(_ batch: BatchRecord<CrashRecord>) async throws -> BatchOutcome {
+        let now = clock.nowMilliseconds()
+        return try await executor.commit { connection in
+            guard try Self.insertBatch(batch, kind: "crash", now: now, on: connection) else {
+                return .duplicateBatch
+            }
+            var stored = 0
+            for crash in batch.items {
+                try connection.execute(
+                    """
+                    INSERT INTO ingest_crashes (app_id, crash_id, batch_id, installation_id, device_id, session_id,
+                        timestamp_ms, received_at, body)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                    """,
+                    [
+                        batch.identity.appId, crash.crashId, batch.batchId, batch.identity.installationId,
+                        batch.identity.deviceId, crash.sessionId, crash.timestampMs, now, crash.json,
+                    ])
+                stored += connection.changes
+            }
+            try Self.finishBatch(batch, kind: "crash", stored: stored, on: connection)
+            return .stored(stored: stored, duplicates: batch.items.count - stored)
+        }
+    }
+
+    /// Inserts the batch row; `false` when (app, kind, batchId) already exists.
+    private static func insertBatch<Item>(
+        _ batch: BatchRecord<Item>, kind: String, now: Int64, on connection: SQLiteConnection
+    ) throws -> Bool {
+        let identity = batch.identity
+        try connection.execute(
+            """
+            INSERT INTO ingest_batches (app_id, kind, batch_id, connection_id, installation_id, device_id, user_id,
+                app_version, build_number, sdk_version, platform, package_name, item_count, stored_count, received_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT DO NOTHING
+            """,
+            [
+                identity.appId, kind, batch.batchId, batch.connectionId, identity.installationId, identity.deviceId,
+                identity.userId, identity.appVersion, identity.buildNumber, identity.sdkVersion, identity.platform,
+                identity.packageName, batch.items.count, now,
+            ])
+        return connection.changes == 1
+    }
+
+    private static func finishBatch<Item>(
+        _ batch: BatchRecord<Item>, kind: String, stored: Int, on connection: SQLiteConnection
+    ) throws {
+        try connection.execute(
+            "UPDATE ingest_batches SET stored_count = ? WHERE app_id = ? AND kind = ? AND batch_id = ?",
+            [stored, batch.identity.appId, kind, batch.batchId])
+    }
+
+    // MARK: - Connection history
+
+    /// Records a successful CLIENT_CONNECT; returns after the commit.
+    func recordConnect(_ record: ConnectionRecord, at now: Int64) async throws {
+        try await executor.commit { connection in
+            try connection.execute(
+                """
+                INSERT INTO ingest_connections (connection_id, app_id, package_name, device_id, installation_id,
+                    platform, sdk_version, app_version, build_number, remote_address, connected_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    record.connectionId, record.appId, record.packageName, record.deviceId, record.installationId,
+                    record.platform, record.sdkVersion, record.appVersion, record.buildNumber, record.remoteAddress,
+                    now,
+                ])
+        }
+    }
+
+    /// Records an accepted heartbeat; returns after the commit.
+    func recordHeartbeat(connectionId: String, at now: Int64) async throws {
+        try await executor.commit { connection in
+            try connection.execute(
+                """
+                UPDATE ingest_connections SET last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1
+                WHERE connection_id = ?
+                """,
+                [now, connectionId])
+        }
+    }
+
+    /// Records that a connection closed; returns after the commit.
+    func recordClose(connectionId: String, at now: Int64) async throws {
+        try await executor.commit { connection in
+            try connection.execute(
+                "UPDATE ingest_connections SET closed_at = ? WHERE connection_id = ? AND closed_at IS NULL",
+                [now, connectionId])
+        }
+    }
+
+    /// Marks every connection the history still shows as open as closed at `now` (at start-up: a
+    /// previous process ended without recording its closes).
+    func closeDanglingConnections(at now: Int64) async throws {
+        try await executor.write { connection in
+            try connection.execute("UPDATE ingest_connections SET closed_at = ? WHERE closed_at IS NULL", [now])
+        }
+    }
+
+    // MARK: - Queries
+
+    /// The newest `limit` events of `app`, newest first.
+    func events(app: String, limit: Int) async throws -> [IngestedEvent] {
+        try await executor.read { connection in
+            try connection.query(
+                """
+                SELECT app_id, event_id, batch_id, installation_id, device_id, session_id, kind, name, timestamp_ms,
+                    received_at, body
+                FROM ingest_events WHERE app_id = ? ORDER BY seq DESC LIMIT ?
+                """,
+                [app, limit]
+            ) { row in
+                IngestedEvent(
+                    appId: try row.column(0), eventId: try row.column(1), batchId: try row.column(2),
+                    installationId: try row.column(3), deviceId: try row.column(4), sessionId: try row.column(5),
+                    kind: try row.column(6), name: try row.column(7), timestampMs: try row.column(8),
+                    receivedAtMs: try row.column(9), json: try row.column(10))
+            }
+        }
+    }
+
+    /// The newest `limit` crash reports of `app`, newest first.
+    func crashes(app: String, limit: Int) async throws -> [IngestedCrash] {
+        try await executor.read { connection in
+            try connection.query(
+                """
+                SELECT app_id, crash_id, batch_id, installation_id, session_id, timestamp_ms, received_at, body
+                FROM ingest_crashes WHERE app_id = ? ORDER BY seq DESC LIMIT ?
+                """,
+                [app, limit]
+            ) { row in
+                IngestedCrash(
+                    appId: try row.column(0), crashId: try row.column(1), batchId: try row.column(2),
+                    installationId: try row.column(3), sessionId: try row.column(4), timestampMs: try row.column(5),
+                    receivedAtMs: try row.column(6), json: try row.column(7))
+            }
+        }
+    }
+
+    /// The connection history of `app`, oldest first.
+    func connectionHistory(app: String) async throws -> [ConnectionHistoryEntry] {
+        try await executor.read { connection in
+            try connection.query(
+                """
+                SELECT connection_id, app_id, package_name, device_id, installation_id, platform, sdk_version,
+                    remote_address, connected_at, last_heartbeat_at, heartbeat_count, closed_at
+                FROM ingest_connections WHERE app_id = ? ORDER BY connected_at, connection_id
+                """,
+                [app]
+            ) { row in
+                ConnectionHistoryEntry(
+                    connectionId: try row.column(0), appId: try row.column(1), packageName: try row.column(2),
+                    deviceId: try row.column(3), installationId: try row.column(4), platform: try row.column(5),
+                    sdkVersion: try row.column(6), remoteAddress: try row.column(7), connectedAtMs: try row.column(8),
+                    lastHeartbeatAtMs: try row.column(9), heartbeatCount: try row.column(10),
+                    closedAtMs: try row.column(11))
+            }
+        }
+    }
+
+    /// What the store holds, per app.
+    func counts() async throws -> [String: IngestCounts] {
+        try await executor.read { connection in
+            var counts: [String: IngestCounts] = [:]
+            let batches = try connection.query(
+                "SELECT app_id, kind, count(*) FROM ingest_batches GROUP BY app_id, kind"
+            ) { row in
+                (
+                    try row.column(0, as: String.self), try row.column(1, as: String.self),
+                    try row.column(2, as: Int.self)
+                )
+            }
+            for (app, kind, count) in batches {
+                if kind == "event" {
+                    counts[app, default: IngestCounts()].eventBatches = count
+                } else {
+                    counts[app, default: IngestCounts()].crashBatches = count
+                }
+            }
+            let tables: [(String, WritableKeyPath<IngestCounts, Int>)] = [
+                ("ingest_events", \.events), ("ingest_crashes", \.crashes), ("ingest_connections", \.connections),
+            ]
+            for (table, keyPath) in tables {
+                let rows = try connection.query("SELECT app_id, count(*) FROM \(table) GROUP BY app_id") { row in
+                    (try row.column(0, as: String.self), try row.column(1, as: Int.self))
+                }
+                for (app, count) in rows {
+                    counts[app, default: IngestCounts()][keyPath: keyPath] = count
+                }
+            }
+            return counts
+        }
+    }
+}

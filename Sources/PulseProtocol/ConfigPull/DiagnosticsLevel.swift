@@ -1,0 +1,25 @@
+/// How much self-diagnostic data the SDK gathers and reports (the Xray levels).
+public enum DiagnosticsLevel: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Gather nothing.
+    case none
+    /// Cumulative per-session batch counters (attempted, sent, failed); the default.
+    case batchSummaries
+    /// Counters plus logged messages for every call into the SDK.
+    case callDetails
+    /// Call details plus the stack trace of each call site (expensive).
+    case callDetailsAndStackTraces
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let level = DiagnosticsLevel(rawValue: text) else {
+            throw PulseProtocolError(
+                code: .invalidValue, message: "unknown diagnosticsLevel \(PulseProtocolError.quoted(text))")
+        }
+        self = level
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}

@@ -1,0 +1,27 @@
+/// A payload compression codec named in configuration (`"none"`, `"zstd"`, `"zlib"`).
+///
+/// The msgtrans header's compression byte stays authoritative on the wire; this is only the policy
+/// telling a sender which codec to choose for payloads of at least
+/// ``ConfigSnapshot/compressionMinBytes``.
+public enum PayloadCodec: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Send uncompressed.
+    case none
+    /// zstd, level 3 (the default).
+    case zstd
+    /// zlib (RFC 1950), default level.
+    case zlib
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let codec = PayloadCodec(rawValue: text) else {
+            throw PulseProtocolError(
+                code: .invalidValue, message: "unknown compression \(PulseProtocolError.quoted(text))")
+        }
+        self = codec
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}

@@ -1,0 +1,123 @@
+import PulseJSON
+
+/// `CLIENT_CONNECT` (biz type 1) request: binds the connection to an app, package, installation and
+/// SDK build. It is SDK registration, not user login.
+///
+/// Wire keys in canonical order: `protocolVersion`, `appId`, `deviceId`, `installationId`, `platform`,
+/// `deviceType`, `packageName`, `appVersion`, `buildNumber`, `sdkVersion`, `capabilities`.
+/// `packageName` and `appVersion` may be `null`; `buildNumber` defaults to 0 and `capabilities` to `[]`
+/// when absent; every other field is required.
+public struct ConnectRequest: Sendable, Hashable, Codable {
+    /// The Pulse protocol version the client speaks; 2 for this registry.
+    public var protocolVersion: Int
+    /// The public App ID.
+    public var appId: String
+    /// The device identifier.
+    public var deviceId: String
+    /// The installation identifier.
+    public var installationId: String
+    /// The platform, for example `ios` or `android`.
+    public var platform: String
+    /// The device type, for example `phone`.
+    public var deviceType: String
+    /// The runtime package (bundle identifier), checked against the App ID's package policy.
+    public var packageName: String?
+    /// The display version of the app.
+    public var appVersion: String?
+    /// The monotonic platform build number (`CFBundleVersion` on iOS).
+    public var buildNumber: Int64
+    /// The SDK (PulseKit) version.
+    public var sdkVersion: String
+    /// Capability tokens such as `batch_upload`, `compression:zstd`, `bidirectional_request`.
+    public var capabilities: [String]
+
+    /// The protocol version described by this module.
+    public static let currentProtocolVersion = 2
+
+    /// Creates a request.
+    public init(
+        protocolVersion: Int = ConnectRequest.currentProtocolVersion, appId: String, deviceId: String,
+        installationId: String, platform: String, deviceType: String, packageName: String?, appVersion: String?,
+        buildNumber: Int64 = 0, sdkVersion: String, capabilities: [String] = []
+    ) {
+        self.protocolVersion = protocolVersion
+        self.appId = appId
+        self.deviceId = deviceId
+        self.installationId = installationId
+        self.platform = platform
+        self.deviceType = deviceType
+        self.packageName = packageName
+        self.appVersion = appVersion
+        self.buildNumber = buildNumber
+        self.sdkVersion = sdkVersion
+        self.capabilities = capabilities
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case protocolVersion, appId, deviceId, installationId, platform, deviceType, packageName, appVersion
+        case buildNumber, sdkVersion, capabilities
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        protocolVersion = try c.decode(Int.self, forKey: .protocolVersion)
+        appId = try c.decode(String.self, forKey: .appId)
+        deviceId = try c.decode(String.self, forKey: .deviceId)
+        installationId = try c.decode(String.self, forKey: .installationId)
+        platform = try c.decode(String.self, forKey: .platform)
+        deviceType = try c.decode(String.self, forKey: .deviceType)
+        packageName = try c.decodeIfPresent(String.self, forKey: .packageName)
+        appVersion = try c.decodeIfPresent(String.self, forKey: .appVersion)
+        buildNumber = try c.decode(Int64.self, forKey: .buildNumber, default: 0)
+        sdkVersion = try c.decode(String.self, forKey: .sdkVersion)
+        capabilities = try c.decode([String].self, forKey: .capabilities, default: [])
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(protocolVersion, forKey: .protocolVersion)
+        try c.encode(appId, forKey: .appId)
+        try c.encode(deviceId, forKey: .deviceId)
+        try c.encode(installationId, forKey: .installationId)
+        try c.encode(platform, forKey: .platform)
+        try c.encode(deviceType, forKey: .deviceType)
+        try c.encodeNullable(packageName, forKey: .packageName)
+        try c.encodeNullable(appVersion, forKey: .appVersion)
+        try c.encode(buildNumber, forKey: .buildNumber)
+        try c.encode(sdkVersion, forKey: .sdkVersion)
+        try c.encode(capabilities, forKey: .capabilities)
+    }
+}
+
+extension ConnectRequest: PulseJSONCodable {
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        protocolVersion = try o.int("protocolVersion")
+        appId = try o.string("appId")
+        deviceId = try o.string("deviceId")
+        installationId = try o.string("installationId")
+        platform = try o.string("platform")
+        deviceType = try o.string("deviceType")
+        packageName = try o.optionalString("packageName")
+        appVersion = try o.optionalString("appVersion")
+        buildNumber = try o.int64("buildNumber", default: 0)
+        sdkVersion = try o.string("sdkVersion")
+        capabilities = try o.stringArray("capabilities", default: [])
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("protocolVersion", protocolVersion)
+        writer.field("appId", appId)
+        writer.field("deviceId", deviceId)
+        writer.field("installationId", installationId)
+        writer.field("platform", platform)
+        writer.field("deviceType", deviceType)
+        writer.field("packageName", packageName)
+        writer.field("appVersion", appVersion)
+        writer.field("buildNumber", buildNumber)
+        writer.field("sdkVersion", sdkVersion)
+        writer.writeStrings("capabilities", capabilities)
+        writer.endObject()
+    }
+}

@@ -1,0 +1,63 @@
+import PulseJSON
+
+/// `BIDIRECTIONAL_CONTROL_RPC` (biz type 7) request: `{"route":"telemetry.flush","args":{},"schemaVersion":1}`.
+///
+/// Wire keys in canonical order: `route` (required, a well-formed ``ControlRoute``), `args` (an
+/// object of route-specific arguments, default `{}`), `schemaVersion` (default 1). The result is
+/// route-specific and travels as a ``ControlRPCResult`` in a ``PulseEnvelope``; a route the receiver does not
+/// allowlist gets code 404 and the connection stays open.
+public struct ControlRPCRequest: Sendable, Hashable, Codable, PulseJSONCodable {
+    /// The route to invoke.
+    public var route: ControlRoute
+    /// Route-specific arguments in document order.
+    public var args: [JSONMember]
+    /// The version of the route's argument schema.
+    public var schemaVersion: Int
+
+    /// Creates a request.
+    public init(route: ControlRoute, args: [JSONMember] = [], schemaVersion: Int = 1) {
+        self.route = route
+        self.args = args
+        self.schemaVersion = schemaVersion
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case route, args, schemaVersion
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        route = try c.decode(ControlRoute.self, forKey: .route)
+        args = try c.decodeMembers(forKey: .args)
+        schemaVersion = try c.decode(Int.self, forKey: .schemaVersion, default: 1)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(route, forKey: .route)
+        try c.encodeMembers(args, forKey: .args)
+        try c.encode(schemaVersion, forKey: .schemaVersion)
+    }
+
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        let name = try o.string("route")
+        guard let route = ControlRoute(name) else {
+            throw PulseProtocolError(
+                code: .invalidValue,
+                message: "route: \(PulseProtocolError.quoted(name)) is not a lower-case dotted name")
+        }
+        self.route = route
+        args = try o.members("args")
+        schemaVersion = try o.int("schemaVersion", default: 1)
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("route", route.name)
+        writer.key("args")
+        writer.value(.object(args))
+        writer.field("schemaVersion", schemaVersion)
+        writer.endObject()
+    }
+}

@@ -1,0 +1,76 @@
+import PulseJSON
+
+/// Metadata of one crash attachment (a minidump, a log tail, a screenshot). The bytes themselves are
+/// never part of the batch; they travel separately, identified by their SHA-256.
+///
+/// Wire keys in canonical order, all required: `name`, `contentType`, `byteCount` (int64, >= 0),
+/// `sha256` (64 lowercase hex characters).
+public struct CrashAttachment: Sendable, Hashable, Codable, PulseJSONCodable {
+    /// The attachment's file name.
+    public var name: String
+    /// Its media type, for example `application/x-minidump`.
+    public var contentType: String
+    /// Its size in bytes.
+    public var byteCount: Int64
+    /// Its SHA-256 digest as 64 lowercase hex characters.
+    public var sha256: String
+
+    /// Creates attachment metadata.
+    public init(name: String, contentType: String, byteCount: Int64, sha256: String) {
+        self.name = name
+        self.contentType = contentType
+        self.byteCount = byteCount
+        self.sha256 = sha256
+    }
+
+    /// Throws ``PulseProtocolError/Code/invalidValue`` when `byteCount` is negative or `sha256` is
+    /// not 64 lowercase hex characters.
+    public func validate() throws(PulseProtocolError) {
+        if byteCount < 0 {
+            throw PulseProtocolError(code: .invalidValue, message: "byteCount: must not be negative")
+        }
+        let isHex = sha256.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        if sha256.utf8.count != 64 || !isHex {
+            throw PulseProtocolError(code: .invalidValue, message: "sha256: expected 64 lowercase hex characters")
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, contentType, byteCount, sha256
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        contentType = try c.decode(String.self, forKey: .contentType)
+        byteCount = try c.decode(Int64.self, forKey: .byteCount)
+        sha256 = try c.decode(String.self, forKey: .sha256)
+        try validate()
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(contentType, forKey: .contentType)
+        try c.encode(byteCount, forKey: .byteCount)
+        try c.encode(sha256, forKey: .sha256)
+    }
+
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        name = try o.string("name")
+        contentType = try o.string("contentType")
+        byteCount = try o.int64("byteCount")
+        sha256 = try o.string("sha256")
+        try validate()
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("name", name)
+        writer.field("contentType", contentType)
+        writer.field("byteCount", byteCount)
+        writer.field("sha256", sha256)
+        writer.endObject()
+    }
+}

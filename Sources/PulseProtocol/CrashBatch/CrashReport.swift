@@ -1,0 +1,146 @@
+import PulseJSON
+
+/// One crash inside `CLIENT_CRASH_BATCH_UPLOAD`.
+///
+/// Wire keys in canonical order: `crashId` (required; the `app.crash.id`, identical on every attempt
+/// to report this crash, so two reports with the same id are one crash), `timestamp` (required, epoch
+/// ms of the crash), `sessionId`, `signal` (for example `SIGSEGV`), `exceptionType` (for example
+/// `NSInvalidArgumentException`), `message`, `stack` (array of ``CrashFrame`` or a string), `build`
+/// (required, ``CrashBuild``), `attachments` (default `[]`, metadata only), `attributes` (free-form
+/// object, default `{}`). The other fields are nullable.
+public struct CrashReport: Sendable, Hashable, Codable, PulseJSONCodable {
+    /// The crash's stable id (`app.crash.id`).
+    public var crashId: String
+    /// When the crash happened, epoch milliseconds.
+    public var timestamp: Int64
+    /// The session that crashed, if known.
+    public var sessionId: String?
+    /// The fatal signal, if any.
+    public var signal: String?
+    /// The uncaught exception's type, if any.
+    public var exceptionType: String?
+    /// The exception or termination message, if any.
+    public var message: String?
+    /// The crashed thread's stack.
+    public var stack: CrashStack?
+    /// The build that crashed.
+    public var build: CrashBuild
+    /// Attachment metadata.
+    public var attachments: [CrashAttachment]
+    /// Free-form context in document order.
+    public var attributes: [JSONMember]
+
+    /// Creates a crash report.
+    public init(
+        crashId: String, timestamp: Int64, sessionId: String?, signal: String? = nil, exceptionType: String? = nil,
+        message: String? = nil, stack: CrashStack? = nil, build: CrashBuild, attachments: [CrashAttachment] = [],
+        attributes: [JSONMember] = []
+    ) {
+        self.crashId = crashId
+        self.timestamp = timestamp
+        self.sessionId = sessionId
+        self.signal = signal
+        self.exceptionType = exceptionType
+        self.message = message
+        self.stack = stack
+        self.build = build
+        self.attachments = attachments
+        self.attributes = attributes
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case crashId, timestamp, sessionId, signal, exceptionType, message, stack, build, attachments, attributes
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        crashId = try c.decode(String.self, forKey: .crashId)
+        timestamp = try c.decode(Int64.self, forKey: .timestamp)
+        sessionId = try c.decodeIfPresent(String.self, forKey: .sessionId)
+        signal = try c.decodeIfPresent(String.self, forKey: .signal)
+        exceptionType = try c.decodeIfPresent(String.self, forKey: .exceptionType)
+        message = try c.decodeIfPresent(String.self, forKey: .message)
+        stack = try c.decodeIfPresent(CrashStack.self, forKey: .stack)
+        build = try c.decode(CrashBuild.self, forKey: .build)
+        attachments = try c.decode([CrashAttachment].self, forKey: .attachments, default: [])
+        attributes = try c.decodeMembers(forKey: .attributes)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(crashId, forKey: .crashId)
+        try c.encode(timestamp, forKey: .timestamp)
+        try c.encodeNullable(sessionId, forKey: .sessionId)
+        try c.encodeNullable(signal, forKey: .signal)
+        try c.encodeNullable(exceptionType, forKey: .exceptionType)
+        try c.encodeNullable(message, forKey: .message)
+        try c.encodeNullable(stack, forKey: .stack)
+        try c.encode(build, forKey: .build)
+        try c.encode(attachments, forKey: .attachments)
+        try c.encodeMembers(attributes, forKey: .attributes)
+    }
+
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        crashId = try o.string("crashId")
+        timestamp = try o.int64("timestamp")
+        sessionId = try o.optionalString("sessionId")
+        signal = try o.optionalString("signal")
+        exceptionType = try o.optionalString("exceptionType")
+        message = try o.optionalString("message")
+        if let stackNode = o.optional("stack") {
+            do {
+                stack = try CrashStack(jsonNode: stackNode)
+            } catch {
+                throw error.at("stack")
+            }
+        } else {
+            stack = nil
+        }
+        build = try o.object("build") { node throws(PulseProtocolError) in try CrashBuild(jsonNode: node) }
+        var attachments: [CrashAttachment] = []
+        if let elements = try o.optionalArray("attachments") {
+            for (index, element) in elements.enumerated() {
+                do {
+                    attachments.append(try CrashAttachment(jsonNode: element))
+                } catch {
+                    throw error.at("attachments[\(index)]")
+                }
+            }
+        }
+        self.attachments = attachments
+        attributes = try o.members("attributes")
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("crashId", crashId)
+        writer.field("timestamp", timestamp)
+        writer.field("sessionId", sessionId)
+        writer.field("signal", signal)
+        writer.field("exceptionType", exceptionType)
+        writer.field("message", message)
+        writer.key("stack")
+        if let stack {
+            stack.writeJSON(to: &writer)
+        } else {
+            writer.null()
+        }
+        writer.key("build")
+        build.writeJSON(to: &writer)
+        writer.key("attachments")
+        writer.beginArray()
+        for attachment in attachments {
+            attachment.writeJSON(to: &writer)
+        }
+        writer.endArray()
+        writer.key("attributes")
+        writer.beginObject()
+        for member in attributes {
+            writer.key(member.key)
+            writer.value(member.value)
+        }
+        writer.endObject()
+        writer.endObject()
+    }
+}

@@ -1,0 +1,60 @@
+import PulseJSON
+
+/// The stack of a crash: structured frames (a JSON array) or an unparsed textual trace (a JSON
+/// string), for example a platform crash log section.
+public enum CrashStack: Sendable, Hashable, Codable, PulseJSONCodable {
+    /// Frames, innermost first.
+    case frames([CrashFrame])
+    /// A raw textual stack trace.
+    case text(String)
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let text = try? container.decode(String.self) {
+            self = .text(text)
+        } else {
+            self = .frames(try container.decode([CrashFrame].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .frames(let frames): try container.encode(frames)
+        case .text(let text): try container.encode(text)
+        }
+    }
+
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        if let text = node.string {
+            self = .text(text)
+            return
+        }
+        guard node.kind == .array else {
+            throw PulseProtocolError(code: .typeMismatch, message: "$: expected an array of frames or a string")
+        }
+        var frames: [CrashFrame] = []
+        frames.reserveCapacity(node.count)
+        for (index, element) in node.elements.enumerated() {
+            do {
+                frames.append(try CrashFrame(jsonNode: element))
+            } catch {
+                throw error.at("[\(index)]")
+            }
+        }
+        self = .frames(frames)
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        switch self {
+        case .frames(let frames):
+            writer.beginArray()
+            for frame in frames {
+                frame.writeJSON(to: &writer)
+            }
+            writer.endArray()
+        case .text(let text):
+            writer.string(text)
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import PulseJSON
+
+/// The identity envelope of an upload batch (`CLIENT_EVENT_BATCH_UPLOAD` and
+/// `CLIENT_CRASH_BATCH_UPLOAD`). It belongs to the whole batch and is never repeated per record; it
+/// must match the identity accepted at `CLIENT_CONNECT` or the batch gets code 403.
+///
+/// Wire keys in canonical order: `projectId` (the App ID; the name is kept on the wire),
+/// `installationId`, `deviceId`, `userId` (nullable), `appVersion` (nullable), `buildNumber` (default
+/// 0), `sdkVersion`, `platform`, `packageName` (nullable, like `CLIENT_CONNECT`'s). The other strings
+/// are required.
+public struct BatchIdentity: Sendable, Hashable, Codable, PulseJSONCodable {
+    /// The App ID.
+    public var projectId: String
+    /// The installation identifier.
+    public var installationId: String
+    /// The device identifier.
+    public var deviceId: String
+    /// The user ID set by the host app's explicit identify call, if any.
+    public var userId: String?
+    /// The app's display version.
+    public var appVersion: String?
+    /// The monotonic platform build number.
+    public var buildNumber: Int64
+    /// The SDK version.
+    public var sdkVersion: String
+    /// The platform, for example `ios`.
+    public var platform: String
+    /// The runtime package name, when known.
+    public var packageName: String?
+
+    /// Creates an identity.
+    public init(
+        projectId: String, installationId: String, deviceId: String, userId: String?, appVersion: String?,
+        buildNumber: Int64 = 0, sdkVersion: String, platform: String, packageName: String?
+    ) {
+        self.projectId = projectId
+        self.installationId = installationId
+        self.deviceId = deviceId
+        self.userId = userId
+        self.appVersion = appVersion
+        self.buildNumber = buildNumber
+        self.sdkVersion = sdkVersion
+        self.platform = platform
+        self.packageName = packageName
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case projectId, installationId, deviceId, userId, appVersion, buildNumber, sdkVersion, platform, packageName
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        projectId = try c.decode(String.self, forKey: .projectId)
+        installationId = try c.decode(String.self, forKey: .installationId)
+        deviceId = try c.decode(String.self, forKey: .deviceId)
+        userId = try c.decodeIfPresent(String.self, forKey: .userId)
+        appVersion = try c.decodeIfPresent(String.self, forKey: .appVersion)
+        buildNumber = try c.decode(Int64.self, forKey: .buildNumber, default: 0)
+        sdkVersion = try c.decode(String.self, forKey: .sdkVersion)
+        platform = try c.decode(String.self, forKey: .platform)
+        packageName = try c.decodeIfPresent(String.self, forKey: .packageName)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(projectId, forKey: .projectId)
+        try c.encode(installationId, forKey: .installationId)
+        try c.encode(deviceId, forKey: .deviceId)
+        try c.encodeNullable(userId, forKey: .userId)
+        try c.encodeNullable(appVersion, forKey: .appVersion)
+        try c.encode(buildNumber, forKey: .buildNumber)
+        try c.encode(sdkVersion, forKey: .sdkVersion)
+        try c.encode(platform, forKey: .platform)
+        try c.encodeNullable(packageName, forKey: .packageName)
+    }
+
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        projectId = try o.string("projectId")
+        installationId = try o.string("installationId")
+        deviceId = try o.string("deviceId")
+        userId = try o.optionalString("userId")
+        appVersion = try o.optionalString("appVersion")
+        buildNumber = try o.int64("buildNumber", default: 0)
+        sdkVersion = try o.string("sdkVersion")
+        platform = try o.string("platform")
+        packageName = try o.optionalString("packageName")
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("projectId", projectId)
+        writer.field("installationId", installationId)
+        writer.field("deviceId", deviceId)
+        writer.field("userId", userId)
+        writer.field("appVersion", appVersion)
+        writer.field("buildNumber", buildNumber)
+        writer.field("sdkVersion", sdkVersion)
+        writer.field("platform", platform)
+        writer.field("packageName", packageName)
+        writer.endObject()
+    }
+}

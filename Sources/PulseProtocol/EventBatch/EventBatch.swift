@@ -1,0 +1,94 @@
+import PulseJSON
+
+/// `CLIENT_EVENT_BATCH_UPLOAD` (biz type 5) request: one identity and an ordered, non-empty event
+/// array. Success data is `true`, sent only after durable acceptance.
+///
+/// Wire keys in canonical order: `identity`, `events`, `batchId`; all required. `batchId` is stable for
+/// the lifetime of the sender's outbox row and survives retries. Decoding (both codecs) rejects an
+/// empty `events` array and any unknown event kind, so one bad record rejects the whole batch.
+///
+/// ``encodeJSON()`` and ``init(decodingJSON:)`` are the fast, Foundation-free codecs for this hot path.
+public struct EventBatch: Sendable, Hashable, Codable, PulseJSONCodable {
+    /// The identity of the whole batch.
+    public var identity: BatchIdentity
+    /// The events in queue order.
+    public var events: [PulseEvent]
+    /// The stable batch identifier.
+    public var batchId: String
+
+    /// Creates a batch.
+    public init(identity: BatchIdentity, events: [PulseEvent], batchId: String) {
+        self.identity = identity
+        self.events = events
+        self.batchId = batchId
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case identity, events, batchId
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        identity = try c.decode(BatchIdentity.self, forKey: .identity)
+        events = try c.decode([PulseEvent].self, forKey: .events)
+        batchId = try c.decode(String.self, forKey: .batchId)
+        if events.isEmpty {
+            throw Self.emptyEvents
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(identity, forKey: .identity)
+        try c.encode(events, forKey: .events)
+        try c.encode(batchId, forKey: .batchId)
+    }
+
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        identity = try o.object("identity") { node throws(PulseProtocolError) in try BatchIdentity(jsonNode: node) }
+        guard let elements = try o.optionalArray("events") else {
+            throw PulseProtocolError(code: .missingField, message: "events: required field is missing")
+        }
+        var events: [PulseEvent] = []
+        events.reserveCapacity(elements.underestimatedCount)
+        var index = 0
+        for element in elements {
+            do {
+                events.append(try PulseEvent(jsonNode: element))
+            } catch {
+                throw error.at("events[\(index)]")
+            }
+            index += 1
+        }
+        if events.isEmpty {
+            throw Self.emptyEvents
+        }
+        self.events = events
+        batchId = try o.string("batchId")
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("identity")
+        identity.writeJSON(to: &writer)
+        writer.key("events")
+        writer.beginArray()
+        for event in events {
+            event.writeJSON(to: &writer)
+        }
+        writer.endArray()
+        writer.field("batchId", batchId)
+        writer.endObject()
+    }
+
+    /// The canonical JSON bytes (fast path; no Foundation).
+    public func encodeJSON() -> [UInt8] {
+        var writer = JSONWriter(capacity: 512 * max(events.count, 1))
+        writeJSON(to: &writer)
+        return writer.bytes
+    }
+
+    private static let emptyEvents = PulseProtocolError(
+        code: .invalidValue, message: "events: a batch must contain at least one event")
+}

@@ -1,0 +1,107 @@
+import PulseJSON
+
+/// One telemetry record inside `CLIENT_EVENT_BATCH_UPLOAD`.
+///
+/// Wire keys in canonical order: `id` (the database idempotency key; SDK ids are 32 lowercase hex
+/// characters), `timestamp` (epoch ms when recorded), `sessionId`, `kind`, `name`, `source` (absent or
+/// `null` reads as both-`null`), `attributes` (an object of any JSON values; absent or `null` reads
+/// as `{}`). `id`, `timestamp`, `sessionId`, `kind` and `name` are required.
+public struct PulseEvent: Sendable, Hashable, Codable, PulseJSONCodable {
+    /// The idempotency key; replays with the same id are stored once.
+    public var id: String
+    /// When the event was recorded, epoch milliseconds.
+    public var timestamp: Int64
+    /// The app session the event belongs to.
+    public var sessionId: String
+    /// The record kind.
+    public var kind: PulseEventKind
+    /// The event name, for example `screen_view`.
+    public var name: String
+    /// Where the event was recorded.
+    public var source: EventSource
+    /// Free-form attributes in document order (duplicates kept as received).
+    public var attributes: [JSONMember]
+
+    /// Creates an event.
+    public init(
+        id: String, timestamp: Int64, sessionId: String, kind: PulseEventKind, name: String,
+        source: EventSource = .unknown, attributes: [JSONMember] = []
+    ) {
+        self.id = id
+        self.timestamp = timestamp
+        self.sessionId = sessionId
+        self.kind = kind
+        self.name = name
+        self.source = source
+        self.attributes = attributes
+    }
+
+    /// The value of the first attribute named `key`.
+    public func attribute(_ key: String) -> JSONValue? {
+        attributes.first { $0.key == key }?.value
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, timestamp, sessionId, kind, name, source, attributes
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        timestamp = try c.decode(Int64.self, forKey: .timestamp)
+        sessionId = try c.decode(String.self, forKey: .sessionId)
+        kind = try c.decode(PulseEventKind.self, forKey: .kind)
+        name = try c.decode(String.self, forKey: .name)
+        source = try c.decode(EventSource.self, forKey: .source, default: .unknown)
+        attributes = try c.decodeMembers(forKey: .attributes)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(timestamp, forKey: .timestamp)
+        try c.encode(sessionId, forKey: .sessionId)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(name, forKey: .name)
+        try c.encode(source, forKey: .source)
+        try c.encodeMembers(attributes, forKey: .attributes)
+    }
+
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        id = try o.string("id")
+        timestamp = try o.int64("timestamp")
+        sessionId = try o.string("sessionId")
+        kind = try PulseEventKind(jsonNode: try o.required("kind"), field: "kind")
+        name = try o.string("name")
+        if let sourceNode = o.optional("source") {
+            do {
+                source = try EventSource(jsonNode: sourceNode)
+            } catch {
+                throw error.at("source")
+            }
+        } else {
+            source = .unknown
+        }
+        attributes = try o.members("attributes")
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("id", id)
+        writer.field("timestamp", timestamp)
+        writer.field("sessionId", sessionId)
+        writer.field("kind", kind.rawValue)
+        writer.field("name", name)
+        writer.key("source")
+        source.writeJSON(to: &writer)
+        writer.key("attributes")
+        writer.beginObject()
+        for member in attributes {
+            writer.key(member.key)
+            writer.value(member.value)
+        }
+        writer.endObject()
+        writer.endObject()
+    }
+}

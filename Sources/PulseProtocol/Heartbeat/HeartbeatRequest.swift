@@ -1,0 +1,56 @@
+import PulseJSON
+
+/// `CLIENT_HEARTBEAT` (biz type 2) request.
+///
+/// Wire keys in canonical order: `connectionId`, `clientTimeMs`, `sdkVersion`; all required. A
+/// connection ID or SDK version that differs from the connected identity gets code 403.
+public struct HeartbeatRequest: Sendable, Hashable, Codable {
+    /// The connection ID issued in ``ConnectResult/connectionId``.
+    public var connectionId: String
+    /// The client clock, epoch milliseconds.
+    public var clientTimeMs: Int64
+    /// The SDK version; must equal the one declared at connect.
+    public var sdkVersion: String
+
+    /// Creates a request.
+    public init(connectionId: String, clientTimeMs: Int64, sdkVersion: String) {
+        self.connectionId = connectionId
+        self.clientTimeMs = clientTimeMs
+        self.sdkVersion = sdkVersion
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case connectionId, clientTimeMs, sdkVersion
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        connectionId = try c.decode(String.self, forKey: .connectionId)
+        clientTimeMs = try c.decode(Int64.self, forKey: .clientTimeMs)
+        sdkVersion = try c.decode(String.self, forKey: .sdkVersion)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(connectionId, forKey: .connectionId)
+        try c.encode(clientTimeMs, forKey: .clientTimeMs)
+        try c.encode(sdkVersion, forKey: .sdkVersion)
+    }
+}
+
+extension HeartbeatRequest: PulseJSONCodable {
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        connectionId = try o.string("connectionId")
+        clientTimeMs = try o.int64("clientTimeMs")
+        sdkVersion = try o.string("sdkVersion")
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("connectionId", connectionId)
+        writer.field("clientTimeMs", clientTimeMs)
+        writer.field("sdkVersion", sdkVersion)
+        writer.endObject()
+    }
+}

@@ -1,0 +1,83 @@
+import PulseJSON
+
+/// `CLIENT_HEARTBEAT` (biz type 2) success data.
+///
+/// Wire keys in canonical order: `accepted`, `serverTimeMs`, `configRevision`, `heartbeatIntervalMs`,
+/// `collectKinds`. Absent fields default to: `configRevision` 0, `heartbeatIntervalMs` 60000,
+/// `collectKinds` `[]`; `accepted` and `serverTimeMs` are required.
+public struct HeartbeatResult: Sendable, Hashable, Codable {
+    /// Whether the heartbeat was accepted.
+    public var accepted: Bool
+    /// The server clock, epoch milliseconds.
+    public var serverTimeMs: Int64
+    /// The latest configuration revision.
+    public var configRevision: Int64
+    /// The interval until the next heartbeat, as sent by the server.
+    public var heartbeatIntervalMs: Int64
+    /// The event kinds to collect; empty means all.
+    public var collectKinds: [PulseEventKind]
+
+    /// The range a client clamps ``heartbeatIntervalMs`` to: 15 s to 5 min.
+    public static let clientIntervalRangeMs: ClosedRange<Int64> = 15_000...300_000
+
+    /// Creates a result.
+    public init(
+        accepted: Bool = true, serverTimeMs: Int64, configRevision: Int64 = 0,
+        heartbeatIntervalMs: Int64 = ConnectResult.defaultHeartbeatIntervalMs, collectKinds: [PulseEventKind] = []
+    ) {
+        self.accepted = accepted
+        self.serverTimeMs = serverTimeMs
+        self.configRevision = configRevision
+        self.heartbeatIntervalMs = heartbeatIntervalMs
+        self.collectKinds = collectKinds
+    }
+
+    /// ``heartbeatIntervalMs`` clamped to ``clientIntervalRangeMs``, the value a client schedules with.
+    public var clampedHeartbeatIntervalMs: Int64 {
+        min(max(heartbeatIntervalMs, Self.clientIntervalRangeMs.lowerBound), Self.clientIntervalRangeMs.upperBound)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case accepted, serverTimeMs, configRevision, heartbeatIntervalMs, collectKinds
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        accepted = try c.decode(Bool.self, forKey: .accepted)
+        serverTimeMs = try c.decode(Int64.self, forKey: .serverTimeMs)
+        configRevision = try c.decode(Int64.self, forKey: .configRevision, default: 0)
+        heartbeatIntervalMs = try c.decode(
+            Int64.self, forKey: .heartbeatIntervalMs, default: ConnectResult.defaultHeartbeatIntervalMs)
+        collectKinds = try c.decode([PulseEventKind].self, forKey: .collectKinds, default: [])
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(accepted, forKey: .accepted)
+        try c.encode(serverTimeMs, forKey: .serverTimeMs)
+        try c.encode(configRevision, forKey: .configRevision)
+        try c.encode(heartbeatIntervalMs, forKey: .heartbeatIntervalMs)
+        try c.encode(collectKinds, forKey: .collectKinds)
+    }
+}
+
+extension HeartbeatResult: PulseJSONCodable {
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        let o = try JSONObjectReader(node)
+        accepted = try o.bool("accepted")
+        serverTimeMs = try o.int64("serverTimeMs")
+        configRevision = try o.int64("configRevision", default: 0)
+        heartbeatIntervalMs = try o.int64("heartbeatIntervalMs", default: ConnectResult.defaultHeartbeatIntervalMs)
+        collectKinds = try o.kinds("collectKinds")
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("accepted", accepted)
+        writer.field("serverTimeMs", serverTimeMs)
+        writer.field("configRevision", configRevision)
+        writer.field("heartbeatIntervalMs", heartbeatIntervalMs)
+        writer.writeKinds("collectKinds", collectKinds)
+        writer.endObject()
+    }
+}

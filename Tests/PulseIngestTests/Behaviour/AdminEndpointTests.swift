@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+@testable import PulseIngest
+
+@Suite struct AdminEndpointTests {
+    @Test func statsReportConnectionsPresenceBatchesEventsAndCrashes() async throws {
+        let harness = try await Harness.start(admin: true)
+        let port = try #require(harness.server.adminPort)
+        let (client, _) = try await harness.connectedClient()
+        _ = try #require(
+            await client.request(
+                biz: Biz.eventBatch,
+                json: Fixture.eventBatch(batchId: "s", eventIds: [Fixture.hexID(1), Fixture.hexID(2)])))
+        _ = try #require(
+            await client.request(biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "c", crashIds: ["k"])))
+        _ = try #require(await client.request(biz: 99, json: "{}"))
+        let reply = try #require(await HTTPProbe.send(port: port, path: "/stats"))
+        #expect(reply.status == 200)
+        let stats = reply.object
+        #expect((stats["openConnections"] as? NSNumber)?.intValue == 1)
+        #expect(((stats["rejections"] as? [String: Any])?["404"] as? NSNumber)?.intValue == 1)
+        let app = try #require((stats["apps"] as? [String: Any])?[Fixture.appId] as? [String: Any])
+        #expect((app["sessions"] as? NSNumber)?.intValue == 1)
+        #expect((app["present"] as? NSNumber)?.intValue == 1)
+        #expect((app["eventBatches"] as? NSNumber)?.intValue == 1)
+        #expect((app["events"] as? NSNumber)?.intValue == 2)
+        #expect((app["crashBatches"] as? NSNumber)?.intValue == 1)
+        #expect((app["crashes"] as? NSNumber)?.intValue == 1)
+        await harness.stop()
+    }
+
+    @Test func eventsCrashesAndConnectionsAreListed() async throws {
+        let harness = try await Harness.start(admin: true)
+        let port = try #require(harness.server.adminPort)
+        let (client, connectionId) = try await harness.connectedClient()
+        let ids = (0..<5).map { Fixture.hexID(10 + $0) }
+        _ = try #require(
+            await client.request(biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "l", eventIds: ids)))
+        _ = try #require(
+            await client.request(biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "c", crashIds: ["k"])))
+
+        let events = try #require(await HTTPProbe.send(port: port, path: "/events?app=\(Fixture.appId)&limit=3"))
+        #expect(events.status == 200)
+        let list = try #require(events.object["events"] as? [[String: Any]])
+        #expect(list.count == 3)
+        #expect(list.first?["eventId"] as? String == ids[4])
+        #expect((list.first?["event"] as? [String: Any])?["kind"] as? String == "Analytics")
+
+        let crashes = try #require(await HTTPProbe.send(port: port, path: "/crashes?app=\(Fixture.appId)"))
+        #expect((crashes.object["crashes"] as? [[String: Any]])?.first?["crashId"] as? String == "k")
+        let connections = try #require(await HTTPProbe.send(port: port, path: "/connections?app=\(Fixture.appId)"))
+        #expect(
+            (connections.object["connections"] as? [[String: Any]])?.first?["connectionId"] as? String == connectionId)
+
+        #expect(await HTTPProbe.send(port: port, path: "/events")?.status == 400)
+        #expect(await HTTPProbe.send(port: port, path: "/events?app=x&limit=zero")?.status == 400)
+        #expect(await HTTPProbe.send(port: port, path: "/nope")?.status == 404)
+        #expect(await HTTPProbe.send(port: port, method: "DELETE", path: "/stats")?.status == 405)
+        await harness.stop()
+    }
+
+    @Test func postControlSendsARouteToConnectedClients() async throws {
+        let harness = try await Harness.start(admin: true)
+        let port = try #require(harness.server.adminPort)
+        let (client, connectionId) = try await harness.connectedClient()
+        async let reply = HTTPProbe.send(
+            port: port, method: "POST", path: "/control",
+            body: #"{"app":"app_7f3a","route":"telemetry.flush","args":{"reason":"test"}}"#)
+        let request = try #require(await client.readFrame())
+        let body = try #require(JSONSerialization.jsonObject(with: Data(request.payload)) as? [String: Any])
+        #expect(body["route"] as? String == "telemetry.flush")
+        #expect((body["args"] as? [String: Any])?["reason"] as? String == "test")
+        await client.send(
+            .response, biz: 7, json: #"{"code":0,"msg":null,"data":{"flushedBatches":1}}"#, messageID: request.messageID
+        )
+        let answer = try #require(await reply)
+        #expect(answer.status == 200)
+        #expect((answer.object["sent"] as? NSNumber)?.intValue == 1)
+        let outcome = try #require((answer.object["outcomes"] as? [[String: Any]])?.first)
+        #expect(outcome["connectionId"] as? String == connectionId)
+        #expect((outcome["code"] as? NSNumber)?.intValue == 0)
+        #expect(((outcome["data"] as? [String: Any])?["flushedBatches"] as? NSNumber)?.intValue == 1)
+
+        let bad = await HTTPProbe.send(
+            port: port, method: "POST", path: "/control", body: #"{"app":"a","route":"Bad"}"#)
+        #expect(bad?.status == 400)
+        let none = await HTTPProbe.send(
+            port: port, method: "POST", path: "/control", body: #"{"app":"nobody","route":"config.invalidate"}"#)
+        #expect(none?.status == 200)
+        #expect((none?.object["sent"] as? NSNumber)?.intValue == 0)
+        await harness.stop()
+    }
+}
