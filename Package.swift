@@ -87,7 +87,11 @@ let modules: [Target] = [
         ],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseGateCLI", dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest"],
+        name: "PulseUploader", dependencies: ["PulseStorage", "PulseJSON", "CCurl", "CPulseShims", "CZlib", "CZstd"],
+        swiftSettings: swiftSettings),
+    .target(
+        name: "PulseGateCLI",
+        dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest", "PulseUploader"],
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate", dependencies: ["PulseGateCLI"],
@@ -139,6 +143,10 @@ let tests: [Target] = [
         dependencies: [
             "PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON", "MsgTrans", "MsgTransRuntime", "CZlib", "CZstd",
         ],
+        swiftSettings: swiftSettings),
+    .testTarget(
+        name: "PulseUploaderTests",
+        dependencies: ["PulseUploader", "PulseStorage", "PulseJSON", "PulseGateway", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseGateway", "PulseIngest"],

@@ -14,7 +14,9 @@ public enum PulseGateCommandLine {
           help        Show this help.
           serve       Run the OTLP/HTTP gateway.
           outbox      Show the gateway's outbox per app, list and requeue dead letters.
+          ingest      Run the reference Pulse ingest server (msgtrans) on its own.
           version     Show the version.
+          upload      The companion uploader: queue, seal and send telemetry (`pulsegate upload --help`).
 
         OPTIONS:
           -h, --help      Show this help.
@@ -67,6 +69,7 @@ public enum PulseGateCommandLine {
             }
             output.standardOutput("pulsegate \(PulseGateVersion.current)\n")
         case "ingest": try await IngestCommand.run(arguments: rest, environment: environment, output: output)
+        case "upload": try await UploadCommand.run(arguments: rest, environment: environment, output: output)
         default:
             if first.hasPrefix("-") {
                 throw CLIError(.usage, "unknown option '\(first)'")

@@ -1,3 +1,8 @@
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include "pulse_shims.h"
 
 #include <arpa/inet.h>
@@ -70,3 +75,34 @@ CURLcode pg_curl_setopt_header_function(CURL *h, pg_curl_data_callback cb, void 
 }
 CURLcode pg_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 CURLcode pg_curl_getinfo_double(CURL *h, CURLINFO i, double *v) { return curl_easy_getinfo(h, i, v); }
+
+int pg_spawn_detached(const char *path, char *const argv[], char *const envp[], const char *output_path,
+                      pid_t *pid) {
+    posix_spawnattr_t attributes;
+    posix_spawn_file_actions_t actions;
+    sigset_t mask, defaults;
+    int rc = posix_spawnattr_init(&attributes);
+    if (rc != 0) return rc;
+    rc = posix_spawn_file_actions_init(&actions);
+    if (rc != 0) {
+        posix_spawnattr_destroy(&attributes);
+        return rc;
+    }
+    sigemptyset(&mask);
+    sigfillset(&defaults);
+    sigdelset(&defaults, SIGKILL);
+    sigdelset(&defaults, SIGSTOP);
+    if (rc == 0) rc = posix_spawnattr_setsigmask(&attributes, &mask);
+    if (rc == 0) rc = posix_spawnattr_setsigdefault(&attributes, &defaults);
+    if (rc == 0) rc = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+                                                            POSIX_SPAWN_SETSIGDEF);
+    if (rc == 0) rc = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    if (rc == 0) rc = posix_spawn_file_actions_addopen(&actions, 1, output_path ? output_path : "/dev/null",
+                                                       O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    if (rc == 0) rc = posix_spawn(pid, path, &actions, &attributes, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    return rc;
+}

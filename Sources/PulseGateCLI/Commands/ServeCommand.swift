@@ -102,9 +102,9 @@ enum ServeCommand {
         }
         let configuration = try configuration(options)
         let logger = GatewayLogger(level: configuration.policy.logLevel) { line in output.standardError(line) }
-        let gateway: RunningGateway
+        let system: GatewaySystem
         do {
-            gateway = try await GatewayApp.start(configuration, environment: GatewayEnvironment(logger: logger))
+            system = try await GatewaySystem.start(configuration, environment: GatewayEnvironment(logger: logger))
         } catch {
             throw CLIError(.runtime, "serve: the gateway could not start", underlying: error)
         }
@@ -116,7 +116,7 @@ enum ServeCommand {
                     continue
                 }
                 do {
-                    try gateway.reload(try readConfig(path).policy(from: gateway.policy))
+                    try system.gateway.reload(try readConfig(path).policy(from: system.gateway.policy))
                 } catch {
                     logger.error("config reload failed; keeping the previous settings", ["error": "\(error)"])
                 }
@@ -126,7 +126,7 @@ enum ServeCommand {
             break
         }
         signals.cancel()
-        await gateway.shutdown()
+        await system.shutdown()
     }
 }
 

@@ -40,13 +40,11 @@ public enum GatewayApp {
                 connectTimeout: configuration.forwarding.connectTimeout)
             upstreamDescription = upstream.description
         } else {
-            // TODO(PulseIngest): start the reference ingest server in-process on loopback and forward to
-            // it. Until that module lands, the gateway accepts and stores batches but forwards nothing.
+            // `pulsegate serve` never gets here: its composition (GatewaySystem) starts the embedded
+            // ingest server and sets the upstream. A gateway started directly without one only stores.
             connector = nil
             upstreamDescription = "none"
-            logger.warning(
-                "no --upstream given and the embedded ingest server is not available in this build;"
-                    + " batches are stored in the outbox and not forwarded")
+            logger.warning("no upstream configured; batches are stored in the outbox and not forwarded")
         }
         let forwarder = connector.map {
             Forwarder(

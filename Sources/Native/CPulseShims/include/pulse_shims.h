@@ -61,6 +61,17 @@ CURLcode pg_curl_setopt_header_function(CURL *handle, pg_curl_data_callback call
 CURLcode pg_curl_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode pg_curl_getinfo_double(CURL *handle, CURLINFO info, double *value);
 
+/* ---- processes --------------------------------------------------------- */
+
+/**
+ * Starts `path` with `argv`/`envp` as a detached child: a new session (setsid), default signal
+ * dispositions and an empty signal mask, stdin from /dev/null, stdout and stderr appended to
+ * `output_path` (created 0600; NULL means /dev/null), and no other inherited descriptors.
+ * Returns 0 and stores the child's pid, or an errno value.
+ */
+int pg_spawn_detached(const char *path, char *const argv[], char *const envp[], const char *output_path,
+                      pid_t *pid);
+
 #ifdef __cplusplus
 }
 #endif

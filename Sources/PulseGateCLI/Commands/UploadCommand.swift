@@ -1,0 +1,484 @@
+import Dispatch
+import Foundation
+import PulseJSON
+import PulseUploader
+import Synchronization
+
+/// `pulsegate upload …`: the companion uploader on the command line.
+enum UploadCommand {
+    static let usage = """
+        USAGE: pulsegate upload <subcommand> [options]
+
+        SUBCOMMANDS:
+          enqueue               Queue JSON-lines records from standard input (or --file); prints one
+                                `ok <line> <record-id>` line per record once it is on disk.
+          run                   Foreground loop: seal and send until SIGINT or SIGTERM.
+          drain                 Background mode: seal everything, send what is due, exit.
+          flush                 Seal everything and send every due batch now, whatever the conditions.
+          background            The app moved to the background: seal and hand over to a detached drain.
+          foreground            The app is in the foreground again: `run` resumes sending.
+          status [--json]       Depth by class, oldest age, next attempt, drops by reason, recent errors.
+          consent grant|revoke  Grant consent, or withdraw it (drops the whole queue, stops collection).
+          kill-switch on|off    Set or clear the kill switch (on drops the whole queue, stops collection).
+
+        OPTIONS:
+          --endpoint URL        Gateway base URL (env PULSEGATE_ENDPOINT; default http://127.0.0.1:4318).
+          --app-id ID           App ID sent as Apsio-App-Id and service.name (env PULSEGATE_APP_ID); required
+                                by enqueue, run, drain, flush and background.
+          --data-dir DIR        Queue folder (env PULSEGATE_DATA_DIR; default
+                                $XDG_STATE_HOME/pulsegate/uploader or ~/.local/state/pulsegate/uploader).
+          --device-id ID        Use this device.id instead of the one generated and kept in the data dir.
+          --installation-id ID  Use this app.installation.id instead of the stored one.
+          --app-version V       service.version.
+          --encoding E          gzip (default) or zstd for new batches.
+          --seal-interval-ms N  Foreground seal interval (default 10000).
+          --network STATE       Override: metered, unmetered or constrained (env PULSEGATE_NETWORK).
+          --power STATE         Override: low or normal (env PULSEGATE_POWER).
+          --file PATH           (enqueue) Read this file instead of standard input.
+          --no-background       Never hand over to a detached drain.
+
+        """
+
+    /// Parsed common options.
+    struct Options {
+        var endpoint = "http://127.0.0.1:4318"
+        var appId: String?
+        var dataDirectory: String
+        var deviceId: String?
+        var installationId: String?
+        var appVersion: String?
+        var encoding: BodyEncoding?
+        var sealIntervalMilliseconds: Int64?
+        var network: DeliveryConditions.Network?
+        var power: DeliveryConditions.Power?
+        var file: String?
+        var json = false
+        var background = true
+        var positional: [String] = []
+        /// The options to pass on to a detached `pulsegate upload drain`.
+        var forwarded: [String] = []
+    }
+
+    static func run(arguments: [String], environment: [String: String], output: CommandLineOutput) async throws {
+        guard let subcommand = arguments.first, !["-h", "--help", "help"].contains(subcommand) else {
+            output.standardOutput(usage)
+            return
+        }
+        let options = try parse(Array(arguments.dropFirst()), environment: environment)
+        switch subcommand {
+        case "enqueue":
+            try requireNoPositional(options, subcommand)
+            try await enqueue(options, environment: environment, output: output)
+        case "run":
+            try requireNoPositional(options, subcommand)
+            try await runLoop(options, environment: environment, output: output)
+        case "drain":
+            try requireNoPositional(options, subcommand)
+            try await withUploader(options, environment: environment, sending: true) { uploader in
+                if let report = try await uploader.drain() {
+                    output.standardOutput("drain: \(describe(report))\n")
+                } else {
+                    output.standardOutput("drain: another drain holds the queue; nothing to do\n")
+                }
+            }
+        case "flush":
+            try requireNoPositional(options, subcommand)
+            try await withUploader(options, environment: environment, sending: true) { uploader in
+                output.standardOutput("flush: \(describe(try await uploader.flush()))\n")
+            }
+        case "background":
+            try requireNoPositional(options, subcommand)
+            try await withUploader(options, environment: environment, sending: true) { uploader in
+                if let handOver = try await uploader.enterBackground() {
+                    output.standardOutput(
+                        "background: sealed; handed \(handOver.pendingBatches) batches to a background drain\n")
+                } else {
+                    output.standardOutput("background: sealed; nothing handed over\n")
+                }
+            }
+        case "foreground":
+            try requireNoPositional(options, subcommand)
+            try await withUploader(options, environment: environment, sending: false) { uploader in
+                try await uploader.enterForeground()
+                output.standardOutput("foreground: sending resumes in `pulsegate upload run`\n")
+            }
+        case "status":
+            try requireNoPositional(options, subcommand)
+            try await withUploader(options, environment: environment, sending: false) { uploader in
+                let status = try await uploader.status()
+                output.standardOutput(options.json ? statusJSON(status) : statusText(status))
+            }
+        case "consent":
+            guard options.positional.count == 1, ["grant", "revoke"].contains(options.positional[0]) else {
+                throw CLIError(.usage, "usage: pulsegate upload consent grant|revoke")
+            }
+            try await withUploader(options, environment: environment, sending: false) { uploader in
+                if options.positional[0] == "grant" {
+                    try await uploader.grantConsent()
+                    output.standardOutput("consent granted\n")
+                } else {
+                    try await uploader.revokeConsent()
+                    output.standardOutput("consent withdrawn; the queue was dropped\n")
+                }
+            }
+        case "kill-switch":
+            guard options.positional.count == 1, ["on", "off"].contains(options.positional[0]) else {
+                throw CLIError(.usage, "usage: pulsegate upload kill-switch on|off")
+            }
+            try await withUploader(options, environment: environment, sending: false) { uploader in
+                try await uploader.setKillSwitch(options.positional[0] == "on")
+                output.standardOutput("kill switch \(options.positional[0])\n")
+            }
+        default:
+            throw CLIError(.usage, "unknown upload subcommand '\(subcommand)'")
+        }
+    }
+
+    // MARK: - Parsing
+
+    static func parse(_ arguments: [String], environment: [String: String]) throws -> Options {
+        var options = Options(dataDirectory: defaultDataDirectory(environment))
+        if let endpoint = environment["PULSEGATE_ENDPOINT"], !endpoint.isEmpty { options.endpoint = endpoint }
+        if let appId = environment["PULSEGATE_APP_ID"], !appId.isEmpty { options.appId = appId }
+        if let directory = environment["PULSEGATE_DATA_DIR"], !directory.isEmpty { options.dataDirectory = directory }
+        var index = 0
+        func value(_ flag: String, inline: String?) throws -> String {
+            if let inline { return inline }
+            index += 1
+            guard index < arguments.count else { throw CLIError(.usage, "\(flag) needs a value") }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            var flag = argument
+            var inline: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                flag = String(argument[..<equals])
+                inline = String(argument[argument.index(after: equals)...])
+            }
+            switch flag {
+            case "--endpoint": options.endpoint = try value(flag, inline: inline)
+            case "--app-id": options.appId = try value(flag, inline: inline)
+            case "--data-dir": options.dataDirectory = try value(flag, inline: inline)
+            case "--device-id": options.deviceId = try value(flag, inline: inline)
+            case "--installation-id": options.installationId = try value(flag, inline: inline)
+            case "--app-version": options.appVersion = try value(flag, inline: inline)
+            case "--file": options.file = try value(flag, inline: inline)
+            case "--json": options.json = true
+            case "--no-background": options.background = false
+            case "--encoding":
+                let text = try value(flag, inline: inline)
+                guard let encoding = BodyEncoding(rawValue: text) else {
+                    throw CLIError(.usage, "--encoding must be gzip or zstd")
+                }
+                options.encoding = encoding
+            case "--seal-interval-ms":
+                let text = try value(flag, inline: inline)
+                guard let number = Int64(text), number >= 0 else {
+                    throw CLIError(.usage, "--seal-interval-ms must be a non-negative integer")
+                }
+                options.sealIntervalMilliseconds = number
+            case "--network":
+                let text = try value(flag, inline: inline)
+                guard let network = DeliveryConditions.Network(rawValue: text), network != .unknown else {
+                    throw CLIError(.usage, "--network must be metered, unmetered or constrained")
+                }
+                options.network = network
+            case "--power":
+                let text = try value(flag, inline: inline)
+                guard let power = DeliveryConditions.Power(rawValue: text), power != .unknown else {
+                    throw CLIError(.usage, "--power must be low or normal")
+                }
+                options.power = power
+            default:
+                if argument.hasPrefix("-") {
+                    throw CLIError(.usage, "unknown option '\(argument)'")
+                }
+                options.positional.append(argument)
+            }
+            index += 1
+        }
+        options.forwarded = ["--endpoint", options.endpoint, "--data-dir", options.dataDirectory]
+        if let appId = options.appId { options.forwarded += ["--app-id", appId] }
+        if let deviceId = options.deviceId { options.forwarded += ["--device-id", deviceId] }
+        if let installationId = options.installationId { options.forwarded += ["--installation-id", installationId] }
+        if let appVersion = options.appVersion { options.forwarded += ["--app-version", appVersion] }
+        if let encoding = options.encoding { options.forwarded += ["--encoding", encoding.rawValue] }
+        if let network = options.network { options.forwarded += ["--network", network.rawValue] }
+        if let power = options.power { options.forwarded += ["--power", power.rawValue] }
+        return options
+    }
+
+    static func defaultDataDirectory(_ environment: [String: String]) -> String {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            return state + "/pulsegate/uploader"
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.local/state/pulsegate/uploader"
+    }
+
+    private static func requireNoPositional(_ options: Options, _ subcommand: String) throws {
+        if let extra = options.positional.first {
+            throw CLIError(.usage, "'upload \(subcommand)' takes no argument '\(extra)'")
+        }
+    }
+
+    // MARK: - Uploader
+
+    static func configuration(_ options: Options, environment: [String: String], sending: Bool) throws
+        -> UploaderConfiguration
+    {
+        let appId: String
+        if let given = options.appId, !given.isEmpty {
+            appId = given
+        } else if sending {
+            throw CLIError(.usage, "--app-id (or PULSEGATE_APP_ID) is required")
+        } else {
+            appId = "-"
+        }
+        var configuration = UploaderConfiguration(
+            endpoint: options.endpoint, appId: appId, dataDirectory: options.dataDirectory)
+        configuration.deviceId = options.deviceId
+        configuration.installationId = options.installationId
+        configuration.appVersion = options.appVersion
+        if let encoding = options.encoding { configuration.policy.encoding = encoding }
+        if let interval = options.sealIntervalMilliseconds { configuration.policy.sealIntervalMilliseconds = interval }
+        configuration.conditions = LinuxConditionsProvider(
+            network: options.network, power: options.power, environment: environment)
+        if options.background {
+            configuration.backgroundTransfer = DetachedDrainTransfer(
+                executablePath: DetachedDrainTransfer.currentExecutablePath,
+                arguments: ["upload", "drain"] + options.forwarded + ["--no-background"],
+                logPath: options.dataDirectory + "/drain.log")
+        }
+        return configuration
+    }
+
+    private static func withUploader(
+        _ options: Options, environment: [String: String], sending: Bool,
+        _ body: (Uploader) async throws -> Void
+    ) async throws {
+        let configuration = try configuration(options, environment: environment, sending: sending)
+        let uploader: Uploader
+        do {
+            uploader = try await Uploader(configuration: configuration)
+        } catch {
+            throw CLIError(.runtime, "cannot open the queue", underlying: error)
+        }
+        do {
+            try await body(uploader)
+        } catch {
+            try? await uploader.close()
+            if error is CLIError { throw error }
+            throw CLIError(.runtime, "upload failed", underlying: error)
+        }
+        try? await uploader.close()
+    }
+
+    // MARK: - enqueue
+
+    /// How many records are committed concurrently (they share fsyncs through group commit).
+    static let enqueueWindow = 64
+
+    private static func enqueue(_ options: Options, environment: [String: String], output: CommandLineOutput)
+        async throws
+    {
+        let lines: LineReader
+        if let file = options.file {
+            let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw CLIError(.usage, "cannot open --file '\(file)'") }
+            lines = LineReader(descriptor: descriptor, closesDescriptor: true)
+        } else {
+            lines = LineReader(descriptor: 0, closesDescriptor: false)
+        }
+        let outcome = EnqueueTally()
+        try await withUploader(options, environment: environment, sending: true) { uploader in
+            let decoder = RecordLineDecoder()
+            await withTaskGroup(of: Void.self) { group in
+                var inFlight = 0
+                var lineNumber = 0
+                for await line in lines.lines() {
+                    lines.consumed()
+                    lineNumber += 1
+                    if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+                        continue  // blank lines are skipped, but still counted
+                    }
+                    let record: TelemetryRecord
+                    do {
+                        record = try decoder.decode(line, lineNumber: lineNumber)
+                    } catch {
+                        output.standardError("pulsegate: rejected \(Self.message(of: error))\n")
+                        outcome.count.withLock { $0.rejected += 1 }
+                        continue
+                    }
+                    if inFlight >= enqueueWindow {
+                        await group.next()
+                        inFlight -= 1
+                    }
+                    let number = lineNumber
+                    inFlight += 1
+                    group.addTask {
+                        do {
+                            let receipt = try await uploader.record(record)
+                            output.standardOutput("ok \(number) \(receipt.recordId)\n")
+                            outcome.count.withLock { $0.queued += 1 }
+                        } catch {
+                            output.standardError("pulsegate: rejected line \(number): \(Self.message(of: error))\n")
+                            outcome.count.withLock { $0.rejected += 1 }
+                        }
+                    }
+                }
+            }
+            if options.background {
+                _ = try? await uploader.handOverDue(force: true)
+            }
+        }
+        let (queued, rejected) = outcome.count.withLock { ($0.queued, $0.rejected) }
+        output.standardError("pulsegate: queued \(queued) records, rejected \(rejected) lines\n")
+        if rejected > 0 {
+            throw CLIError(.runtime, "\(rejected) lines were rejected")
+        }
+    }
+
+    private static func message(of error: any Error) -> String {
+        (error as? UploaderError)?.message ?? "\(error)"
+    }
+
+    /// Counts of one `enqueue` run, shared by its tasks.
+    private final class EnqueueTally: Sendable {
+        let count = Mutex((queued: 0, rejected: 0))
+    }
+
+    // MARK: - run
+
+    private static func runLoop(_ options: Options, environment: [String: String], output: CommandLineOutput)
+        async throws
+    {
+        try await withUploader(options, environment: environment, sending: true) { uploader in
+            output.standardError(
+                "pulsegate: uploading from \(options.dataDirectory) to \(options.endpoint); Ctrl-C to stop\n")
+            let task = Task { try await uploader.run() }
+            let stop = SignalWatcher(signals: [SIGINT, SIGTERM]) { task.cancel() }
+            defer { stop.cancel() }
+            try await task.value
+            output.standardError("pulsegate: stopped\n")
+        }
+    }
+
+    // MARK: - Output
+
+    static func describe(_ report: SendReport) -> String {
+        var text =
+            "attempted \(report.attempted), delivered \(report.delivered) (duplicates \(report.duplicates)),"
+            + " rejected \(report.rejected), retrying \(report.retrying), deferred \(report.deferred)"
+        if report.partiallyRejectedRecords > 0 {
+            text += ", records rejected in partial successes \(report.partiallyRejectedRecords)"
+        }
+        if report.authenticationHeld {
+            text += ", held by 401/403 until the policy is refreshed"
+        }
+        if let blocked = report.blockedBy {
+            text += ", blocked by \(blocked)"
+        }
+        if let next = report.nextAttemptMilliseconds {
+            text += ", next attempt \(formatTime(next))"
+        }
+        return text
+    }
+
+    static func formatTime(_ milliseconds: Int64) -> String {
+        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
+        return date.formatted(.iso8601)
+    }
+
+    static func statusText(_ status: UploaderStatus) -> String {
+        var lines: [String] = []
+        lines.append("device.id \(status.deviceId), app.installation.id \(status.installationId)")
+        lines.append(
+            "consent \(status.consentGranted ? "granted" : "withdrawn"), kill switch \(status.killSwitch ? "on" : "off"),"
+                + " state \(status.inBackground ? "background" : "foreground")")
+        lines.append("queue: \(status.totalRecords) records, \(status.totalBytes) bytes")
+        for depth in status.classes {
+            lines.append(
+                "  \(depth.recordClass.description.padding(toLength: 10, withPad: " ", startingAt: 0))"
+                    + " waiting \(depth.waitingRecords) records (\(depth.waitingBytes) B),"
+                    + " sealed \(depth.batches) batches / \(depth.batchedRecords) records (\(depth.batchBytes) B)")
+        }
+        lines.append("oldest: \(status.oldestAgeMilliseconds.map { "\($0 / 1_000) s ago" } ?? "-")")
+        lines.append("next attempt: \(status.nextAttemptMilliseconds.map(formatTime) ?? "-")")
+        if let hold = status.retryAfterHoldUntilMilliseconds {
+            lines.append("held by Retry-After until \(formatTime(hold))")
+        }
+        if let hold = status.authenticationHoldUntilMilliseconds {
+            lines.append("held by 401/403 until \(formatTime(hold)) or a policy refresh")
+        }
+        lines.append("drops:")
+        for reason in DropReason.allCases {
+            let count = status.drops[reason]
+            lines.append(
+                "  \(reason.rawValue.padding(toLength: 18, withPad: " ", startingAt: 0)) \(count?.records ?? 0) records,"
+                    + " \(count?.batches ?? 0) batches, \(count?.bytes ?? 0) B")
+        }
+        lines.append("recent errors:\(status.recentErrors.isEmpty ? " none" : "")")
+        for error in status.recentErrors {
+            lines.append(
+                "  \(formatTime(error.atMilliseconds)) \(error.batchId ?? "-") \(error.status.map(String.init) ?? "-")"
+                    + " \(error.message)")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func statusJSON(_ status: UploaderStatus) -> String {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("deviceId", status.deviceId)
+        writer.field("installationId", status.installationId)
+        writer.field("consentGranted", status.consentGranted)
+        writer.field("killSwitch", status.killSwitch)
+        writer.field("inBackground", status.inBackground)
+        writer.field("totalRecords", status.totalRecords)
+        writer.field("totalBytes", status.totalBytes)
+        writer.field("oldestAgeMs", status.oldestAgeMilliseconds)
+        writer.field("nextAttemptMs", status.nextAttemptMilliseconds)
+        writer.field("retryAfterHoldUntilMs", status.retryAfterHoldUntilMilliseconds)
+        writer.field("authenticationHoldUntilMs", status.authenticationHoldUntilMilliseconds)
+        writer.key("classes")
+        writer.beginObject()
+        for depth in status.classes {
+            writer.key(depth.recordClass.description)
+            writer.beginObject()
+            writer.field("waitingRecords", depth.waitingRecords)
+            writer.field("waitingBytes", depth.waitingBytes)
+            writer.field("batches", depth.batches)
+            writer.field("batchedRecords", depth.batchedRecords)
+            writer.field("batchBytes", depth.batchBytes)
+            writer.endObject()
+        }
+        writer.endObject()
+        writer.key("drops")
+        writer.beginObject()
+        for reason in DropReason.allCases {
+            let count = status.drops[reason]
+            writer.key(reason.rawValue)
+            writer.beginObject()
+            writer.field("records", count?.records ?? 0)
+            writer.field("batches", count?.batches ?? 0)
+            writer.field("bytes", count?.bytes ?? 0)
+            writer.endObject()
+        }
+        writer.endObject()
+        writer.key("recentErrors")
+        writer.beginArray()
+        for error in status.recentErrors {
+            writer.beginObject()
+            writer.field("atMs", error.atMilliseconds)
+            writer.field("batchId", error.batchId)
+            writer.field("status", error.status)
+            writer.field("message", error.message)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+        return String(decoding: writer.bytes, as: UTF8.self) + "\n"
+    }
+}

@@ -1,0 +1,57 @@
+import PulseGateway
+import PulseIngest
+
+/// The gateway together with, when no upstream is configured, the reference Pulse ingest server
+/// it forwards to — the composition `pulsegate serve` runs, callable from tests without `main`.
+///
+/// ```swift
+/// let system = try await GatewaySystem.start(GatewayConfiguration(dataDirectory: dir, listenPort: 0))
+/// // POST to http://127.0.0.1:\(system.gateway.httpPort)/v1/logs; events land in system.embeddedIngest
+/// await system.shutdown()
+/// ```
+public final class GatewaySystem: Sendable {
+    /// The running gateway.
+    public let gateway: RunningGateway
+    /// The in-process ingest server, when the gateway was started without an upstream.
+    public let embeddedIngest: IngestServer?
+
+    private init(gateway: RunningGateway, embeddedIngest: IngestServer?) {
+        self.gateway = gateway
+        self.embeddedIngest = embeddedIngest
+    }
+
+    /// Starts the gateway. Without `configuration.upstream`, first starts the reference ingest
+    /// server on a free loopback port (data in `<data-dir>/embedded-ingest`, every app accepted)
+    /// and points the gateway at it, and says so in the log.
+    public static func start(
+        _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment()
+    ) async throws -> GatewaySystem {
+        var configuration = configuration
+        var ingest: IngestServer?
+        if configuration.upstream == nil {
+            var ingestConfiguration = IngestConfiguration(
+                dataDirectory: configuration.dataDirectory + "/embedded-ingest", policy: .acceptingEveryApp)
+            ingestConfiguration.listen = IngestListenAddress(host: "127.0.0.1", port: 0)
+            let server = try await IngestServer.start(ingestConfiguration)
+            configuration.upstream = UpstreamAddress(host: "127.0.0.1", port: server.port)
+            environment.logger.info(
+                "no --upstream given: started the embedded reference ingest server on loopback",
+                ["upstream": "127.0.0.1:\(server.port)", "dataDir": ingestConfiguration.dataDirectory])
+            ingest = server
+        }
+        do {
+            let gateway = try await GatewayApp.start(configuration, environment: environment)
+            return GatewaySystem(gateway: gateway, embeddedIngest: ingest)
+        } catch {
+            await ingest?.shutdown()
+            throw error
+        }
+    }
+
+    /// Drains the gateway (stop accepting, finish in-flight requests, keep the outbox), then
+    /// stops the embedded ingest server.
+    public func shutdown() async {
+        await gateway.shutdown()
+        await embeddedIngest?.shutdown()
+    }
+}

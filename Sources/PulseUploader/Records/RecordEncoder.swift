@@ -1,0 +1,292 @@
+import Foundation
+import PulseJSON
+
+/// Validates records and encodes each into its OTLP/HTTP JSON item (the protobuf JSON mapping: lowerCamelCase
+/// keys, 64-bit integers as decimal strings, ids as lowercase hex, enums as integers).
+///
+/// Ids are assigned here, once, when the record is created: `log.record.uid` on every log record, a generated
+/// `app.crash.id` for crashes without one, trace and span ids for spans without them.
+struct RecordEncoder: Sendable {
+    let clock: UploaderClock
+    let random: RandomSource
+    let policy: UploadPolicy
+
+    /// The attribute naming the uploader-assigned record id of log records.
+    static let recordUIDKey = "log.record.uid"
+
+    func encode(_ record: TelemetryRecord) throws(UploaderError) -> EncodedRecord {
+        let now = clock.nowMilliseconds()
+        let nowNanos = now &* 1_000_000
+        switch record {
+        case .log(let entry):
+            return logRecord(
+                recordClass: .standard, now: now, time: entry.timeUnixNano ?? nowNanos, severity: entry.severity,
+                body: .string(entry.body), eventName: nil, sessionId: entry.sessionId, crashId: nil,
+                fixed: [], attributes: entry.attributes)
+        case .event(let entry):
+            try requireNonEmpty(entry.name, "event name")
+            return logRecord(
+                recordClass: .standard, now: now, time: entry.timeUnixNano ?? nowNanos, severity: .info, body: nil,
+                eventName: entry.name, sessionId: entry.sessionId, crashId: nil, fixed: [],
+                attributes: entry.attributes)
+        case .crash(let report):
+            try requireNonEmpty(report.message, "crash message")
+            let crashId = report.crashId ?? random.identifier()
+            try requireIdentifier(crashId, "crashId")
+            var fixed: [(String, AttributeValue)] = [
+                ("app.crash.id", .string(crashId)), ("exception.message", .string(report.message)),
+            ]
+            if let stack = report.stack { fixed.append(("exception.stacktrace", .string(stack))) }
+            if let type = report.exceptionType { fixed.append(("exception.type", .string(type))) }
+            return logRecord(
+                recordClass: .crash, now: now, time: report.timeUnixNano ?? nowNanos, severity: .fatal,
+                body: .string(report.message), eventName: "device.crash", sessionId: report.sessionId,
+                crashId: crashId, fixed: fixed, attributes: report.attributes)
+        case .exit(let exit):
+            try requireNonEmpty(exit.reason, "exit reason")
+            var fixed: [(String, AttributeValue)] = [("app.exit.reason", .string(exit.reason))]
+            if let code = exit.code { fixed.append(("app.exit.code", .int(code))) }
+            return logRecord(
+                recordClass: .lifecycle, now: now, time: exit.timeUnixNano ?? nowNanos, severity: .info, body: nil,
+                eventName: "app.exit", sessionId: exit.sessionId, crashId: nil, fixed: fixed,
+                attributes: exit.attributes)
+        case .sessionSummary(let summary):
+            try requireNonEmpty(summary.sessionId, "session summary sessionId")
+            var fixed: [(String, AttributeValue)] = []
+            if let duration = summary.durationMilliseconds {
+                fixed.append(("app.session.duration_ms", .int(duration)))
+            }
+            return logRecord(
+                recordClass: .lifecycle, now: now, time: summary.timeUnixNano ?? nowNanos, severity: .info,
+                body: nil, eventName: "app.session.summary", sessionId: summary.sessionId, crashId: nil,
+                fixed: fixed, attributes: summary.attributes)
+        case .attachment(let attachment):
+            return try encodeAttachment(attachment, now: now, nowNanos: nowNanos)
+        case .span(let span):
+            return try encodeSpan(span, now: now, nowNanos: nowNanos)
+        case .metric(let point):
+            return try encodeMetric(point, now: now, nowNanos: nowNanos)
+        }
+    }
+
+    // MARK: - Log records
+
+    private func logRecord(
+        recordClass: RecordClass, now: Int64, time: Int64, severity: Severity, body: AttributeValue?,
+        eventName: String?, sessionId: String?, crashId: String?, fixed: [(String, AttributeValue)],
+        attributes: [String: AttributeValue]
+    ) -> EncodedRecord {
+        let uid = random.identifier()
+        var merged = attributes
+        for (key, value) in fixed {
+            merged[key] = value
+        }
+        merged[RecordEncoder.recordUIDKey] = .string(uid)
+        if let eventName { merged["event.name"] = .string(eventName) }
+        if let sessionId { merged["session.id"] = .string(sessionId) }
+
+        var writer = JSONWriter(capacity: 256)
+        writer.beginObject()
+        writer.key("timeUnixNano")
+        writer.string(String(time))
+        writer.key("observedTimeUnixNano")
+        writer.string(String(now &* 1_000_000))
+        writer.key("severityNumber")
+        writer.int(severity.rawValue)
+        writer.key("severityText")
+        writer.string(severity.text)
+        if let eventName {
+            writer.key("eventName")
+            writer.string(eventName)
+        }
+        if let body {
+            writer.key("body")
+            OTLPJSON.writeAnyValue(body, to: &writer)
+        }
+        writer.key("attributes")
+        OTLPJSON.writeAttributes(merged, to: &writer)
+        writer.endObject()
+        return EncodedRecord(
+            signal: .logs, recordClass: recordClass, recordId: uid, crashId: crashId, createdMilliseconds: now,
+            fragment: writer.bytes)
+    }
+
+    private func encodeAttachment(_ attachment: Attachment, now: Int64, nowNanos: Int64) throws(UploaderError)
+        -> EncodedRecord
+    {
+        try requireNonEmpty(attachment.path, "attachment path")
+        let content = try readFile(attachment.path, limit: policy.maximumAttachmentBytes)
+        let name = attachment.name ?? (attachment.path as NSString).lastPathComponent
+        var fixed: [(String, AttributeValue)] = [
+            ("attachment.name", .string(name)),
+            ("attachment.content_type", .string(attachment.contentType ?? "application/octet-stream")),
+            ("attachment.size", .int(Int64(content.count))),
+            ("attachment.sha256", .string(SHA256.hexDigest(content))),
+        ]
+        if let crashId = attachment.crashId { fixed.append(("attachment.crash_id", .string(crashId))) }
+        return logRecord(
+            recordClass: .attachment, now: now, time: attachment.timeUnixNano ?? nowNanos, severity: .info,
+            body: .bytes(content), eventName: "app.attachment", sessionId: nil, crashId: nil, fixed: fixed,
+            attributes: attachment.attributes)
+    }
+
+    private func readFile(_ path: String, limit: Int) throws(UploaderError) -> [UInt8] {
+        let url = URL(fileURLWithPath: path)
+        let size: Int
+        do {
+            let values = try url.resourceValues(forKeys: [.fileSizeKey, .isRegularFileKey])
+            guard values.isRegularFile == true else {
+                throw UploaderError(.fileAccess, "attachment `\(path)` is not a regular file")
+            }
+            size = values.fileSize ?? 0
+        } catch let error as UploaderError {
+            throw error
+        } catch {
+            throw UploaderError(.fileAccess, "cannot read attachment `\(path)`", underlying: error)
+        }
+        guard size <= limit else {
+            throw UploaderError(.oversized, "attachment `\(path)` has \(size) bytes, more than the \(limit) allowed")
+        }
+        do {
+            let data = try Data(contentsOf: url)
+            guard data.count <= limit else {
+                throw UploaderError(
+                    .oversized, "attachment `\(path)` has \(data.count) bytes, more than the \(limit) allowed")
+            }
+            return [UInt8](data)
+        } catch let error as UploaderError {
+            throw error
+        } catch {
+            throw UploaderError(.fileAccess, "cannot read attachment `\(path)`", underlying: error)
+        }
+    }
+
+    // MARK: - Spans
+
+    private func encodeSpan(_ span: SpanEntry, now: Int64, nowNanos: Int64) throws(UploaderError) -> EncodedRecord {
+        try requireNonEmpty(span.name, "span name")
+        let traceId = span.traceId ?? random.hex(byteCount: 16)
+        let spanId = span.spanId ?? random.hex(byteCount: 8)
+        guard Hex.isLowercaseHex(traceId, length: 32), !Hex.isAllZeros(traceId) else {
+            throw UploaderError(.invalidRecord, "traceId must be 32 lowercase hex characters, not all zero")
+        }
+        guard Hex.isLowercaseHex(spanId, length: 16), !Hex.isAllZeros(spanId) else {
+            throw UploaderError(.invalidRecord, "spanId must be 16 lowercase hex characters, not all zero")
+        }
+        if let parent = span.parentSpanId, !Hex.isLowercaseHex(parent, length: 16) {
+            throw UploaderError(.invalidRecord, "parentSpanId must be 16 lowercase hex characters")
+        }
+        let start = span.startTimeUnixNano ?? nowNanos
+        let end = span.endTimeUnixNano ?? start
+        guard end >= start else {
+            throw UploaderError(.invalidRecord, "span end is before its start")
+        }
+        var writer = JSONWriter(capacity: 256)
+        writer.beginObject()
+        writer.key("traceId")
+        writer.string(traceId)
+        writer.key("spanId")
+        writer.string(spanId)
+        if let parent = span.parentSpanId {
+            writer.key("parentSpanId")
+            writer.string(parent)
+        }
+        writer.key("name")
+        writer.string(span.name)
+        writer.key("kind")
+        writer.int(span.kind.rawValue)
+        writer.key("startTimeUnixNano")
+        writer.string(String(start))
+        writer.key("endTimeUnixNano")
+        writer.string(String(end))
+        writer.key("attributes")
+        OTLPJSON.writeAttributes(span.attributes, to: &writer)
+        writer.key("status")
+        writer.beginObject()
+        writer.key("code")
+        writer.int(span.status.rawValue)
+        if let message = span.statusMessage {
+            writer.key("message")
+            writer.string(message)
+        }
+        writer.endObject()
+        writer.endObject()
+        return EncodedRecord(
+            signal: .traces, recordClass: .standard, recordId: traceId + spanId, crashId: nil,
+            createdMilliseconds: now, fragment: writer.bytes)
+    }
+
+    // MARK: - Metrics
+
+    private func encodeMetric(_ point: MetricPoint, now: Int64, nowNanos: Int64) throws(UploaderError)
+        -> EncodedRecord
+    {
+        try requireNonEmpty(point.name, "metric name")
+        if case .double(let value) = point.value, !value.isFinite {
+            throw UploaderError(.invalidRecord, "metric value must be finite")
+        }
+        let time = point.timeUnixNano ?? nowNanos
+        let start = point.startTimeUnixNano ?? time
+        guard time >= start else {
+            throw UploaderError(.invalidRecord, "metric start is after its time")
+        }
+        var writer = JSONWriter(capacity: 256)
+        writer.beginObject()
+        writer.key("name")
+        writer.string(point.name)
+        if let unit = point.unit {
+            writer.key("unit")
+            writer.string(unit)
+        }
+        switch point.kind {
+        case .gauge:
+            writer.key("gauge")
+            writer.beginObject()
+        case .sum(let monotonic, let temporality):
+            writer.key("sum")
+            writer.beginObject()
+            writer.key("aggregationTemporality")
+            writer.int(temporality.rawValue)
+            writer.key("isMonotonic")
+            writer.bool(monotonic)
+        }
+        writer.key("dataPoints")
+        writer.beginArray()
+        writer.beginObject()
+        writer.key("startTimeUnixNano")
+        writer.string(String(start))
+        writer.key("timeUnixNano")
+        writer.string(String(time))
+        switch point.value {
+        case .int(let value):
+            writer.key("asInt")
+            writer.string(String(value))
+        case .double(let value):
+            writer.key("asDouble")
+            writer.double(value)
+        }
+        writer.key("attributes")
+        OTLPJSON.writeAttributes(point.attributes, to: &writer)
+        writer.endObject()
+        writer.endArray()
+        writer.endObject()
+        writer.endObject()
+        return EncodedRecord(
+            signal: .metrics, recordClass: .standard, recordId: "\(point.name)|\(start)|\(time)", crashId: nil,
+            createdMilliseconds: now, fragment: writer.bytes)
+    }
+
+    // MARK: - Validation
+
+    private func requireNonEmpty(_ value: String, _ name: String) throws(UploaderError) {
+        if value.isEmpty {
+            throw UploaderError(.invalidRecord, "\(name) must not be empty")
+        }
+    }
+
+    private func requireIdentifier(_ value: String, _ name: String) throws(UploaderError) {
+        guard !value.isEmpty, value.utf8.count <= 128 else {
+            throw UploaderError(.invalidRecord, "\(name) must be 1–128 characters")
+        }
+    }
+}

@@ -1,0 +1,691 @@
+import Foundation
+import PulseStorage
+import Synchronization
+
+/// The companion uploader: a durable on-disk queue of telemetry records, sealed into immutable OTLP/HTTP
+/// batches and delivered at least once to a PulseGate gateway.
+///
+/// ```swift
+/// var configuration = UploaderConfiguration(
+///     endpoint: "http://127.0.0.1:4318", appId: "my-app", dataDirectory: "/var/lib/my-app/telemetry")
+/// configuration.appVersion = "1.4.2"
+/// let uploader = try await Uploader(configuration: configuration)
+/// let receipt = try await uploader.record(.event(EventEntry(name: "checkout", attributes: ["items": 3])))
+/// // receipt.recordId is the record's log.record.uid; the record is on disk (fsync'd) now.
+/// let task = Task { try await uploader.run() }  // the foreground loop: seals and sends
+/// ```
+///
+/// Durability: ``record(_:)`` returns only after the record's transaction committed with
+/// `synchronous=FULL` in WAL mode, i.e. after the WAL was fsync'd. Concurrent calls share one commit (group
+/// commit), so they share the fsync. A process killed at any moment afterwards keeps the record.
+///
+/// Every process that opens the same data directory (the app, `pulsegate upload drain`, `pulsegate upload
+/// status`) sees the same queue; leases keep two senders from sending one batch at the same time.
+public final class Uploader: Sendable {
+    /// The identity sent as resource attributes.
+    public let identity: ResourceIdentity
+    /// The data directory in use.
+    public let dataDirectory: String
+
+    private let appId: String
+    private let endpoint: String
+    private let clock: UploaderClock
+    private let random: RandomSource
+    let executor: SQLiteExecutor
+    private let transport: any UploadTransport
+    private let ownedTransport: CurlTransport?
+    private let backgroundTransfer: (any BackgroundTransfer)?
+    private let conditions: (any ConditionsProvider)?
+    private let policyRefresh: UploaderConfiguration.PolicyRefreshHook?
+    private let resourceId: Int64
+    private let mutable: Mutex<MutableState>
+
+    private struct MutableState {
+        var policy: UploadPolicy
+        var lastHandOverMilliseconds: Int64?
+    }
+
+    /// The file name of the queue inside the data directory.
+    public static let databaseFileName = "queue.sqlite"
+    /// How often the foreground loop may hand urgent or large batches to the background transfer.
+    static let handOverIntervalMilliseconds: Int64 = 30_000
+
+    /// Opens (creating if needed) the queue in the configuration's data directory.
+    ///
+    /// - Throws: ``UploaderError`` (``UploaderError/Code/configuration`` for a bad endpoint, app id or policy;
+    ///   ``UploaderError/Code/storage`` when the queue cannot be opened).
+    public init(configuration: UploaderConfiguration) async throws(UploaderError) {
+        let endpoint = try configuration.normalizedEndpoint()
+        guard !configuration.appId.isEmpty else {
+            throw UploaderError(.configuration, "the app id must not be empty")
+        }
+        try configuration.policy.validate()
+        do {
+            try FileManager.default.createDirectory(
+                atPath: configuration.dataDirectory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw UploaderError(
+                .configuration, "cannot create the data directory `\(configuration.dataDirectory)`",
+                underlying: error)
+        }
+        let executor: SQLiteExecutor
+        do {
+            executor = try await SQLiteExecutor(
+                path: configuration.dataDirectory + "/" + Uploader.databaseFileName, threadName: "pulse.uploader")
+        } catch {
+            throw UploaderError.storage(error, "cannot open the queue in `\(configuration.dataDirectory)`")
+        }
+        let random = configuration.random
+        let migrator = QueueSchema.migrator
+        let deviceOverride = configuration.deviceId
+        let installationOverride = configuration.installationId
+        let policy = configuration.policy
+        let stored: (String, String)
+        do {
+            stored = try await executor.write { connection in
+                try migrator.migrate(connection)
+                let device = try QueueSettings.identifier(connection, QueueSettings.deviceId) { random.identifier() }
+                let installation = try QueueSettings.identifier(connection, QueueSettings.installationId) {
+                    random.identifier()
+                }
+                if policy.killSwitch {
+                    try QueueSettings.set(connection, QueueSettings.killSwitch, 1)
+                    try QueueStore.purge(connection, reason: .killSwitch)
+                }
+                return (device, installation)
+            }
+        } catch {
+            try? await executor.close()
+            throw UploaderError.storage(error, "cannot prepare the queue")
+        }
+        var identity = ResourceIdentity(
+            deviceId: deviceOverride ?? stored.0, installationId: installationOverride ?? stored.1,
+            serviceName: nil, appVersion: configuration.appVersion, buildNumber: configuration.buildNumber,
+            packageName: configuration.packageName, userId: configuration.userId,
+            attributes: configuration.resourceAttributes)
+        identity.osVersion = Uploader.osRelease()
+        identity.hostArch = Uploader.machine()
+        let attributes = BatchBodyBuilder.encodeResourceAttributes(
+            identity.resourceAttributes(appId: configuration.appId))
+        do {
+            resourceId = try await executor.write { connection in
+                try QueueStore.resourceId(connection, attributes: attributes)
+            }
+        } catch {
+            try? await executor.close()
+            throw UploaderError.storage(error, "cannot store the resource")
+        }
+        self.identity = identity
+        self.executor = executor
+        self.dataDirectory = configuration.dataDirectory
+        self.appId = configuration.appId
+        self.endpoint = endpoint
+        self.clock = configuration.clock
+        self.random = random
+        if let transport = configuration.transport {
+            self.transport = transport
+            self.ownedTransport = nil
+        } else {
+            let curl = CurlTransport(options: CurlTransport.Options(connections: policy.maximumInFlight))
+            self.transport = curl
+            self.ownedTransport = curl
+        }
+        self.backgroundTransfer = configuration.backgroundTransfer
+        self.conditions = configuration.conditions
+        self.policyRefresh = configuration.policyRefresh
+        self.mutable = Mutex(MutableState(policy: policy))
+    }
+
+    /// Closes the queue and stops the transport this uploader created. Later calls fail with
+    /// ``UploaderError/Code/closed``.
+    public func close() async throws(UploaderError) {
+        ownedTransport?.close()
+        do {
+            try await executor.close()
+        } catch {
+            throw UploaderError.storage(error, "closing the queue failed")
+        }
+    }
+
+    /// The policy in force.
+    public var policy: UploadPolicy {
+        mutable.withLock { $0.policy }
+    }
+
+    // MARK: - Recording
+
+    /// Queues one record and returns once it is durable on disk.
+    ///
+    /// The record gets its id now (see ``RecordReceipt``). If its batch group reaches the size limit, or it is
+    /// a crash report or an attachment, the due batches are sealed before this returns.
+    ///
+    /// - Throws: ``UploaderError``: ``UploaderError/Code/invalidRecord``; ``UploaderError/Code/collectionStopped``
+    ///   (consent withdrawn or kill switch on); ``UploaderError/Code/oversized``; ``UploaderError/Code/queueFull``
+    ///   (only higher-priority data is left to drop); ``UploaderError/Code/storage``. Every refusal except an
+    ///   invalid record is counted as a drop.
+    @discardableResult
+    public func record(_ record: TelemetryRecord) async throws(UploaderError) -> RecordReceipt {
+        let policy = self.policy
+        let encoder = RecordEncoder(clock: clock, random: random, policy: policy)
+        let encoded: EncodedRecord
+        do {
+            encoded = try encoder.encode(record)
+        } catch let error where error.code == .oversized {
+            try await countRefusal(.oversized, bytes: 0)
+            throw error
+        }
+        let resourceId = self.resourceId
+        let inserted: QueueStore.Inserted
+        do {
+            inserted = try await executor.commit { connection in
+                try QueueStore.insert(connection, record: encoded, resourceId: resourceId, policy: policy)
+            }
+        } catch let refusal as QueueStore.RecordRefusal {
+            try await countRefusal(refusal.reason, bytes: Int64(encoded.fragment.count))
+            throw Uploader.refusalError(refusal.reason)
+        } catch {
+            throw UploaderError.storage(error, "cannot queue the record")
+        }
+        if inserted.reachedSizeLimit || encoded.recordClass == .crash || encoded.recordClass == .attachment {
+            try await seal()
+        }
+        return RecordReceipt(
+            recordId: encoded.recordId, crashId: encoded.crashId, signal: encoded.signal,
+            recordClass: encoded.recordClass, sequence: inserted.sequence)
+    }
+
+    private func countRefusal(_ reason: DropReason, bytes: Int64) async throws(UploaderError) {
+        do {
+            try await executor.commit { connection in
+                try QueueStore.countDrop(connection, reason, records: 1, batches: 0, bytes: bytes)
+            }
+        } catch {
+            throw UploaderError.storage(error, "cannot count a refused record")
+        }
+    }
+
+    private static func refusalError(_ reason: DropReason) -> UploaderError {
+        switch reason {
+        case .consent: return UploaderError(.collectionStopped, "consent is withdrawn; the record was not queued")
+        case .killSwitch: return UploaderError(.collectionStopped, "the kill switch is on; the record was not queued")
+        case .oversized:
+            return UploaderError(.oversized, "the record is larger than the largest batch the policy allows")
+        default:
+            return UploaderError(
+                .queueFull, "the queue is at its cap and holds only higher-priority data; the record was dropped")
+        }
+    }
+
+    // MARK: - Sealing
+
+    /// Seals what is due: groups that reached the size limit, groups whose oldest record waited the seal
+    /// interval, crash reports and attachments; or everything waiting when `trigger` is given.
+    ///
+    /// - Returns: the number of batches sealed.
+    @discardableResult
+    public func seal(_ trigger: SealTrigger? = nil) async throws(UploaderError) -> Int {
+        try await sealBatches(trigger).count
+    }
+
+    func sealBatches(_ trigger: SealTrigger?) async throws(UploaderError) -> [BatchSealer.Sealed] {
+        let sealer = BatchSealer(policy: policy, random: random)
+        let now = clock.nowMilliseconds()
+        let force = trigger == .size || trigger == .interval || trigger == .immediate ? nil : trigger
+        do {
+            return try await executor.write { connection in
+                try sealer.seal(connection, now: now, force: force)
+            }
+        } catch {
+            throw UploaderError.storage(error, "sealing failed")
+        }
+    }
+
+    // MARK: - Sending
+
+    /// One foreground pass: sends due batches of the foreground route (not crash reports, attachments or large
+    /// batches) until none is due, respecting conditions, holds and the attempt window.
+    public func sendDue() async throws(UploaderError) -> SendReport {
+        try await send(includesBackground: false, respectsConditions: true)
+    }
+
+    /// The background job: takes the drain lock, seals everything waiting, sends every due batch (both routes)
+    /// until none is due, and returns. Non-urgent batches still wait for better conditions.
+    ///
+    /// - Returns: the report, or `nil` when another drain holds the lock.
+    public func drain() async throws(UploaderError) -> SendReport? {
+        guard let lock = FileLock(path: dataDirectory + "/drain.lock") else {
+            return nil
+        }
+        defer { lock.release() }
+        try await seal(.background)
+        return try await send(includesBackground: true, respectsConditions: true)
+    }
+
+    /// Seals everything waiting and sends every due batch now, whatever the route and the conditions (holds,
+    /// backoff and the attempt window still apply).
+    public func flush() async throws(UploaderError) -> SendReport {
+        try await seal(.flush)
+        return try await send(includesBackground: true, respectsConditions: false)
+    }
+
+    private func send(includesBackground: Bool, respectsConditions: Bool) async throws(UploaderError) -> SendReport {
+        var report = SendReport()
+        var urgentOnly = false
+        if respectsConditions, let conditions {
+            urgentOnly = await conditions.currentConditions().defersNonUrgentUploads
+        }
+        let scope = DeliveryStore.Scope(includesBackground: includesBackground, urgentOnly: urgentOnly)
+        // Claims use the pass's start time, and a failed batch is never due again before start + 1 ms, so one
+        // pass attempts each batch at most once.
+        let now = clock.nowMilliseconds()
+        while true {
+            let policy = self.policy
+            let claim: DeliveryStore.Claim
+            do {
+                claim = try await executor.write { connection in
+                    try DeliveryStore.claim(
+                        connection, now: now, policy: policy, scope: scope, limit: policy.maximumInFlight)
+                }
+            } catch {
+                throw UploaderError.storage(error, "claiming batches failed")
+            }
+            report.deferred = max(report.deferred, claim.deferred)
+            if claim.batches.isEmpty {
+                report.nextAttemptMilliseconds = claim.nextAttemptMilliseconds
+                report.blockedBy = claim.blockedBy?.rawValue
+                break
+            }
+            let results = await withTaskGroup(of: (DeliveryStore.Claimed, UploadOutcome).self) { group in
+                for batch in claim.batches {
+                    group.addTask { (batch, await self.attempt(batch)) }
+                }
+                var results: [(DeliveryStore.Claimed, UploadOutcome)] = []
+                for await result in group {
+                    results.append(result)
+                }
+                return results
+            }
+            var stop = false
+            for (batch, outcome) in results {
+                try await settle(batch, outcome: outcome, report: &report)
+                switch outcome {
+                case .throttled, .authenticationRequired: stop = true
+                default: break
+                }
+            }
+            if stop {
+                continue  // the next claim reports the hold and ends the pass
+            }
+        }
+        return report
+    }
+
+    /// Sends one claimed batch: its stored bytes, its stored id.
+    private func attempt(_ batch: DeliveryStore.Claimed) async -> UploadOutcome {
+        let request = UploadRequest(
+            url: endpoint + batch.signal.path,
+            headers: [
+                ("Apsio-Batch-Id", batch.batchId),
+                ("Apsio-App-Id", appId),
+                ("Apsio-Sent-At", CivilTime.rfc3339Milliseconds(clock.nowMilliseconds())),
+                ("Content-Type", "application/json"),
+                ("Content-Encoding", batch.encoding.rawValue),
+            ],
+            body: batch.body)
+        do {
+            let response = try await transport.send(request)
+            return UploadOutcome.classify(response, signal: batch.signal, now: clock.nowMilliseconds())
+        } catch {
+            return .retryable(status: nil, message: error.message)
+        }
+    }
+
+    private func settle(_ batch: DeliveryStore.Claimed, outcome: UploadOutcome, report: inout SendReport)
+        async throws(UploaderError)
+    {
+        let policy = self.policy
+        let now = clock.nowMilliseconds()
+        report.attempted += 1
+        var retryAt = now
+        switch outcome {
+        case .delivered(let duplicate):
+            report.delivered += 1
+            if duplicate { report.duplicates += 1 }
+        case .partiallyDelivered(let rejected, _):
+            report.delivered += 1
+            report.partiallyRejectedRecords += rejected
+        case .rejected:
+            report.rejected += 1
+        case .authenticationRequired:
+            report.authenticationHeld = true
+        case .throttled(_, let delay):
+            report.retrying += 1
+            // Never earlier than Retry-After; up to 10 % later so a fleet told the same time spreads out.
+            retryAt = now + max(1, delay + Int64(random.uniform(upTo: UInt64(delay / 10))))
+        case .retryable:
+            report.retrying += 1
+            let backoff = Backoff(
+                baseMilliseconds: policy.backoffBaseMilliseconds, capMilliseconds: policy.backoffCapMilliseconds)
+            retryAt = now + max(1, backoff.delay(attempts: batch.attempts, random: random))
+        }
+        let settledRetryAt = retryAt
+        do {
+            try await executor.commit { connection in
+                try DeliveryStore.settle(
+                    connection, batch: batch, outcome: outcome, now: now, retryAt: settledRetryAt, policy: policy)
+            }
+        } catch {
+            throw UploaderError.storage(error, "recording an upload outcome failed")
+        }
+        if case .authenticationRequired(let status) = outcome, let policyRefresh {
+            await policyRefresh(status)
+        }
+    }
+
+    // MARK: - Lifecycle and the foreground loop
+
+    /// The app moved to the background: seal everything waiting and hand the queue to the background
+    /// transfer (if one is configured and anything is queued). The foreground loop stops sending until
+    /// ``enterForeground()``.
+    ///
+    /// - Returns: the hand-over made, if any.
+    @discardableResult
+    public func enterBackground() async throws(UploaderError) -> BackgroundHandOver? {
+        try await setSetting(QueueSettings.lifecycle, "background")
+        try await seal(.background)
+        return try await handOver(.movedToBackground, force: true)
+    }
+
+    /// The app is in the foreground again: the foreground loop resumes sending.
+    public func enterForeground() async throws(UploaderError) {
+        try await setSetting(QueueSettings.lifecycle, "foreground")
+    }
+
+    /// Whether the queue's lifecycle state is background (shared by every process on this queue).
+    public func isInBackground() async throws(UploaderError) -> Bool {
+        do {
+            return try await executor.read { connection in
+                try QueueSettings.string(connection, QueueSettings.lifecycle) == "background"
+            }
+        } catch {
+            throw UploaderError.storage(error, "reading the lifecycle state failed")
+        }
+    }
+
+    /// Hands due batches of the background route (crash reports, attachments, large batches) to the background
+    /// transfer, at most every 30 s unless `force`.
+    ///
+    /// - Returns: the hand-over made, if any.
+    @discardableResult
+    public func handOverDue(force: Bool = false) async throws(UploaderError) -> BackgroundHandOver? {
+        let now = clock.nowMilliseconds()
+        let due: (Int, Int)
+        do {
+            due = try await executor.read { connection in
+                let urgent =
+                    try connection.queryFirst(
+                        """
+                        SELECT count(*) FROM batch WHERE background = 1 AND class IN (?, ?)
+                        AND next_attempt_ms <= ? AND lease_until_ms <= ?
+                        """, [RecordClass.crash.rawValue, RecordClass.attachment.rawValue, now, now]
+                    ) { row in try row.column(0, as: Int.self) } ?? 0
+                let large =
+                    try connection.queryFirst(
+                        """
+                        SELECT count(*) FROM batch WHERE background = 1 AND next_attempt_ms <= ? AND lease_until_ms <= ?
+                        """, [now, now]
+                    ) { row in try row.column(0, as: Int.self) } ?? 0
+                return (urgent, large)
+            }
+        } catch {
+            throw UploaderError.storage(error, "reading due batches failed")
+        }
+        guard due.1 > 0 else { return nil }
+        return try await handOver(due.0 > 0 ? .urgentUpload : .largeUpload, force: force)
+    }
+
+    private func handOver(_ reason: BackgroundHandOver.Reason, force: Bool) async throws(UploaderError)
+        -> BackgroundHandOver?
+    {
+        guard let backgroundTransfer else { return nil }
+        let now = clock.nowMilliseconds()
+        let allowed = mutable.withLock { state -> Bool in
+            if !force, let last = state.lastHandOverMilliseconds, now - last < Uploader.handOverIntervalMilliseconds,
+                now >= last
+            {
+                return false
+            }
+            state.lastHandOverMilliseconds = now
+            return true
+        }
+        guard allowed else { return nil }
+        let pending: (Int, Int64?)
+        do {
+            pending = try await executor.read { connection in
+                try connection.queryFirst("SELECT count(*), min(next_attempt_ms) FROM batch") { row in
+                    (try row.column(0, as: Int.self), try row.column(1, as: Int64?.self))
+                } ?? (0, nil)
+            }
+        } catch {
+            throw UploaderError.storage(error, "reading the queue failed")
+        }
+        guard pending.0 > 0 else { return nil }
+        let handOver = BackgroundHandOver(
+            reason: reason, dataDirectory: dataDirectory, pendingBatches: pending.0,
+            earliestAttemptMilliseconds: pending.1)
+        try await backgroundTransfer.handOver(handOver)
+        return handOver
+    }
+
+    /// One step of the foreground loop: expire, seal what is due, send the foreground route, and hand urgent
+    /// or large batches over. Returns when the loop should look again (epoch ms).
+    func step() async throws(UploaderError) -> Int64 {
+        let now = clock.nowMilliseconds()
+        var wake = now + 1_000
+        if try await isInBackground() {
+            return wake
+        }
+        try await seal()
+        let report = try await sendDue()
+        if let next = report.nextAttemptMilliseconds {
+            wake = min(wake, max(next, now + 10))
+        }
+        _ = try? await handOverDue()
+        return wake
+    }
+
+    /// The foreground loop: seals on the interval and size triggers, sends due batches, hands urgent and large
+    /// ones to the background transfer, and sleeps until the next deadline (at most a second). Runs until the
+    /// task is cancelled. Storage errors end the loop; upload errors never do.
+    public func run() async throws(UploaderError) {
+        while !Task.isCancelled {
+            let wake = try await step()
+            let delay = max(10, min(1_000, wake - clock.nowMilliseconds()))
+            do {
+                try await Task.sleep(for: .milliseconds(delay))
+            } catch {
+                return
+            }
+        }
+    }
+
+    // MARK: - Consent, kill switch, policy
+
+    /// Grants consent: collection resumes (if the kill switch is off).
+    public func grantConsent() async throws(UploaderError) {
+        try await setSetting(QueueSettings.consent, "granted")
+    }
+
+    /// Withdraws consent: drops the whole queue (counted as `consent`) and refuses records until consent is
+    /// granted again.
+    public func revokeConsent() async throws(UploaderError) {
+        do {
+            try await executor.write { connection in
+                try QueueSettings.set(connection, QueueSettings.consent, "revoked")
+                try QueueStore.purge(connection, reason: .consent)
+            }
+        } catch {
+            throw UploaderError.storage(error, "withdrawing consent failed")
+        }
+    }
+
+    /// Turns the kill switch on (drops the whole queue, counted as `killSwitch`, and stops collection) or off
+    /// (collection resumes if consent is granted).
+    public func setKillSwitch(_ on: Bool) async throws(UploaderError) {
+        do {
+            try await executor.write { connection in
+                try QueueSettings.set(connection, QueueSettings.killSwitch, on ? 1 : 0)
+                if on {
+                    try QueueStore.purge(connection, reason: .killSwitch)
+                }
+            }
+        } catch {
+            throw UploaderError.storage(error, "setting the kill switch failed")
+        }
+    }
+
+    /// Applies a policy atomically: validates all of it first, then sets the kill switch, enforces the
+    /// (possibly lower) caps, releases a 401/403 hold, and uses the new values from the next operation on.
+    ///
+    /// - Throws: ``UploaderError/Code/configuration`` (nothing applied) for an invalid policy.
+    public func apply(policy: UploadPolicy) async throws(UploaderError) {
+        try policy.validate()
+        do {
+            try await executor.write { connection in
+                try QueueSettings.set(connection, QueueSettings.killSwitch, policy.killSwitch ? 1 : 0)
+                if policy.killSwitch {
+                    try QueueStore.purge(connection, reason: .killSwitch)
+                }
+                try connection.execute("DELETE FROM setting WHERE key = ?", [QueueSettings.authHoldUntil])
+                try QueueStore.enforceCaps(connection, policy: policy)
+            }
+        } catch {
+            throw UploaderError.storage(error, "applying the policy failed")
+        }
+        mutable.withLock { $0.policy = policy }
+    }
+
+    private func setSetting(_ key: String, _ value: String) async throws(UploaderError) {
+        do {
+            try await executor.write { connection in try QueueSettings.set(connection, key, value) }
+        } catch {
+            throw UploaderError.storage(error, "updating `\(key)` failed")
+        }
+    }
+
+    // MARK: - Status
+
+    /// A snapshot of the queue.
+    public func status() async throws(UploaderError) -> UploaderStatus {
+        let now = clock.nowMilliseconds()
+        let identity = self.identity
+        do {
+            return try await executor.read { connection in
+                try Uploader.readStatus(connection, now: now, identity: identity)
+            }
+        } catch {
+            throw UploaderError.storage(error, "reading the status failed")
+        }
+    }
+
+    private static func readStatus(_ connection: SQLiteConnection, now: Int64, identity: ResourceIdentity) throws
+        -> UploaderStatus
+    {
+        var depth: [RecordClass: UploaderStatus.ClassDepth] = [:]
+        for recordClass in RecordClass.allCases {
+            depth[recordClass] = UploaderStatus.ClassDepth(
+                recordClass: recordClass, waitingRecords: 0, waitingBytes: 0, batches: 0, batchedRecords: 0,
+                batchBytes: 0)
+        }
+        let waiting = try connection.query("SELECT class, count(*), sum(size) FROM record GROUP BY class") { row in
+            (try row.column(0, as: Int.self), try row.column(1, as: Int64.self), try row.column(2, as: Int64.self))
+        }
+        for (raw, count, bytes) in waiting {
+            guard let recordClass = RecordClass(rawValue: raw) else { continue }
+            depth[recordClass]?.waitingRecords = count
+            depth[recordClass]?.waitingBytes = bytes
+        }
+        let sealed = try connection.query(
+            "SELECT class, count(*), sum(record_count), sum(body_bytes) FROM batch GROUP BY class"
+        ) { row in
+            (
+                try row.column(0, as: Int.self), try row.column(1, as: Int64.self), try row.column(2, as: Int64.self),
+                try row.column(3, as: Int64.self)
+            )
+        }
+        for (raw, count, records, bytes) in sealed {
+            guard let recordClass = RecordClass(rawValue: raw) else { continue }
+            depth[recordClass]?.batches = count
+            depth[recordClass]?.batchedRecords = records
+            depth[recordClass]?.batchBytes = bytes
+        }
+        let totals = try QueueStore.totals(connection)
+        let oldestRecord =
+            try connection.queryFirst("SELECT min(created_ms) FROM record") { row in
+                try row.column(0, as: Int64?.self)
+            } ?? nil
+        let oldestBatch =
+            try connection.queryFirst("SELECT min(oldest_ms) FROM batch") { row in
+                try row.column(0, as: Int64?.self)
+            } ?? nil
+        let oldest = [oldestRecord, oldestBatch].compactMap { $0 }.min()
+        let next = try DeliveryStore.nextAttempt(
+            connection, scope: DeliveryStore.Scope(includesBackground: true, urgentOnly: false))
+        let hold = try QueueSettings.integer(connection, QueueSettings.holdUntil).flatMap { $0 > now ? $0 : nil }
+        let authHold = try QueueSettings.integer(connection, QueueSettings.authHoldUntil).flatMap {
+            $0 > now ? $0 : nil
+        }
+        var drops: [DropReason: UploaderStatus.DropCount] = [:]
+        for reason in DropReason.allCases {
+            drops[reason] = UploaderStatus.DropCount(records: 0, batches: 0, bytes: 0)
+        }
+        let dropRows = try connection.query("SELECT reason, records, batches, bytes FROM drop_count") { row in
+            (
+                try row.column(0, as: String.self), try row.column(1, as: Int64.self),
+                try row.column(2, as: Int64.self),
+                try row.column(3, as: Int64.self)
+            )
+        }
+        for (reason, records, batches, bytes) in dropRows {
+            guard let reason = DropReason(rawValue: reason) else { continue }
+            drops[reason] = UploaderStatus.DropCount(records: records, batches: batches, bytes: bytes)
+        }
+        let errors = try connection.query(
+            "SELECT at_ms, batch_id, status, message FROM error_log ORDER BY id DESC LIMIT 10"
+        ) { row in
+            UploaderStatus.ErrorEntry(
+                atMilliseconds: try row.column(0, as: Int64.self), batchId: try row.column(1, as: String?.self),
+                status: try row.column(2, as: Int?.self), message: try row.column(3, as: String.self))
+        }
+        let stop = try QueueSettings.collectionStop(connection)
+        let killSwitch = try QueueSettings.integer(connection, QueueSettings.killSwitch) == 1
+        return UploaderStatus(
+            classes: RecordClass.allCases.compactMap { depth[$0] }, totalRecords: totals.records,
+            totalBytes: totals.bytes, oldestAgeMilliseconds: oldest.map { max(0, now - $0) },
+            nextAttemptMilliseconds: next.map { max($0, hold ?? $0, authHold ?? $0) },
+            retryAfterHoldUntilMilliseconds: hold, authenticationHoldUntilMilliseconds: authHold, drops: drops,
+            recentErrors: errors, consentGranted: stop != .consent, killSwitch: killSwitch,
+            inBackground: try QueueSettings.string(connection, QueueSettings.lifecycle) == "background",
+            deviceId: identity.deviceId, installationId: identity.installationId)
+    }
+
+    // MARK: - System facts
+
+    private static func osRelease() -> String? {
+        var info = utsname()
+        guard uname(&info) == 0 else { return nil }
+        return withUnsafeBytes(of: &info.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+
+    private static func machine() -> String? {
+        var info = utsname()
+        guard uname(&info) == 0 else { return nil }
+        let raw = withUnsafeBytes(of: &info.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        switch raw {
+        case "x86_64": return "amd64"
+        case "aarch64": return "arm64"
+        default: return raw
+        }
+    }
+}

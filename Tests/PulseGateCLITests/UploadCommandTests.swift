@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+@testable import PulseGateCLI
+
+@Suite struct UploadCommandTests {
+    func run(_ arguments: [String], environment: [String: String] = [:]) async -> (Int32, CapturedOutput) {
+        let captured = CapturedOutput()
+        let status = await PulseGateCommandLine.run(
+            arguments: arguments, environment: environment, output: captured.output)
+        return (status, captured)
+    }
+
+    func temporaryDirectory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pulse-cli-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test func usageListsEverySubcommand() async {
+        let (status, captured) = await run(["upload", "--help"])
+        #expect(status == 0)
+        for subcommand in ["enqueue", "run", "drain", "flush", "background", "foreground", "status", "consent"] {
+            #expect(captured.stdout.contains("  \(subcommand)"))
+        }
+        let (_, top) = await run(["--help"])
+        #expect(top.stdout.contains("upload"))
+    }
+
+    @Test func badArgumentsAreUsageErrors() async {
+        #expect(await run(["upload", "teleport"]).0 == 2)
+        #expect(await run(["upload", "status", "--bogus"]).0 == 2)
+        #expect(await run(["upload", "consent", "maybe"]).0 == 2)
+        #expect(await run(["upload", "status", "--encoding", "brotli"]).0 == 2)
+        let (status, captured) = await run(["upload", "drain", "--data-dir", "/tmp/unused-\(UUID().uuidString)"])
+        #expect(status == 2)
+        #expect(captured.stderr.contains("--app-id"))
+    }
+
+    @Test func optionsComeFromFlagsThenEnvironment() throws {
+        let environment = [
+            "PULSEGATE_ENDPOINT": "http://10.0.0.1:4318", "PULSEGATE_APP_ID": "env-app", "HOME": "/home/u",
+        ]
+        let fromEnvironment = try UploadCommand.parse([], environment: environment)
+        #expect(fromEnvironment.endpoint == "http://10.0.0.1:4318")
+        #expect(fromEnvironment.appId == "env-app")
+        #expect(fromEnvironment.dataDirectory == "/home/u/.local/state/pulsegate/uploader")
+        let fromFlags = try UploadCommand.parse(
+            ["--app-id=flag-app", "--data-dir", "/d", "--network", "metered", "--power=low"], environment: environment)
+        #expect(fromFlags.appId == "flag-app")
+        #expect(fromFlags.dataDirectory == "/d")
+        #expect(fromFlags.network == .metered)
+        #expect(fromFlags.power == .low)
+        #expect(fromFlags.forwarded.contains("--network"))
+        #expect(UploadCommand.defaultDataDirectory(["XDG_STATE_HOME": "/state"]) == "/state/pulsegate/uploader")
+    }
+
+    @Test func enqueueQueuesGoodLinesAndRejectsBadOnesByLineNumber() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/records.jsonl"
+        try Data(
+            """
+            {"type":"event","name":"one"}
+            {"type":"log"}
+
+            {"type":"metric","name":"m","value":1.5}
+            """.utf8
+        ).write(to: URL(fileURLWithPath: file))
+        let common = ["--data-dir", directory + "/queue", "--app-id", "cli-app", "--no-background"]
+        let (status, captured) = await run(["upload", "enqueue", "--file", file] + common)
+        #expect(status == 1)
+        let acks = captured.stdout.split(separator: "\n").map { $0.split(separator: " ") }
+        #expect(Set(acks.map { $0[1] }) == ["1", "4"])
+        #expect(acks.allSatisfy { $0[0] == "ok" })
+        #expect(acks.first { $0[1] == "1" }?[2].count == 32)  // the event's log.record.uid
+        #expect(acks.first { $0[1] == "4" }?[2].hasPrefix("m|") == true)  // the metric's series key
+        #expect(captured.stderr.contains("rejected line 2: missing string field `body`"))
+        #expect(captured.stderr.contains("queued 2 records, rejected 1 lines"))
+
+        let (statusCode, report) = await run(["upload", "status", "--json"] + common)
+        #expect(statusCode == 0)
+        #expect(report.stdout.contains(#""totalRecords":2"#))
+        let (_, text) = await run(["upload", "status"] + common)
+        #expect(text.stdout.contains("queue: 2 records"))
+        #expect(text.stdout.contains("consent granted"))
+
+        #expect(await run(["upload", "consent", "revoke"] + common).0 == 0)
+        let (_, after) = await run(["upload", "status"] + common)
+        #expect(after.stdout.contains("queue: 0 records"))
+        #expect(after.stdout.contains("consent withdrawn"))
+    }
+}

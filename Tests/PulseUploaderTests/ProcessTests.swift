@@ -1,0 +1,234 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import PulseUploader
+
+/// Tests that run the real `pulsegate` executable as a child process and kill it with SIGKILL.
+@Suite(.serialized) struct ProcessTests {
+    init() {
+        // Writing to a child that was killed must fail with EPIPE, not kill the test runner.
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Lines `ok <line> <record-id>` read from a child's standard output on a thread of our own.
+    final class AckReader: Sendable {
+        private let acks = Mutex<[String]>([])
+        private let done = Mutex(false)
+
+        init(_ handle: FileHandle) {
+            let thread = Thread { [self] in
+                var pending: [UInt8] = []
+                let descriptor = handle.fileDescriptor
+                var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                    if count < 0 && errno == EINTR { continue }
+                    if count <= 0 { break }
+                    pending.append(contentsOf: buffer[0..<count])
+                    while let newline = pending.firstIndex(of: 0x0A) {
+                        let line = String(decoding: pending[0..<newline], as: UTF8.self)
+                        pending.removeFirst(newline + 1)
+                        let parts = line.split(separator: " ")
+                        if parts.count == 3, parts[0] == "ok" {
+                            acks.withLock { $0.append(String(parts[2])) }
+                        }
+                    }
+                }
+                done.withLock { $0 = true }
+            }
+            thread.start()
+        }
+
+        var count: Int { acks.withLock { $0.count } }
+        var ids: [String] { acks.withLock { $0 } }
+
+        func waitForEnd() async {
+            while !done.withLock({ $0 }) {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+    }
+
+    @Test func killMinus9DuringEnqueueLosesNoAcknowledgedRecord() async throws {
+        let executable = try #require(pulsegateExecutable(), "build the pulsegate executable first")
+        let directory = try TemporaryDirectory()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = [
+            "upload", "enqueue", "--data-dir", directory.path, "--app-id", "kill-test", "--no-background",
+            "--endpoint", "http://127.0.0.1:9",
+        ]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let acks = AckReader(output.fileHandleForReading)
+
+        // Feed records until the child dies: events, logs, spans, crashes and exits mixed, so batches are
+        // sealed by size and crash reports are sealed at once while the stream runs.
+        let writer = Thread {
+            let descriptor = input.fileHandleForWriting.fileDescriptor
+            for index in 0..<200_000 {
+                let line: String
+                switch index % 50 {
+                case 7: line = #"{"type":"crash","crashId":"crash-\#(index)","message":"boom \#(index)"}"#
+                case 13: line = #"{"type":"exit","reason":"user","code":\#(index)}"#
+                case 21: line = #"{"type":"span","name":"op-\#(index)","start":1700000000000,"end":1700000000100}"#
+                default:
+                    line =
+                        #"{"type":"event","name":"tick","attributes":{"n":\#(index),"pad":"\#(String(repeating: "p", count: index % 300))"}}"#
+                }
+                let bytes = Array((line + "\n").utf8)
+                let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                if written < 0 { break }
+            }
+            try? input.fileHandleForWriting.close()
+        }
+        writer.start()
+
+        let deadline = Date().addingTimeInterval(60)
+        while acks.count < 1_500 && Date() < deadline && process.isRunning {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        kill(process.processIdentifier, SIGKILL)
+        await waitForExit(process)
+        await acks.waitForEnd()
+        #expect(process.terminationReason == .uncaughtSignal)
+        let acknowledged = acks.ids
+        #expect(acknowledged.count >= 1_500)
+
+        var configuration = UploaderConfiguration(
+            endpoint: "http://127.0.0.1:9", appId: "kill-test", dataDirectory: directory.path)
+        configuration.transport = CurlTransport(options: CurlTransport.Options(connections: 1))
+        let uploader = try await Uploader(configuration: configuration)
+        let queued = try await uploader.queuedRecordIds()
+        let missing = Set(acknowledged).subtracting(queued)
+        #expect(missing.isEmpty, "acknowledged records missing after kill -9: \(missing.count)")
+        #expect(try await uploader.storedBatches().contains { $0.recordClass == .crash })
+        try await uploader.close()
+    }
+
+    @Test func killMinus9DuringUploadRetriesTheSameBatchIdAndBytes() async throws {
+        let executable = try #require(pulsegateExecutable(), "build the pulsegate executable first")
+        let server = try FaultServer(script: [.hang])
+        let realNow = UploaderClock.system.nowMilliseconds()
+        var fixture = try UploaderFixture(clock: ManualClock(realNow))
+        fixture.endpoint = server.baseURL
+        let before = try await fixture.open()
+        for index in 0..<50 {
+            try await before.record(.event(EventEntry(name: "e", attributes: ["n": .int(Int64(index))])))
+        }
+        try await before.seal(.flush)
+        let stored = try #require(try await before.storedBatches().first)
+        try await before.close()
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = [
+            "upload", "drain", "--data-dir", fixture.directory.path, "--app-id", "test-app", "--endpoint",
+            server.baseURL, "--no-background",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        #expect(await server.waitForRequests(1, seconds: 30))
+        kill(process.processIdentifier, SIGKILL)
+        await waitForExit(process)
+        #expect(process.terminationReason == .uncaughtSignal)
+
+        // The killed sender's lease still protects the batch for a while…
+        let after = try await fixture.open()
+        #expect(try await after.storedBatches().first?.attempts == 1)
+        #expect(try await after.sendDue().attempted == 0)
+        // …then it is sent again: same id, same bytes.
+        fixture.clock.set(UploaderClock.system.nowMilliseconds() + UploadPolicy().leaseMilliseconds + 1)
+        let report = try await after.sendDue()
+        #expect(report.delivered == 1)
+        let requests = server.requests
+        #expect(requests.count == 2)
+        #expect(requests.map { $0.headers["apsio-batch-id"] } == [stored.batchId, stored.batchId])
+        #expect(requests.map { sha256Hex($0.body) } == [sha256Hex(stored.body), sha256Hex(stored.body)])
+        #expect(requests.allSatisfy { $0.headers["apsio-sent-at"] != nil })
+        try await after.close()
+        server.stop()
+    }
+
+    @Test func theDetachedDrainRunsInItsOwnSession() async throws {
+        let directory = try TemporaryDirectory()
+        let transfer = DetachedDrainTransfer(
+            executablePath: "/bin/sh",
+            arguments: [
+                "-c",
+                "cat /proc/self/stat > '\(directory.path)/stat.tmp'; mv '\(directory.path)/stat.tmp' '\(directory.path)/stat'; echo drained",
+            ],
+            logPath: directory.path + "/drain.log")
+        let pid = try transfer.spawn()
+        let statPath = directory.path + "/stat"
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: statPath) && Date() < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let stat = try String(contentsOfFile: statPath, encoding: .utf8)
+        // Fields after the command name: state, ppid, pgrp, session.
+        let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
+        #expect(Int32(fields[2]) == pid)
+        #expect(Int32(fields[3]) == pid)
+        #expect(getsid(0) != pid)
+        while (try? String(contentsOfFile: directory.path + "/drain.log", encoding: .utf8))?.contains("drained") != true
+            && Date() < deadline
+        {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(try String(contentsOfFile: directory.path + "/drain.log", encoding: .utf8) == "drained\n")
+    }
+
+    @Test func backgroundHandsTheQueueToADetachedDrainThatSends() async throws {
+        let executable = try #require(pulsegateExecutable(), "build the pulsegate executable first")
+        let server = try FaultServer()
+        let directory = try TemporaryDirectory()
+        let common = ["--data-dir", directory.path, "--app-id", "bg-app", "--endpoint", server.baseURL]
+
+        let enqueue = Process()
+        enqueue.executableURL = URL(fileURLWithPath: executable)
+        enqueue.arguments = ["upload", "enqueue", "--no-background"] + common
+        let input = Pipe()
+        enqueue.standardInput = input
+        enqueue.standardOutput = FileHandle.nullDevice
+        enqueue.standardError = FileHandle.nullDevice
+        try enqueue.run()
+        input.fileHandleForWriting.write(
+            Data(
+                """
+                {"type":"event","name":"one"}
+                {"type":"log","body":"two"}
+                {"type":"metric","name":"three","value":3}
+
+                """.utf8))
+        try input.fileHandleForWriting.close()
+        await waitForExit(enqueue)
+        #expect(enqueue.terminationStatus == 0)
+
+        let background = Process()
+        background.executableURL = URL(fileURLWithPath: executable)
+        background.arguments = ["upload", "background"] + common
+        let output = Pipe()
+        background.standardOutput = output
+        background.standardError = FileHandle.nullDevice
+        try background.run()
+        await waitForExit(background)
+        #expect(background.terminationStatus == 0)
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(text.contains("handed 2 batches to a background drain"))
+
+        // The background command has exited; the detached drain sends on its own.
+        #expect(await server.waitForRequests(2, seconds: 30))
+        let paths = Set(server.requests.map(\.path))
+        #expect(paths == ["/v1/logs", "/v1/metrics"])
+        #expect(
+            server.requests.allSatisfy { $0.headers["apsio-sent-at"] != nil && $0.headers["apsio-app-id"] == "bg-app" })
+        server.stop()
+    }
+}

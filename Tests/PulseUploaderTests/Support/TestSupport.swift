@@ -1,0 +1,130 @@
+import Foundation
+import PulseJSON
+import Synchronization
+
+@testable import PulseUploader
+
+/// A clock the test moves by hand.
+final class ManualClock: Sendable {
+    private let now: Mutex<Int64>
+
+    init(_ start: Int64 = 1_700_000_000_000) {
+        now = Mutex(start)
+    }
+
+    var milliseconds: Int64 { now.withLock { $0 } }
+
+    func advance(by milliseconds: Int64) {
+        now.withLock { $0 += milliseconds }
+    }
+
+    func set(_ milliseconds: Int64) {
+        now.withLock { $0 = milliseconds }
+    }
+
+    var clock: UploaderClock {
+        UploaderClock { self.milliseconds }
+    }
+}
+
+/// A fresh folder under the temporary directory, removed on `deinit`.
+final class TemporaryDirectory: Sendable {
+    let path: String
+
+    init() throws {
+        path =
+            FileManager.default.temporaryDirectory
+            .appendingPathComponent("pulse-uploader-tests-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// Builds uploaders on one data directory with an injected clock and seeded randomness.
+struct UploaderFixture {
+    let directory: TemporaryDirectory
+    let clock: ManualClock
+    var endpoint = "http://127.0.0.1:9"
+    var policy = UploadPolicy()
+    var conditions: (any ConditionsProvider)?
+    var backgroundTransfer: (any BackgroundTransfer)?
+    var policyRefresh: UploaderConfiguration.PolicyRefreshHook?
+    var seed: UInt64 = 7
+    var transport: (any UploadTransport)?
+
+    init(clock: ManualClock = ManualClock()) throws {
+        directory = try TemporaryDirectory()
+        self.clock = clock
+    }
+
+    func open() async throws -> Uploader {
+        var configuration = UploaderConfiguration(endpoint: endpoint, appId: "test-app", dataDirectory: directory.path)
+        configuration.clock = clock.clock
+        configuration.random = RandomSource(seed: seed)
+        configuration.policy = policy
+        configuration.conditions = conditions
+        configuration.backgroundTransfer = backgroundTransfer
+        configuration.policyRefresh = policyRefresh
+        configuration.appVersion = "1.2.3"
+        configuration.transport =
+            transport
+            ?? CurlTransport(options: CurlTransport.Options(connections: 2, requestTimeoutMilliseconds: 30_000))
+        return try await Uploader(configuration: configuration)
+    }
+}
+
+/// A hex SHA-256 of bytes, through the module's implementation (tested against FIPS vectors).
+func sha256Hex(_ bytes: [UInt8]) -> String {
+    SHA256.hexDigest(bytes)
+}
+
+/// Decompresses and parses a stored or received batch body.
+func parseBody(_ body: [UInt8], encoding: BodyEncoding) throws -> JSONDocument {
+    try JSONParser().parse(try BodyCompression.decompress(body, encoding: encoding))
+}
+
+/// The value of attribute `key` in an OTLP `attributes` array node, as a plain string rendering.
+func attribute(_ attributes: JSONNode?, _ key: String) -> JSONNode? {
+    guard let attributes else { return nil }
+    for element in attributes.elements where element["key"]?.string == key {
+        return element["value"]
+    }
+    return nil
+}
+
+/// A record that encodes to roughly `size` bytes of poorly compressible text.
+func paddedEvent(_ name: String = "e", size: Int = 200) -> TelemetryRecord {
+    var pad = ""
+    var block = Array(name.utf8)
+    while pad.utf8.count < max(0, size - 180) {
+        let digest = SHA256.hexDigest(block)
+        pad += digest
+        block = Array(digest.utf8)
+    }
+    return .event(EventEntry(name: name, attributes: ["pad": .string(String(pad.prefix(max(0, size - 180))))]))
+}
+
+/// The path of the built `pulsegate` executable (next to the test bundle in `.build/<config>`).
+func pulsegateExecutable() -> String? {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("pulsegate").path
+        if FileManager.default.isExecutableFile(atPath: candidate) {
+            return candidate
+        }
+        directory = directory.deletingLastPathComponent()
+    }
+    let fallback = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("pulsegate").path
+    return FileManager.default.isExecutableFile(atPath: fallback) ? fallback : nil
+}
+
+/// Waits for a child process to exit without blocking a thread of the cooperative pool.
+func waitForExit(_ process: Process) async {
+    while process.isRunning {
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    process.waitUntilExit()  // returns at once; makes the termination status readable
+}
