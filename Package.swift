@@ -114,6 +114,10 @@ let modules: [Target] = [
 ]
 
 let tests: [Target] = [
+    // Helpers shared by several test targets: a raw-socket HTTP/1.1 client and body compressors.
+    .target(
+        name: "PulseTestSupport", dependencies: ["CZlib", "CZstd"], path: "Tests/PulseTestSupport",
+        swiftSettings: swiftSettings),
     .testTarget(
         name: "MsgTransTests", dependencies: ["MsgTrans"],
         resources: [.copy("Fixtures")],
@@ -139,7 +143,7 @@ let tests: [Target] = [
         dependencies: ["PulseClient", "PulseIngest", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseHTTPTests", dependencies: ["PulseHTTP", "CZlib", "CZstd"],
+        name: "PulseHTTPTests", dependencies: ["PulseHTTP", "PulseTestSupport", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseIngestTests",
@@ -148,7 +152,8 @@ let tests: [Target] = [
     .testTarget(
         name: "PulseGatewayTests",
         dependencies: [
-            "PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON", "MsgTrans", "MsgTransRuntime", "CZlib", "CZstd",
+            "PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON", "MsgTrans", "MsgTransRuntime", "PulseTestSupport",
+            "CZlib", "CZstd",
         ],
         swiftSettings: swiftSettings),
     .testTarget(
@@ -156,7 +161,7 @@ let tests: [Target] = [
         dependencies: ["PulseUploader", "PulseStorage", "PulseJSON", "PulseGateway", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseGateway", "PulseIngest"],
+        name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseGateway", "PulseIngest", "PulseTestSupport"],
         swiftSettings: swiftSettings),
 ]
 

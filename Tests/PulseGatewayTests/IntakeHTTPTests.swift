@@ -1,4 +1,5 @@
 import PulseStorage
+import PulseTestSupport
 import Testing
 
 @testable import PulseGateway

@@ -1,4 +1,5 @@
 import PulseHTTP
+import PulseTestSupport
 import Testing
 
 @Suite struct BodyDecoderTests {

@@ -1,4 +1,5 @@
 import Foundation
+import PulseTestSupport
 import Synchronization
 
 @testable import PulseGateway

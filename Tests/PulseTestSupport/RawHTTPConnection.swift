@@ -2,33 +2,33 @@ import Foundation
 import Glibc
 
 /// A failure of the test client.
-struct TestClientError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct TestClientError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// A parsed HTTP/1.1 response as read off the socket.
-struct RawHTTPResponse {
-    var status: Int
-    var headers: [(name: String, value: String)]
-    var body: [UInt8]
+public struct RawHTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
 
-    func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 
-    var bodyText: String { String(decoding: body, as: UTF8.self) }
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
 }
 
 /// A blocking TCP client speaking raw HTTP/1.1 bytes, for tests. Not for the cooperative pool: run it
 /// with `onThread` so a blocked read never starves the server's handler tasks.
 /// Used by one thread at a time (handed between threads, never shared concurrently).
-final class RawHTTPConnection: @unchecked Sendable {
+public final class RawHTTPConnection: @unchecked Sendable {
     private let fd: Int32
     private var pending: [UInt8] = []
 
     /// Connects to a loopback address (`127.0.0.1` or `::1`) with a receive timeout.
-    init(host: String = "127.0.0.1", port: Int, receiveTimeoutSeconds: Int = 15) throws {
+    public init(host: String = "127.0.0.1", port: Int, receiveTimeoutSeconds: Int = 15) throws {
         let isIPv6 = host.contains(":")
         fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestClientError("socket() failed: errno \(errno)") }
@@ -69,11 +69,11 @@ final class RawHTTPConnection: @unchecked Sendable {
     deinit { Glibc.close(fd) }
 
     /// Closes the socket now (the descriptor stays reserved until deinit by shutting it down).
-    func close() {
+    public func close() {
         Glibc.shutdown(fd, Int32(SHUT_RDWR))
     }
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes {
@@ -84,12 +84,12 @@ final class RawHTTPConnection: @unchecked Sendable {
         }
     }
 
-    func send(_ text: String) throws {
+    public func send(_ text: String) throws {
         try send(Array(text.utf8))
     }
 
     /// Sends a request with a `Content-Length` body.
-    func sendRequest(
+    public func sendRequest(
         method: String = "GET", target: String, headers: [(String, String)] = [], body: [UInt8] = []
     ) throws {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\n"
@@ -100,7 +100,7 @@ final class RawHTTPConnection: @unchecked Sendable {
     }
 
     /// `true` when the server has sent nothing that is waiting to be read (and has not closed).
-    func nothingPending() -> Bool {
+    public func nothingPending() -> Bool {
         guard pending.isEmpty else { return false }
         var byte: UInt8 = 0
         let received = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
@@ -108,7 +108,7 @@ final class RawHTTPConnection: @unchecked Sendable {
     }
 
     /// Reads one response (Content-Length, chunked, or until close).
-    func readResponse(forHead: Bool = false) throws -> RawHTTPResponse {
+    public func readResponse(forHead: Bool = false) throws -> RawHTTPResponse {
         let headEnd = try readUntil(Array("\r\n\r\n".utf8))
         let head = String(decoding: pending[..<headEnd], as: UTF8.self)
         pending.removeFirst(headEnd + 4)
@@ -145,7 +145,7 @@ final class RawHTTPConnection: @unchecked Sendable {
     }
 
     /// Reads until the peer closes; returns everything not yet consumed.
-    func readUntilClosed() throws -> [UInt8] {
+    public func readUntilClosed() throws -> [UInt8] {
         while try receiveMore() {}
         defer { pending = [] }
         return pending
@@ -187,7 +187,7 @@ final class RawHTTPConnection: @unchecked Sendable {
 
 /// Runs blocking work on its own thread and awaits the result, keeping Swift's cooperative pool free
 /// for the server's handlers.
-func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+public func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread {
             do { continuation.resume(returning: try work()) } catch { continuation.resume(throwing: error) }
