@@ -86,7 +86,8 @@ let modules: [Target] = [
     .target(
         name: "PulseGateway",
         dependencies: [
-            "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "MsgTrans", "MsgTransRuntime", "CPulseShims",
+            "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "MsgTrans", "MsgTransRuntime", "OTLPProtobuf",
+            "CPulseShims",
         ],
         swiftSettings: swiftSettings),
     .target(

@@ -67,6 +67,59 @@ import Testing
         await system.shutdown()
     }
 
+    static let protobufLogs: [UInt8] = {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../OTLPProtobufTests/Fixtures/logs-basic.pb").standardized
+        return [UInt8](try! Data(contentsOf: url))
+    }()
+
+    static func postProtobuf(port: Int, body: [UInt8], batchID: String) async throws -> RawHTTPResponse {
+        try await onThread {
+            let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 20)
+            defer { connection.close() }
+            try connection.sendRequest(
+                method: "POST", target: "/v1/logs",
+                headers: [
+                    ("Content-Type", "application/x-protobuf"), ("Apsio-App-Id", "proto-app"),
+                    ("Apsio-Batch-Id", batchID), ("Apsio-Device-Id", "device-pb"), ("Apsio-Platform", "android"),
+                    ("Apsio-Sdk-Version", "opentelemetry/1.26.0"),
+                ],
+                body: body)
+            return try connection.readResponse()
+        }
+    }
+
+    @Test func protobufBatchIsTranscodedMappedAndForwarded() async throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("pulsegate-e2e-\(UInt64.random(in: 0...UInt64.max))").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let system = try await GatewaySystem.start(GatewayConfiguration(dataDirectory: directory, listenPort: 0))
+        let ingest = try #require(system.embeddedIngest)
+        let port = system.gateway.httpPort
+
+        let accepted = try await Self.postProtobuf(port: port, body: Self.protobufLogs, batchID: "pb-0001")
+        #expect(accepted.status == 200)
+        #expect(accepted.header("Content-Type") == "application/x-protobuf")
+        #expect(accepted.body.isEmpty)  // an empty ExportLogsServiceResponse: full success
+
+        var events: [IngestedEvent] = []
+        for _ in 0..<200 {
+            events = try await ingest.events(app: "proto-app", limit: 100)
+            if events.count >= 7 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(events.count == 7)  // the fixture's 7 log records, one event each
+        #expect(Set(events.map(\.deviceId)) == ["device-pb"])
+
+        // Malformed protobuf: 400 with a protobuf google.rpc.Status body, nothing stored.
+        let malformed = try await Self.postProtobuf(port: port, body: [0x0a, 0xff, 0x01], batchID: "pb-bad")
+        #expect(malformed.status == 400)
+        #expect(malformed.header("Content-Type") == "application/x-protobuf")
+        #expect(malformed.body.first == 0x08)  // field 1 (code), varint
+        #expect(malformed.body.count > 2)
+        await system.shutdown()
+    }
+
     @Test func explicitUpstreamStartsNoEmbeddedServer() async throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("pulsegate-e2e-\(UInt64.random(in: 0...UInt64.max))").path

@@ -151,7 +151,7 @@ import Testing
         let withParameters = try await harness.request(
             body: body, headers: [("Content-Type", "Application/JSON; charset=utf-8"), ("Apsio-App-Id", "shop")])
         #expect(withParameters.status == 200)
-        for type in ["text/plain", "application/x-protobuf", "nonsense"] {
+        for type in ["text/plain", "application/xml", "nonsense"] {
             let response = try await harness.request(
                 body: body, headers: [("Content-Type", type), ("Apsio-App-Id", "shop")])
             #expect(response.status == 415, "\(type)")

@@ -1,3 +1,4 @@
+import OTLPProtobuf
 import PulseHTTP
 import PulseJSON
 import Synchronization
@@ -5,7 +6,8 @@ import Synchronization
 /// The OTLP/HTTP intake: validates a request, maps it, commits it durably, answers.
 ///
 /// Order of checks (the first failure answers): shutting down → 503; outbox over its cap → 429;
-/// media type → 415 (protobuf too, until it is supported); Apsio headers → 400/403; body
+/// media type → 415 (JSON and protobuf are accepted; protobuf is transcoded to OTLP/JSON so both
+/// share one mapping); Apsio headers → 400/403; body
 /// decoding → 413/400/415; JSON → 400; mapping → 400; durable commit → 503 on storage failure;
 /// then 200 (`{}`, or `partialSuccess` when records were dropped), with `Apsio-Duplicate: true`
 /// for a batch seen before.
@@ -46,17 +48,21 @@ final class GatewayIntake: Sendable {
 
     /// Handles `POST /v1/{logs,traces,metrics}`.
     func handle(_ request: HTTPRequest, signal: OTLPSignal) async -> HTTPResponse {
+        // Answers use the request's format; an unreadable Content-Type gets a JSON answer.
+        let format = Self.bodyFormat(request.headers["Content-Type"])
         let response: HTTPResponse
         do {
-            response = try await accept(request, signal: signal)
+            response = try await accept(request, signal: signal, format: format)
         } catch {
-            response = Self.errorResponse(error)
+            response = Self.errorResponse(error, format: format ?? .json)
         }
         metrics.request(route: signal.path, code: response.status.code)
         return response
     }
 
-    private func accept(_ request: HTTPRequest, signal: OTLPSignal) async throws(IntakeRejection) -> HTTPResponse {
+    private func accept(_ request: HTTPRequest, signal: OTLPSignal, format: BodyFormat?) async throws(IntakeRejection)
+        -> HTTPResponse
+    {
         let policy = self.policy
         if stopping.load(ordering: .relaxed) {
             throw IntakeRejection(
@@ -67,7 +73,7 @@ final class GatewayIntake: Sendable {
             throw IntakeRejection(
                 .tooManyRequests, "the outbox is full; retry later", retryAfterSeconds: policy.retryAfterSeconds)
         }
-        try Self.checkMediaType(request.headers["Content-Type"])
+        guard let format else { throw Self.mediaTypeRejection(request.headers["Content-Type"]) }
         let headers = try IntakeHeaders(request.headers, policy: policy)
         let body: [UInt8]
         do {
@@ -83,7 +89,9 @@ final class GatewayIntake: Sendable {
         let context = MappingContext(
             appID: headers.appID, batchID: batchID, receivedAt: receivedAt, sentAt: headers.sentAt,
             fallbacks: headers.fallbacks)
-        let mapped = try map(body, signal: signal, context: context)
+        let json = try Self.otlpJSON(
+            body, format: format, signal: signal, maxOutputBytes: Self.jsonLimit(maxBodyBytes))
+        let mapped = try map(json, signal: signal, context: context)
 
         let outcome: GatewayStore.IntakeOutcome
         do {
@@ -100,10 +108,11 @@ final class GatewayIntake: Sendable {
             metrics.records(mapped.records - mapped.rejected, signal: signal.rawValue)
             if mapped.rejected > 0 { metrics.oversized(mapped.rejected) }
             if !mapped.drafts.isEmpty { onAccepted(mapped.drafts) }
-            return Self.success(signal: signal, rejected: mapped.rejected, message: mapped.rejectionMessage(signal))
+            return Self.success(
+                signal: signal, rejected: mapped.rejected, message: mapped.rejectionMessage(signal), format: format)
         case .duplicate:
             metrics.duplicate()
-            var response = Self.success(signal: signal, rejected: 0, message: nil)
+            var response = Self.success(signal: signal, rejected: 0, message: nil, format: format)
             response.headers.set(name: "Apsio-Duplicate", value: "true")
             return response
         case .conflict:
@@ -111,7 +120,7 @@ final class GatewayIntake: Sendable {
             logger.warning(
                 "batch id reused with a different body; kept the first",
                 ["app": headers.appID, "batchId": batchID, "signal": signal.rawValue])
-            var response = Self.success(signal: signal, rejected: 0, message: nil)
+            var response = Self.success(signal: signal, rejected: 0, message: nil, format: format)
             response.headers.set(name: "Apsio-Duplicate", value: "true")
             response.headers.set(name: "Apsio-Conflict", value: "true")
             return response
@@ -121,7 +130,7 @@ final class GatewayIntake: Sendable {
     private func map(_ body: [UInt8], signal: OTLPSignal, context: MappingContext) throws(IntakeRejection)
         -> MappedRequest
     {
-        let box = parsers.withLock { $0.popLast() } ?? ParserBox(maxBytes: maxBodyBytes)
+        let box = parsers.withLock { $0.popLast() } ?? ParserBox(maxBytes: Self.jsonLimit(maxBodyBytes))
         defer { parsers.withLock { if $0.count < 64 { $0.append(box) } } }
         let document: JSONDocument
         do {
@@ -134,22 +143,59 @@ final class GatewayIntake: Sendable {
 
     // MARK: - Media type
 
-    static func checkMediaType(_ header: String?) throws(IntakeRejection) {
+    /// The body format named by `Content-Type` (parameters allowed), or `nil` when unsupported.
+    static func bodyFormat(_ header: String?) -> BodyFormat? {
+        guard let header, let type = MediaType.parse(header) else { return nil }
+        if type.matches(.json) { return .json }
+        if type.matches(.protobuf) || type.essence == "application/protobuf" { return .protobuf }
+        return nil
+    }
+
+    static func mediaTypeRejection(_ header: String?) -> IntakeRejection {
         guard let header, let type = MediaType.parse(header) else {
-            throw IntakeRejection(.unsupportedMediaType, "Content-Type must be application/json")
+            return IntakeRejection(
+                .unsupportedMediaType, "Content-Type must be application/json or application/x-protobuf")
         }
-        if type.matches(.json) { return }
-        if type.matches(.protobuf) || type.essence == "application/protobuf" {
-            throw IntakeRejection(
-                .unsupportedMediaType, "OTLP/HTTP protobuf is not supported yet; send application/json")
+        return IntakeRejection(
+            .unsupportedMediaType,
+            "Content-Type \(type.essence) is not supported; send application/json or application/x-protobuf")
+    }
+
+    /// Transcoded OTLP/JSON may be larger than the protobuf it came from (hex ids, decimal
+    /// strings, key names); the JSON parser and the transcoder allow this much.
+    static func jsonLimit(_ maxBodyBytes: Int) -> Int {
+        let (limit, overflow) = maxBodyBytes.multipliedReportingOverflow(by: 4)
+        return overflow ? Int.max : limit
+    }
+
+    /// The body as OTLP/JSON: JSON as it came, protobuf transcoded (malformed protobuf → 400).
+    static func otlpJSON(_ body: [UInt8], format: BodyFormat, signal: OTLPSignal, maxOutputBytes: Int)
+        throws(IntakeRejection) -> [UInt8]
+    {
+        switch format {
+        case .json:
+            return body
+        case .protobuf:
+            var limits = OTLPProtobufLimits()
+            limits.maxOutputBytes = maxOutputBytes
+            do {
+                return try OTLPProtobuf.transcodeToJSON(body, signal: signal.protobufSignal, limits: limits)
+            } catch {
+                throw IntakeRejection(
+                    .badRequest, "the body is not a valid OTLP protobuf export request: \(error.message)")
+            }
         }
-        throw IntakeRejection(
-            .unsupportedMediaType, "Content-Type \(type.essence) is not supported; send application/json")
     }
 
     // MARK: - Responses
 
-    static func success(signal: OTLPSignal, rejected: Int, message: String?) -> HTTPResponse {
+    static func success(signal: OTLPSignal, rejected: Int, message: String?, format: BodyFormat) -> HTTPResponse {
+        if format == .protobuf {
+            let body = OTLPProtobuf.encodeResponse(
+                signal: signal.protobufSignal, rejected: Int64(rejected),
+                errorMessage: rejected > 0 ? message ?? "" : "")
+            return HTTPResponse(status: .ok, headers: ["Content-Type": OTLPProtobuf.mediaType], body: body)
+        }
         var writer = PayloadWriter(capacity: 128)
         writer.beginObject()
         if rejected > 0 {
@@ -166,18 +212,28 @@ final class GatewayIntake: Sendable {
     }
 
     /// An OTLP `Status` body (`{"code":<gRPC code>,"message":"…"}`) with the HTTP status.
-    static func errorResponse(_ rejection: IntakeRejection) -> HTTPResponse {
-        var writer = PayloadWriter(capacity: 128)
-        writer.beginObject()
-        writer.key("code")
-        writer.int(Int64(grpcCode(rejection.status)))
-        writer.key("message")
-        writer.string(rejection.message)
-        writer.endObject()
-        var headers: HTTPHeaders = ["Content-Type": "application/json"]
+    /// For protobuf requests the same `google.rpc.Status`, protobuf-encoded.
+    static func errorResponse(_ rejection: IntakeRejection, format: BodyFormat = .json) -> HTTPResponse {
+        let body: [UInt8]
+        var headers: HTTPHeaders
+        switch format {
+        case .protobuf:
+            body = OTLPProtobuf.encodeStatus(code: Int32(grpcCode(rejection.status)), message: rejection.message)
+            headers = ["Content-Type": OTLPProtobuf.mediaType]
+        case .json:
+            var writer = PayloadWriter(capacity: 128)
+            writer.beginObject()
+            writer.key("code")
+            writer.int(Int64(grpcCode(rejection.status)))
+            writer.key("message")
+            writer.string(rejection.message)
+            writer.endObject()
+            body = writer.bytes
+            headers = ["Content-Type": "application/json"]
+        }
         if let seconds = rejection.retryAfterSeconds { headers.set(name: "Retry-After", value: String(seconds)) }
         if rejection.status == .methodNotAllowed { headers.set(name: "Allow", value: "POST") }
-        return HTTPResponse(status: rejection.status, headers: headers, body: writer.bytes)
+        return HTTPResponse(status: rejection.status, headers: headers, body: body)
     }
 
     static func grpcCode(_ status: HTTPStatus) -> Int {
@@ -190,6 +246,23 @@ final class GatewayIntake: Sendable {
         case 429: return 8  // RESOURCE_EXHAUSTED
         case 503: return 14  // UNAVAILABLE
         default: return 2  // UNKNOWN
+        }
+    }
+}
+
+/// The OTLP/HTTP body encodings the intake accepts.
+enum BodyFormat: Sendable, Equatable {
+    case json
+    case protobuf
+}
+
+extension OTLPSignal {
+    /// The same signal for the protobuf transcoder.
+    var protobufSignal: OTLPProtobufSignal {
+        switch self {
+        case .logs: return .logs
+        case .traces: return .traces
+        case .metrics: return .metrics
         }
     }
 }
