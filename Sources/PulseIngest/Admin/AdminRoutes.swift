@@ -153,13 +153,7 @@ struct AdminRoutes: Sendable {
     }
 
     static func encode(app: String, events: [IngestedEvent]) -> [UInt8] {
-        var writer = JSONWriter(capacity: 256 * max(1, events.count))
-        writer.beginObject()
-        writer.field("app", app)
-        writer.key("events")
-        writer.beginArray()
-        for event in events {
-            writer.beginObject()
+        encodeList(app: app, key: "events", items: events, bytesPerItem: 256) { writer, event in
             writer.field("eventId", event.eventId)
             writer.field("batchId", event.batchId)
             writer.field("installationId", event.installationId)
@@ -167,42 +161,22 @@ struct AdminRoutes: Sendable {
             writer.field("receivedAtMs", event.receivedAtMs)
             writer.key("event")
             writer.value((try? JSONValue.parse(Array(event.json.utf8))) ?? .null)
-            writer.endObject()
         }
-        writer.endArray()
-        writer.endObject()
-        return writer.bytes
     }
 
     static func encode(app: String, crashes: [IngestedCrash]) -> [UInt8] {
-        var writer = JSONWriter(capacity: 512 * max(1, crashes.count))
-        writer.beginObject()
-        writer.field("app", app)
-        writer.key("crashes")
-        writer.beginArray()
-        for crash in crashes {
-            writer.beginObject()
+        encodeList(app: app, key: "crashes", items: crashes, bytesPerItem: 512) { writer, crash in
             writer.field("crashId", crash.crashId)
             writer.field("batchId", crash.batchId)
             writer.field("installationId", crash.installationId)
             writer.field("receivedAtMs", crash.receivedAtMs)
             writer.key("crash")
             writer.value((try? JSONValue.parse(Array(crash.json.utf8))) ?? .null)
-            writer.endObject()
         }
-        writer.endArray()
-        writer.endObject()
-        return writer.bytes
     }
 
     static func encode(app: String, history: [ConnectionHistoryEntry]) -> [UInt8] {
-        var writer = JSONWriter(capacity: 256 * max(1, history.count))
-        writer.beginObject()
-        writer.field("app", app)
-        writer.key("connections")
-        writer.beginArray()
-        for entry in history {
-            writer.beginObject()
+        encodeList(app: app, key: "connections", items: history, bytesPerItem: 256) { writer, entry in
             writer.field("connectionId", entry.connectionId)
             writer.field("packageName", entry.packageName)
             writer.field("deviceId", entry.deviceId)
@@ -214,6 +188,22 @@ struct AdminRoutes: Sendable {
             writer.field("lastHeartbeatAtMs", entry.lastHeartbeatAtMs)
             writer.field("heartbeatCount", entry.heartbeatCount)
             writer.field("closedAtMs", entry.closedAtMs)
+        }
+    }
+
+    /// `{"app":…,"<key>":[{…},…]}`: the envelope every per-app listing of the admin endpoint uses;
+    /// `member` writes one item's fields inside its object.
+    private static func encodeList<Item>(
+        app: String, key: String, items: [Item], bytesPerItem: Int, member: (inout JSONWriter, Item) -> Void
+    ) -> [UInt8] {
+        var writer = JSONWriter(capacity: bytesPerItem * max(1, items.count))
+        writer.beginObject()
+        writer.field("app", app)
+        writer.key(key)
+        writer.beginArray()
+        for item in items {
+            writer.beginObject()
+            member(&writer, item)
             writer.endObject()
         }
         writer.endArray()
