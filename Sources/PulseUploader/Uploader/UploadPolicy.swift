@@ -39,6 +39,9 @@ public struct UploadPolicy: Sendable, Equatable {
     public var encoding: BodyEncoding = .gzip
     /// The policy's kill switch: on purges the queue and stops collection until it is cleared.
     public var killSwitch = false
+    /// How much the uploader records about its own delivery (default ``DiagnosticsLevel/batchSummaries``);
+    /// a new level takes effect from the next operation on, without a restart.
+    public var diagnosticsLevel: DiagnosticsLevel = .batchSummaries
 
     /// Creates the default policy.
     public init() {}
