@@ -86,12 +86,13 @@ let modules: [Target] = [
     .target(
         name: "PulseGateway",
         dependencies: [
-            "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "MsgTrans", "MsgTransRuntime", "OTLPProtobuf",
-            "CPulseShims",
+            "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseClient", "MsgTrans", "MsgTransRuntime",
+            "OTLPProtobuf", "CPulseShims",
         ],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseUploader", dependencies: ["PulseStorage", "PulseJSON", "CCurl", "CPulseShims", "CZlib", "CZstd"],
+        name: "PulseUploader",
+        dependencies: ["PulseStorage", "PulseJSON", "PulseProtocol", "CCurl", "CPulseShims", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseGateCLI",
@@ -153,16 +154,19 @@ let tests: [Target] = [
     .testTarget(
         name: "PulseGatewayTests",
         dependencies: [
-            "PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON", "MsgTrans", "MsgTransRuntime", "PulseTestSupport",
-            "CZlib", "CZstd",
+            "PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "MsgTrans", "MsgTransRuntime",
+            "PulseTestSupport", "CZlib", "CZstd",
         ],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseUploaderTests",
-        dependencies: ["PulseUploader", "PulseStorage", "PulseJSON", "PulseGateway", "CZlib", "CZstd"],
+        dependencies: ["PulseUploader", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseGateway", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseGateway", "PulseIngest", "PulseTestSupport"],
+        name: "PulseGateCLITests",
+        dependencies: [
+            "PulseGateCLI", "PulseGateway", "PulseIngest", "PulseUploader", "PulseProtocol", "PulseTestSupport",
+        ],
         swiftSettings: swiftSettings),
 ]
 

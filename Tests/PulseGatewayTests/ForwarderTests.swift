@@ -18,7 +18,7 @@ import Testing
     static func harness(
         _ upstream: ScriptedUpstream, clock: TestClock = TestClock(), random: GatewayRandom = GatewayRandom { 0.5 }
     ) async throws -> GatewayHarness {
-        let connector = MsgTransUpstreamConnector(
+        let connector = PulseClientUpstreamConnector(
             host: "127.0.0.1", port: upstream.port, requestTimeout: .seconds(5), connectTimeout: .seconds(5))
         return try await GatewayHarness.start(
             clock: clock, connector: connector,
@@ -136,7 +136,7 @@ import Testing
         let port = probe.port
         await probe.stop()
         let clock = TestClock()
-        let connector = MsgTransUpstreamConnector(
+        let connector = PulseClientUpstreamConnector(
             host: "127.0.0.1", port: port, requestTimeout: .seconds(2), connectTimeout: .seconds(2))
         let harness = try await GatewayHarness.start(
             clock: clock, connector: connector, forwarding: ForwardingSettings(backoffBase: .milliseconds(100)),

@@ -130,6 +130,7 @@ enum IngestCommand {
         var configuration = IngestConfiguration(dataDirectory: options.dataDirectory, policy: policy)
         configuration.listen = options.listen
         configuration.admin = options.admin
+        configuration.policyFile = options.configPath
         let server: IngestServer
         do {
             server = try await IngestServer.start(configuration)
@@ -162,13 +163,10 @@ enum IngestCommand {
             return
         }
         do {
-            let changed = server.reload(try IngestPolicy.load(path: path))
+            let changed = try await server.reloadPolicyFile()
             output.standardOutput(
                 "pulsegate ingest: reloaded \(path); new revisions for: "
                     + (changed.isEmpty ? "none" : changed.joined(separator: ", ")) + "\n")
-            for app in changed {
-                _ = await server.sendControl(app: app, route: ControlRoute("config.invalidate")!)
-            }
         } catch {
             output.standardError("pulsegate ingest: reload failed, keeping the previous config: \(error)\n")
         }

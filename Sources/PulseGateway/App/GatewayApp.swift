@@ -35,7 +35,7 @@ public enum GatewayApp {
             connector = override
             upstreamDescription = "injected"
         } else if let upstream = configuration.upstream {
-            connector = MsgTransUpstreamConnector(
+            connector = PulseClientUpstreamConnector(
                 host: upstream.host, port: upstream.port, requestTimeout: configuration.forwarding.requestTimeout,
                 connectTimeout: configuration.forwarding.connectTimeout)
             upstreamDescription = upstream.description
@@ -46,10 +46,19 @@ public enum GatewayApp {
             upstreamDescription = "none"
             logger.warning("no upstream configured; batches are stored in the outbox and not forwarded")
         }
+        var sessionFactory: PolicyCache.SessionFactory?
+        if let pulse = connector as? PulseClientUpstreamConnector {
+            sessionFactory = { identity in pulse.makeSession(identity: identity, keepConnected: true) }
+        }
+        let policyCache = PolicyCache(
+            store: store, logger: logger, clock: environment.clock,
+            installationID: "pulsegate-" + String(SHA256.hexDigest(Array(configuration.dataDirectory.utf8)).prefix(32)),
+            factory: sessionFactory)
+        await policyCache.load()
         let forwarder = connector.map {
             Forwarder(
                 store: store, connector: $0, settings: configuration.forwarding, clock: environment.clock,
-                random: environment.random, metrics: metrics, logger: logger)
+                random: environment.random, metrics: metrics, logger: logger, policy: policyCache)
         }
         let intake = GatewayIntake(
             store: store, policy: configuration.policy, maxBodyBytes: configuration.maxBodyBytes,
@@ -58,7 +67,9 @@ public enum GatewayApp {
         let operations = OperationsEndpoints(
             store: store, forwarder: forwarder, metrics: metrics, clock: environment.clock,
             policy: { [intake] in intake.policy })
-        let router = GatewayRouter(intake: intake, operations: operations)
+        let router = GatewayRouter(
+            intake: intake, operations: operations,
+            policy: PolicyEndpoint(cache: policyCache, policy: { [intake] in intake.policy }))
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(
                 host: configuration.listenHost, port: configuration.listenPort,
@@ -75,7 +86,7 @@ public enum GatewayApp {
         forwarder?.start()
         let running = RunningGateway(
             server: server, store: store, intake: intake, forwarder: forwarder, metrics: metrics, logger: logger,
-            configuration: configuration, clock: environment.clock)
+            configuration: configuration, clock: environment.clock, policyCache: policyCache)
         running.startPruning()
         logger.info(
             "gateway listening",
@@ -113,6 +124,7 @@ public final class RunningGateway: Sendable {
     let store: GatewayStore
     let intake: GatewayIntake
     let forwarder: Forwarder?
+    let policyCache: PolicyCache
     /// The gateway's counters.
     public let metrics: GatewayMetrics
     private let logger: GatewayLogger
@@ -123,8 +135,9 @@ public final class RunningGateway: Sendable {
 
     init(
         server: HTTPServer, store: GatewayStore, intake: GatewayIntake, forwarder: Forwarder?, metrics: GatewayMetrics,
-        logger: GatewayLogger, configuration: GatewayConfiguration, clock: GatewayClock
+        logger: GatewayLogger, configuration: GatewayConfiguration, clock: GatewayClock, policyCache: PolicyCache
     ) {
+        self.policyCache = policyCache
         self.server = server
         self.store = store
         self.intake = intake
@@ -148,6 +161,12 @@ public final class RunningGateway: Sendable {
         intake.policy = policy
         logger.level = policy.logLevel
         logger.info("configuration reloaded")
+    }
+
+    /// The revision of the policy snapshot cached for `app` (0 when none is known): what
+    /// `Apsio-Policy-Revision` says on the app's upload responses.
+    public func policyRevision(app: String) -> Int64 {
+        policyCache.revision(app: app)
     }
 
     /// Rows (Pulse batches) waiting in the outbox.
@@ -202,6 +221,7 @@ public final class RunningGateway: Sendable {
         await server.shutdown(gracePeriod: configuration.shutdownGracePeriod)
         pruning.withLock { $0 }?.cancel()
         await forwarder?.stop()
+        await policyCache.close()
         do {
             try await store.close()
         } catch {

@@ -4,6 +4,7 @@ import PulseHTTP
 struct GatewayRouter: Sendable {
     let intake: GatewayIntake
     let operations: OperationsEndpoints
+    let policy: PolicyEndpoint
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         if let signal = OTLPSignal(path: request.path) {
@@ -13,9 +14,15 @@ struct GatewayRouter: Sendable {
                 intake.metrics.request(route: signal.path, code: 405)
                 return response
             }
-            return await intake.handle(request, signal: signal)
+            var response = await intake.handle(request, signal: signal)
+            policy.stamp(&response, request: request)
+            return response
         }
         switch request.path {
+        case PolicyEndpoint.path:
+            let response = await policy.handle(request)
+            intake.metrics.request(route: PolicyEndpoint.path, code: response.status.code)
+            return response
         case "/livez", "/readyz", "/metrics":
             let response: HTTPResponse
             if request.method != .get && request.method != .head {

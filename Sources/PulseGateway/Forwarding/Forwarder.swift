@@ -1,3 +1,4 @@
+import PulseProtocol
 import Synchronization
 
 /// Drains the outbox upstream: strict FIFO per identity (crash batches first), parallel across
@@ -9,9 +10,9 @@ import Synchronization
 /// | --- | --- |
 /// | code 0 with `data: true` | delete the row |
 /// | code 0 without `data: true` | retry with backoff (nothing confirmed acceptance) |
-/// | 401 | reconnect and retry at once; a second 401 → backoff |
+/// | 401 | the Pulse client session re-registers and retries at once; a second 401 → backoff |
 /// | 400, 403, 404 | move to the dead-letter table |
-/// | 409 | CLIENT_CONFIG_PULL, then retry once; a second 409 → dead letter |
+/// | 409 | CLIENT_CONFIG_PULL (into the policy cache), then retry once; a second 409 → dead letter |
 /// | 429, 500, 503, other 5xx, timeout, disconnect | retry with backoff |
 /// | 501 to a crash batch | replace the row by `Crash` events in event batches (sent next) |
 /// | 501 to anything else, other codes | dead letter |
@@ -53,7 +54,7 @@ final class Forwarder: Sendable {
 
     init(
         store: GatewayStore, connector: any UpstreamConnector, settings: ForwardingSettings, clock: GatewayClock,
-        random: GatewayRandom, metrics: GatewayMetrics, logger: GatewayLogger
+        random: GatewayRandom, metrics: GatewayMetrics, logger: GatewayLogger, policy: PolicyCache? = nil
     ) {
         self.store = store
         self.settings = settings
@@ -61,7 +62,8 @@ final class Forwarder: Sendable {
         self.random = random
         self.metrics = metrics
         self.logger = logger
-        self.pool = UpstreamPool(connector: connector, capacity: settings.maxConnections, clock: clock)
+        self.pool = UpstreamPool(
+            connector: connector, capacity: settings.maxConnections, clock: clock, policy: policy)
         self.limiter = AsyncLimiter(settings.maxInFlight)
     }
 
@@ -208,7 +210,6 @@ final class Forwarder: Sendable {
     private func deliver(_ row: OutboxRow, key: String, connectPayload: [UInt8]) async -> Int64? {
         await limiter.acquire()
         defer { limiter.release() }
-        var reconnected = false
         var pulledConfig = false
         while true {
             let session: any UpstreamSession
@@ -232,11 +233,11 @@ final class Forwarder: Sendable {
             if row.kind == .crashes && session.lacksCrashUpload {
                 return await fallBack(row, reason: "upstream lacks crash upload")
             }
-            let operation: UpstreamOperation = row.kind == .crashes ? .crashBatchUpload : .eventBatchUpload
+            let operation: PulseBizType = row.kind == .crashes ? .clientCrashBatchUpload : .clientEventBatchUpload
             let started = ContinuousClock.now
             let reply: UpstreamReply
             do {
-                reply = try await session.request(operation, payload: row.payload, compression: row.compression)
+                reply = try await session.request(operation, payload: row.payload)
             } catch {
                 markReachable(false)
                 await pool.discard(key)
@@ -260,13 +261,9 @@ final class Forwarder: Sendable {
             switch reply.code {
             case 0:
                 return await retryLater(row, reason: "code 0 without data true")
-            case 401 where !reconnected:
-                reconnected = true
-                await pool.discard(key)
-                continue
             case 409 where !pulledConfig:
                 pulledConfig = true
-                _ = try? await session.request(.configPull, payload: Self.configPullPayload, compression: 0)
+                await session.pullConfig()
                 continue
             case 400, 403, 404, 409:
                 return await deadLetter(row, code: reply.code, message: message)
@@ -280,9 +277,6 @@ final class Forwarder: Sendable {
             }
         }
     }
-
-    static let configPullPayload = Array(
-        #"{"configRevision":0,"capabilities":["batch_upload","crash_upload","compression:zstd"]}"#.utf8)
 
     private func markReachable(_ reachable: Bool) {
         state.withLock { $0.upstreamReachable = reachable }

@@ -1,24 +1,4 @@
-/// The Pulse operations the forwarder sends (biz_type values of Pulse protocol version 2).
-///
-/// Kept local until the shared registry (`PulseProtocol.PulseBizType`) is on main; the values are
-/// permanent by contract, so switching is a rename.
-enum UpstreamOperation: UInt8, Sendable, CustomStringConvertible {
-    case connect = 1
-    case heartbeat = 2
-    case configPull = 3
-    case crashBatchUpload = 4
-    case eventBatchUpload = 5
-
-    var description: String {
-        switch self {
-        case .connect: return "CLIENT_CONNECT"
-        case .heartbeat: return "CLIENT_HEARTBEAT"
-        case .configPull: return "CLIENT_CONFIG_PULL"
-        case .crashBatchUpload: return "CLIENT_CRASH_BATCH_UPLOAD"
-        case .eventBatchUpload: return "CLIENT_EVENT_BATCH_UPLOAD"
-        }
-    }
-}
+import PulseProtocol
 
 /// A Pulse response envelope as the forwarder needs it.
 struct UpstreamReply: Sendable, Equatable {
@@ -50,10 +30,14 @@ struct UpstreamFailure: Error, Sendable, CustomStringConvertible {
 
 /// A connection bound to one device identity by a successful CLIENT_CONNECT.
 protocol UpstreamSession: AnyObject, Sendable {
-    /// Sends a request and decodes the response envelope.
-    func request(_ operation: UpstreamOperation, payload: [UInt8], compression: UInt8) async throws(UpstreamFailure)
-        -> UpstreamReply
-    /// Whether the connection is still usable.
+    /// Sends a request and returns the response envelope. A 401 has already been answered by
+    /// re-registering and sending once more (the Pulse client session does that); a 401 seen here
+    /// is the second one.
+    func request(_ operation: PulseBizType, payload: [UInt8]) async throws(UpstreamFailure) -> UpstreamReply
+    /// Pulls the app's configuration snapshot (CLIENT_CONFIG_PULL) into the gateway's policy cache:
+    /// what a 409 asks for before the one retry.
+    func pullConfig() async
+    /// Whether the session may still be used (it reconnects on demand until closed).
     var isOpen: Bool { get }
     /// Set after the upstream answered 501 to a crash upload on this connection.
     var lacksCrashUpload: Bool { get set }
@@ -61,9 +45,10 @@ protocol UpstreamSession: AnyObject, Sendable {
     func close() async
 }
 
-/// Opens sessions: the seam between the forwarder and the transport (today MsgTransRuntime and
-/// the gateway's own CONNECT/heartbeat handling; later the shared Pulse client session module).
+/// Opens sessions: the seam between the forwarder and the transport (``PulseClientUpstreamConnector``
+/// over `PulseClient`).
 protocol UpstreamConnector: Sendable {
     /// Connects and sends `connectPayload` as CLIENT_CONNECT; returns once the upstream accepted it.
-    func open(connectPayload: [UInt8]) async throws(UpstreamFailure) -> any UpstreamSession
+    /// The session reports configuration revisions and `config.invalidate` to `policy`.
+    func open(connectPayload: [UInt8], policy: PolicyCache?) async throws(UpstreamFailure) -> any UpstreamSession
 }

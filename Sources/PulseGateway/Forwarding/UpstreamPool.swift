@@ -13,10 +13,12 @@ final class UpstreamPool: Sendable {
     private let connector: any UpstreamConnector
     private let capacity: Int
     private let clock: GatewayClock
+    private let policy: PolicyCache?
     private let entries = Mutex<[String: Entry]>([:])
 
-    init(connector: any UpstreamConnector, capacity: Int, clock: GatewayClock) {
+    init(connector: any UpstreamConnector, capacity: Int, clock: GatewayClock, policy: PolicyCache?) {
         self.connector = connector
+        self.policy = policy
         self.capacity = capacity
         self.clock = clock
     }
@@ -55,7 +57,7 @@ final class UpstreamPool: Sendable {
             return session
         case .open(let evicted):
             for session in evicted { await session.close() }
-            let session = try await connector.open(connectPayload: connectPayload)
+            let session = try await connector.open(connectPayload: connectPayload, policy: policy)
             let displaced = entries.withLock { entries -> (any UpstreamSession)? in
                 let previous = entries[key]?.session
                 entries[key] = Entry(session: session, lastUsed: clock.now(), inUse: true)

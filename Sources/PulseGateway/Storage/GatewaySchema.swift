@@ -10,6 +10,8 @@ import PulseStorage
 ///   (`priority` 0) first.
 /// - `dead_letter`: outbox rows the upstream refused for good (400/403/404), with the code and
 ///   message, kept until requeued (`pulsegate outbox requeue`).
+/// - `policy_cache`: the last policy snapshot pulled from the upstream per app (canonical JSON),
+///   so a restarted gateway serves `GET /v1/policy` and `Apsio-Policy-Revision` at once.
 enum GatewaySchema {
     static var migrator: Migrator {
         var migrator = Migrator()
@@ -66,6 +68,16 @@ enum GatewaySchema {
                     code INTEGER NOT NULL,
                     message TEXT NOT NULL
                 );
+                """)
+        migrator.append(
+            "002_gateway_policy_cache",
+            sql: """
+                CREATE TABLE policy_cache (
+                    app TEXT PRIMARY KEY,
+                    revision INTEGER NOT NULL,
+                    snapshot BLOB NOT NULL,
+                    updated_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
                 """)
         return migrator
     }

@@ -11,6 +11,8 @@ import PulseProtocol
 /// - `GET /connections?app=APP`: APP's durable connection history.
 /// - `POST /control` with `{"app":"…","route":"telemetry.flush","args":{}}`: sends the control RPC
 ///   to every connected client of the app and answers with each client's response.
+/// - `POST /reload`: re-reads the config file (as SIGHUP does), bumps revisions, sends
+///   `config.invalidate` to the clients of changed apps; answers `{"reloaded":true,"changedApps":[…]}`.
 struct AdminRoutes: Sendable {
     static let defaultLimit = 50
     static let maximumLimit = 1_000
@@ -18,6 +20,7 @@ struct AdminRoutes: Sendable {
     let core: IngestCore
     let transport: MsgTransStatistics
     let controlTimeout: Duration
+    let reloader: AdminReloader
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         switch (request.method, request.path) {
@@ -40,7 +43,9 @@ struct AdminRoutes: Sendable {
             }
         case (.post, "/control"):
             return await control(request)
-        case (_, "/stats"), (_, "/events"), (_, "/crashes"), (_, "/connections"), (_, "/control"):
+        case (.post, "/reload"):
+            return await reload()
+        case (_, "/stats"), (_, "/events"), (_, "/crashes"), (_, "/connections"), (_, "/control"), (_, "/reload"):
             return error(.methodNotAllowed, "method \(request.method) is not allowed on \(request.path)")
         default:
             return error(.notFound, "no such endpoint; try /stats, /events?app=…, /crashes?app=…, /connections?app=…")
@@ -97,6 +102,29 @@ struct AdminRoutes: Sendable {
             writer.field("data", outcome.data)
             writer.field("failure", outcome.failure)
             writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+        return json(.ok, writer.bytes)
+    }
+
+    private func reload() async -> HTTPResponse {
+        let changed: [String]?
+        do {
+            changed = try await reloader.reload()
+        } catch {
+            return self.error(.badRequest, "reload failed, the previous config stays: \(error.message)")
+        }
+        guard let changed else {
+            return error(.serviceUnavailable, "the server is shutting down")
+        }
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("reloaded", true)
+        writer.key("changedApps")
+        writer.beginArray()
+        for app in changed {
+            writer.string(app)
         }
         writer.endArray()
         writer.endObject()

@@ -20,6 +20,9 @@ public struct IngestConfiguration: Sendable {
     public var dataDirectory: String
     /// Allowed apps, packages, policy snapshots and releases.
     public var policy: IngestPolicy
+    /// The config file ``policy`` was loaded from, if any: ``IngestServer/reloadPolicyFile()`` and the
+    /// admin endpoint's `POST /reload` re-read it (the SIGHUP equivalent). `nil` disables both.
+    public var policyFile: String?
     /// The read-only admin HTTP endpoint (`/stats`, `/events`, `POST /control`); `nil` for none.
     public var admin: IngestListenAddress?
     /// The wall clock for presence, history and timestamps (inject a manual clock in tests).
@@ -45,6 +48,7 @@ public struct IngestConfiguration: Sendable {
         listen = Self.defaultListen
         self.dataDirectory = dataDirectory
         self.policy = policy
+        policyFile = nil
         admin = nil
         clock = .system
         presenceTTLMs = 150_000

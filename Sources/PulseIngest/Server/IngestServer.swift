@@ -29,8 +29,12 @@ public final class IngestServer: Sendable {
     private let transport: MsgTransServer
     private let admin: HTTPServer?
     private let controlTimeout: Duration
+    private let policyFile: String?
 
-    private init(core: IngestCore, transport: MsgTransServer, admin: HTTPServer?, controlTimeout: Duration) {
+    private init(
+        core: IngestCore, transport: MsgTransServer, admin: HTTPServer?, controlTimeout: Duration, policyFile: String?
+    ) {
+        self.policyFile = policyFile
         self.core = core
         self.transport = transport
         self.admin = admin
@@ -85,9 +89,11 @@ public final class IngestServer: Sendable {
         }
 
         var admin: HTTPServer?
+        let reloader = AdminReloader()
         if let address = configuration.admin {
             let routes = AdminRoutes(
-                core: core, transport: transport.statistics, controlTimeout: configuration.controlTimeout)
+                core: core, transport: transport.statistics, controlTimeout: configuration.controlTimeout,
+                reloader: reloader)
             let server = HTTPServer(
                 configuration: HTTPServerConfiguration(
                     host: address.host, port: address.port, connectionLimit: 64, threadCount: 1,
@@ -104,8 +110,11 @@ public final class IngestServer: Sendable {
             }
             admin = server
         }
-        return IngestServer(
-            core: core, transport: transport, admin: admin, controlTimeout: configuration.controlTimeout)
+        let server = IngestServer(
+            core: core, transport: transport, admin: admin, controlTimeout: configuration.controlTimeout,
+            policyFile: configuration.policyFile)
+        reloader.set(server)
+        return server
     }
 
     /// Shuts down gracefully: stops the admin endpoint and the listener, answers requests already
@@ -142,6 +151,43 @@ public final class IngestServer: Sendable {
     public func reload(_ policy: IngestPolicy) -> [String] {
         core.replacePolicy(policy)
     }
+
+    /// Replaces the policy like ``reload(_:)`` and then sends `config.invalidate` (with the new
+    /// `revision` as argument) to every connected client of each app whose revision changed, so
+    /// they pull at once instead of at their next heartbeat.
+    ///
+    /// - Returns: the App IDs whose revision changed.
+    @discardableResult
+    public func reloadAndInvalidate(_ policy: IngestPolicy) async -> [String] {
+        let changed = core.replacePolicy(policy)
+        await withTaskGroup(of: Void.self) { group in
+            for app in changed {
+                let revision = core.policy.app(app)?.policy.revision ?? 0
+                group.addTask {
+                    _ = await self.sendControl(
+                        app: app, route: Self.configInvalidate, arguments: .object([JSONMember(key: "revision", value: .int(revision))]))
+                }
+            }
+        }
+        return changed
+    }
+
+    /// Re-reads ``IngestConfiguration/policyFile`` and applies it with ``reloadAndInvalidate(_:)``:
+    /// what SIGHUP does for `pulsegate ingest`, also reachable as `POST /reload` on the admin
+    /// endpoint. A file that fails to load leaves the running policy in place.
+    ///
+    /// - Returns: the App IDs whose revision changed.
+    /// - Throws: ``IngestError/Code/invalidConfiguration`` without a policy file or when it fails to
+    ///   load (the message says why).
+    @discardableResult
+    public func reloadPolicyFile() async throws(IngestError) -> [String] {
+        guard let policyFile else {
+            throw IngestError(.invalidConfiguration, "no config file to reload")
+        }
+        return await reloadAndInvalidate(try IngestPolicy.load(path: policyFile))
+    }
+
+    static let configInvalidate = ControlRoute("config.invalidate")!
 
     // MARK: - Control
 

@@ -189,18 +189,25 @@ private final class CurlWorker: @unchecked Sendable {
         set(pg_curl_setopt_string(handle, CURLOPT_URL, request.url))
         set(pg_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
         set(pg_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
-        set(pg_curl_setopt_long(handle, CURLOPT_POST, 1))
+        let isGet = request.method == "GET"
+        set(pg_curl_setopt_long(handle, isGet ? CURLOPT_HTTPGET : CURLOPT_POST, 1))
         set(pg_curl_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1))
         set(pg_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMilliseconds))
         set(pg_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, options.requestTimeoutMilliseconds))
         set(pg_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headers))
         set(pg_curl_setopt_write_function(handle, curlWriteCallback, context))
         set(pg_curl_setopt_header_function(handle, curlHeaderCallback, context))
-        set(pg_curl_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
+        if !isGet {
+            set(pg_curl_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
+        }
 
         let code: CURLcode = request.body.withUnsafeBytes { body in
             // The body stays borrowed for the duration of the perform; curl does not copy it.
-            set(pg_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: body.baseAddress)))
+            if !isGet {
+                set(
+                    pg_curl_setopt_pointer(
+                        handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: body.baseAddress)))
+            }
             guard setupFailure == CURLE_OK else { return setupFailure }
             return curl_easy_perform(handle)
         }

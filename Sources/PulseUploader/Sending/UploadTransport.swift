@@ -1,5 +1,7 @@
-/// One HTTP POST of a sealed batch.
+/// One HTTP request: the POST of a sealed batch, or the GET of the policy.
 public struct UploadRequest: Sendable {
+    /// The HTTP method: `POST` (with ``body``) or `GET` (without).
+    public var method: String
     /// The full URL, e.g. `http://127.0.0.1:4318/v1/logs`.
     public var url: String
     /// Request headers, in order (`Apsio-Batch-Id`, `Apsio-App-Id`, `Apsio-Sent-At`, `Content-Type`,
@@ -9,7 +11,8 @@ public struct UploadRequest: Sendable {
     public var body: [UInt8]
 
     /// Creates a request.
-    public init(url: String, headers: [(name: String, value: String)], body: [UInt8]) {
+    public init(method: String = "POST", url: String, headers: [(name: String, value: String)], body: [UInt8]) {
+        self.method = method
         self.url = url
         self.headers = headers
         self.body = body

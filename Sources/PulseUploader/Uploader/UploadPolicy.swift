@@ -1,4 +1,7 @@
-/// The tunable limits of the uploader; issue 6's remote policy replaces them as a whole.
+import PulseProtocol
+
+/// The tunable limits of the uploader; the remote policy (`GET /v1/policy`, see `docs/policy.md`) replaces
+/// them as a whole.
 ///
 /// Every value has a documented default (see `docs/uploader.md`). ``Uploader/apply(policy:)`` validates and
 /// applies a policy atomically.
@@ -42,6 +45,12 @@ public struct UploadPolicy: Sendable, Equatable {
     /// How much the uploader records about its own delivery (default ``DiagnosticsLevel/batchSummaries``);
     /// a new level takes effect from the next operation on, without a restart.
     public var diagnosticsLevel: DiagnosticsLevel = .batchSummaries
+    /// The share of records of each Pulse kind (``TelemetryRecord/pulseKind``) that ``Uploader/record(_:)``
+    /// keeps, in 0...1; a kind not listed is kept at 1.0. Each record is kept with that probability, drawn
+    /// from the uploader's ``RandomSource`` (so tests inject the outcome).
+    public var sampling: [PulseEventKind: Double] = [:]
+    /// The Pulse kinds ``Uploader/record(_:)`` accepts; empty (the default) accepts every kind.
+    public var collectKinds: Set<PulseEventKind> = []
 
     /// Creates the default policy.
     public init() {}
@@ -70,5 +79,8 @@ public struct UploadPolicy: Sendable, Equatable {
         try require(largeUploadBytes >= 1, "largeUploadBytes")
         try require(leaseMilliseconds >= 1_000, "leaseMilliseconds")
         try require(authenticationHoldMilliseconds >= 1_000, "authenticationHoldMilliseconds")
+        for (kind, rate) in sampling {
+            try require(rate.isFinite && rate >= 0 && rate <= 1, "sampling.\(kind.rawValue)")
+        }
     }
 }

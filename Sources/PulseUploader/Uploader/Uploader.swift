@@ -27,18 +27,19 @@ public final class Uploader: Sendable {
     /// The data directory in use.
     public let dataDirectory: String
 
-    private let appId: String
-    private let endpoint: String
-    private let clock: UploaderClock
-    private let random: RandomSource
+    let appId: String
+    let endpoint: String
+    let clock: UploaderClock
+    let random: RandomSource
     let executor: SQLiteExecutor
-    private let transport: any UploadTransport
+    let transport: any UploadTransport
     private let ownedTransport: CurlTransport?
     private let backgroundTransfer: (any BackgroundTransfer)?
     private let conditions: (any ConditionsProvider)?
     private let policyRefresh: UploaderConfiguration.PolicyRefreshHook?
     private let resourceId: Int64
     private let mutable: Mutex<MutableState>
+    let remote: RemotePolicyState
 
     private struct MutableState {
         var policy: UploadPolicy
@@ -80,8 +81,8 @@ public final class Uploader: Sendable {
         let migrator = QueueSchema.migrator
         let deviceOverride = configuration.deviceId
         let installationOverride = configuration.installationId
-        let policy = configuration.policy
-        let stored: (String, String)
+        let configuredKillSwitch = configuration.policy.killSwitch
+        let stored: (String, String, Int64, String?)
         do {
             stored = try await executor.write { connection in
                 try migrator.migrate(connection)
@@ -89,15 +90,24 @@ public final class Uploader: Sendable {
                 let installation = try QueueSettings.identifier(connection, QueueSettings.installationId) {
                     random.identifier()
                 }
-                if policy.killSwitch {
+                if configuredKillSwitch {
                     try QueueSettings.set(connection, QueueSettings.killSwitch, 1)
                     try QueueStore.purge(connection, reason: .killSwitch)
                 }
-                return (device, installation)
+                return (
+                    device, installation, try QueueSettings.integer(connection, Uploader.policyRevisionSetting) ?? 0,
+                    try QueueSettings.string(connection, Uploader.policySnapshotSetting)
+                )
             }
         } catch {
             try? await executor.close()
             throw UploaderError.storage(error, "cannot prepare the queue")
+        }
+        // The remote policy applied by an earlier process stays in force (its kill switch is in the queue).
+        let appliedRevision = stored.2
+        var policy = configuration.policy
+        if let persisted = Uploader.persistedPolicy(stored.3, base: configuration.policy) {
+            policy = persisted
         }
         var identity = ResourceIdentity(
             deviceId: deviceOverride ?? stored.0, installationId: installationOverride ?? stored.1,
@@ -135,6 +145,11 @@ public final class Uploader: Sendable {
         self.conditions = configuration.conditions
         self.policyRefresh = configuration.policyRefresh
         self.mutable = Mutex(MutableState(policy: policy))
+        self.remote = RemotePolicyState(
+            base: configuration.policy, applied: Uploader.persistedPolicy(stored.3, base: configuration.policy) == nil
+                ? 0 : appliedRevision,
+            capabilities: configuration.capabilities,
+            refreshIntervalMilliseconds: configuration.policyRefreshIntervalMilliseconds ?? 0)
     }
 
     /// Closes the queue and stops the transport this uploader created. Later calls fail with
@@ -167,6 +182,7 @@ public final class Uploader: Sendable {
     @discardableResult
     public func record(_ record: TelemetryRecord) async throws(UploaderError) -> RecordReceipt {
         let policy = self.policy
+        try admit(record, policy: policy)
         let encoder = RecordEncoder(clock: clock, random: random, policy: policy)
         let encoded: EncodedRecord
         do {
@@ -318,6 +334,9 @@ public final class Uploader: Sendable {
                 continue  // the next claim reports the hold and ends the pass
             }
         }
+        if remote.newerAdvertised {
+            await refreshPolicyIfDue()
+        }
         return report
     }
 
@@ -335,6 +354,7 @@ public final class Uploader: Sendable {
             body: batch.body)
         do {
             let response = try await transport.send(request)
+            remote.advertise(response.headers["apsio-policy-revision"])
             return UploadOutcome.classify(response, signal: batch.signal, now: clock.nowMilliseconds())
         } catch {
             return .retryable(status: nil, message: error.message)
@@ -378,8 +398,12 @@ public final class Uploader: Sendable {
         } catch {
             throw UploaderError.storage(error, "recording an upload outcome failed")
         }
-        if case .authenticationRequired(let status) = outcome, let policyRefresh {
-            await policyRefresh(status)
+        if case .authenticationRequired(let status) = outcome {
+            // A fresh policy may release the hold; the app's hook may bring credentials too.
+            _ = try? await refreshPolicy()
+            if let policyRefresh {
+                await policyRefresh(status)
+            }
         }
     }
 
@@ -486,6 +510,7 @@ public final class Uploader: Sendable {
         if try await isInBackground() {
             return wake
         }
+        await refreshPolicyIfDue()
         try await seal()
         let report = try await sendDue()
         if let next = report.nextAttemptMilliseconds {
@@ -550,9 +575,18 @@ public final class Uploader: Sendable {
     ///
     /// - Throws: ``UploaderError/Code/configuration`` (nothing applied) for an invalid policy.
     public func apply(policy: UploadPolicy) async throws(UploaderError) {
+        try await applyPolicy(policy) { _ in }
+        remote.update { $0.base = policy }
+    }
+
+    /// ``apply(policy:)`` with further settings written in the same transaction (all or nothing).
+    func applyPolicy(_ policy: UploadPolicy, alsoWrite: @escaping @Sendable (SQLiteConnection) throws -> Void)
+        async throws(UploaderError)
+    {
         try policy.validate()
         do {
             try await executor.write { connection in
+                try alsoWrite(connection)
                 try QueueSettings.set(connection, QueueSettings.killSwitch, policy.killSwitch ? 1 : 0)
                 if policy.killSwitch {
                     try QueueStore.purge(connection, reason: .killSwitch)
@@ -660,7 +694,7 @@ public final class Uploader: Sendable {
         }
         let stop = try QueueSettings.collectionStop(connection)
         let killSwitch = try QueueSettings.integer(connection, QueueSettings.killSwitch) == 1
-        return UploaderStatus(
+        var status = UploaderStatus(
             classes: RecordClass.allCases.compactMap { depth[$0] }, totalRecords: totals.records,
             totalBytes: totals.bytes, oldestAgeMilliseconds: oldest.map { max(0, now - $0) },
             nextAttemptMilliseconds: next.map { max($0, hold ?? $0, authHold ?? $0) },
@@ -668,6 +702,9 @@ public final class Uploader: Sendable {
             recentErrors: errors, consentGranted: stop != .consent, killSwitch: killSwitch,
             inBackground: try QueueSettings.string(connection, QueueSettings.lifecycle) == "background",
             deviceId: identity.deviceId, installationId: identity.installationId)
+        status.policyRevision = try QueueSettings.integer(connection, Uploader.policyRevisionSetting) ?? 0
+        status.policyError = try QueueSettings.string(connection, Uploader.policyErrorSetting)
+        return status
     }
 
     // MARK: - System facts

@@ -39,6 +39,15 @@ public struct UploaderConfiguration: Sendable {
     public var conditions: (any ConditionsProvider)?
     /// See ``PolicyRefreshHook``.
     public var policyRefresh: PolicyRefreshHook?
+    /// The capabilities this uploader declares against a policy's `requiredCapabilities` (default: every
+    /// capability this build has: `batch_upload`, `crash_upload`, `compression:gzip`, `compression:zstd`,
+    /// `kill_switch`, `sampling`, `collect_kinds`, `diagnostics_levels`). A snapshot requiring another is
+    /// refused.
+    public var capabilities: Set<String> = Uploader.supportedCapabilities
+    /// How often the foreground loop (``Uploader/run()``) fetches the policy from the gateway, starting at once;
+    /// `nil` (the default) fetches only when an upload response announces a newer `Apsio-Policy-Revision` or
+    /// the gateway answers 401/403. `pulsegate upload run` uses 10 minutes.
+    public var policyRefreshIntervalMilliseconds: Int64?
 
     /// Creates a configuration with defaults for everything else.
     public init(endpoint: String, appId: String, dataDirectory: String) {

@@ -66,6 +66,10 @@ public struct UploaderStatus: Sendable {
     public var deviceId: String
     /// `app.installation.id` in use.
     public var installationId: String
+    /// The revision of the remote policy applied (0: none), see ``Uploader/refreshPolicy()``.
+    public var policyRevision: Int64 = 0
+    /// Why the newest remote policy was refused (missing capabilities, invalid values), until one applies.
+    public var policyError: String?
 }
 
 /// What one send or drain pass did.

@@ -1,0 +1,326 @@
+import PulseClient
+import PulseJSON
+import PulseProtocol
+import Synchronization
+
+/// The upstream's policy snapshot per app (CLIENT_CONFIG_PULL), in memory and persisted in the
+/// gateway's database so a restart serves the last known policy at once.
+///
+/// When it pulls:
+/// - a CONNECT or HEARTBEAT result of any upstream session of the app reports a revision newer
+///   than the cached one (``observe(app:revision:session:)``);
+/// - the upstream sends `config.invalidate` on one of the app's sessions;
+/// - the upstream answers an upload with 409 (the forwarder asks, then retries once);
+/// - `GET /v1/policy` finds nothing cached (``lookup(app:)``): through an open session of the app
+///   if there is one, else through a session of the gateway's own, opened for that app with the
+///   identity of the last device forwarded for it or, without one, a gateway identity
+///   (``gatewayIdentity(app:)``). That session stays open (heartbeats keep the revision current)
+///   until the gateway stops.
+///
+/// Pulls of one app do not overlap: a trigger arriving during a pull runs one more pull after it.
+/// A snapshot replaces the cached one when its revision is at least the cached revision; when the
+/// upstream answers 409 to the cached revision (its revisions went back, e.g. after a restart
+/// without persisted revisions) the gateway pulls with revision 0 and takes what it gets.
+final class PolicyCache: Sendable {
+    /// The answer to "what is app X's policy?".
+    enum Lookup: Sendable, Equatable {
+        case snapshot(ConfigSnapshot)
+        /// The upstream defines no policy for the app (CONFIG_PULL 404/501, CONNECT refused 400/403/404).
+        case noPolicy
+        /// Nothing cached and the upstream cannot be asked now.
+        case unavailable
+    }
+
+    /// Opens a gateway-owned session for an identity (nil: no upstream, nothing can be asked).
+    typealias SessionFactory = @Sendable (ConnectRequest) -> PulseClientSession
+
+    private struct Owned {
+        var session: PulseClientSession
+        var revisions: Task<Void, Never>
+    }
+
+    private struct State {
+        var snapshots: [String: ConfigSnapshot] = [:]
+        /// Apps the upstream defines no policy for, until the given time (re-asked afterwards).
+        var noPolicyUntil: [String: Int64] = [:]
+        /// Open upstream sessions per app (forwarder sessions and owned ones).
+        var sessions: [String: [ObjectIdentifier: WeakSession]] = [:]
+        var identities: [String: ConnectRequest] = [:]
+        var owned: [String: Owned] = [:]
+        var pulling: Set<String> = []
+        var pullAgain: Set<String> = []
+        var closed = false
+    }
+
+    private struct WeakSession: @unchecked Sendable {
+        weak var value: PulseClientSession?
+    }
+
+    private let store: GatewayStore?
+    private let logger: GatewayLogger
+    private let clock: GatewayClock
+    private let factory: SessionFactory?
+    private let installationID: String
+    private let state = Mutex(State())
+
+    /// How long "no policy" is remembered before the upstream is asked again.
+    static let noPolicyMemoryMilliseconds: Int64 = 30_000
+
+    init(
+        store: GatewayStore?, logger: GatewayLogger, clock: GatewayClock, installationID: String,
+        factory: SessionFactory?
+    ) {
+        self.store = store
+        self.logger = logger
+        self.clock = clock
+        self.installationID = installationID
+        self.factory = factory
+    }
+
+    /// Loads the snapshots persisted by an earlier run.
+    func load() async {
+        guard let store else { return }
+        do {
+            let rows = try await store.cachedPolicies()
+            var loaded: [String: ConfigSnapshot] = [:]
+            for (app, json) in rows {
+                if let snapshot = try? ConfigSnapshot(decodingJSON: json) { loaded[app] = snapshot }
+            }
+            state.withLock { state in
+                for (app, snapshot) in loaded where state.snapshots[app] == nil { state.snapshots[app] = snapshot }
+            }
+        } catch {
+            logger.error("reading the policy cache failed", ["error": "\(error)"])
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The cached snapshot of `app`.
+    func snapshot(app: String) -> ConfigSnapshot? {
+        state.withLock { $0.snapshots[app] }
+    }
+
+    /// The cached revision of `app`, 0 when none is known (the `Apsio-Policy-Revision` value).
+    func revision(app: String) -> Int64 {
+        state.withLock { $0.snapshots[app]?.revision ?? 0 }
+    }
+
+    /// The cached snapshot, or (nothing cached) the result of asking the upstream now.
+    func lookup(app: String) async -> Lookup {
+        let now = clock.now()
+        enum Step {
+            case done(Lookup)
+            case pull(PulseClientSession)
+            case open(ConnectRequest)
+        }
+        let step = state.withLock { state -> Step in
+            if let snapshot = state.snapshots[app] { return .done(.snapshot(snapshot)) }
+            if let until = state.noPolicyUntil[app], until > now { return .done(.noPolicy) }
+            if state.closed { return .done(.unavailable) }
+            for entry in (state.sessions[app] ?? [:]).values {
+                if let session = entry.value { return .pull(session) }
+            }
+            guard factory != nil else { return .done(.unavailable) }
+            return .open(state.identities[app] ?? gatewayIdentity(app: app))
+        }
+        switch step {
+        case .done(let lookup):
+            return lookup
+        case .pull(let session):
+            return await pull(app: app, session: session)
+        case .open(let identity):
+            guard let session = await openOwned(identity) else {
+                return state.withLock { ($0.noPolicyUntil[app] ?? 0) > now ? .noPolicy : .unavailable }
+            }
+            return await pull(app: app, session: session)
+        }
+    }
+
+    /// The identity of the gateway's own session for `app` when it has forwarded for no device of
+    /// the app yet: device `pulsegate-gateway`, platform `linux`, device type `gateway`, no package.
+    func gatewayIdentity(app: String) -> ConnectRequest {
+        ConnectRequest(
+            appId: app, deviceId: "pulsegate-gateway", installationId: installationID, platform: "linux",
+            deviceType: "gateway", packageName: nil, appVersion: nil, sdkVersion: "pulsegate",
+            capabilities: ResolvedIdentity.capabilities)
+    }
+
+    // MARK: - Sessions
+
+    /// Registers an open session of `app`: its `config.invalidate` requests trigger a pull.
+    func attach(_ session: PulseClientSession, app: String) {
+        session.setControlHandler(.configInvalidate) { [weak self, weak session] _ in
+            if let self, let session { self.schedulePull(app: app, session: session) }
+            return .bool(true)
+        }
+        state.withLock { $0.sessions[app, default: [:]][ObjectIdentifier(session)] = WeakSession(value: session) }
+    }
+
+    /// Forgets a closed session.
+    func detach(_ session: PulseClientSession, app: String) {
+        session.setControlHandler(.configInvalidate, nil)
+        state.withLock { state in
+            state.sessions[app]?[ObjectIdentifier(session)] = nil
+            if state.sessions[app]?.isEmpty == true { state.sessions[app] = nil }
+        }
+    }
+
+    /// Remembers the identity of a device the gateway forwards for (used for an owned session).
+    func remember(identity: ConnectRequest) {
+        state.withLock { $0.identities[identity.appId] = identity }
+    }
+
+    /// A revision from a CONNECT or HEARTBEAT result: pulls when it is newer than the cached one.
+    func observe(app: String, revision: Int64, session: PulseClientSession) {
+        let newer = state.withLock { revision > ($0.snapshots[app]?.revision ?? 0) }
+        if newer { schedulePull(app: app, session: session) }
+    }
+
+    /// Pulls in the background (coalesced per app).
+    func schedulePull(app: String, session: PulseClientSession) {
+        Task { _ = await self.pull(app: app, session: session) }
+    }
+
+    /// Closes the gateway's own sessions.
+    func close() async {
+        let owned = state.withLock { state -> [Owned] in
+            state.closed = true
+            defer { state.owned = [:] }
+            return Array(state.owned.values)
+        }
+        for entry in owned {
+            await entry.session.close()
+            entry.revisions.cancel()
+        }
+    }
+
+    private func openOwned(_ identity: ConnectRequest) async -> PulseClientSession? {
+        guard let factory else { return nil }
+        let app = identity.appId
+        if let existing = state.withLock({ $0.owned[app]?.session }) { return existing }
+        let session = factory(identity)
+        do {
+            try await session.connect()
+        } catch {
+            await session.close()
+            if error.code == .connectRejected, let code = error.responseCode, [400, 403, 404].contains(code) {
+                logger.warning("upstream refused the policy session", ["app": app, "code": String(code)])
+                let until = clock.now() + Self.noPolicyMemoryMilliseconds
+                state.withLock { $0.noPolicyUntil[app] = until }
+            } else {
+                logger.warning("cannot reach the upstream for the policy", ["app": app, "error": error.message])
+            }
+            return nil
+        }
+        attach(session, app: app)
+        let updates = session.configRevisionUpdates()
+        let revisions = Task { [weak self, weak session] in
+            for await revision in updates {
+                guard let self, let session else { return }
+                self.observe(app: app, revision: revision, session: session)
+            }
+        }
+        let kept = state.withLock { state -> PulseClientSession? in
+            if state.closed { return nil }
+            if let other = state.owned[app] { return other.session }
+            state.owned[app] = Owned(session: session, revisions: revisions)
+            return session
+        }
+        if kept !== session {
+            detach(session, app: app)
+            revisions.cancel()
+            await session.close()
+        }
+        return kept
+    }
+
+    // MARK: - Pulling
+
+    /// Pulls `app`'s snapshot through `session` and caches it; returns what is cached afterwards.
+    func pull(app: String, session: PulseClientSession) async -> Lookup {
+        let first = state.withLock { state -> Bool in
+            if state.pulling.contains(app) {
+                state.pullAgain.insert(app)
+                return false
+            }
+            state.pulling.insert(app)
+            return true
+        }
+        guard first else { return await waitForPull(app: app) }
+        var result: Lookup
+        repeat {
+            result = await pullOnce(app: app, session: session)
+        } while state.withLock({ $0.pullAgain.remove(app) != nil })
+        state.withLock { _ = $0.pulling.remove(app) }
+        return result
+    }
+
+    /// Another pull of `app` is running: wait for it (bounded) and report what is cached then.
+    private func waitForPull(app: String) async -> Lookup {
+        for _ in 0..<500 {
+            if !state.withLock({ $0.pulling.contains(app) }) { break }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return cached(app: app)
+    }
+
+    private func cached(app: String) -> Lookup {
+        let now = clock.now()
+        return state.withLock { state in
+            if let snapshot = state.snapshots[app] { return .snapshot(snapshot) }
+            if let until = state.noPolicyUntil[app], until > now { return .noPolicy }
+            return .unavailable
+        }
+    }
+
+    private func pullOnce(app: String, session: PulseClientSession) async -> Lookup {
+        let current = revision(app: app)
+        var outcome: PulseConfigPullOutcome
+        var fromZero = current == 0
+        do {
+            outcome = try await session.pullConfig(currentRevision: current)
+            if case .rejected(let response) = outcome, response.code == PulseResponseCode.conflict.rawValue,
+                current > 0
+            {
+                fromZero = true
+                outcome = try await session.pullConfig(currentRevision: 0)
+            }
+        } catch {
+            logger.warning("CLIENT_CONFIG_PULL failed", ["app": app, "error": error.message])
+            return cached(app: app)
+        }
+        switch outcome {
+        case .snapshot(let snapshot):
+            await keep(snapshot, app: app, force: fromZero)
+        case .rejected(let response):
+            if response.code == PulseResponseCode.notFound.rawValue
+                || response.code == PulseResponseCode.notImplemented.rawValue
+            {
+                let until = clock.now() + Self.noPolicyMemoryMilliseconds
+                state.withLock { $0.noPolicyUntil[app] = until }
+            }
+            logger.warning(
+                "upstream refused CLIENT_CONFIG_PULL", ["app": app, "code": String(response.code)])
+        }
+        return cached(app: app)
+    }
+
+    private func keep(_ snapshot: ConfigSnapshot, app: String, force: Bool) async {
+        let changed = state.withLock { state -> Bool in
+            let current = state.snapshots[app]
+            guard current != snapshot else { return false }
+            guard force || snapshot.revision >= (current?.revision ?? 0) else { return false }
+            state.snapshots[app] = snapshot
+            state.noPolicyUntil[app] = nil
+            return true
+        }
+        guard changed else { return }
+        logger.info("policy updated", ["app": app, "revision": String(snapshot.revision)])
+        do {
+            try await store?.savePolicy(app: app, revision: snapshot.revision, json: snapshot.encodeJSON(), now: clock.now())
+        } catch {
+            logger.error("persisting the policy failed", ["app": app, "error": "\(error)"])
+        }
+    }
+}
