@@ -20,6 +20,7 @@ enum UploadCommand {
           status [--json]       Depth by class, oldest age, next attempt, drops by reason, recent errors.
           consent grant|revoke  Grant consent, or withdraw it (drops the whole queue, stops collection).
           kill-switch on|off    Set or clear the kill switch (on drops the whole queue, stops collection).
+          policy                Fetch the app's policy from the gateway (GET /v1/policy) and apply a newer one.
 
         OPTIONS:
           --endpoint URL        Gateway base URL (env PULSEGATE_ENDPOINT; default http://127.0.0.1:4318).
@@ -119,6 +120,21 @@ enum UploadCommand {
                 } else {
                     try await uploader.revokeConsent()
                     output.standardOutput("consent withdrawn; the queue was dropped\n")
+                }
+            }
+        case "policy":
+            try requireNoPositional(options, subcommand)
+            try await withUploader(options, environment: environment, sending: true) { uploader in
+                switch try await uploader.refreshPolicy() {
+                case .applied(let revision):
+                    output.standardOutput("policy: applied revision \(revision)\n")
+                case .unchanged(let revision):
+                    output.standardOutput("policy: revision \(revision) is current\n")
+                case .rejected(let revision, let reason):
+                    throw CLIError(.runtime, "policy revision \(revision) refused: \(reason)")
+                case .unavailable(let status):
+                    throw CLIError(
+                        .runtime, "policy unavailable (\(status.map { "HTTP \($0)" } ?? "no response"))")
                 }
             }
         case "kill-switch":
@@ -225,9 +241,9 @@ enum UploadCommand {
 
     // MARK: - Uploader
 
-    static func configuration(_ options: Options, environment: [String: String], sending: Bool) throws
-        -> UploaderConfiguration
-    {
+    static func configuration(
+        _ options: Options, environment: [String: String], sending: Bool, subcommandRuns: Bool = false
+    ) throws -> UploaderConfiguration {
         let appId: String
         if let given = options.appId, !given.isEmpty {
             appId = given
@@ -245,6 +261,9 @@ enum UploadCommand {
         if let interval = options.sealIntervalMilliseconds { configuration.policy.sealIntervalMilliseconds = interval }
         configuration.conditions = LinuxConditionsProvider(
             network: options.network, power: options.power, environment: environment)
+        if subcommandRuns {
+            configuration.policyRefreshIntervalMilliseconds = 600_000
+        }
         if options.background {
             configuration.backgroundTransfer = DetachedDrainTransfer(
                 executablePath: DetachedDrainTransfer.currentExecutablePath,
@@ -255,10 +274,11 @@ enum UploadCommand {
     }
 
     private static func withUploader(
-        _ options: Options, environment: [String: String], sending: Bool,
+        _ options: Options, environment: [String: String], sending: Bool, runs: Bool = false,
         _ body: (Uploader) async throws -> Void
     ) async throws {
-        let configuration = try configuration(options, environment: environment, sending: sending)
+        let configuration = try configuration(
+            options, environment: environment, sending: sending, subcommandRuns: runs)
         let uploader: Uploader
         do {
             uploader = try await Uploader(configuration: configuration)
@@ -354,7 +374,7 @@ enum UploadCommand {
     private static func runLoop(_ options: Options, environment: [String: String], output: CommandLineOutput)
         async throws
     {
-        try await withUploader(options, environment: environment, sending: true) { uploader in
+        try await withUploader(options, environment: environment, sending: true, runs: true) { uploader in
             output.standardError(
                 "pulsegate: uploading from \(options.dataDirectory) to \(options.endpoint); Ctrl-C to stop\n")
             let task = Task { try await uploader.run() }
@@ -397,6 +417,9 @@ enum UploadCommand {
         lines.append(
             "consent \(status.consentGranted ? "granted" : "withdrawn"), kill switch \(status.killSwitch ? "on" : "off"),"
                 + " state \(status.inBackground ? "background" : "foreground")")
+        lines.append(
+            "policy: revision \(status.policyRevision)"
+                + (status.policyError.map { "; newest refused: \($0)" } ?? ""))
         lines.append("queue: \(status.totalRecords) records, \(status.totalBytes) bytes")
         for depth in status.classes {
             lines.append(
@@ -436,6 +459,8 @@ enum UploadCommand {
         writer.field("consentGranted", status.consentGranted)
         writer.field("killSwitch", status.killSwitch)
         writer.field("inBackground", status.inBackground)
+        writer.field("policyRevision", status.policyRevision)
+        writer.field("policyError", status.policyError)
         writer.field("totalRecords", status.totalRecords)
         writer.field("totalBytes", status.totalBytes)
         writer.field("oldestAgeMs", status.oldestAgeMilliseconds)

@@ -5,7 +5,8 @@ import Synchronization
 @testable import PulseGateway
 
 /// A real msgtrans server (MsgTransRuntime) that answers Pulse requests from a script: CONNECT is
-/// accepted, uploads get the next scripted code (then `{"code":0,"msg":null,"data":true}`).
+/// accepted (reporting ``connectRevision``), CONFIG_PULL answers ``snapshot`` (or ``configPullCode``),
+/// uploads get the next scripted code (then `{"code":0,"msg":null,"data":true}`).
 final class ScriptedUpstream: Sendable {
     struct Received: Sendable {
         var bizType: UInt8
@@ -16,6 +17,10 @@ final class ScriptedUpstream: Sendable {
     private struct State {
         var received: [Received] = []
         var uploadCodes: [Int] = []
+        var connectRevision: Int64 = 0
+        var connectCode = 0
+        var snapshot = #"{"revision":1}"#
+        var configPullCode = 0
     }
 
     let server: MsgTransServer
@@ -33,14 +38,23 @@ final class ScriptedUpstream: Sendable {
         let server = try await MsgTransServer.start(host: "127.0.0.1", port: port) { _ in
             MsgTransRequestHandler { message, _ in
                 box.state.withLock { $0.received.append(Received(bizType: message.bizType, payload: message.payload)) }
+                let current = box.state.withLock { $0 }
                 switch message.bizType {
                 case 1:
+                    if current.connectCode != 0 {
+                        return MsgTransReply(
+                            Array(#"{"code":\#(current.connectCode),"msg":"scripted","data":null}"#.utf8))
+                    }
                     return MsgTransReply(
                         Array(
-                            #"{"code":0,"msg":null,"data":{"connected":true,"protocolVersion":2,"connectionId":"c-1","serverTimeMs":0,"configRevision":0,"heartbeatIntervalMs":60000,"collectKinds":[]}}"#
+                            #"{"code":0,"msg":null,"data":{"connected":true,"protocolVersion":2,"connectionId":"c-1","serverTimeMs":0,"configRevision":\#(current.connectRevision),"heartbeatIntervalMs":60000,"collectKinds":[]}}"#
                                 .utf8))
                 case 3:
-                    return MsgTransReply(Array(#"{"code":0,"msg":null,"data":{"revision":1}}"#.utf8))
+                    if current.configPullCode != 0 {
+                        return MsgTransReply(
+                            Array(#"{"code":\#(current.configPullCode),"msg":"scripted","data":null}"#.utf8))
+                    }
+                    return MsgTransReply(Array(#"{"code":0,"msg":null,"data":\#(current.snapshot)}"#.utf8))
                 default:
                     let code = box.state.withLock { $0.uploadCodes.isEmpty ? 0 : $0.uploadCodes.removeFirst() }
                     if code == 0 { return MsgTransReply(Array(#"{"code":0,"msg":null,"data":true}"#.utf8)) }
@@ -56,6 +70,18 @@ final class ScriptedUpstream: Sendable {
 
     /// Uploads (biz 4 and 5) received so far.
     var uploads: [Received] { received.filter { $0.bizType == 4 || $0.bizType == 5 } }
+
+    /// Sets what CONNECT reports and what CONFIG_PULL answers.
+    func configure(
+        connectRevision: Int64? = nil, connectCode: Int? = nil, snapshot: String? = nil, configPullCode: Int? = nil
+    ) {
+        box.state.withLock { state in
+            if let connectRevision { state.connectRevision = connectRevision }
+            if let connectCode { state.connectCode = connectCode }
+            if let snapshot { state.snapshot = snapshot }
+            if let configPullCode { state.configPullCode = configPullCode }
+        }
+    }
 
     func script(_ codes: [Int]) {
         box.state.withLock { $0.uploadCodes += codes }

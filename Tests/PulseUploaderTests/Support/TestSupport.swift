@@ -54,6 +54,7 @@ struct UploaderFixture {
     var policyRefresh: UploaderConfiguration.PolicyRefreshHook?
     var seed: UInt64 = 7
     var transport: (any UploadTransport)?
+    var randomOverride: RandomSource?
 
     init(clock: ManualClock = ManualClock()) throws {
         directory = try TemporaryDirectory()
@@ -63,7 +64,7 @@ struct UploaderFixture {
     func open() async throws -> Uploader {
         var configuration = UploaderConfiguration(endpoint: endpoint, appId: "test-app", dataDirectory: directory.path)
         configuration.clock = clock.clock
-        configuration.random = RandomSource(seed: seed)
+        configuration.random = randomOverride ?? RandomSource(seed: seed)
         configuration.policy = policy
         configuration.conditions = conditions
         configuration.backgroundTransfer = backgroundTransfer
