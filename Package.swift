@@ -160,7 +160,9 @@ let tests: [Target] = [
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseUploaderTests",
-        dependencies: ["PulseUploader", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseGateway", "CZlib", "CZstd"],
+        dependencies: [
+            "PulseUploader", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseGateway", "CZlib", "CZstd",
+        ],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGateCLITests",

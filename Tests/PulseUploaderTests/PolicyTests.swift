@@ -43,7 +43,9 @@ final class PolicyServer: UploadTransport {
 }
 
 @Suite struct RemotePolicyTests {
-    static func open(_ server: PolicyServer, fixture: UploaderFixture? = nil) async throws -> (Uploader, UploaderFixture) {
+    static func open(_ server: PolicyServer, fixture: UploaderFixture? = nil) async throws -> (
+        Uploader, UploaderFixture
+    ) {
         var fixture = try fixture ?? UploaderFixture()
         fixture.transport = server
         return (try await fixture.open(), fixture)
@@ -170,7 +172,8 @@ final class PolicyServer: UploadTransport {
         // The sampling draw uses the injected random source: zero is the smallest draw (kept at 0.5),
         // all-ones the largest (sampled out).
         let span = TelemetryRecord.span(
-            SpanEntry(name: "GET /", traceId: String(repeating: "ab", count: 16), spanId: "0123456789abcdef", kind: .client))
+            SpanEntry(
+                name: "GET /", traceId: String(repeating: "ab", count: 16), spanId: "0123456789abcdef", kind: .client))
         var kept = fixture
         kept.randomOverride = RandomSource { 0 }
         let low = try await kept.open()

@@ -22,7 +22,8 @@ struct PulseClientUpstreamConnector: UpstreamConnector {
         do {
             identity = try ConnectRequest(decodingJSON: connectPayload)
         } catch {
-            throw UpstreamFailure(kind: .connectRejected(code: 400), message: "stored identity is not a CONNECT payload")
+            throw UpstreamFailure(
+                kind: .connectRejected(code: 400), message: "stored identity is not a CONNECT payload")
         }
         let session = makeSession(identity: identity)
         let upstream = PulseClientUpstreamSession(session: session, app: identity.appId, policy: policy)

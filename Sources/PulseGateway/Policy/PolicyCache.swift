@@ -318,7 +318,8 @@ final class PolicyCache: Sendable {
         guard changed else { return }
         logger.info("policy updated", ["app": app, "revision": String(snapshot.revision)])
         do {
-            try await store?.savePolicy(app: app, revision: snapshot.revision, json: snapshot.encodeJSON(), now: clock.now())
+            try await store?.savePolicy(
+                app: app, revision: snapshot.revision, json: snapshot.encodeJSON(), now: clock.now())
         } catch {
             logger.error("persisting the policy failed", ["app": app, "error": "\(error)"])
         }

@@ -165,7 +165,8 @@ public final class IngestServer: Sendable {
                 let revision = core.policy.app(app)?.policy.revision ?? 0
                 group.addTask {
                     _ = await self.sendControl(
-                        app: app, route: Self.configInvalidate, arguments: .object([JSONMember(key: "revision", value: .int(revision))]))
+                        app: app, route: Self.configInvalidate,
+                        arguments: .object([JSONMember(key: "revision", value: .int(revision))]))
                 }
             }
         }

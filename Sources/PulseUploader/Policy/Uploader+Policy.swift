@@ -75,7 +75,8 @@ extension Uploader {
             policy = try RemotePolicy.uploadPolicy(snapshot, base: known.base)
         } catch {
             return try await refuse(
-                revision: snapshot.revision, reason: "policy revision \(snapshot.revision) is invalid: \(error.message)")
+                revision: snapshot.revision, reason: "policy revision \(snapshot.revision) is invalid: \(error.message)"
+            )
         }
         let json = String(decoding: snapshot.encodeJSON(), as: UTF8.self)
         try await applyPolicy(policy) { connection in

@@ -146,7 +146,8 @@ public final class Uploader: Sendable {
         self.policyRefresh = configuration.policyRefresh
         self.mutable = Mutex(MutableState(policy: policy))
         self.remote = RemotePolicyState(
-            base: configuration.policy, applied: Uploader.persistedPolicy(stored.3, base: configuration.policy) == nil
+            base: configuration.policy,
+            applied: Uploader.persistedPolicy(stored.3, base: configuration.policy) == nil
                 ? 0 : appliedRevision,
             capabilities: configuration.capabilities,
             refreshIntervalMilliseconds: configuration.policyRefreshIntervalMilliseconds ?? 0)
