@@ -49,6 +49,8 @@ final class PolicyCache: Sendable {
         var owned: [String: Owned] = [:]
         var pulling: Set<String> = []
         var pullAgain: Set<String> = []
+        /// Callers waiting for the running pull of an app to finish.
+        var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
         var closed = false
     }
 
@@ -252,15 +254,24 @@ final class PolicyCache: Sendable {
         repeat {
             result = await pullOnce(app: app, session: session)
         } while state.withLock({ $0.pullAgain.remove(app) != nil })
-        state.withLock { _ = $0.pulling.remove(app) }
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.pulling.remove(app)
+            return state.waiters.removeValue(forKey: app) ?? []
+        }
+        for waiter in waiters { waiter.resume() }
         return result
     }
 
-    /// Another pull of `app` is running: wait for it (bounded) and report what is cached then.
+    /// Another pull of `app` is running: wait for it (each pull is bounded by the request timeout)
+    /// and report what is cached then.
     private func waitForPull(app: String) async -> Lookup {
-        for _ in 0..<500 {
-            if !state.withLock({ $0.pulling.contains(app) }) { break }
-            try? await Task.sleep(for: .milliseconds(10))
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let running = state.withLock { state -> Bool in
+                guard state.pulling.contains(app) else { return false }
+                state.waiters[app, default: []].append(continuation)
+                return true
+            }
+            if !running { continuation.resume() }
         }
         return cached(app: app)
     }

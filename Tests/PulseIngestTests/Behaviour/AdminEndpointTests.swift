@@ -91,4 +91,35 @@ import Testing
         #expect((none?.object["sent"] as? NSNumber)?.intValue == 0)
         await harness.stop()
     }
+
+    @Test func reloadRereadsTheConfigFileBumpsRevisionsAndKeepsThePolicyOnErrors() async throws {
+        let file = NSTemporaryDirectory() + "pulse-ingest-reload-" + UUID().uuidString + ".json"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let config = #"{"apps":[{"appId":"shop","packages":["*"],"policy":{"revision":1,"diagnosticsLevel":"%@"}}]}"#
+        try config.replacingOccurrences(of: "%@", with: "none").write(toFile: file, atomically: true, encoding: .utf8)
+        let harness = try await Harness.start(policy: try IngestPolicy.load(path: file), admin: true) {
+            $0.policyFile = file
+        }
+        let port = try #require(harness.server.adminPort)
+        try config.replacingOccurrences(of: "%@", with: "callDetails").write(
+            toFile: file, atomically: true, encoding: .utf8)
+        let reloaded = try #require(await HTTPProbe.send(port: port, method: "POST", path: "/reload"))
+        #expect(reloaded.status == 200)
+        #expect(reloaded.object["changedApps"] as? [String] == ["shop"])
+        #expect(harness.server.policy.app("shop")?.policy.revision == 2)
+        #expect(harness.server.policy.app("shop")?.policy.diagnosticsLevel == .callDetails)
+
+        try "{".write(toFile: file, atomically: true, encoding: .utf8)
+        let broken = try #require(await HTTPProbe.send(port: port, method: "POST", path: "/reload"))
+        #expect(broken.status == 400)
+        #expect(harness.server.policy.app("shop")?.policy.revision == 2)
+        #expect(await HTTPProbe.send(port: port, path: "/reload")?.status == 405)
+        await harness.stop()
+
+        let withoutFile = try await Harness.start(admin: true)
+        let adminPort = try #require(withoutFile.server.adminPort)
+        let none = try #require(await HTTPProbe.send(port: adminPort, method: "POST", path: "/reload"))
+        #expect(none.status == 400)
+        await withoutFile.stop()
+    }
 }
