@@ -104,11 +104,8 @@ public final class Uploader: Sendable {
             throw UploaderError.storage(error, "cannot prepare the queue")
         }
         // The remote policy applied by an earlier process stays in force (its kill switch is in the queue).
-        let appliedRevision = stored.2
-        var policy = configuration.policy
-        if let persisted = Uploader.persistedPolicy(stored.3, base: configuration.policy) {
-            policy = persisted
-        }
+        let persisted = Uploader.persistedPolicy(stored.3, base: configuration.policy)
+        let policy = persisted ?? configuration.policy
         var identity = ResourceIdentity(
             deviceId: deviceOverride ?? stored.0, installationId: installationOverride ?? stored.1,
             serviceName: nil, appVersion: configuration.appVersion, buildNumber: configuration.buildNumber,
@@ -147,8 +144,7 @@ public final class Uploader: Sendable {
         self.mutable = Mutex(MutableState(policy: policy))
         self.remote = RemotePolicyState(
             base: configuration.policy,
-            applied: Uploader.persistedPolicy(stored.3, base: configuration.policy) == nil
-                ? 0 : appliedRevision,
+            applied: persisted == nil ? 0 : stored.2,
             capabilities: configuration.capabilities,
             refreshIntervalMilliseconds: configuration.policyRefreshIntervalMilliseconds ?? 0)
     }
