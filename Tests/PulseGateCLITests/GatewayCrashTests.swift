@@ -15,7 +15,8 @@ import Testing
         signal(SIGPIPE, SIG_IGN)
     }
 
-    /// What the load clients saw: batch ids sent, and those answered 200.
+    /// What the load clients saw: batch ids sent, those answered 200, and other statuses (negated
+    /// when the answer carried `Retry-After`).
     final class LoadLedger: Sendable {
         private struct State {
             var attempted: [String] = []
@@ -74,7 +75,7 @@ import Testing
                 if response.status == 200 {
                     ledger.acknowledge(batchID)
                 } else {
-                    ledger.other(response.status)
+                    ledger.other(response.header("Retry-After") == nil ? response.status : -response.status)
                 }
             } catch {
                 return  // the gateway was killed under us
@@ -82,27 +83,12 @@ import Testing
         }
     }
 
-    @Test func killMinus9UnderLoadLosesNoAcknowledgedBatchAndDeliversEachOnce() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("crash")
-        defer { root.remove() }
-        let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
-        let config = root.path + "/gateway.json"
-        try Data(
-            #"{"logLevel":"info","forwarding":{"backoffBaseMs":50,"backoffMaxMs":1000,"requestTimeoutSeconds":5}}"#
-                .utf8
-        ).write(to: URL(fileURLWithPath: config))
-        let dataDirectory = root.path + "/gateway"
+    static let clients = 24
 
-        let first = try await GatewayProcess.start(
-            executable: executable, dataDirectory: dataDirectory, upstream: ingest.address, config: config)
-        defer { if first.process.isRunning { kill(first.process.processIdentifier, SIGKILL) } }
-
-        // 24 concurrent keep-alive clients post small batches with unique batch ids.
-        let ledger = LoadLedger()
-        let clients = 24
-        let port = first.port
-        let load = Task {
+    /// Starts ``clients`` clients posting to `port` until the gateway goes away or the ledger
+    /// says stop.
+    static func startLoad(port: Int, ledger: LoadLedger) -> Task<Void, Never> {
+        Task {
             await withTaskGroup(of: Void.self) { group in
                 for worker in 0..<clients {
                     group.addTask {
@@ -111,18 +97,49 @@ import Testing
                 }
             }
         }
-        // Kill mid-load: 1 s after the first 200 (forwarding is busy by then), or sooner when
-        // the load is fast, or after 8 s on a very slow machine.
-        let loadStarted = ContinuousClock.now
+    }
+
+    /// Returns 1 s after the first 200 (forwarding is busy by then), or sooner when the load is
+    /// fast, or after 8 s on a very slow machine.
+    static func waitForLoad(_ ledger: LoadLedger) async throws {
+        let started = ContinuousClock.now
         var firstAcknowledged: ContinuousClock.Instant?
-        while ContinuousClock.now - loadStarted < .seconds(8) {
+        while ContinuousClock.now - started < .seconds(8) {
             let count = ledger.acknowledged.count
             if count > 0 && firstAcknowledged == nil { firstAcknowledged = ContinuousClock.now }
             if let firstAcknowledged, ContinuousClock.now - firstAcknowledged >= .milliseconds(1000) || count >= 2000 {
-                break
+                return
             }
             try await Task.sleep(for: .milliseconds(5))
         }
+    }
+
+    static func writeConfig(_ root: ScratchDirectory) throws -> String {
+        let config = root.path + "/gateway.json"
+        try Data(
+            #"{"logLevel":"info","forwarding":{"backoffBaseMs":50,"backoffMaxMs":1000,"requestTimeoutSeconds":5}}"#
+                .utf8
+        ).write(to: URL(fileURLWithPath: config))
+        return config
+    }
+
+    @Test func killMinus9UnderLoadLosesNoAcknowledgedBatchAndDeliversEachOnce() async throws {
+        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
+        let root = try ScratchDirectory("crash")
+        defer { root.remove() }
+        let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
+        let config = try Self.writeConfig(root)
+        let dataDirectory = root.path + "/gateway"
+
+        let first = try await GatewayProcess.start(
+            executable: executable, dataDirectory: dataDirectory, upstream: ingest.address, config: config)
+        defer { if first.process.isRunning { kill(first.process.processIdentifier, SIGKILL) } }
+
+        // 24 concurrent keep-alive clients post small batches with unique batch ids.
+        let ledger = LoadLedger()
+        let load = Self.startLoad(port: first.port, ledger: ledger)
+        let loadStarted = ContinuousClock.now
+        try await Self.waitForLoad(ledger)
         await first.killHard()
         ledger.stopping.store(true, ordering: .relaxed)
         await load.value
@@ -135,6 +152,7 @@ import Testing
         let unanswered = Set(attempted).subtracting(acknowledged)
         #expect(acknowledged.count >= 50, "too little load before the kill")
         #expect(ledger.otherStatuses.isEmpty, "non-200 answers under load: \(ledger.otherStatuses)")
+        let clients = Self.clients
         let deliveredBeforeRestart = try await ingest.eventIDs(app: Self.app).count
 
         // What the killed process left in its outbox.
@@ -203,6 +221,70 @@ import Testing
 
         await second.terminate()
         #expect(second.process.terminationStatus == 0)
+        await ingest.stop()
+    }
+
+    @Test func sigtermUnderLoadAnswersInFlightRequestsKeepsTheOutboxAndResendsNothing() async throws {
+        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
+        let root = try ScratchDirectory("sigterm")
+        defer { root.remove() }
+        let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
+        let config = try Self.writeConfig(root)
+        let dataDirectory = root.path + "/gateway"
+        let first = try await GatewayProcess.start(
+            executable: executable, dataDirectory: dataDirectory, upstream: ingest.address, config: config)
+        defer { if first.process.isRunning { kill(first.process.processIdentifier, SIGKILL) } }
+
+        let ledger = LoadLedger()
+        let load = Self.startLoad(port: first.port, ledger: ledger)
+        try await Self.waitForLoad(ledger)
+        await first.terminate()
+        ledger.stopping.store(true, ordering: .relaxed)
+        await load.value
+        #expect(first.process.terminationReason == .exit)
+        #expect(first.process.terminationStatus == 0)
+        // While draining, new requests get 503 with Retry-After; nothing else but 200.
+        #expect(ledger.otherStatuses.allSatisfy { $0 == -503 }, "\(Set(ledger.otherStatuses))")
+        #expect(first.logs.all.contains { $0.contains(#""msg":"stopped""#) && $0.contains(#""outbox":"kept""#) })
+
+        let second = try await GatewayProcess.start(
+            executable: executable, dataDirectory: dataDirectory, upstream: ingest.address, config: config)
+        defer { if second.process.isRunning { kill(second.process.processIdentifier, SIGKILL) } }
+        let unanswered = Set(ledger.attempted).subtracting(ledger.acknowledged)
+        var unansweredCommitted = 0
+        for batchID in unanswered {
+            let worker = Int(batchID.dropFirst().prefix { $0 != "-" }) ?? 0
+            let replay = try await GatewayHTTP.request(
+                port: second.port, body: Self.body(worker: worker, batchID: batchID), headers: Self.headers(batchID))
+            #expect(replay.status == 200)
+            if replay.header("Apsio-Duplicate") == "true" { unansweredCommitted += 1 }
+        }
+        // Requests in flight at SIGTERM were answered: none that went unanswered had been stored.
+        #expect(unansweredCommitted == 0)
+        let acknowledged = Self.eventIDs(of: ledger.acknowledged)
+        #expect(
+            await eventually(seconds: 90) {
+                let stored = Set((try? await ingest.eventIDs(app: Self.app)) ?? [])
+                return stored.isSuperset(of: acknowledged)
+            })
+        let secondPort = second.port
+        #expect(
+            await eventually { (try? await GatewayHTTP.metric(port: secondPort, "pulsegate_outbox_batches")) == 0 })
+        let stored = try await ingest.eventIDs(app: Self.app)
+        #expect(stored.count == Set(stored).count)
+        #expect(Set(stored).isSubset(of: Self.eventIDs(of: ledger.attempted)))
+        // A graceful stop lets requests in flight upstream finish and deletes their rows: nothing
+        // is sent twice.
+        let statistics = try ingest.current.statistics().apps[Self.app] ?? IngestAppStatistics()
+        #expect(statistics.duplicateBatches == 0)
+        print(
+            """
+            gateway SIGTERM: \(ledger.acknowledged.count) batches answered 200, \
+            \(ledger.otherStatuses.count) answered 503 while draining, \
+            \(unanswered.count - ledger.otherStatuses.count) unanswered (\(unansweredCommitted) committed); \
+            \(stored.count) events stored once, \(statistics.duplicateBatches) batches resent
+            """)
+        await second.terminate()
         await ingest.stop()
     }
 }
