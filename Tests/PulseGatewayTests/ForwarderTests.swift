@@ -51,16 +51,20 @@ import Testing
         await upstream.stop()
     }
 
-    @Test func refusedBatchesAreDeadLetteredAndCanBeRequeued() async throws {
-        let upstream = try await ScriptedUpstream.start(uploadCodes: [400])
+    @Test(arguments: [400, 403, 404])
+    func refusedBatchesAreDeadLetteredAndCanBeRequeued(code: Int) async throws {
+        let upstream = try await ScriptedUpstream.start(uploadCodes: [code])
         let harness = try await Self.harness(upstream)
         #expect(try await harness.post(Self.body, batchID: "dl-1").status == 200)
-        #expect(await eventually { (try? await harness.gateway.store.deadLetterCount()) == 1 })
-        #expect(harness.gateway.outboxBatches == 0)
+        // The in-memory depth is updated just after the dead-letter commit returns: wait for both.
+        #expect(
+            await eventually {
+                (try? await harness.gateway.store.deadLetterCount()) == 1 && harness.gateway.outboxBatches == 0
+            })
         let letters = try await harness.gateway.store.deadLetters()
-        #expect(letters.map(\.code) == [400])
+        #expect(letters.map(\.code) == [code])
         #expect(letters.map(\.httpBatchID) == ["dl-1"])
-        #expect(letters.map(\.message) == ["scripted 400"])
+        #expect(letters.map(\.message) == ["scripted \(code)"])
         let summaries = try await harness.gateway.store.appSummaries()
         #expect(summaries.map(\.deadLetters) == [1])
         #expect(try await harness.gateway.store.requeue(now: harness.clock.now) == 1)

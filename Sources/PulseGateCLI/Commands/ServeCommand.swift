@@ -19,7 +19,8 @@ enum ServeCommand {
           -h, --help             Show this help.
 
         SIGNALS: SIGTERM/SIGINT drain and stop (the outbox is kept); SIGHUP reloads the config
-        file's policy (allowed apps, default app, retention, outbox caps, log level).
+        file's policy (allowed apps, app keys, default app, retention, outbox caps,
+        log level).
         Logs: one JSON object per line on standard error.
 
         """

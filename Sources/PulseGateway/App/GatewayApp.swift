@@ -154,8 +154,8 @@ public final class RunningGateway: Sendable {
     /// The settings in force.
     public var policy: GatewayPolicy { intake.policy }
 
-    /// Applies new run-time settings (SIGHUP): allowed apps, default app, retention, outbox caps,
-    /// `Retry-After`, log level. Listen address, upstream and data directory need a restart.
+    /// Applies new run-time settings (SIGHUP): allowed apps, app keys, default app, retention,
+    /// outbox caps, `Retry-After`, log level. Listen address, upstream and data directory need a restart.
     public func reload(_ policy: GatewayPolicy) throws(GatewayError) {
         try policy.validate()
         intake.policy = policy

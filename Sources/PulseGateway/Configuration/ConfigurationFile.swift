@@ -9,6 +9,7 @@ import PulseJSON
 ///   "dataDir": "/var/lib/pulsegate",
 ///   "defaultAppId": "shop",
 ///   "allowedAppIds": ["shop", "news"],
+///   "appKeys": {"shop": ["key-1", "key-2"]},
 ///   "dedupRetentionDays": 7,
 ///   "outboxMaxBatches": 1000000,
 ///   "outboxMaxBytes": 4294967296,
@@ -23,8 +24,8 @@ import PulseJSON
 ///
 /// Unknown keys are an error (a typo should not pass silently). Flags and environment variables
 /// override `listen`, `upstream` and `dataDir`. On SIGHUP the file is read again and the policy
-/// keys (`defaultAppId`, `allowedAppIds`, `dedupRetentionDays`, `outboxMax*`, `retryAfterSeconds`,
-/// `logLevel`) take effect; the others need a restart.
+/// keys (`defaultAppId`, `allowedAppIds`, `appKeys`, `dedupRetentionDays`, `outboxMax*`,
+/// `retryAfterSeconds`, `logLevel`) take effect; the others need a restart.
 public struct ConfigurationFile: Sendable, Equatable {
     /// `listen`: `HOST:PORT`.
     public var listen: String?
@@ -34,6 +35,7 @@ public struct ConfigurationFile: Sendable, Equatable {
     public var dataDirectory: String?
     var defaultAppID: String?
     var allowedAppIDs: [String]?
+    var appKeys: AppKeys?
     var dedupRetentionDays: Int64?
     var outboxMaxBatches: Int?
     var outboxMaxBytes: Int?
@@ -86,6 +88,21 @@ public struct ConfigurationFile: Sendable, Equatable {
                 var apps: [String] = []
                 for element in value.elements { apps.append(try string(key, element)) }
                 allowedAppIDs = apps
+            case "appKeys":
+                guard value.kind == .object else { throw fail(key, "an object of App ID to an array of keys") }
+                var keys: [String: [String]] = [:]
+                for (app, list) in value.members {
+                    guard list.kind == .array else { throw fail(key, "an object of App ID to an array of keys") }
+                    var appKeys: [String] = []
+                    for element in list.elements {
+                        guard let text = element.string else {
+                            throw fail(key, "an object of App ID to an array of keys")
+                        }
+                        appKeys.append(text)
+                    }
+                    keys[app] = appKeys
+                }
+                appKeys = try AppKeys(keys)
             case "dedupRetentionDays": dedupRetentionDays = Int64(try integer(key, value))
             case "outboxMaxBatches": outboxMaxBatches = try integer(key, value)
             case "outboxMaxBytes": outboxMaxBytes = try integer(key, value)
@@ -122,6 +139,7 @@ public struct ConfigurationFile: Sendable, Equatable {
         var policy = base
         if let defaultAppID { policy.defaultAppID = defaultAppID }
         if let allowedAppIDs { policy.allowedAppIDs = Set(allowedAppIDs) }
+        if let appKeys { policy.appKeys = appKeys }
         if let dedupRetentionDays { policy.dedupRetentionMilliseconds = dedupRetentionDays * 24 * 3600 * 1000 }
         if let outboxMaxBatches { policy.outboxMaxBatches = outboxMaxBatches }
         if let outboxMaxBytes { policy.outboxMaxBytes = outboxMaxBytes }

@@ -131,12 +131,15 @@ public struct GatewayPolicy: Sendable, Equatable {
     public var retryAfterSeconds: Int
     /// The least log level written (`debug`, `info`, `warning`, `error`).
     public var logLevel: LogLevel
+    /// Bearer keys per app (config `appKeys`); requests for an app with keys need one (else 401).
+    public var appKeys: AppKeys
 
     /// Creates a policy.
     public init(
         defaultAppID: String? = nil, allowedAppIDs: Set<String>? = nil,
         dedupRetentionMilliseconds: Int64 = 7 * 24 * 3600 * 1000, outboxMaxBatches: Int = 1_000_000,
-        outboxMaxBytes: Int = 4 << 30, retryAfterSeconds: Int = 5, logLevel: LogLevel = .info
+        outboxMaxBytes: Int = 4 << 30, retryAfterSeconds: Int = 5, logLevel: LogLevel = .info,
+        appKeys: AppKeys = AppKeys()
     ) {
         self.defaultAppID = defaultAppID
         self.allowedAppIDs = allowedAppIDs
@@ -145,6 +148,7 @@ public struct GatewayPolicy: Sendable, Equatable {
         self.outboxMaxBytes = outboxMaxBytes
         self.retryAfterSeconds = retryAfterSeconds
         self.logLevel = logLevel
+        self.appKeys = appKeys
     }
 
     func validate() throws(GatewayError) {

@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// Order of checks (the first failure answers): shutting down → 503; outbox over its cap → 429;
 /// media type → 415 (JSON and protobuf are accepted; protobuf is transcoded to OTLP/JSON so both
-/// share one mapping); Apsio headers → 400/403; body
+/// share one mapping); Apsio headers → 400/403/401; body
 /// decoding → 413/400/415; JSON → 400; mapping → 400; durable commit → 503 on storage failure;
 /// then 200 (`{}`, or `partialSuccess` when records were dropped), with `Apsio-Duplicate: true`
 /// for a batch seen before.
@@ -233,6 +233,7 @@ final class GatewayIntake: Sendable {
         }
         if let seconds = rejection.retryAfterSeconds { headers.set(name: "Retry-After", value: String(seconds)) }
         if rejection.status == .methodNotAllowed { headers.set(name: "Allow", value: "POST") }
+        if rejection.status == .unauthorized { headers.set(name: "WWW-Authenticate", value: "Bearer") }
         return HTTPResponse(status: rejection.status, headers: headers, body: body)
     }
 

@@ -15,30 +15,19 @@ struct IntakeHeaders: Sendable {
     static let appIDHeader = "Apsio-App-Id"
     static let sentAtHeader = "Apsio-Sent-At"
 
-    /// Reads and validates the headers.
+    /// Reads and validates the headers: first the App ID and its authorization
+    /// (``authorizedAppID(_:policy:)``), then `Apsio-Batch-Id` and `Apsio-Sent-At`.
     ///
     /// - Throws: an ``IntakeRejection`` with 400 (malformed batch id, app id or sent-at, or a
-    ///   missing app id without a default) or 403 (app not allowed).
+    ///   missing app id without a default), 403 (app not allowed) or 401 (app key missing or wrong).
     init(_ headers: HTTPHeaders, policy: GatewayPolicy) throws(IntakeRejection) {
+        appID = try Self.authorizedAppID(headers, policy: policy)
         if let value = headers[Self.batchIDHeader] {
             guard Self.isValidIdentifier(value) else {
                 throw IntakeRejection(
                     .badRequest, "Apsio-Batch-Id must be 1-128 characters of A-Z a-z 0-9 . _ ~ : -")
             }
             batchID = value
-        }
-        if let value = headers[Self.appIDHeader] {
-            guard Self.isValidIdentifier(value) else {
-                throw IntakeRejection(.badRequest, "Apsio-App-Id must be 1-128 characters of A-Z a-z 0-9 . _ ~ : -")
-            }
-            appID = value
-        } else if let fallback = policy.defaultAppID {
-            appID = fallback
-        } else {
-            throw IntakeRejection(.badRequest, "missing Apsio-App-Id header (and no defaultAppId is configured)")
-        }
-        if let allowed = policy.allowedAppIDs, !allowed.contains(appID) {
-            throw IntakeRejection(.forbidden, "app \(appID) is not allowed on this gateway")
         }
         if let value = headers[Self.sentAtHeader] {
             guard let parsed = Self.parseTimestamp(value) else {
@@ -48,6 +37,61 @@ struct IntakeHeaders: Sendable {
             sentAt = parsed
         }
         fallbacks = IdentityFallbacks(headers)
+    }
+
+    /// The App ID a request acts for, authorized: `Apsio-App-Id` (else the policy's
+    /// `defaultAppID`) must be well-formed, allowed, and, when the app has keys, the request must
+    /// carry `Authorization: Bearer <key>` with one of them.
+    ///
+    /// The one check every endpoint that serves an app uses (intake, `/v1/policy`), so they
+    /// answer alike. Answer a rejection with ``GatewayIntake/errorResponse(_:format:)``.
+    ///
+    /// - Throws: ``IntakeRejection`` 400 (malformed, or missing without a default), 403 (not in
+    ///   `allowedAppIDs`) or 401 (`{"code":16,"message":"missing or invalid app key"}`, answered
+    ///   with `WWW-Authenticate: Bearer`).
+    static func authorizedAppID(_ headers: HTTPHeaders, policy: GatewayPolicy) throws(IntakeRejection) -> String {
+        let appID: String
+        if let value = headers[appIDHeader] {
+            guard isValidIdentifier(value) else {
+                throw IntakeRejection(.badRequest, "Apsio-App-Id must be 1-128 characters of A-Z a-z 0-9 . _ ~ : -")
+            }
+            appID = value
+        } else if let fallback = policy.defaultAppID {
+            appID = fallback
+        } else {
+            throw IntakeRejection(.badRequest, "missing Apsio-App-Id header (and no defaultAppId is configured)")
+        }
+        try authorize(app: appID, headers: headers, policy: policy)
+        return appID
+    }
+
+    /// Authorizes a request for `app` when the App ID comes from elsewhere than `Apsio-App-Id`
+    /// (a query parameter): 403 when the app is not allowed, 401 when it has keys and the
+    /// request presents none of them.
+    static func authorize(app: String, headers: HTTPHeaders, policy: GatewayPolicy) throws(IntakeRejection) {
+        if let allowed = policy.allowedAppIDs, !allowed.contains(app) {
+            throw IntakeRejection(.forbidden, "app \(app) is not allowed on this gateway")
+        }
+        if policy.appKeys.requiresKey(app: app) && !policy.appKeys.accepts(bearerToken(headers), app: app) {
+            throw IntakeRejection(.unauthorized, "missing or invalid app key")
+        }
+    }
+
+    /// The token of `Authorization: Bearer <token>` (scheme case-insensitive), or `nil`.
+    static func bearerToken(_ headers: HTTPHeaders) -> String? {
+        guard let value = headers["Authorization"] else { return nil }
+        let trimmed = value.drop { $0 == " " || $0 == "\t" }
+        guard trimmed.count > 7, trimmed.prefix(6).lowercased() == "bearer" else { return nil }
+        let afterScheme = trimmed.dropFirst(6)
+        guard afterScheme.first == " " || afterScheme.first == "\t" else { return nil }
+        let token = afterScheme.drop { $0 == " " || $0 == "\t" }
+        var end = token.endIndex
+        while end > token.startIndex, token[token.index(before: end)] == " " || token[token.index(before: end)] == "\t"
+        {
+            end = token.index(before: end)
+        }
+        let result = token[..<end]
+        return result.isEmpty ? nil : String(result)
     }
 
     /// Whether `value` is 1-128 characters of `[A-Za-z0-9._~:-]`.

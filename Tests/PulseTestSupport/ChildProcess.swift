@@ -1,0 +1,59 @@
+import Foundation
+import Synchronization
+
+/// The path of the built `pulsegate` executable (next to the test bundle in `.build/<config>`),
+/// or `nil` when it has not been built.
+public func builtPulsegateExecutable() -> String? {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("pulsegate").path
+        if FileManager.default.isExecutableFile(atPath: candidate) {
+            return candidate
+        }
+        directory = directory.deletingLastPathComponent()
+    }
+    let fallback = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("pulsegate").path
+    return FileManager.default.isExecutableFile(atPath: fallback) ? fallback : nil
+}
+
+/// Waits for a child process to exit without blocking a thread of the cooperative pool.
+public func waitForChildExit(_ process: Process) async {
+    while process.isRunning {
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    process.waitUntilExit()  // returns at once; makes the termination status readable
+}
+
+/// The lines a child writes to a pipe, collected on a thread of their own.
+public final class ChildOutputLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    private let finished = Mutex(false)
+
+    /// Starts reading `handle` until end of file.
+    public init(_ handle: FileHandle) {
+        let thread = Thread { [self] in
+            let descriptor = handle.fileDescriptor
+            var pending: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                pending.append(contentsOf: buffer[0..<count])
+                while let newline = pending.firstIndex(of: 0x0A) {
+                    let line = String(decoding: pending[0..<newline], as: UTF8.self)
+                    pending.removeFirst(newline + 1)
+                    lines.withLock { $0.append(line) }
+                }
+            }
+            finished.withLock { $0 = true }
+        }
+        thread.start()
+    }
+
+    /// The complete lines read so far.
+    public var all: [String] { lines.withLock { $0 } }
+
+    /// Whether the child closed the pipe.
+    public var isFinished: Bool { finished.withLock { $0 } }
+}
