@@ -159,7 +159,9 @@ let tests: [Target] = [
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseUploaderTests",
-        dependencies: ["PulseUploader", "PulseStorage", "PulseJSON", "PulseGateway", "CZlib", "CZstd"],
+        dependencies: [
+            "PulseUploader", "PulseStorage", "PulseJSON", "PulseGateway", "PulseTestSupport", "CZlib", "CZstd",
+        ],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGateCLITests", dependencies: ["PulseGateCLI", "PulseGateway", "PulseIngest", "PulseTestSupport"],

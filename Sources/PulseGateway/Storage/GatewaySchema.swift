@@ -10,6 +10,8 @@ import PulseStorage
 ///   (`priority` 0) first.
 /// - `dead_letter`: outbox rows the upstream refused for good (400/403/404), with the code and
 ///   message, kept until requeued (`pulsegate outbox requeue`).
+/// - `diagnostics_device`, `diagnostics_received`: per (app, installation) delivery state and the received
+///   batch sequence numbers as ranges (`docs/diagnostics.md`).
 enum GatewaySchema {
     static var migrator: Migrator {
         var migrator = Migrator()
@@ -66,6 +68,33 @@ enum GatewaySchema {
                     code INTEGER NOT NULL,
                     message TEXT NOT NULL
                 );
+                """)
+        migrator.append(
+            "002_gateway_diagnostics",
+            sql: """
+                CREATE TABLE diagnostics_device (
+                    app TEXT NOT NULL,
+                    installation_id TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    first_seen INTEGER NOT NULL,
+                    last_seen INTEGER NOT NULL,
+                    batches_received INTEGER NOT NULL DEFAULT 0,
+                    highest_sequence INTEGER NOT NULL DEFAULT 0,
+                    latest_sequence INTEGER NOT NULL DEFAULT -1,
+                    latest BLOB,
+                    attempted INTEGER,
+                    sent_ok INTEGER,
+                    sent_with_errors INTEGER,
+                    PRIMARY KEY (app, installation_id)
+                ) WITHOUT ROWID;
+                CREATE TABLE diagnostics_received (
+                    app TEXT NOT NULL,
+                    installation_id TEXT NOT NULL,
+                    low INTEGER NOT NULL,
+                    high INTEGER NOT NULL,
+                    first_at INTEGER NOT NULL,
+                    PRIMARY KEY (app, installation_id, low)
+                ) WITHOUT ROWID;
                 """)
         return migrator
     }
