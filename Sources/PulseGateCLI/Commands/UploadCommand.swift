@@ -185,7 +185,8 @@ enum UploadCommand {
                 let text = try value(flag, inline: inline)
                 guard let level = DiagnosticsLevel(rawValue: text) else {
                     throw CLIError(
-                        .usage, "--diagnostics-level must be none, batchSummaries, callDetails or callDetailsAndStackTraces")
+                        .usage,
+                        "--diagnostics-level must be none, batchSummaries, callDetails or callDetailsAndStackTraces")
                 }
                 options.diagnosticsLevel = level
             case "--network":

@@ -183,9 +183,10 @@ struct BatchSealer {
                 groups[index].fragments.append(fragment)
             } else {
                 let attributes =
-                    try connection.queryFirst("SELECT attributes FROM resource WHERE id = ?", [diagnostics.resourceId]) {
-                        row in try row.column(0, as: [UInt8].self)
-                    } ?? Array("[]".utf8)
+                    try connection.queryFirst("SELECT attributes FROM resource WHERE id = ?", [diagnostics.resourceId])
+                {
+                    row in try row.column(0, as: [UInt8].self)
+                } ?? Array("[]".utf8)
                 groups.append(BatchBodyBuilder.ResourceGroup(attributes: attributes, fragments: [fragment]))
             }
             attached = true
@@ -209,7 +210,8 @@ struct BatchSealer {
             "DELETE FROM record WHERE signal = ? AND class = ? AND id >= ? AND id <= ?",
             [signal.rawValue, recordClass.rawValue, rows[0].id, rows[rows.count - 1].id])
         return Sealed(
-            batchId: batchId, sequence: sequence, hasDiagnosticsRecord: attached, signal: signal, recordClass: recordClass, records: rows.count, rawBytes: raw.count,
+            batchId: batchId, sequence: sequence, hasDiagnosticsRecord: attached, signal: signal,
+            recordClass: recordClass, records: rows.count, rawBytes: raw.count,
             bodyBytes: body.count, background: background, trigger: trigger)
     }
 }

@@ -170,9 +170,9 @@ public final class Uploader: Sendable {
     ///   invalid record is counted as a drop.
     @discardableResult
     public func record(_ record: TelemetryRecord) async throws(UploaderError) -> RecordReceipt {
-        try await logged("record(\(record.typeName))", detail: { "ok: \($0.recordId)" }) {
-            () async throws(UploaderError) in try await recordUnlogged(record)
-        }
+        try await logged(
+            "record(\(record.typeName))", detail: { "ok: \($0.recordId)" },
+            run: { () async throws(UploaderError) in try await recordUnlogged(record) })
     }
 
     private func recordUnlogged(_ record: TelemetryRecord) async throws(UploaderError) -> RecordReceipt {
@@ -235,9 +235,9 @@ public final class Uploader: Sendable {
     /// - Returns: the number of batches sealed.
     @discardableResult
     public func seal(_ trigger: SealTrigger? = nil) async throws(UploaderError) -> Int {
-        try await logged("seal(\(trigger.map { "\($0)" } ?? "due"))", detail: { "ok: \($0) batches" }) {
-            () async throws(UploaderError) in try await sealBatches(trigger).count
-        }
+        try await logged(
+            "seal(\(trigger.map { "\($0)" } ?? "due"))", detail: { "ok: \($0) batches" },
+            run: { () async throws(UploaderError) in try await sealBatches(trigger).count })
     }
 
     func sealBatches(_ trigger: SealTrigger?) async throws(UploaderError) -> [BatchSealer.Sealed] {
@@ -273,9 +273,9 @@ public final class Uploader: Sendable {
     ///
     /// - Returns: the report, or `nil` when another drain holds the lock.
     public func drain() async throws(UploaderError) -> SendReport? {
-        try await logged("drain()", detail: { $0.map(Uploader.describe) ?? "ok: another drain holds the queue" }) {
-            () async throws(UploaderError) in try await drainUnlogged()
-        }
+        try await logged(
+            "drain()", detail: { $0.map(Uploader.describe) ?? "ok: another drain holds the queue" },
+            run: { () async throws(UploaderError) in try await drainUnlogged() })
     }
 
     private func drainUnlogged() async throws(UploaderError) -> SendReport? {
@@ -420,12 +420,13 @@ public final class Uploader: Sendable {
     /// - Returns: the hand-over made, if any.
     @discardableResult
     public func enterBackground() async throws(UploaderError) -> BackgroundHandOver? {
-        try await logged("enterBackground()", detail: { $0.map { "ok: handed over \($0.pendingBatches)" } ?? "ok" }) {
-            () async throws(UploaderError) in
-            try await setSetting(QueueSettings.lifecycle, "background")
-            _ = try await sealBatches(.background)
-            return try await handOver(.movedToBackground, force: true)
-        }
+        try await logged(
+            "enterBackground()", detail: { $0.map { "ok: handed over \($0.pendingBatches)" } ?? "ok" },
+            run: { () async throws(UploaderError) in
+                try await setSetting(QueueSettings.lifecycle, "background")
+                _ = try await sealBatches(.background)
+                return try await handOver(.movedToBackground, force: true)
+            })
     }
 
     /// The app is in the foreground again: the foreground loop resumes sending.
@@ -652,7 +653,7 @@ public final class Uploader: Sendable {
     /// Runs an API call and, at ``DiagnosticsLevel/callDetails`` and above, logs it with its outcome.
     private func logged<T>(
         _ call: @autoclosure () -> String, detail: (T) -> String = { _ in "ok" },
-        _ body: () async throws(UploaderError) -> T
+        run body: () async throws(UploaderError) -> T
     ) async throws(UploaderError) -> T {
         do {
             let value = try await body()

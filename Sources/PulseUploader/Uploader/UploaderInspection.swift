@@ -68,7 +68,7 @@ extension Uploader {
         node.map { Array($0.elements) } ?? []
     }
 
-    /// The record ids inside an uncompressed OTLP JSON body.
+    /// The record ids inside an uncompressed OTLP JSON body (the diagnostics record excluded).
     static func recordIds(inBody body: [UInt8], signal: Signal) throws -> [String] {
         let document = try JSONParser().parse(body)
         var ids: [String] = []
@@ -81,6 +81,10 @@ extension Uploader {
         for resource in elements(document.root[keys.0]) {
             for scope in elements(resource[keys.1]) {
                 for item in elements(scope[keys.2]) {
+                    // The diagnostics record is not a queued record.
+                    if (item["eventName"]?.string ?? item["name"]?.string) == DiagnosticsRecord.eventName {
+                        continue
+                    }
                     switch signal {
                     case .logs:
                         for attribute in elements(item["attributes"])
