@@ -175,6 +175,31 @@ import Testing
         await harness.stop()
     }
 
+    @Test func aProtobufBatchIsRecordedLikeJSON() async throws {
+        let harness = try await GatewayHarness.start()
+        let body = Protobuf.logsRequest(
+            resource: [("device.id", .string("dev-pb")), ("app.installation.id", .string("inst-pb"))]
+                + [("telemetry.sdk.name", .string("pulsekit")), ("os.name", .string("iOS"))],
+            eventName: "pulsegate.diagnostics",
+            attributes: [
+                ("apsio.event.kind", .string("Runtime")), ("pulsegate.batch.sequence", .int(2)),
+                ("pulsegate.diagnostics.batches_attempted", .int(11)),
+            ])
+        let response = try await harness.request(
+            "POST", "/v1/logs", body: body,
+            headers: [
+                ("Content-Type", "application/x-protobuf"), ("Apsio-App-Id", "shop"), ("Apsio-Batch-Id", "pb-1"),
+                ("Apsio-Batch-Sequence", "2"),
+            ])
+        #expect(response.status == 200)
+        let device = try #require(try await diagnostics(harness).root["devices"]?[0])
+        #expect(device["installationId"]?.string == "inst-pb")
+        #expect(device["highestSequence"]?.int64 == 2)
+        #expect(device["attempted"]?.int64 == 11)
+        #expect(device["pendingRanges"]?[0]?["from"]?.int64 == 1)
+        await harness.stop()
+    }
+
     @Test func theRecordTravelsUpstreamAsARuntimeEvent() throws {
         let mapped = try OTLP.map(Self.batch(sequence: 4, attempted: 9), signal: .logs)
         let payload = try JSONParser().parse(try #require(mapped.drafts.first).payload)
@@ -215,5 +240,49 @@ import Testing
         // 1 (seen above since 500), 4-5 (since 500) are past the grace; 7-8 (seen above since 10,000) are not.
         #expect(gaps.missing == [.init(from: 1, to: 1), .init(from: 4, to: 5)])
         #expect(gaps.pending == [.init(from: 7, to: 8)])
+    }
+}
+
+/// A minimal OTLP protobuf writer for one log record (field numbers from the OTLP logs proto).
+enum Protobuf {
+    enum Value {
+        case string(String)
+        case int(Int64)
+    }
+
+    static func varint(_ value: UInt64) -> [UInt8] {
+        var value = value
+        var bytes: [UInt8] = []
+        while value >= 0x80 {
+            bytes.append(UInt8(value & 0x7f) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+        return bytes
+    }
+
+    static func field(_ number: UInt64, _ bytes: [UInt8]) -> [UInt8] {
+        varint(number << 3 | 2) + varint(UInt64(bytes.count)) + bytes
+    }
+
+    static func keyValue(_ key: String, _ value: Value) -> [UInt8] {
+        let any: [UInt8]
+        switch value {
+        case .string(let text): any = field(1, Array(text.utf8))
+        case .int(let number): any = varint(3 << 3) + varint(UInt64(bitPattern: number))
+        }
+        return field(1, Array(key.utf8)) + field(2, any)
+    }
+
+    static func logsRequest(resource: [(String, Value)], eventName: String, attributes: [(String, Value)])
+        -> [UInt8]
+    {
+        let resourceBytes = resource.flatMap { field(1, keyValue($0.0, $0.1)) }
+        var record: [UInt8] = [0x09] + (0..<8).map { UInt8(truncatingIfNeeded: 1_700_000_000_000_000_000 >> ($0 * 8)) }
+        record += attributes.flatMap { field(6, keyValue($0.0, $0.1)) }
+        record += field(12, Array(eventName.utf8))
+        let scopeLogs = field(2, record)
+        let resourceLogs = field(1, resourceBytes) + field(2, scopeLogs)
+        return field(1, resourceLogs)
     }
 }
