@@ -124,7 +124,7 @@ struct DiagnosticsEndpoint: Sendable {
         devices: Int, withGaps: Int, missing: Int64
     )] {
         let devices = try await store.executor.read { connection in
-            try DiagnosticsLedger.devices(app: nil, connection)
+            try DiagnosticsLedger.devices(app: nil, records: false, connection)
         }
         var result: [String: (devices: Int, withGaps: Int, missing: Int64)] = [:]
         for (app, device) in devices {

@@ -122,13 +122,16 @@ enum DiagnosticsLedger {
     }
 
     /// Every device of `app` (all apps when `nil`) with its received ranges, ordered by app and installation.
-    static func devices(app: String?, _ connection: SQLiteConnection) throws -> [(app: String, device: Device)] {
+    /// `records: false` leaves ``Device/latest`` out (the `/metrics` gauges need only the ranges).
+    static func devices(app: String?, records: Bool = true, _ connection: SQLiteConnection) throws -> [(
+        app: String, device: Device
+    )] {
         let filter = app == nil ? "" : " WHERE app = ?"
         let arguments: [any SQLiteBindable] = app.map { [$0] } ?? []
         var devices = try connection.query(
             """
             SELECT app, installation_id, device_id, first_seen, last_seen, batches_received, highest_sequence,
-                attempted, sent_ok, sent_with_errors, latest
+                attempted, sent_ok, sent_with_errors, \(records ? "latest" : "NULL")
             FROM diagnostics_device\(filter) ORDER BY app, installation_id
             """, arguments
         ) { row in
