@@ -440,7 +440,7 @@ enum UploadCommand {
         }
         let diagnostics = status.diagnostics
         lines.append(
-            "diagnostics (level \(status.diagnosticsLevel.rawValue), since \(formatTime(diagnostics.sessionStartedMilliseconds))):"
+            "diagnostics (this process at level \(status.diagnosticsLevel.rawValue); counting since \(formatTime(diagnostics.sessionStartedMilliseconds))):"
                 + " last batch sequence \(diagnostics.lastSequence), attempted \(diagnostics.batchesAttempted),"
                 + " sent ok \(diagnostics.batchesSentSuccessfully), with errors \(diagnostics.batchesWithErrors),"
                 + " errors total \(diagnostics.totalErrors)")
