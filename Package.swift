@@ -161,7 +161,8 @@ let tests: [Target] = [
     .testTarget(
         name: "PulseUploaderTests",
         dependencies: [
-            "PulseUploader", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseGateway", "CZlib", "CZstd",
+            "PulseUploader", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseTestSupport",
+            "CZlib", "CZstd",
         ],
         swiftSettings: swiftSettings),
     .testTarget(

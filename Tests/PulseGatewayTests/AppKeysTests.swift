@@ -145,4 +145,27 @@ import Testing
             #expect(!line.contains("key-1") && !line.contains("wrong-secret") && !line.contains("key-9"), "\(line)")
         }
     }
+
+    @Test func policyAndDiagnosticsEndpointsUseTheSameCheck() async throws {
+        let harness = try await GatewayHarness.start(policy: GatewayPolicy(appKeys: Self.keys))
+        let policyMissing = try await harness.request("GET", "/v1/policy", headers: [("Apsio-App-Id", "shop")])
+        #expect(policyMissing.status == 401)
+        #expect(policyMissing.header("WWW-Authenticate") == "Bearer")
+        let policyWithKey = try await harness.request(
+            "GET", "/v1/policy", headers: [("Apsio-App-Id", "shop"), ("Authorization", "Bearer key-2")])
+        // No upstream in this harness: authorized, but nothing can be cached (503), never 401.
+        #expect(policyWithKey.status == 503)
+        let diagnosticsWrong = try await harness.request(
+            "GET", "/v1/diagnostics?app=news", headers: [("Authorization", "Bearer key-1")])
+        #expect(diagnosticsWrong.status == 401)
+        let diagnosticsRight = try await harness.request(
+            "GET", "/v1/diagnostics?app=news", headers: [("Authorization", "Bearer n3ws-k3y")])
+        #expect(diagnosticsRight.status == 200)
+        #expect(diagnosticsRight.bodyText.contains(#""app":"news""#))
+        // An upload refused with 401 does not learn the policy revision.
+        let upload = try await harness.post(IntakeHTTPTests.body, batchID: "k-3")
+        #expect(upload.status == 401)
+        #expect(upload.header("Apsio-Policy-Revision") == nil)
+        await harness.stop()
+    }
 }

@@ -152,6 +152,16 @@ import Testing
         #expect(requests.map { $0.headers["apsio-batch-id"] } == [stored.batchId, stored.batchId])
         #expect(requests.map { sha256Hex($0.body) } == [sha256Hex(stored.body), sha256Hex(stored.body)])
         #expect(requests.allSatisfy { $0.headers["apsio-sent-at"] != nil })
+        // The sequence number is part of the sealed batch, and the counters survived the kill: the killed
+        // drain's attempt was counted when it claimed the batch; its outcome was never learned.
+        #expect(requests.map { $0.headers["apsio-batch-sequence"] } == ["1", "1"])
+        let diagnostics = try await after.status().diagnostics
+        #expect(diagnostics.batchesAttempted == 2)
+        #expect(diagnostics.batchesSentSuccessfully == 1)
+        #expect(diagnostics.batchesWithErrors == 0)
+        try await after.record(.event(EventEntry(name: "later")))
+        try await after.seal(.flush)
+        #expect(try await after.storedBatches().map(\.sequence) == [2])
         try await after.close()
         server.stop()
     }

@@ -17,7 +17,8 @@ enum UploadCommand {
           flush                 Seal everything and send every due batch now, whatever the conditions.
           background            The app moved to the background: seal and hand over to a detached drain.
           foreground            The app is in the foreground again: `run` resumes sending.
-          status [--json]       Depth by class, oldest age, next attempt, drops by reason, recent errors.
+          status [--json]       Depth by class, oldest age, next attempt, drops by reason, recent errors,
+                                diagnostics counters and the call log.
           consent grant|revoke  Grant consent, or withdraw it (drops the whole queue, stops collection).
           kill-switch on|off    Set or clear the kill switch (on drops the whole queue, stops collection).
           policy                Fetch the app's policy from the gateway (GET /v1/policy) and apply a newer one.
@@ -33,6 +34,7 @@ enum UploadCommand {
           --app-version V       service.version.
           --encoding E          gzip (default) or zstd for new batches.
           --seal-interval-ms N  Foreground seal interval (default 10000).
+          --diagnostics-level L none, batchSummaries (default), callDetails or callDetailsAndStackTraces.
           --network STATE       Override: metered, unmetered or constrained (env PULSEGATE_NETWORK).
           --power STATE         Override: low or normal (env PULSEGATE_POWER).
           --file PATH           (enqueue) Read this file instead of standard input.
@@ -50,6 +52,7 @@ enum UploadCommand {
         var appVersion: String?
         var encoding: BodyEncoding?
         var sealIntervalMilliseconds: Int64?
+        var diagnosticsLevel: DiagnosticsLevel?
         var network: DeliveryConditions.Network?
         var power: DeliveryConditions.Power?
         var file: String?
@@ -194,6 +197,14 @@ enum UploadCommand {
                     throw CLIError(.usage, "--seal-interval-ms must be a non-negative integer")
                 }
                 options.sealIntervalMilliseconds = number
+            case "--diagnostics-level":
+                let text = try value(flag, inline: inline)
+                guard let level = DiagnosticsLevel(rawValue: text) else {
+                    throw CLIError(
+                        .usage,
+                        "--diagnostics-level must be none, batchSummaries, callDetails or callDetailsAndStackTraces")
+                }
+                options.diagnosticsLevel = level
             case "--network":
                 let text = try value(flag, inline: inline)
                 guard let network = DeliveryConditions.Network(rawValue: text), network != .unknown else {
@@ -222,6 +233,7 @@ enum UploadCommand {
         if let encoding = options.encoding { options.forwarded += ["--encoding", encoding.rawValue] }
         if let network = options.network { options.forwarded += ["--network", network.rawValue] }
         if let power = options.power { options.forwarded += ["--power", power.rawValue] }
+        if let level = options.diagnosticsLevel { options.forwarded += ["--diagnostics-level", level.rawValue] }
         return options
     }
 
@@ -259,6 +271,7 @@ enum UploadCommand {
         configuration.appVersion = options.appVersion
         if let encoding = options.encoding { configuration.policy.encoding = encoding }
         if let interval = options.sealIntervalMilliseconds { configuration.policy.sealIntervalMilliseconds = interval }
+        if let level = options.diagnosticsLevel { configuration.policy.diagnosticsLevel = level }
         configuration.conditions = LinuxConditionsProvider(
             network: options.network, power: options.power, environment: environment)
         if subcommandRuns {
@@ -448,6 +461,23 @@ enum UploadCommand {
                 "  \(formatTime(error.atMilliseconds)) \(error.batchId ?? "-") \(error.status.map(String.init) ?? "-")"
                     + " \(error.message)")
         }
+        let diagnostics = status.diagnostics
+        lines.append(
+            "diagnostics (this process at level \(status.diagnosticsLevel.rawValue); counting since \(formatTime(diagnostics.sessionStartedMilliseconds))):"
+                + " last batch sequence \(diagnostics.lastSequence), attempted \(diagnostics.batchesAttempted),"
+                + " sent ok \(diagnostics.batchesSentSuccessfully), with errors \(diagnostics.batchesWithErrors),"
+                + " errors total \(diagnostics.totalErrors)")
+        for error in diagnostics.errorHistory {
+            lines.append(
+                "  batch #\(error.batchNumber) \(error.domain) \(error.code): \(error.description)")
+        }
+        lines.append("calls:\(status.recentCalls.isEmpty ? " none (logged at callDetails and above)" : "")")
+        for call in status.recentCalls {
+            lines.append("  \(formatTime(call.atMilliseconds)) \(call.call) -> \(call.outcome)")
+            for frame in call.stack ?? [] {
+                lines.append("      \(frame)")
+            }
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -500,6 +530,45 @@ enum UploadCommand {
             writer.field("batchId", error.batchId)
             writer.field("status", error.status)
             writer.field("message", error.message)
+            writer.endObject()
+        }
+        writer.endArray()
+        let diagnostics = status.diagnostics
+        writer.key("diagnostics")
+        writer.beginObject()
+        writer.field("level", status.diagnosticsLevel.rawValue)
+        writer.field("sessionStartedMs", diagnostics.sessionStartedMilliseconds)
+        writer.field("lastSequence", diagnostics.lastSequence)
+        writer.field("batchesAttempted", diagnostics.batchesAttempted)
+        writer.field("batchesSentOk", diagnostics.batchesSentSuccessfully)
+        writer.field("batchesWithErrors", diagnostics.batchesWithErrors)
+        writer.field("errorsTotal", diagnostics.totalErrors)
+        writer.key("errorHistory")
+        writer.beginArray()
+        for error in diagnostics.errorHistory {
+            writer.beginObject()
+            writer.field("code", error.code)
+            writer.field("domain", error.domain)
+            writer.field("description", error.description)
+            writer.field("batchNumber", error.batchNumber)
+            writer.field("atMs", error.atMilliseconds)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+        writer.key("calls")
+        writer.beginArray()
+        for call in status.recentCalls {
+            writer.beginObject()
+            writer.field("atMs", call.atMilliseconds)
+            writer.field("call", call.call)
+            writer.field("outcome", call.outcome)
+            if let stack = call.stack {
+                writer.key("stack")
+                writer.beginArray()
+                for frame in stack { writer.string(frame) }
+                writer.endArray()
+            }
             writer.endObject()
         }
         writer.endArray()

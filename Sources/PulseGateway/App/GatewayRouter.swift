@@ -23,6 +23,12 @@ struct GatewayRouter: Sendable {
             let response = await policy.handle(request)
             intake.metrics.request(route: PolicyEndpoint.path, code: response.status.code)
             return response
+        case DiagnosticsEndpoint.path:
+            let response = await DiagnosticsEndpoint(
+                store: operations.store, clock: operations.clock, policy: operations.policy()
+            ).handle(request)
+            intake.metrics.request(route: request.path, code: response.status.code)
+            return response
         case "/livez", "/readyz", "/metrics":
             let response: HTTPResponse
             if request.method != .get && request.method != .head {
@@ -87,6 +93,9 @@ struct OperationsEndpoints: Sendable {
         gauges.groupCommits = database.groupCommits
         gauges.groupCommittedJobs = database.groupCommittedJobs
         gauges.largestGroupCommit = database.largestGroupCommit
+        let grace = Int64(policy().diagnosticsGapGraceSeconds) * 1_000
+        gauges.diagnostics =
+            (try? await DiagnosticsEndpoint.gauges(store, now: clock.now(), graceMilliseconds: grace)) ?? [:]
         return HTTPResponse(
             status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
             body: Array(metrics.render(gauges).utf8))

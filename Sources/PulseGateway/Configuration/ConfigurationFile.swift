@@ -14,6 +14,7 @@ import PulseJSON
 ///   "outboxMaxBatches": 1000000,
 ///   "outboxMaxBytes": 4294967296,
 ///   "retryAfterSeconds": 5,
+///   "diagnosticsGapGraceSeconds": 300,
 ///   "logLevel": "info",
 ///   "maxBodyBytes": 16777216,
 ///   "httpThreads": 2,
@@ -25,7 +26,7 @@ import PulseJSON
 /// Unknown keys are an error (a typo should not pass silently). Flags and environment variables
 /// override `listen`, `upstream` and `dataDir`. On SIGHUP the file is read again and the policy
 /// keys (`defaultAppId`, `allowedAppIds`, `appKeys`, `dedupRetentionDays`, `outboxMax*`,
-/// `retryAfterSeconds`, `logLevel`) take effect; the others need a restart.
+/// `retryAfterSeconds`, `logLevel`, `diagnosticsGapGraceSeconds`) take effect; the others need a restart.
 public struct ConfigurationFile: Sendable, Equatable {
     /// `listen`: `HOST:PORT`.
     public var listen: String?
@@ -41,6 +42,7 @@ public struct ConfigurationFile: Sendable, Equatable {
     var outboxMaxBytes: Int?
     var retryAfterSeconds: Int?
     var logLevel: LogLevel?
+    var diagnosticsGapGraceSeconds: Int?
     var maxBodyBytes: Int?
     var httpThreads: Int?
     var maxConnections: Int?
@@ -107,6 +109,7 @@ public struct ConfigurationFile: Sendable, Equatable {
             case "outboxMaxBatches": outboxMaxBatches = try integer(key, value)
             case "outboxMaxBytes": outboxMaxBytes = try integer(key, value)
             case "retryAfterSeconds": retryAfterSeconds = try integer(key, value)
+            case "diagnosticsGapGraceSeconds": diagnosticsGapGraceSeconds = try integer(key, value)
             case "logLevel":
                 guard let level = LogLevel(rawValue: try string(key, value)) else {
                     throw fail(key, "one of debug, info, warning, error")
@@ -145,6 +148,7 @@ public struct ConfigurationFile: Sendable, Equatable {
         if let outboxMaxBytes { policy.outboxMaxBytes = outboxMaxBytes }
         if let retryAfterSeconds { policy.retryAfterSeconds = retryAfterSeconds }
         if let logLevel { policy.logLevel = logLevel }
+        if let diagnosticsGapGraceSeconds { policy.diagnosticsGapGraceSeconds = diagnosticsGapGraceSeconds }
         return policy
     }
 

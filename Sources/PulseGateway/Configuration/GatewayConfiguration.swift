@@ -133,6 +133,10 @@ public struct GatewayPolicy: Sendable, Equatable {
     public var logLevel: LogLevel
     /// Bearer keys per app (config `appKeys`); requests for an app with keys need one (else 401).
     public var appKeys: AppKeys
+    /// How long a missing batch sequence number may still arrive (out of order) before
+    /// `GET /v1/diagnostics` reports it as a gap, in seconds (default 300; config key
+    /// `diagnosticsGapGraceSeconds`).
+    public var diagnosticsGapGraceSeconds: Int = 300
 
     /// Creates a policy.
     public init(
@@ -162,6 +166,7 @@ public struct GatewayPolicy: Sendable, Equatable {
         guard dedupRetentionMilliseconds > 0 else { throw fail("dedupRetentionDays must be positive") }
         guard outboxMaxBatches > 0, outboxMaxBytes > 0 else { throw fail("the outbox caps must be positive") }
         guard retryAfterSeconds >= 0 else { throw fail("retryAfterSeconds must not be negative") }
+        guard diagnosticsGapGraceSeconds >= 0 else { throw fail("diagnosticsGapGraceSeconds must not be negative") }
     }
 }
 

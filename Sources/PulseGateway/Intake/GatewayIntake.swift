@@ -91,13 +91,16 @@ final class GatewayIntake: Sendable {
             fallbacks: headers.fallbacks)
         let json = try Self.otlpJSON(
             body, format: format, signal: signal, maxOutputBytes: Self.jsonLimit(maxBodyBytes))
-        let mapped = try map(json, signal: signal, context: context)
+        let (mapped, diagnostics) = try map(
+            json, signal: signal, context: context,
+            sequenceHeader: request.headers[DiagnosticsObservation.sequenceHeader])
 
         let outcome: GatewayStore.IntakeOutcome
         do {
             outcome = try await store.commitIntake(
                 app: headers.appID, batchID: batchID, bodyHash: bodyHash, sentAt: headers.sentAt, now: receivedAt,
-                retentionMilliseconds: policy.dedupRetentionMilliseconds, drafts: mapped.drafts)
+                retentionMilliseconds: policy.dedupRetentionMilliseconds, drafts: mapped.drafts,
+                diagnostics: diagnostics)
         } catch {
             logger.error("intake commit failed", ["app": headers.appID, "batchId": batchID, "error": "\(error)"])
             throw IntakeRejection(
@@ -127,8 +130,8 @@ final class GatewayIntake: Sendable {
         }
     }
 
-    private func map(_ body: [UInt8], signal: OTLPSignal, context: MappingContext) throws(IntakeRejection)
-        -> MappedRequest
+    private func map(_ body: [UInt8], signal: OTLPSignal, context: MappingContext, sequenceHeader: String?)
+        throws(IntakeRejection) -> (MappedRequest, DiagnosticsObservation?)
     {
         let box = parsers.withLock { $0.popLast() } ?? ParserBox(maxBytes: Self.jsonLimit(maxBodyBytes))
         defer { parsers.withLock { if $0.count < 64 { $0.append(box) } } }
@@ -138,7 +141,10 @@ final class GatewayIntake: Sendable {
         } catch {
             throw IntakeRejection(.badRequest, "the body is not valid JSON: \(error.message)")
         }
-        return try OTLPMapper.map(document.root, signal: signal, context: context)
+        let mapped = try OTLPMapper.map(document.root, signal: signal, context: context)
+        let diagnostics = DiagnosticsObservation.extract(
+            document.root, signal: signal, sequenceHeader: sequenceHeader, fallbacks: context.fallbacks)
+        return (mapped, diagnostics)
     }
 
     // MARK: - Media type

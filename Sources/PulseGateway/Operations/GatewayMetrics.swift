@@ -107,6 +107,8 @@ public final class GatewayMetrics: Sendable {
         var groupCommits = 0
         var groupCommittedJobs = 0
         var largestGroupCommit = 0
+        /// Per app: devices known to `/v1/diagnostics`, those with gaps, and their missing batches.
+        var diagnostics: [String: (devices: Int, withGaps: Int, missing: Int64)] = [:]
     }
 
     /// The Prometheus text exposition (version 0.0.4).
@@ -169,6 +171,22 @@ public final class GatewayMetrics: Sendable {
         out += "pulsegate_db_group_committed_jobs_total \(gauges.groupCommittedJobs)\n"
         header("pulsegate_db_largest_group_commit", "gauge", "Most writes committed by one fsync so far.")
         out += "pulsegate_db_largest_group_commit \(gauges.largestGroupCommit)\n"
+        let apps = gauges.diagnostics.keys.sorted()
+        header("pulsegate_diagnostics_devices", "gauge", "Installations that sent sequence numbers or diagnostics.")
+        for app in apps {
+            out += "pulsegate_diagnostics_devices{app=\"\(app)\"} \(gauges.diagnostics[app]!.devices)\n"
+        }
+        header(
+            "pulsegate_diagnostics_devices_with_gaps", "gauge",
+            "Installations with batch sequence numbers missing past the grace period.")
+        for app in apps {
+            out += "pulsegate_diagnostics_devices_with_gaps{app=\"\(app)\"} \(gauges.diagnostics[app]!.withGaps)\n"
+        }
+        header(
+            "pulsegate_diagnostics_missing_batches", "gauge", "Batch sequence numbers missing past the grace period.")
+        for app in apps {
+            out += "pulsegate_diagnostics_missing_batches{app=\"\(app)\"} \(gauges.diagnostics[app]!.missing)\n"
+        }
         header("pulsegate_dedup_pruned_total", "counter", "Expired dedup keys pruned.")
         out += "pulsegate_dedup_pruned_total \(snapshot.pruned)\n"
         return out

@@ -1,14 +1,15 @@
 import PulseHTTP
 import PulseProtocol
 
-/// `GET /v1/policy` and the `Apsio-Policy-Revision` upload header (contract in
-/// `CONTRACTS-S2.md`, described in `docs/policy.md`).
+/// `GET /v1/policy` and the `Apsio-Policy-Revision` upload header (described in `docs/policy.md`
+/// and `openapi/pulsegate.yaml`).
 ///
 /// | condition | answer |
 /// | --- | --- |
 /// | method other than GET | 405, `Allow: GET` |
 /// | malformed `Apsio-App-Id`, or missing without `defaultAppId` | 400 |
 /// | App ID not in `allowedAppIds` | 403 |
+/// | the app has `appKeys` and no valid `Authorization: Bearer` key is presented | 401, `WWW-Authenticate: Bearer` |
 /// | `If-None-Match` is the current ETag (or `*`) | 304, no body |
 /// | snapshot cached (or pulled now) | 200, the snapshot's canonical JSON |
 /// | the upstream defines no policy for the app | 404 `{"code":5,…}` |
@@ -33,7 +34,7 @@ struct PolicyEndpoint: Sendable {
         let gatewayPolicy = policy()
         let app: String
         do {
-            app = try Self.appID(request.headers, policy: gatewayPolicy)
+            app = try IntakeHeaders.authorizedAppID(request.headers, policy: gatewayPolicy)
         } catch {
             return GatewayIntake.errorResponse(error)
         }
@@ -58,26 +59,6 @@ struct PolicyEndpoint: Sendable {
         }
     }
 
-    /// The App ID of a request, validated exactly like the intake: `Apsio-App-Id` or the default
-    /// (400 when malformed or missing), then `allowedAppIds` (403).
-    static func appID(_ headers: HTTPHeaders, policy: GatewayPolicy) throws(IntakeRejection) -> String {
-        let app: String
-        if let value = headers[IntakeHeaders.appIDHeader] {
-            guard IntakeHeaders.isValidIdentifier(value) else {
-                throw IntakeRejection(.badRequest, "Apsio-App-Id must be 1-128 characters of A-Z a-z 0-9 . _ ~ : -")
-            }
-            app = value
-        } else if let fallback = policy.defaultAppID {
-            app = fallback
-        } else {
-            throw IntakeRejection(.badRequest, "missing Apsio-App-Id header (and no defaultAppId is configured)")
-        }
-        if let allowed = policy.allowedAppIDs, !allowed.contains(app) {
-            throw IntakeRejection(.forbidden, "app \(app) is not allowed on this gateway")
-        }
-        return app
-    }
-
     /// Whether an `If-None-Match` value names `tag`: `*`, or a comma-separated list containing it
     /// (weak `W/` tags compare equal, as RFC 9110 requires for If-None-Match).
     static func matches(_ condition: String, tag: String) -> Bool {
@@ -90,10 +71,10 @@ struct PolicyEndpoint: Sendable {
         return false
     }
 
-    /// Sets `Apsio-Policy-Revision` on an upload response when the request's App ID is known (valid
-    /// and allowed): the cached revision of that app, 0 when none is known.
+    /// Sets `Apsio-Policy-Revision` on an upload response when the request's App ID is known (valid,
+    /// allowed and, when the app has keys, authorized): the cached revision of that app, 0 when none is known.
     func stamp(_ response: inout HTTPResponse, request: HTTPRequest) {
-        guard let app = try? Self.appID(request.headers, policy: policy()) else { return }
+        guard let app = try? IntakeHeaders.authorizedAppID(request.headers, policy: policy()) else { return }
         response.headers.set(name: Self.revisionHeader, value: String(cache.revision(app: app)))
     }
 }

@@ -12,6 +12,8 @@ import PulseStorage
 ///   message, kept until requeued (`pulsegate outbox requeue`).
 /// - `policy_cache`: the last policy snapshot pulled from the upstream per app (canonical JSON),
 ///   so a restarted gateway serves `GET /v1/policy` and `Apsio-Policy-Revision` at once.
+/// - `diagnostics_device`, `diagnostics_received`: per (app, installation) delivery state and the received
+///   batch sequence numbers as ranges (`docs/diagnostics.md`).
 enum GatewaySchema {
     static var migrator: Migrator {
         var migrator = Migrator()
@@ -77,6 +79,33 @@ enum GatewaySchema {
                     revision INTEGER NOT NULL,
                     snapshot BLOB NOT NULL,
                     updated_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        migrator.append(
+            "003_gateway_diagnostics",
+            sql: """
+                CREATE TABLE diagnostics_device (
+                    app TEXT NOT NULL,
+                    installation_id TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    first_seen INTEGER NOT NULL,
+                    last_seen INTEGER NOT NULL,
+                    batches_received INTEGER NOT NULL DEFAULT 0,
+                    highest_sequence INTEGER NOT NULL DEFAULT 0,
+                    latest_sequence INTEGER NOT NULL DEFAULT -1,
+                    latest BLOB,
+                    attempted INTEGER,
+                    sent_ok INTEGER,
+                    sent_with_errors INTEGER,
+                    PRIMARY KEY (app, installation_id)
+                ) WITHOUT ROWID;
+                CREATE TABLE diagnostics_received (
+                    app TEXT NOT NULL,
+                    installation_id TEXT NOT NULL,
+                    low INTEGER NOT NULL,
+                    high INTEGER NOT NULL,
+                    first_at INTEGER NOT NULL,
+                    PRIMARY KEY (app, installation_id, low)
                 ) WITHOUT ROWID;
                 """)
         return migrator

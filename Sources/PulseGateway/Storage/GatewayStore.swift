@@ -66,7 +66,7 @@ public final class GatewayStore: Sendable {
     /// transaction. Returns once durable.
     func commitIntake(
         app: String, batchID: String, bodyHash: [UInt8], sentAt: Int64?, now: Int64, retentionMilliseconds: Int64,
-        drafts: [OutboxDraft]
+        drafts: [OutboxDraft], diagnostics: DiagnosticsObservation? = nil
     ) async throws -> IntakeOutcome {
         let outcome = try await executor.commit { connection -> IntakeOutcome in
             let existing = try connection.queryFirst(
@@ -92,6 +92,9 @@ public final class GatewayStore: Sendable {
             for draft in drafts {
                 try Self.insert(draft, httpBatchID: batchID, now: now, connection: connection)
                 seqs.append(connection.lastInsertRowID)
+            }
+            if let diagnostics {
+                try DiagnosticsLedger.record(diagnostics, app: app, now: now, connection)
             }
             return .accepted(seqs: seqs)
         }

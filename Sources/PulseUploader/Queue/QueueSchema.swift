@@ -8,12 +8,15 @@ import PulseStorage
 /// - `setting`: consent, kill switch, lifecycle, identity, holds and the attempt window (shared by every
 ///   process that opens the queue).
 /// - `drop_count`, `error_log`: diagnostics.
+/// - `diagnostics_state`, `diagnostics_error`, `call_log`: the diagnostics counters, the batch sequence
+///   counter, the latest upload errors and the call log (see `docs/diagnostics.md`).
 /// - `queue_total`, `pending_group`: running totals kept by triggers, so caps and seal triggers cost one
 ///   indexed read instead of a scan.
 enum QueueSchema {
     static var migrator: Migrator {
         var migrator = Migrator()
         migrator.append("001_uploader_queue", sql: version1)
+        migrator.append("002_uploader_diagnostics", sql: version2)
         return migrator
     }
 
@@ -104,5 +107,37 @@ enum QueueSchema {
         CREATE TRIGGER batch_removed AFTER DELETE ON batch BEGIN
             UPDATE queue_total SET records = records - OLD.record_count, bytes = bytes - OLD.body_bytes WHERE id = 1;
         END;
+        """
+
+    /// Diagnostics: the per-installation batch sequence (stored with every sealed batch), cumulative delivery
+    /// counters, the window of the latest errors and the call log.
+    private static let version2 = """
+        ALTER TABLE batch ADD COLUMN sequence INTEGER;
+        CREATE TABLE diagnostics_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            started_ms INTEGER NOT NULL,
+            last_sequence INTEGER NOT NULL,
+            attempted INTEGER NOT NULL,
+            sent_ok INTEGER NOT NULL,
+            with_errors INTEGER NOT NULL,
+            errors_total INTEGER NOT NULL
+        );
+        INSERT INTO diagnostics_state(id, started_ms, last_sequence, attempted, sent_ok, with_errors, errors_total)
+            VALUES (1, 0, 0, 0, 0, 0, 0);
+        CREATE TABLE diagnostics_error (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at_ms INTEGER NOT NULL,
+            code INTEGER NOT NULL,
+            domain TEXT NOT NULL,
+            description TEXT NOT NULL,
+            batch_number INTEGER NOT NULL
+        );
+        CREATE TABLE call_log (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at_ms INTEGER NOT NULL,
+            call TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            stack TEXT
+        );
         """
 }

@@ -356,3 +356,19 @@ public struct RecordReceipt: Sendable, Equatable {
     /// The queue's row id (grows with every record; useful for ordering and tests).
     public var sequence: Int64
 }
+
+extension TelemetryRecord {
+    /// The JSON-lines `type` of the record (used in the call log).
+    var typeName: String {
+        switch self {
+        case .log: "log"
+        case .event: "event"
+        case .crash: "crash"
+        case .span: "span"
+        case .metric: "metric"
+        case .exit: "exit"
+        case .sessionSummary: "session_summary"
+        case .attachment: "attachment"
+        }
+    }
+}

@@ -9,10 +9,32 @@ import PulseStorage
 struct BatchSealer {
     let policy: UploadPolicy
     let random: RandomSource
+    /// Who this uploader is, for the diagnostics record; `nil` seals without one (sequence numbers are still
+    /// assigned).
+    var diagnostics: DiagnosticsIdentity?
+
+    /// The facts of the diagnostics record that do not come from the queue.
+    struct DiagnosticsIdentity: Sendable {
+        /// The uploader's current resource: the record joins that resource's entry in the batch.
+        var resourceId: Int64
+        var deviceId: String
+        var installationId: String
+        var appVersion: String?
+    }
+
+    init(policy: UploadPolicy, random: RandomSource, diagnostics: DiagnosticsIdentity? = nil) {
+        self.policy = policy
+        self.random = random
+        self.diagnostics = diagnostics
+    }
 
     /// A summary of one sealed batch.
     struct Sealed: Sendable, Equatable {
         var batchId: String
+        /// The batch's per-installation sequence number (`Apsio-Batch-Sequence`).
+        var sequence: Int64
+        /// Whether a diagnostics record was attached.
+        var hasDiagnosticsRecord: Bool
         var signal: Signal
         var recordClass: RecordClass
         var records: Int
@@ -149,6 +171,26 @@ struct BatchSealer {
             groupIndex[row.resourceId] = groups.count
             groups.append(BatchBodyBuilder.ResourceGroup(attributes: attributes, fragments: [row.fragment]))
         }
+        let sequence = try DiagnosticsStore.nextSequence(connection)
+        var attached = false
+        if let diagnostics, policy.diagnosticsLevel >= .batchSummaries {
+            let content = DiagnosticsRecord.Content(
+                level: policy.diagnosticsLevel, sequence: sequence, snapshot: try DiagnosticsStore.snapshot(connection),
+                deviceId: diagnostics.deviceId, installationId: diagnostics.installationId,
+                appVersion: diagnostics.appVersion, timeNanos: now &* 1_000_000)
+            let fragment = DiagnosticsRecord.fragment(content, signal: signal, random: random)
+            if let index = groupIndex[diagnostics.resourceId] {
+                groups[index].fragments.append(fragment)
+            } else {
+                let attributes =
+                    try connection.queryFirst("SELECT attributes FROM resource WHERE id = ?", [diagnostics.resourceId])
+                {
+                    row in try row.column(0, as: [UInt8].self)
+                } ?? Array("[]".utf8)
+                groups.append(BatchBodyBuilder.ResourceGroup(attributes: attributes, fragments: [fragment]))
+            }
+            attached = true
+        }
         let raw = BatchBodyBuilder.build(signal: signal, groups: groups)
         let body = try BodyCompression.compress(raw, encoding: policy.encoding)
         let batchId = random.identifier()
@@ -157,18 +199,19 @@ struct BatchSealer {
         try connection.execute(
             """
             INSERT INTO batch(batch_id, signal, class, background, sealed_ms, oldest_ms, record_count, raw_bytes,
-                encoding, body, body_bytes, next_attempt_ms)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                encoding, body, body_bytes, next_attempt_ms, sequence)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 batchId, signal.rawValue, recordClass.rawValue, background ? 1 : 0, now, oldest, rows.count,
-                raw.count, policy.encoding.rawValue, body, body.count, now,
+                raw.count, policy.encoding.rawValue, body, body.count, now, sequence,
             ])
         try connection.execute(
             "DELETE FROM record WHERE signal = ? AND class = ? AND id >= ? AND id <= ?",
             [signal.rawValue, recordClass.rawValue, rows[0].id, rows[rows.count - 1].id])
         return Sealed(
-            batchId: batchId, signal: signal, recordClass: recordClass, records: rows.count, rawBytes: raw.count,
+            batchId: batchId, sequence: sequence, hasDiagnosticsRecord: attached, signal: signal,
+            recordClass: recordClass, records: rows.count, rawBytes: raw.count,
             bodyBytes: body.count, background: background, trigger: trigger)
     }
 }

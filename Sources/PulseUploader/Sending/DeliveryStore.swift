@@ -19,6 +19,8 @@ enum DeliveryStore {
         /// Attempts including this one.
         var attempts: Int
         var records: Int64
+        /// The batch's sequence number (`nil` for a batch sealed before sequences existed).
+        var sequence: Int64?
     }
 
     /// The result of a claim.
@@ -98,7 +100,7 @@ enum DeliveryStore {
             let take = Int(min(Int64(limit), budget))
             claim.batches = try connection.query(
                 """
-                SELECT seq, batch_id, signal, class, encoding, body, attempts, record_count FROM batch
+                SELECT seq, batch_id, signal, class, encoding, body, attempts, record_count, sequence FROM batch
                 WHERE \(filter) ORDER BY seq LIMIT ?
                 """, [now, now, take]
             ) { row in
@@ -108,7 +110,7 @@ enum DeliveryStore {
                     recordClass: RecordClass(rawValue: try row.column(3, as: Int.self)) ?? .standard,
                     encoding: BodyEncoding(rawValue: try row.column(4, as: String.self)) ?? .gzip,
                     body: try row.column(5, as: [UInt8].self), attempts: try row.column(6, as: Int.self) + 1,
-                    records: try row.column(7, as: Int64.self))
+                    records: try row.column(7, as: Int64.self), sequence: try row.column(8, as: Int64?.self))
             }
             for batch in claim.batches {
                 try connection.execute(
@@ -117,6 +119,9 @@ enum DeliveryStore {
                     """, [now + policy.leaseMilliseconds, now, batch.seq])
             }
             windowAttempts += Int64(claim.batches.count)
+            if policy.diagnosticsLevel >= .batchSummaries {
+                try DiagnosticsStore.countAttempts(connection, claim.batches.count)
+            }
         }
         // Persist the window only when it counted something: an idle claim writes nothing, so an idle
         // foreground loop costs no fsync.
@@ -150,6 +155,9 @@ enum DeliveryStore {
         _ connection: SQLiteConnection, batch: Claimed, outcome: UploadOutcome, now: Int64, retryAt: Int64,
         policy: UploadPolicy
     ) throws {
+        if policy.diagnosticsLevel >= .batchSummaries {
+            try DiagnosticsStore.countOutcome(connection, outcome: outcome, sequence: batch.sequence, now: now)
+        }
         switch outcome {
         case .delivered:
             try connection.execute("DELETE FROM batch WHERE seq = ?", [batch.seq])

@@ -40,6 +40,7 @@ public final class Uploader: Sendable {
     private let resourceId: Int64
     private let mutable: Mutex<MutableState>
     let remote: RemotePolicyState
+    private let callLog = CallLog()
 
     private struct MutableState {
         var policy: UploadPolicy
@@ -83,9 +84,11 @@ public final class Uploader: Sendable {
         let installationOverride = configuration.installationId
         let configuredKillSwitch = configuration.policy.killSwitch
         let stored: (String, String, Int64, String?)
+        let startedAt = configuration.clock.nowMilliseconds()
         do {
             stored = try await executor.write { connection in
                 try migrator.migrate(connection)
+                try DiagnosticsStore.startSession(connection, now: startedAt)
                 let device = try QueueSettings.identifier(connection, QueueSettings.deviceId) { random.identifier() }
                 let installation = try QueueSettings.identifier(connection, QueueSettings.installationId) {
                     random.identifier()
@@ -152,6 +155,7 @@ public final class Uploader: Sendable {
     /// Closes the queue and stops the transport this uploader created. Later calls fail with
     /// ``UploaderError/Code/closed``.
     public func close() async throws(UploaderError) {
+        try? await flushCallLog()
         ownedTransport?.close()
         do {
             try await executor.close()
@@ -178,6 +182,12 @@ public final class Uploader: Sendable {
     ///   invalid record is counted as a drop.
     @discardableResult
     public func record(_ record: TelemetryRecord) async throws(UploaderError) -> RecordReceipt {
+        try await logged(
+            "record(\(record.typeName))", detail: { "ok: \($0.recordId)" },
+            run: { () async throws(UploaderError) in try await recordUnlogged(record) })
+    }
+
+    private func recordUnlogged(_ record: TelemetryRecord) async throws(UploaderError) -> RecordReceipt {
         let policy = self.policy
         try admit(record, policy: policy)
         let encoder = RecordEncoder(clock: clock, random: random, policy: policy)
@@ -201,7 +211,7 @@ public final class Uploader: Sendable {
             throw UploaderError.storage(error, "cannot queue the record")
         }
         if inserted.reachedSizeLimit || encoded.recordClass == .crash || encoded.recordClass == .attachment {
-            try await seal()
+            _ = try await sealBatches(nil)
         }
         return RecordReceipt(
             recordId: encoded.recordId, crashId: encoded.crashId, signal: encoded.signal,
@@ -238,11 +248,18 @@ public final class Uploader: Sendable {
     /// - Returns: the number of batches sealed.
     @discardableResult
     public func seal(_ trigger: SealTrigger? = nil) async throws(UploaderError) -> Int {
-        try await sealBatches(trigger).count
+        try await logged(
+            "seal(\(trigger.map { "\($0)" } ?? "due"))", detail: { "ok: \($0) batches" },
+            run: { () async throws(UploaderError) in try await sealBatches(trigger).count })
     }
 
     func sealBatches(_ trigger: SealTrigger?) async throws(UploaderError) -> [BatchSealer.Sealed] {
-        let sealer = BatchSealer(policy: policy, random: random)
+        let identity = self.identity
+        let sealer = BatchSealer(
+            policy: policy, random: random,
+            diagnostics: BatchSealer.DiagnosticsIdentity(
+                resourceId: resourceId, deviceId: identity.deviceId, installationId: identity.installationId,
+                appVersion: identity.appVersion))
         let now = clock.nowMilliseconds()
         let force = trigger == .size || trigger == .interval || trigger == .immediate ? nil : trigger
         do {
@@ -259,7 +276,9 @@ public final class Uploader: Sendable {
     /// One foreground pass: sends due batches of the foreground route (not crash reports, attachments or large
     /// batches) until none is due, respecting conditions, holds and the attempt window.
     public func sendDue() async throws(UploaderError) -> SendReport {
-        try await send(includesBackground: false, respectsConditions: true)
+        try await logged("sendDue()", detail: Uploader.describe) { () async throws(UploaderError) in
+            try await send(includesBackground: false, respectsConditions: true)
+        }
     }
 
     /// The background job: takes the drain lock, seals everything waiting, sends every due batch (both routes)
@@ -267,19 +286,27 @@ public final class Uploader: Sendable {
     ///
     /// - Returns: the report, or `nil` when another drain holds the lock.
     public func drain() async throws(UploaderError) -> SendReport? {
+        try await logged(
+            "drain()", detail: { $0.map(Uploader.describe) ?? "ok: another drain holds the queue" },
+            run: { () async throws(UploaderError) in try await drainUnlogged() })
+    }
+
+    private func drainUnlogged() async throws(UploaderError) -> SendReport? {
         guard let lock = FileLock(path: dataDirectory + "/drain.lock") else {
             return nil
         }
         defer { lock.release() }
-        try await seal(.background)
+        _ = try await sealBatches(.background)
         return try await send(includesBackground: true, respectsConditions: true)
     }
 
     /// Seals everything waiting and sends every due batch now, whatever the route and the conditions (holds,
     /// backoff and the attempt window still apply).
     public func flush() async throws(UploaderError) -> SendReport {
-        try await seal(.flush)
-        return try await send(includesBackground: true, respectsConditions: false)
+        try await logged("flush()", detail: Uploader.describe) { () async throws(UploaderError) in
+            _ = try await sealBatches(.flush)
+            return try await send(includesBackground: true, respectsConditions: false)
+        }
     }
 
     private func send(includesBackground: Bool, respectsConditions: Bool) async throws(UploaderError) -> SendReport {
@@ -339,16 +366,17 @@ public final class Uploader: Sendable {
 
     /// Sends one claimed batch: its stored bytes, its stored id.
     private func attempt(_ batch: DeliveryStore.Claimed) async -> UploadOutcome {
-        let request = UploadRequest(
-            url: endpoint + batch.signal.path,
-            headers: [
-                ("Apsio-Batch-Id", batch.batchId),
-                ("Apsio-App-Id", appId),
-                ("Apsio-Sent-At", CivilTime.rfc3339Milliseconds(clock.nowMilliseconds())),
-                ("Content-Type", "application/json"),
-                ("Content-Encoding", batch.encoding.rawValue),
-            ],
-            body: batch.body)
+        var headers = [
+            ("Apsio-Batch-Id", batch.batchId),
+            ("Apsio-App-Id", appId),
+            ("Apsio-Sent-At", CivilTime.rfc3339Milliseconds(clock.nowMilliseconds())),
+            ("Content-Type", "application/json"),
+            ("Content-Encoding", batch.encoding.rawValue),
+        ]
+        if let sequence = batch.sequence {
+            headers.append((Uploader.sequenceHeader, String(sequence)))
+        }
+        let request = UploadRequest(url: endpoint + batch.signal.path, headers: headers, body: batch.body)
         do {
             let response = try await transport.send(request)
             remote.advertise(response.headers["apsio-policy-revision"])
@@ -413,14 +441,20 @@ public final class Uploader: Sendable {
     /// - Returns: the hand-over made, if any.
     @discardableResult
     public func enterBackground() async throws(UploaderError) -> BackgroundHandOver? {
-        try await setSetting(QueueSettings.lifecycle, "background")
-        try await seal(.background)
-        return try await handOver(.movedToBackground, force: true)
+        try await logged(
+            "enterBackground()", detail: { $0.map { "ok: handed over \($0.pendingBatches)" } ?? "ok" },
+            run: { () async throws(UploaderError) in
+                try await setSetting(QueueSettings.lifecycle, "background")
+                _ = try await sealBatches(.background)
+                return try await handOver(.movedToBackground, force: true)
+            })
     }
 
     /// The app is in the foreground again: the foreground loop resumes sending.
     public func enterForeground() async throws(UploaderError) {
-        try await setSetting(QueueSettings.lifecycle, "foreground")
+        try await logged("enterForeground()") { () async throws(UploaderError) in
+            try await setSetting(QueueSettings.lifecycle, "foreground")
+        }
     }
 
     /// Whether the queue's lifecycle state is background (shared by every process on this queue).
@@ -504,12 +538,15 @@ public final class Uploader: Sendable {
     func step() async throws(UploaderError) -> Int64 {
         let now = clock.nowMilliseconds()
         var wake = now + 1_000
+        if callLog.pendingCount > 0 {
+            try? await flushCallLog()
+        }
         if try await isInBackground() {
             return wake
         }
         await refreshPolicyIfDue()
-        try await seal()
-        let report = try await sendDue()
+        _ = try await sealBatches(nil)
+        let report = try await send(includesBackground: false, respectsConditions: true)
         if let next = report.nextAttemptMilliseconds {
             wake = min(wake, max(next, now + 10))
         }
@@ -536,12 +573,18 @@ public final class Uploader: Sendable {
 
     /// Grants consent: collection resumes (if the kill switch is off).
     public func grantConsent() async throws(UploaderError) {
-        try await setSetting(QueueSettings.consent, "granted")
+        try await logged("grantConsent()") { () async throws(UploaderError) in
+            try await setSetting(QueueSettings.consent, "granted")
+        }
     }
 
     /// Withdraws consent: drops the whole queue (counted as `consent`) and refuses records until consent is
     /// granted again.
     public func revokeConsent() async throws(UploaderError) {
+        try await logged("revokeConsent()") { () async throws(UploaderError) in try await revokeConsentUnlogged() }
+    }
+
+    private func revokeConsentUnlogged() async throws(UploaderError) {
         do {
             try await executor.write { connection in
                 try QueueSettings.set(connection, QueueSettings.consent, "revoked")
@@ -555,6 +598,12 @@ public final class Uploader: Sendable {
     /// Turns the kill switch on (drops the whole queue, counted as `killSwitch`, and stops collection) or off
     /// (collection resumes if consent is granted).
     public func setKillSwitch(_ on: Bool) async throws(UploaderError) {
+        try await logged("setKillSwitch(\(on))") { () async throws(UploaderError) in
+            try await setKillSwitchUnlogged(on)
+        }
+    }
+
+    private func setKillSwitchUnlogged(_ on: Bool) async throws(UploaderError) {
         do {
             try await executor.write { connection in
                 try QueueSettings.set(connection, QueueSettings.killSwitch, on ? 1 : 0)
@@ -595,6 +644,7 @@ public final class Uploader: Sendable {
             throw UploaderError.storage(error, "applying the policy failed")
         }
         mutable.withLock { $0.policy = policy }
+        noteCall("apply(policy:)", outcome: "ok: diagnosticsLevel \(policy.diagnosticsLevel)")
     }
 
     private func setSetting(_ key: String, _ value: String) async throws(UploaderError) {
@@ -609,15 +659,75 @@ public final class Uploader: Sendable {
 
     /// A snapshot of the queue.
     public func status() async throws(UploaderError) -> UploaderStatus {
+        try? await flushCallLog()
         let now = clock.nowMilliseconds()
         let identity = self.identity
+        let level = policy.diagnosticsLevel
         do {
             return try await executor.read { connection in
-                try Uploader.readStatus(connection, now: now, identity: identity)
+                var status = try Uploader.readStatus(connection, now: now, identity: identity)
+                status.diagnosticsLevel = level
+                status.diagnostics = try DiagnosticsStore.snapshot(connection)
+                status.recentCalls = try CallLog.read(connection, limit: UploaderStatus.recentCallLimit)
+                return status
             }
         } catch {
             throw UploaderError.storage(error, "reading the status failed")
         }
+    }
+
+    // MARK: - Call log
+
+    /// The header carrying a batch's sequence number.
+    public static let sequenceHeader = "Apsio-Batch-Sequence"
+
+    /// Runs an API call and, at ``DiagnosticsLevel/callDetails`` and above, logs it with its outcome.
+    private func logged<T>(
+        _ call: @autoclosure () -> String, detail: (T) -> String = { _ in "ok" },
+        run body: () async throws(UploaderError) -> T
+    ) async throws(UploaderError) -> T {
+        do {
+            let value = try await body()
+            if policy.diagnosticsLevel >= .callDetails, noteCall(call(), outcome: detail(value)) {
+                try? await flushCallLog()
+            }
+            return value
+        } catch {
+            if policy.diagnosticsLevel >= .callDetails,
+                noteCall(call(), outcome: "error: \(error.code): \(error.message)")
+            {
+                try? await flushCallLog()
+            }
+            throw error
+        }
+    }
+
+    /// Appends a call to the log (when the level asks for it); returns whether enough entries are waiting to
+    /// be written.
+    @discardableResult
+    private func noteCall(_ call: String, outcome: String) -> Bool {
+        let level = policy.diagnosticsLevel
+        guard level >= .callDetails else { return false }
+        let entry = CallLogEntry(
+            atMilliseconds: clock.nowMilliseconds(), call: CallLog.clip(call), outcome: CallLog.clip(outcome),
+            stack: level >= .callDetailsAndStackTraces ? CallLog.callerStack() : nil)
+        return callLog.append(entry)
+    }
+
+    /// Call-log entries waiting in memory.
+    var callLogPendingCount: Int { callLog.pendingCount }
+
+    /// Writes the waiting call-log entries (through the group commit, so they share an fsync with concurrent
+    /// enqueues).
+    func flushCallLog() async throws {
+        let entries = callLog.take()
+        guard !entries.isEmpty else { return }
+        try await executor.commit { connection in try CallLog.write(entries, connection) }
+    }
+
+    private static func describe(_ report: SendReport) -> String {
+        "ok: attempted \(report.attempted), delivered \(report.delivered), retrying \(report.retrying),"
+            + " rejected \(report.rejected)"
     }
 
     private static func readStatus(_ connection: SQLiteConnection, now: Int64, identity: ResourceIdentity) throws

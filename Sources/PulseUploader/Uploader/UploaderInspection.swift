@@ -14,6 +14,7 @@ extension Uploader {
         var attempts: Int
         var nextAttemptMilliseconds: Int64
         var background: Bool
+        var sequence: Int64?
     }
 
     /// Every sealed batch, oldest first.
@@ -21,7 +22,8 @@ extension Uploader {
         try await executor.read { connection in
             try connection.query(
                 """
-                SELECT batch_id, signal, class, encoding, body, record_count, attempts, next_attempt_ms, background
+                SELECT batch_id, signal, class, encoding, body, record_count, attempts, next_attempt_ms, background,
+                    sequence
                 FROM batch ORDER BY seq
                 """
             ) { row in
@@ -33,10 +35,20 @@ extension Uploader {
                     body: try row.column(4, as: [UInt8].self), records: try row.column(5, as: Int.self),
                     attempts: try row.column(6, as: Int.self),
                     nextAttemptMilliseconds: try row.column(7, as: Int64.self),
-                    background: try row.column(8, as: Int.self) == 1)
+                    background: try row.column(8, as: Int.self) == 1, sequence: try row.column(9, as: Int64?.self))
             }
         }
     }
+
+    /// Rows in the call log on disk.
+    func callLogRows() async throws -> Int {
+        try await executor.read { connection in
+            try connection.queryFirst("SELECT count(*) FROM call_log") { row in try row.column(0, as: Int.self) } ?? 0
+        }
+    }
+
+    /// Call-log entries waiting in memory.
+    var pendingCallLogEntries: Int { callLogPendingCount }
 
     /// The ids of every record in the queue: waiting records' ids and the ids found inside sealed batches
     /// (`log.record.uid`, `traceId + spanId`, metric series keys).
@@ -56,7 +68,7 @@ extension Uploader {
         node.map { Array($0.elements) } ?? []
     }
 
-    /// The record ids inside an uncompressed OTLP JSON body.
+    /// The record ids inside an uncompressed OTLP JSON body (the diagnostics record excluded).
     static func recordIds(inBody body: [UInt8], signal: Signal) throws -> [String] {
         let document = try JSONParser().parse(body)
         var ids: [String] = []
@@ -69,6 +81,10 @@ extension Uploader {
         for resource in elements(document.root[keys.0]) {
             for scope in elements(resource[keys.1]) {
                 for item in elements(scope[keys.2]) {
+                    // The diagnostics record is not a queued record.
+                    if (item["eventName"]?.string ?? item["name"]?.string) == DiagnosticsRecord.eventName {
+                        continue
+                    }
                     switch signal {
                     case .logs:
                         for attribute in elements(item["attributes"])

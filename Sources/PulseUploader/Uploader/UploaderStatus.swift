@@ -70,6 +70,16 @@ public struct UploaderStatus: Sendable {
     public var policyRevision: Int64 = 0
     /// Why the newest remote policy was refused (missing capabilities, invalid values), until one applies.
     public var policyError: String?
+    /// The diagnostics level of this uploader's policy.
+    public var diagnosticsLevel: DiagnosticsLevel = .batchSummaries
+    /// The cumulative delivery counters, the batch sequence and the latest upload errors.
+    public var diagnostics = DiagnosticsSnapshot()
+    /// The newest logged API calls (at most ``recentCallLimit``), newest first; empty unless a process on this
+    /// queue ran at ``DiagnosticsLevel/callDetails`` or above.
+    public var recentCalls: [CallLogEntry] = []
+
+    /// The most calls ``recentCalls`` holds.
+    public static let recentCallLimit = 50
 }
 
 /// What one send or drain pass did.

@@ -1,0 +1,142 @@
+import PulseHTTP
+
+/// `GET /v1/diagnostics?app=<appId>`: per installation of the app, what the gateway received and what the
+/// uploader says it attempted (`docs/diagnostics.md`; 400 without a valid `app`, 403/401 as for uploads).
+struct DiagnosticsEndpoint: Sendable {
+    let store: GatewayStore
+    let clock: GatewayClock
+    let policy: GatewayPolicy
+
+    /// The route.
+    static let path = "/v1/diagnostics"
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        guard request.method == .get || request.method == .head else {
+            var response = GatewayIntake.errorResponse(
+                IntakeRejection(.methodNotAllowed, "\(request.method) is not allowed on \(Self.path); use GET"))
+            response.headers.set(name: "Allow", value: "GET")
+            return response
+        }
+        guard let app = request.queryValue("app"), IntakeHeaders.isValidIdentifier(app) else {
+            return GatewayIntake.errorResponse(IntakeRejection(.badRequest, "query parameter app is required"))
+        }
+        do {
+            try IntakeHeaders.authorize(app: app, headers: request.headers, policy: policy)
+        } catch {
+            return GatewayIntake.errorResponse(error)
+        }
+        let devices: [(app: String, device: DiagnosticsLedger.Device)]
+        do {
+            devices = try await store.executor.read { connection in
+                try DiagnosticsLedger.devices(app: app, connection)
+            }
+        } catch {
+            return GatewayIntake.errorResponse(
+                IntakeRejection(
+                    .serviceUnavailable, "storage is unavailable; retry later",
+                    retryAfterSeconds: policy.retryAfterSeconds))
+        }
+        let now = clock.now()
+        let grace = Int64(policy.diagnosticsGapGraceSeconds) * 1_000
+        var body = PayloadWriter(capacity: 1_024)
+        var devicesWithGaps = 0
+        var missingTotal: Int64 = 0
+        var entries = PayloadWriter(capacity: 1_024)
+        entries.beginArray()
+        for (_, device) in devices {
+            let gaps = DiagnosticsLedger.gaps(device.received, now: now, graceMilliseconds: grace)
+            let missing = gaps.missing.reduce(Int64(0)) { $0 + $1.count }
+            if missing > 0 { devicesWithGaps += 1 }
+            missingTotal += missing
+            Self.write(device, gaps: gaps, missing: missing, into: &entries)
+        }
+        entries.endArray()
+        body.beginObject()
+        body.key("app")
+        body.string(app)
+        body.key("generatedAtMs")
+        body.int(now)
+        body.key("gapGraceSeconds")
+        body.int(Int64(policy.diagnosticsGapGraceSeconds))
+        body.key("devicesWithGaps")
+        body.int(Int64(devicesWithGaps))
+        body.key("missingTotal")
+        body.int(missingTotal)
+        body.key("devices")
+        body.raw(entries.bytes)
+        body.endObject()
+        return HTTPResponse(
+            status: .ok, headers: ["Content-Type": "application/json", "Cache-Control": "no-cache"],
+            body: request.method == .head ? [] : body.bytes)
+    }
+
+    private static func write(
+        _ device: DiagnosticsLedger.Device,
+        gaps: (missing: [DiagnosticsLedger.MissingRange], pending: [DiagnosticsLedger.MissingRange]), missing: Int64,
+        into writer: inout PayloadWriter
+    ) {
+        func ranges(_ list: [DiagnosticsLedger.MissingRange]) {
+            writer.beginArray()
+            for range in list {
+                writer.beginObject()
+                writer.key("from")
+                writer.int(range.from)
+                writer.key("to")
+                writer.int(range.to)
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+        func optional(_ value: Int64?) {
+            if let value { writer.int(value) } else { writer.null() }
+        }
+        writer.beginObject()
+        writer.key("installationId")
+        writer.string(device.installationID)
+        writer.key("deviceId")
+        writer.string(device.deviceID)
+        writer.key("firstSeenMs")
+        writer.int(device.firstSeen)
+        writer.key("lastSeenMs")
+        writer.int(device.lastSeen)
+        writer.key("batchesReceived")
+        writer.int(device.batchesReceived)
+        writer.key("highestSequence")
+        writer.int(device.highestSequence)
+        writer.key("missingRanges")
+        ranges(gaps.missing)
+        writer.key("missingTotal")
+        writer.int(missing)
+        writer.key("pendingRanges")
+        ranges(gaps.pending)
+        writer.key("attempted")
+        optional(device.attempted)
+        writer.key("sentOk")
+        optional(device.sentOK)
+        writer.key("sentWithErrors")
+        optional(device.sentWithErrors)
+        writer.key("latest")
+        if let latest = device.latest { writer.raw(latest) } else { writer.null() }
+        writer.endObject()
+    }
+
+    /// Per app: devices, devices with gaps, missing batches (the `/metrics` gauges).
+    static func gauges(_ store: GatewayStore, now: Int64, graceMilliseconds: Int64) async throws -> [String: (
+        devices: Int, withGaps: Int, missing: Int64
+    )] {
+        let devices = try await store.executor.read { connection in
+            try DiagnosticsLedger.devices(app: nil, records: false, connection)
+        }
+        var result: [String: (devices: Int, withGaps: Int, missing: Int64)] = [:]
+        for (app, device) in devices {
+            let missing = DiagnosticsLedger.gaps(device.received, now: now, graceMilliseconds: graceMilliseconds)
+                .missing.reduce(Int64(0)) { $0 + $1.count }
+            var entry = result[app] ?? (0, 0, 0)
+            entry.devices += 1
+            if missing > 0 { entry.withGaps += 1 }
+            entry.missing += missing
+            result[app] = entry
+        }
+        return result
+    }
+}
