@@ -1,3 +1,4 @@
+import PulseHTTP
 import PulseJSON
 
 /// The `--config FILE` format: one JSON object, every key optional.
@@ -14,6 +15,7 @@ import PulseJSON
 ///   "outboxMaxBytes": 4294967296,
 ///   "retryAfterSeconds": 5,
 ///   "logLevel": "info",
+///   "trustedProxies": ["127.0.0.1", "10.0.0.0/8", "::1"],
 ///   "maxBodyBytes": 16777216,
 ///   "httpThreads": 2,
 ///   "forwarding": {"maxConnections": 256, "maxInFlight": 64, "idleTimeoutSeconds": 120,
@@ -24,7 +26,7 @@ import PulseJSON
 /// Unknown keys are an error (a typo should not pass silently). Flags and environment variables
 /// override `listen`, `upstream` and `dataDir`. On SIGHUP the file is read again and the policy
 /// keys (`defaultAppId`, `allowedAppIds`, `dedupRetentionDays`, `outboxMax*`, `retryAfterSeconds`,
-/// `logLevel`) take effect; the others need a restart.
+/// `logLevel`, `trustedProxies`) take effect; the others need a restart.
 public struct ConfigurationFile: Sendable, Equatable {
     /// `listen`: `HOST:PORT`.
     public var listen: String?
@@ -39,6 +41,7 @@ public struct ConfigurationFile: Sendable, Equatable {
     var outboxMaxBytes: Int?
     var retryAfterSeconds: Int?
     var logLevel: LogLevel?
+    var trustedProxies: TrustedProxies?
     var maxBodyBytes: Int?
     var httpThreads: Int?
     var maxConnections: Int?
@@ -95,6 +98,15 @@ public struct ConfigurationFile: Sendable, Equatable {
                     throw fail(key, "one of debug, info, warning, error")
                 }
                 logLevel = level
+            case "trustedProxies":
+                guard value.kind == .array else { throw fail(key, "an array of IP addresses and CIDR blocks") }
+                var entries: [String] = []
+                for element in value.elements { entries.append(try string(key, element)) }
+                do {
+                    trustedProxies = try TrustedProxies(entries)
+                } catch {
+                    throw GatewayError(.invalidConfiguration, "config key \"\(key)\": \(error.message)")
+                }
             case "maxBodyBytes": maxBodyBytes = try integer(key, value)
             case "httpThreads": httpThreads = try integer(key, value)
             case "forwarding":
@@ -127,6 +139,7 @@ public struct ConfigurationFile: Sendable, Equatable {
         if let outboxMaxBytes { policy.outboxMaxBytes = outboxMaxBytes }
         if let retryAfterSeconds { policy.retryAfterSeconds = retryAfterSeconds }
         if let logLevel { policy.logLevel = logLevel }
+        if let trustedProxies { policy.trustedProxies = trustedProxies }
         return policy
     }
 

@@ -1,3 +1,5 @@
+import PulseHTTP
+
 /// Everything the gateway needs to run. Built by `pulsegate serve` from flags, environment and
 /// the config file (see ``ConfigurationFile``); tests build it directly.
 public struct GatewayConfiguration: Sendable {
@@ -131,12 +133,16 @@ public struct GatewayPolicy: Sendable, Equatable {
     public var retryAfterSeconds: Int
     /// The least log level written (`debug`, `info`, `warning`, `error`).
     public var logLevel: LogLevel
+    /// Reverse proxies whose `X-Forwarded-For` names the client (config key `trustedProxies`);
+    /// from any other peer the header is ignored. See ``TrustedProxies``.
+    public var trustedProxies: TrustedProxies
 
     /// Creates a policy.
     public init(
         defaultAppID: String? = nil, allowedAppIDs: Set<String>? = nil,
         dedupRetentionMilliseconds: Int64 = 7 * 24 * 3600 * 1000, outboxMaxBatches: Int = 1_000_000,
-        outboxMaxBytes: Int = 4 << 30, retryAfterSeconds: Int = 5, logLevel: LogLevel = .info
+        outboxMaxBytes: Int = 4 << 30, retryAfterSeconds: Int = 5, logLevel: LogLevel = .info,
+        trustedProxies: TrustedProxies = .none
     ) {
         self.defaultAppID = defaultAppID
         self.allowedAppIDs = allowedAppIDs
@@ -145,6 +151,7 @@ public struct GatewayPolicy: Sendable, Equatable {
         self.outboxMaxBytes = outboxMaxBytes
         self.retryAfterSeconds = retryAfterSeconds
         self.logLevel = logLevel
+        self.trustedProxies = trustedProxies
     }
 
     func validate() throws(GatewayError) {
