@@ -7,7 +7,9 @@
 #   PULSEGATE_BIN=.build/release/pulsegate scripts/test-nginx.sh
 #   PULSEGATE_KEEP_TMP=1 scripts/test-nginx.sh   # keep logs and data for inspection
 #
-# nginx is installed with apt when missing (as root, or through passwordless sudo). It runs as an
+# nginx is installed with apt when missing (as root, or through passwordless sudo; on a host that
+# runs systemd the package starts its own service on port 80 as usual, which this test never
+# uses; in a container policy-rc.d or the missing init keeps it stopped). The test's nginx runs as an
 # unprivileged, temp-prefix instance (`nginx -p TMP -c TMP/nginx.conf`) on a free loopback port,
 # never as the system service. Every process this script starts is stopped by its PID on exit.
 set -euo pipefail
