@@ -1,3 +1,4 @@
+import PulseHTTP
 import PulseJSON
 
 /// The `--config FILE` format: one JSON object, every key optional.
@@ -16,6 +17,7 @@ import PulseJSON
 ///   "retryAfterSeconds": 5,
 ///   "diagnosticsGapGraceSeconds": 300,
 ///   "logLevel": "info",
+///   "trustedProxies": ["127.0.0.1", "10.0.0.0/8", "::1"],
 ///   "maxBodyBytes": 16777216,
 ///   "httpThreads": 2,
 ///   "forwarding": {"maxConnections": 256, "maxInFlight": 64, "idleTimeoutSeconds": 120,
@@ -26,7 +28,8 @@ import PulseJSON
 /// Unknown keys are an error (a typo should not pass silently). Flags and environment variables
 /// override `listen`, `upstream` and `dataDir`. On SIGHUP the file is read again and the policy
 /// keys (`defaultAppId`, `allowedAppIds`, `appKeys`, `dedupRetentionDays`, `outboxMax*`,
-/// `retryAfterSeconds`, `logLevel`, `diagnosticsGapGraceSeconds`) take effect; the others need a restart.
+/// `retryAfterSeconds`, `logLevel`, `diagnosticsGapGraceSeconds`, `trustedProxies`) take effect; the others
+/// need a restart.
 public struct ConfigurationFile: Sendable, Equatable {
     /// `listen`: `HOST:PORT`.
     public var listen: String?
@@ -43,6 +46,7 @@ public struct ConfigurationFile: Sendable, Equatable {
     var retryAfterSeconds: Int?
     var logLevel: LogLevel?
     var diagnosticsGapGraceSeconds: Int?
+    var trustedProxies: TrustedProxies?
     var maxBodyBytes: Int?
     var httpThreads: Int?
     var maxConnections: Int?
@@ -115,6 +119,15 @@ public struct ConfigurationFile: Sendable, Equatable {
                     throw fail(key, "one of debug, info, warning, error")
                 }
                 logLevel = level
+            case "trustedProxies":
+                guard value.kind == .array else { throw fail(key, "an array of IP addresses and CIDR blocks") }
+                var entries: [String] = []
+                for element in value.elements { entries.append(try string(key, element)) }
+                do {
+                    trustedProxies = try TrustedProxies(entries)
+                } catch {
+                    throw GatewayError(.invalidConfiguration, "config key \"\(key)\": \(error.message)")
+                }
             case "maxBodyBytes": maxBodyBytes = try integer(key, value)
             case "httpThreads": httpThreads = try integer(key, value)
             case "forwarding":
@@ -149,6 +162,7 @@ public struct ConfigurationFile: Sendable, Equatable {
         if let retryAfterSeconds { policy.retryAfterSeconds = retryAfterSeconds }
         if let logLevel { policy.logLevel = logLevel }
         if let diagnosticsGapGraceSeconds { policy.diagnosticsGapGraceSeconds = diagnosticsGapGraceSeconds }
+        if let trustedProxies { policy.trustedProxies = trustedProxies }
         return policy
     }
 

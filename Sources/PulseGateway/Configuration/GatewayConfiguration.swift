@@ -1,3 +1,5 @@
+import PulseHTTP
+
 /// Everything the gateway needs to run. Built by `pulsegate serve` from flags, environment and
 /// the config file (see ``ConfigurationFile``); tests build it directly.
 public struct GatewayConfiguration: Sendable {
@@ -137,13 +139,17 @@ public struct GatewayPolicy: Sendable, Equatable {
     /// `GET /v1/diagnostics` reports it as a gap, in seconds (default 300; config key
     /// `diagnosticsGapGraceSeconds`).
     public var diagnosticsGapGraceSeconds: Int = 300
+    /// Reverse proxies whose `X-Forwarded-For` names the client (config key `trustedProxies`);
+    /// from any other peer the header is ignored. See ``TrustedProxies``.
+    public var trustedProxies: TrustedProxies
 
     /// Creates a policy.
     public init(
         defaultAppID: String? = nil, allowedAppIDs: Set<String>? = nil,
         dedupRetentionMilliseconds: Int64 = 7 * 24 * 3600 * 1000, outboxMaxBatches: Int = 1_000_000,
         outboxMaxBytes: Int = 4 << 30, retryAfterSeconds: Int = 5, logLevel: LogLevel = .info,
-        appKeys: AppKeys = AppKeys()
+        appKeys: AppKeys = AppKeys(),
+        trustedProxies: TrustedProxies = .none
     ) {
         self.defaultAppID = defaultAppID
         self.allowedAppIDs = allowedAppIDs
@@ -153,6 +159,7 @@ public struct GatewayPolicy: Sendable, Equatable {
         self.retryAfterSeconds = retryAfterSeconds
         self.logLevel = logLevel
         self.appKeys = appKeys
+        self.trustedProxies = trustedProxies
     }
 
     func validate() throws(GatewayError) {

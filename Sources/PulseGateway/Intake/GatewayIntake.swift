@@ -57,7 +57,25 @@ final class GatewayIntake: Sendable {
             response = Self.errorResponse(error, format: format ?? .json)
         }
         metrics.request(route: signal.path, code: response.status.code)
+        if logger.level <= .debug {
+            // The access line: who sent what and how it was answered. The App ID only when well-formed
+            // (it comes from the device).
+            let app = request.headers["Apsio-App-Id"].flatMap { IntakeHeaders.isValidIdentifier($0) ? $0 : nil }
+            logger.debug(
+                "request",
+                [
+                    "client": clientAddress(of: request), "peer": request.remoteAddress?.description ?? "unknown",
+                    "method": request.method.rawValue, "path": signal.path, "app": app ?? "-",
+                    "status": String(response.status.code),
+                ])
+        }
         return response
+    }
+
+    /// The client's address for logs and records: the TCP peer, or the right-most untrusted
+    /// `X-Forwarded-For` entry when the peer is a trusted proxy (``GatewayPolicy/trustedProxies``).
+    func clientAddress(of request: HTTPRequest) -> String {
+        policy.trustedProxies.clientAddress(of: request) ?? "unknown"
     }
 
     private func accept(_ request: HTTPRequest, signal: OTLPSignal, format: BodyFormat?) async throws(IntakeRejection)
@@ -102,7 +120,9 @@ final class GatewayIntake: Sendable {
                 retentionMilliseconds: policy.dedupRetentionMilliseconds, drafts: mapped.drafts,
                 diagnostics: diagnostics)
         } catch {
-            logger.error("intake commit failed", ["app": headers.appID, "batchId": batchID, "error": "\(error)"])
+            logger.error(
+                "intake commit failed",
+                ["app": headers.appID, "batchId": batchID, "client": clientAddress(of: request), "error": "\(error)"])
             throw IntakeRejection(
                 .serviceUnavailable, "storage is unavailable; retry later", retryAfterSeconds: policy.retryAfterSeconds)
         }
@@ -122,7 +142,10 @@ final class GatewayIntake: Sendable {
             metrics.conflict()
             logger.warning(
                 "batch id reused with a different body; kept the first",
-                ["app": headers.appID, "batchId": batchID, "signal": signal.rawValue])
+                [
+                    "app": headers.appID, "batchId": batchID, "signal": signal.rawValue,
+                    "client": clientAddress(of: request),
+                ])
             var response = Self.success(signal: signal, rejected: 0, message: nil, format: format)
             response.headers.set(name: "Apsio-Duplicate", value: "true")
             response.headers.set(name: "Apsio-Conflict", value: "true")
