@@ -122,16 +122,16 @@ def protobuf_answers(ctx, response, case):
         return None
     if _media_type(case.media_type) != "application/x-protobuf":
         return None
-    if not response.content:
+    if not response.content and response.status_code in (413, 503):
         # 413 for a declared Content-Length above the limit and 503 during shutdown come from
         # the HTTP server before the intake runs: no body in any format.
-        assert response.status_code in (413, 503), f"empty {response.status_code} answer to a protobuf request"
         return None
     content_type = _media_type(response.headers.get("content-type", [""])[0])
     assert content_type == "application/x-protobuf", (
         f"protobuf request answered with Content-Type {content_type!r} (status {response.status_code})"
     )
     if response.status_code == 200:
+        # Full success is the empty message, i.e. an empty body.
         message_type, rejected_field = INTAKE_RESPONSES[case.operation.path]
         message = message_type()
         message.ParseFromString(response.content)

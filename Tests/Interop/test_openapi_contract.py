@@ -80,3 +80,5 @@ def test_schemathesis_finds_no_failures():
         service.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
     assert service.process.returncode == 0, "the gateway did not shut down cleanly:\n" + "".join(service.lines[-50:])
+    errors = [line for line in service.lines if '"level":"error"' in line]
+    assert not errors, "the gateway logged errors during the run:\n" + "".join(errors[:20])
