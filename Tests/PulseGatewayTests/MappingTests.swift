@@ -183,6 +183,22 @@ import Testing
             ))
     }
 
+    @Test func defaultSpanKindAndStatusCodeMapLikeOmittedOnes() throws {
+        // The companion uploader writes `"status":{"code":0}`; protobuf never carries a zero, so
+        // an OTLP/JSON default must not add attributes that the protobuf form lacks.
+        let explicit = OTLP.spans(spans: [
+            #"{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"render","kind":0,"startTimeUnixNano":"1700000000000000000","status":{"code":0}}"#
+        ])
+        let omitted = OTLP.spans(spans: [
+            #"{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"render","startTimeUnixNano":"1700000000000000000","status":{}}"#
+        ])
+        let explicitPayload = OTLP.text(try OTLP.map(explicit, signal: .traces).drafts[0].payload)
+        let omittedPayload = OTLP.text(try OTLP.map(omitted, signal: .traces).drafts[0].payload)
+        #expect(explicitPayload == omittedPayload)
+        #expect(!explicitPayload.contains("span.kind"))
+        #expect(!explicitPayload.contains("span.status_code"))
+    }
+
     @Test func metricPointsGetSeriesIDsAndRuntimeKinds() throws {
         let json = OTLP.metrics(metrics: [
             #"{"name":"process.runtime.jvm.memory","unit":"By","gauge":{"dataPoints":[{"timeUnixNano":"1700000000000000000","asInt":"1024","attributes":[{"key":"pool","value":{"stringValue":"heap"}}]}]}}"#,

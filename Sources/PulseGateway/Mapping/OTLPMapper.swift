@@ -424,8 +424,11 @@ private struct ResourceMapper {
             attributes.key("span.parent_span_id")
             attributes.string(parent.lowercased())
         }
+        // Zero is the proto3 default (unspecified / unset): an explicit `"kind":0` or
+        // `"status":{"code":0}` maps like an omitted one, as it must for protobuf, where a default
+        // value is never on the wire.
         let spanKind = Self.spanKind(span["kind"])
-        if let spanKind {
+        if let spanKind, spanKind != 0 {
             attributes.key("span.kind")
             attributes.int(spanKind)
         }
@@ -434,7 +437,7 @@ private struct ResourceMapper {
             attributes.key("span.end_time_ms")
             attributes.int(end)
         }
-        if let code = AnyValue.int64(span["status"]?["code"]) {
+        if let code = AnyValue.int64(span["status"]?["code"]), code != 0 {
             attributes.key("span.status_code")
             attributes.int(code)
         }
