@@ -132,12 +132,15 @@ class Ingest:
     def connections(self, app: str) -> list[dict]:
         return self.get("/connections", app=app)["connections"]
 
-    def wait_for_events(self, app: str, count: int, crashes: int = 0) -> tuple[list[dict], list[dict]]:
-        """Polls the admin API until `app` has at least `count` events and `crashes` crash reports."""
+    def wait_for_events(
+        self, app: str, count: int, crashes: int = 0, counted=lambda events: events
+    ) -> tuple[list[dict], list[dict]]:
+        """Polls the admin API until `app` has at least `count` events (of those `counted` keeps)
+        and `crashes` crash reports."""
         deadline = time.monotonic() + DEADLINE_SECONDS
         while True:
             events, reports = self.events(app), self.crashes(app)
-            if len(events) >= count and len(reports) >= crashes:
+            if len(counted(events)) >= count and len(reports) >= crashes:
                 return events, reports
             if time.monotonic() > deadline:
                 raise AssertionError(

@@ -347,9 +347,31 @@ def both(gateway, ingest):
     with tempfile.TemporaryDirectory(prefix="pulsegate-interop-uploader-") as data_dir:
         send_with_uploader(gateway, data_dir)
     send_with_python(gateway)
-    uploader = ingest.wait_for_events(UPLOADER_APP, EXPECTED_EVENTS, crashes=1)
+    events, crashes = ingest.wait_for_events(UPLOADER_APP, EXPECTED_EVENTS, crashes=1, counted=without_diagnostics)
+    # The uploader adds its own diagnostics record (docs/diagnostics.md) to every sealed batch; the
+    # Python exporters have none. Those records travel as Runtime events and are compared apart.
+    diagnostics = [item for item in events if item["event"]["name"] == DIAGNOSTICS_EVENT]
     python = ingest.wait_for_events(PYTHON_APP, EXPECTED_EVENTS, crashes=1)
-    return {"uploader": uploader, "python": python}
+    return {"uploader": (without_diagnostics(events), crashes), "python": python, "diagnostics": diagnostics}
+
+
+DIAGNOSTICS_EVENT = "pulsegate.diagnostics"
+
+
+def without_diagnostics(events: list[dict]) -> list[dict]:
+    return [item for item in events if item["event"]["name"] != DIAGNOSTICS_EVENT]
+
+
+def test_uploader_batches_carry_a_diagnostics_record(both):
+    records = both["diagnostics"]
+    assert records, "every sealed uploader batch carries a pulsegate.diagnostics record"
+    sequences = set()
+    for item in records:
+        event = item["event"]
+        assert event["kind"] == "Runtime"
+        assert (item["deviceId"], item["installationId"]) == (DEVICE_ID, INSTALLATION_ID)
+        sequences.add(int(event["attributes"]["pulsegate.batch.sequence"]))
+    assert len(sequences) == len(records), "each batch has its own sequence number"
 
 
 def keyed(events: list[dict]) -> dict[tuple, dict]:

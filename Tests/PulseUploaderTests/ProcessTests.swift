@@ -1,4 +1,5 @@
 import Foundation
+import PulseTestSupport
 import Synchronization
 import Testing
 
@@ -12,46 +13,28 @@ import Testing
     }
 
     /// Lines `ok <line> <record-id>` read from a child's standard output on a thread of our own.
-    final class AckReader: Sendable {
-        private let acks = Mutex<[String]>([])
-        private let done = Mutex(false)
+    struct AckReader: Sendable {
+        let lines: ChildOutputLines
 
-        init(_ handle: FileHandle) {
-            let thread = Thread { [self] in
-                var pending: [UInt8] = []
-                let descriptor = handle.fileDescriptor
-                var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-                while true {
-                    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                    if count < 0 && errno == EINTR { continue }
-                    if count <= 0 { break }
-                    pending.append(contentsOf: buffer[0..<count])
-                    while let newline = pending.firstIndex(of: 0x0A) {
-                        let line = String(decoding: pending[0..<newline], as: UTF8.self)
-                        pending.removeFirst(newline + 1)
-                        let parts = line.split(separator: " ")
-                        if parts.count == 3, parts[0] == "ok" {
-                            acks.withLock { $0.append(String(parts[2])) }
-                        }
-                    }
-                }
-                done.withLock { $0 = true }
+        init(_ handle: FileHandle) { lines = ChildOutputLines(handle) }
+
+        var ids: [String] {
+            lines.all.compactMap { line in
+                let parts = line.split(separator: " ")
+                return parts.count == 3 && parts[0] == "ok" ? String(parts[2]) : nil
             }
-            thread.start()
         }
-
-        var count: Int { acks.withLock { $0.count } }
-        var ids: [String] { acks.withLock { $0 } }
+        var count: Int { ids.count }
 
         func waitForEnd() async {
-            while !done.withLock({ $0 }) {
+            while !lines.isFinished {
                 try? await Task.sleep(for: .milliseconds(5))
             }
         }
     }
 
     @Test func killMinus9DuringEnqueueLosesNoAcknowledgedRecord() async throws {
-        let executable = try #require(pulsegateExecutable(), "build the pulsegate executable first")
+        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
         let directory = try TemporaryDirectory()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -94,7 +77,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(2))
         }
         kill(process.processIdentifier, SIGKILL)
-        await waitForExit(process)
+        await waitForChildExit(process)
         await acks.waitForEnd()
         #expect(process.terminationReason == .uncaughtSignal)
         let acknowledged = acks.ids
@@ -112,7 +95,7 @@ import Testing
     }
 
     @Test func killMinus9DuringUploadRetriesTheSameBatchIdAndBytes() async throws {
-        let executable = try #require(pulsegateExecutable(), "build the pulsegate executable first")
+        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
         let server = try FaultServer(script: [.hang])
         let realNow = UploaderClock.system.nowMilliseconds()
         var fixture = try UploaderFixture(clock: ManualClock(realNow))
@@ -136,7 +119,7 @@ import Testing
         try process.run()
         #expect(await server.waitForRequests(1, seconds: 30))
         kill(process.processIdentifier, SIGKILL)
-        await waitForExit(process)
+        await waitForChildExit(process)
         #expect(process.terminationReason == .uncaughtSignal)
 
         // The killed sender's lease still protects the batch for a while…
@@ -196,7 +179,7 @@ import Testing
     }
 
     @Test func backgroundHandsTheQueueToADetachedDrainThatSends() async throws {
-        let executable = try #require(pulsegateExecutable(), "build the pulsegate executable first")
+        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
         let server = try FaultServer()
         let directory = try TemporaryDirectory()
         let common = ["--data-dir", directory.path, "--app-id", "bg-app", "--endpoint", server.baseURL]
@@ -218,7 +201,7 @@ import Testing
 
                 """.utf8))
         try input.fileHandleForWriting.close()
-        await waitForExit(enqueue)
+        await waitForChildExit(enqueue)
         #expect(enqueue.terminationStatus == 0)
 
         let background = Process()
@@ -228,7 +211,7 @@ import Testing
         background.standardOutput = output
         background.standardError = FileHandle.nullDevice
         try background.run()
-        await waitForExit(background)
+        await waitForChildExit(background)
         #expect(background.terminationStatus == 0)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(text.contains("handed 2 batches to a background drain"))

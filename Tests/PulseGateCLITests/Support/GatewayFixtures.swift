@@ -173,15 +173,7 @@ enum Payload {
     /// SHA-256 hex of length-prefixed fields (docs/mapping.md), computed here independently of
     /// the gateway's `SHA256.updateField`.
     static func fieldHash(_ fields: [String]) -> String {
-        var bytes: [UInt8] = []
-        for field in fields {
-            let utf8 = Array(field.utf8)
-            for shift in stride(from: 56, through: 0, by: -8) {
-                bytes.append(UInt8(truncatingIfNeeded: utf8.count >> shift))
-            }
-            bytes += utf8
-        }
-        return SHA256.hexDigest(bytes)
+        SHA256.hexDigest(lengthPrefixedFields(fields))
     }
 }
 

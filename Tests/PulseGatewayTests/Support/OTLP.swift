@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseTestSupport
 
 @testable import PulseGateway
 
@@ -53,15 +54,7 @@ enum OTLP {
 
     /// SHA-256 hex of length-prefixed fields, computed independently of `SHA256.updateField`.
     static func fieldHash(_ fields: [String]) -> String {
-        var bytes: [UInt8] = []
-        for field in fields {
-            let utf8 = Array(field.utf8)
-            for shift in stride(from: 56, through: 0, by: -8) {
-                bytes.append(UInt8(truncatingIfNeeded: utf8.count >> shift))
-            }
-            bytes += utf8
-        }
-        return SHA256.hexDigest(bytes)
+        SHA256.hexDigest(lengthPrefixedFields(fields))
     }
 
     static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }

@@ -107,25 +107,3 @@ func paddedEvent(_ name: String = "e", size: Int = 200) -> TelemetryRecord {
     }
     return .event(EventEntry(name: name, attributes: ["pad": .string(String(pad.prefix(max(0, size - 180))))]))
 }
-
-/// The path of the built `pulsegate` executable (next to the test bundle in `.build/<config>`).
-func pulsegateExecutable() -> String? {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = directory.appendingPathComponent("pulsegate").path
-        if FileManager.default.isExecutableFile(atPath: candidate) {
-            return candidate
-        }
-        directory = directory.deletingLastPathComponent()
-    }
-    let fallback = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("pulsegate").path
-    return FileManager.default.isExecutableFile(atPath: fallback) ? fallback : nil
-}
-
-/// Waits for a child process to exit without blocking a thread of the cooperative pool.
-func waitForExit(_ process: Process) async {
-    while process.isRunning {
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    process.waitUntilExit()  // returns at once; makes the termination status readable
-}
