@@ -87,7 +87,7 @@ let modules: [Target] = [
         name: "PulseGateway",
         dependencies: [
             "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "MsgTrans", "MsgTransRuntime", "OTLPProtobuf",
-            "CPulseShims",
+            "CPulseShims", "CZstd",
         ],
         swiftSettings: swiftSettings),
     .target(

@@ -10,6 +10,11 @@ import PulseStorage
 ///   (`priority` 0) first.
 /// - `dead_letter`: outbox rows the upstream refused for good (400/403/404), with the code and
 ///   message, kept until requeued (`pulsegate outbox requeue`).
+///
+/// Migration `002` adds `payload_encoding` and `payload_bytes` to both tables: payloads are
+/// stored zstd-compressed (`payload_encoding` 1) when that makes them smaller, so a commit writes
+/// about a fifth of the bytes; `payload_bytes` keeps the plaintext length, which is what the
+/// outbox byte cap, `/metrics` and `pulsegate outbox` count. Rows written before it are plain (0).
 enum GatewaySchema {
     static var migrator: Migrator {
         var migrator = Migrator()
@@ -66,6 +71,16 @@ enum GatewaySchema {
                     code INTEGER NOT NULL,
                     message TEXT NOT NULL
                 );
+                """)
+        migrator.append(
+            "002_outbox_stored_encoding",
+            sql: """
+                ALTER TABLE outbox ADD COLUMN payload_encoding INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE outbox ADD COLUMN payload_bytes INTEGER NOT NULL DEFAULT 0;
+                UPDATE outbox SET payload_bytes = length(payload);
+                ALTER TABLE dead_letter ADD COLUMN payload_encoding INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE dead_letter ADD COLUMN payload_bytes INTEGER NOT NULL DEFAULT 0;
+                UPDATE dead_letter SET payload_bytes = length(payload);
                 """)
         return migrator
     }
