@@ -74,7 +74,7 @@ run_scenario() {
     paused) upstream=127.0.0.1:9 ;;
     external)
       local ingest_port=$((PORT + 1))
-      "$BIN/pulsegate" ingest --listen "127.0.0.1:$ingest_port" --data-dir "$dir/ingest" 2>"$dir/ingest.log" &
+      "$BIN/pulsegate" ingest --listen "127.0.0.1:$ingest_port" --data-dir "$dir/ingest" >"$dir/ingest.log" 2>&1 &
       INGEST_PID=$!
       sleep 1
       upstream=127.0.0.1:$ingest_port
