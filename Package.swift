@@ -87,7 +87,7 @@ let modules: [Target] = [
         name: "PulseGateway",
         dependencies: [
             "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseClient", "MsgTrans", "MsgTransRuntime",
-            "OTLPProtobuf", "CPulseShims",
+            "OTLPProtobuf", "CPulseShims", "CZstd",
         ],
         swiftSettings: swiftSettings),
     .target(

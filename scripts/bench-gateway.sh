@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
 # Gateway benchmark. Starts `pulsegate serve` (release build) on loopback, runs wrk with the
 # 20-record OTLP JSON logs payload of docs/examples/otlp-logs.json at 32 connections, each request
-# with a unique Apsio-Batch-Id (every 200 is a new durable write: dedup row + outbox row committed
-# and fsync'd before the answer), and prints durable requests/s and p50/p99 latency. In the same
-# run it measures the raw SQLite group-commit ceiling of this machine (`pulsegate-bench
-# sqlite-ceiling`: the same inserts with the same payload size from 32 concurrent tasks through
-# SQLiteExecutor.commit, nothing else) and prints the ratio.
+# with a unique Apsio-Batch-Id (every 200 is a new durable write: dedup row + outbox rows committed
+# and fsync'd before the answer), and prints durable requests/s, p50/p99 latency and the gateway's
+# CPU time per request. In the same run it measures the raw SQLite group-commit ceiling of this
+# machine (`pulsegate-bench sqlite-ceiling`: the gateway's statements — dedup lookup, dedup row,
+# outbox row with an identity and a payload of the size the gateway stored — from 32 concurrent
+# tasks through SQLiteExecutor.commit, nothing else) and prints the ratio.
+#
+# Scenarios (SCENARIOS, space-separated, default "embedded paused"):
+#   embedded  `pulsegate serve` without --upstream: the reference ingest server runs in the same
+#             process and forwarding competes with intake for the 2 cores and the disk (the
+#             issue's setup, and what the README runs).
+#   paused    forwarding paused: --upstream points at a closed loopback port, so rows stay in the
+#             outbox (the forwarder only retries with backoff). Intake alone.
+#   external  the ingest server in a separate `pulsegate ingest` process (its CPU is not counted
+#             in the gateway's CPU per request).
 #
 # Environment: DURATION (s, default 15), CONNECTIONS (32), THREADS (wrk threads, 2), PORT (14318),
-# UPSTREAM (HOST:PORT; default: the gateway's embedded upstream), SCRATCH (SwiftPM scratch path).
+# SCENARIOS, UPSTREAM (HOST:PORT; overrides the scenarios' upstream), SCRATCH (SwiftPM scratch
+# path), CEILING (1; 0 skips the ceiling).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-15}
@@ -16,6 +27,8 @@ CONNECTIONS=${CONNECTIONS:-32}
 THREADS=${THREADS:-2}
 PORT=${PORT:-14318}
 SCRATCH=${SCRATCH:-.build}
+SCENARIOS=${SCENARIOS:-embedded paused}
+CEILING=${CEILING:-1}
 PAYLOAD=docs/examples/otlp-logs.json
 
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
@@ -26,48 +39,115 @@ BIN=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
 
 DATA=$(mktemp -d /tmp/pulsegate-bench.XXXXXX)
 GATEWAY_PID=
+INGEST_PID=
+stop() {
+  local pid=$1
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid"; wait "$pid" || true; fi
+}
 cleanup() {
-  if [ -n "$GATEWAY_PID" ] && kill -0 "$GATEWAY_PID" 2>/dev/null; then kill -TERM "$GATEWAY_PID"; wait "$GATEWAY_PID" || true; fi
+  stop "$GATEWAY_PID"
+  stop "$INGEST_PID"
   rm -rf "$DATA"
 }
 trap cleanup EXIT
 
-ARGS=(serve --listen "127.0.0.1:$PORT" --data-dir "$DATA/gateway")
-if [ -n "${UPSTREAM:-}" ]; then ARGS+=(--upstream "$UPSTREAM"); fi
-"$BIN/pulsegate" "${ARGS[@]}" 2>"$DATA/gateway.log" &
-GATEWAY_PID=$!
-for _ in $(seq 1 100); do
-  if curl -fsS "http://127.0.0.1:$PORT/livez" >/dev/null 2>&1; then break; fi
-  sleep 0.1
-done
-curl -fsS "http://127.0.0.1:$PORT/livez" >/dev/null
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+# utime + stime of a process in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+TICKS=$(getconf CLK_TCK)
 
-echo "== warm-up (2 s)" >&2
-wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s scripts/bench/gateway.lua "http://127.0.0.1:$PORT/v1/logs" -- "$PAYLOAD" >/dev/null
-echo "== wrk: $CONNECTIONS connections, $THREADS threads, ${DURATION}s, $(wc -c <"$PAYLOAD") byte payload" >&2
-WRK_OUT=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" -s scripts/bench/gateway.lua \
-  "http://127.0.0.1:$PORT/v1/logs" -- "$PAYLOAD")
-echo "$WRK_OUT" >&2
-value() { echo "$WRK_OUT" | awk -v key="bench.$1" '$1 == key { print $2 }'; }
-RPS=$(value durable_rps)
-P50=$(value p50_ms)
-P99=$(value p99_ms)
-NON2XX=$(value non_2xx)
+wait_for() {
+  for _ in $(seq 1 100); do
+    if curl -fsS "$1" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  curl -fsS "$1" >/dev/null
+}
 
-OUTBOX_BYTES=9000
-if command -v sqlite3 >/dev/null; then
-  OUTBOX_BYTES=$(sqlite3 "$DATA/gateway/gateway.sqlite" "SELECT coalesce(CAST(avg(length(payload)) AS INTEGER), 9000) FROM outbox" 2>/dev/null || echo 9000)
+SUMMARY=()
+STORED_BYTES=
+run_scenario() {
+  local scenario=$1 dir="$DATA/$1" upstream=
+  mkdir -p "$dir"
+  case "$scenario" in
+    embedded) ;;
+    paused) upstream=127.0.0.1:9 ;;
+    external)
+      local ingest_port=$((PORT + 1))
+      "$BIN/pulsegate" ingest --listen "127.0.0.1:$ingest_port" --data-dir "$dir/ingest" >"$dir/ingest.log" 2>&1 &
+      INGEST_PID=$!
+      sleep 1
+      upstream=127.0.0.1:$ingest_port
+      ;;
+    *) echo "unknown scenario $scenario" >&2; exit 2 ;;
+  esac
+  if [ -n "${UPSTREAM:-}" ]; then upstream=$UPSTREAM; fi
+  local args=(serve --listen "127.0.0.1:$PORT" --data-dir "$dir/gateway")
+  if [ -n "$upstream" ]; then args+=(--upstream "$upstream"); fi
+  "$BIN/pulsegate" "${args[@]}" 2>"$dir/gateway.log" &
+  GATEWAY_PID=$!
+  wait_for "http://127.0.0.1:$PORT/livez"
+
+  echo "== $scenario: warm-up (2 s)" >&2
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s scripts/bench/gateway.lua "http://127.0.0.1:$PORT/v1/logs" -- "$PAYLOAD" \
+    >/dev/null
+  local load_before cpu_before cpu_after wrk_out
+  load_before=$(loadavg)
+  cpu_before=$(cpu_ticks "$GATEWAY_PID")
+  echo "== $scenario: wrk $CONNECTIONS connections, $THREADS threads, ${DURATION}s, $(wc -c <"$PAYLOAD") byte payload" \
+    "(load average $load_before)" >&2
+  wrk_out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" -s scripts/bench/gateway.lua \
+    "http://127.0.0.1:$PORT/v1/logs" -- "$PAYLOAD")
+  cpu_after=$(cpu_ticks "$GATEWAY_PID")
+  echo "$wrk_out" >&2
+  value() { echo "$wrk_out" | awk -v key="bench.$1" '$1 == key { print $2 }'; }
+  local rps p50 p99 requests non2xx cpu_us forwarded
+  rps=$(value durable_rps)
+  p50=$(value p50_ms)
+  p99=$(value p99_ms)
+  requests=$(value requests)
+  non2xx=$(value non_2xx)
+  cpu_us=$(awk -v t=$((cpu_after - cpu_before)) -v hz="$TICKS" -v n="$requests" \
+    'BEGIN { if (n > 0) printf "%.0f", t / hz * 1e6 / n; else print "-" }')
+  forwarded=$(curl -fsS "http://127.0.0.1:$PORT/metrics" |
+    awk '/^pulsegate_forward_total\{kind="events",result="ok"\}/ { print $2 }')
+  if [ -z "$STORED_BYTES" ] && command -v sqlite3 >/dev/null; then
+    STORED_BYTES=$(sqlite3 "$dir/gateway/gateway.sqlite" \
+      "SELECT CAST(avg(length(payload)) AS INTEGER) FROM outbox" 2>/dev/null || true)
+  fi
+  stop "$GATEWAY_PID"
+  GATEWAY_PID=
+  stop "$INGEST_PID"
+  INGEST_PID=
+  SUMMARY+=("$(printf '%-9s %9s %8s %8s %10s %10s %8s  %s' "$scenario" "$rps" "$p50" "$p99" "$cpu_us" \
+    "${forwarded:-0}" "$non2xx" "$load_before")")
+  LAST_RPS=$rps
+  if [ "$scenario" = embedded ]; then EMBEDDED_RPS=$rps; fi
+}
+
+EMBEDDED_RPS=
+LAST_RPS=
+for scenario in $SCENARIOS; do run_scenario "$scenario"; done
+
+CEILING_VALUE=
+if [ "$CEILING" = 1 ]; then
+  STORED_BYTES=${STORED_BYTES:-9000}
+  echo "== sqlite-ceiling: $CONNECTIONS tasks, ${STORED_BYTES}-byte stored payloads, ${DURATION}s (load average $(loadavg))" >&2
+  CEILING_OUT=$("$BIN/pulsegate-bench" sqlite-ceiling --seconds "$DURATION" --concurrency "$CONNECTIONS" \
+    --payload-bytes "$STORED_BYTES" --dir "$DATA/ceiling")
+  echo "$CEILING_OUT" >&2
+  CEILING_VALUE=$(echo "$CEILING_OUT" | awk '/^sqlite-ceiling:/ { print $2 }')
 fi
-kill -TERM "$GATEWAY_PID"; wait "$GATEWAY_PID" || true; GATEWAY_PID=
-
-echo "== sqlite-ceiling: $CONNECTIONS tasks, ${OUTBOX_BYTES}-byte payloads, ${DURATION}s" >&2
-CEILING_OUT=$("$BIN/pulsegate-bench" sqlite-ceiling --seconds "$DURATION" --concurrency "$CONNECTIONS" \
-  --payload-bytes "$OUTBOX_BYTES" --dir "$DATA/ceiling")
-echo "$CEILING_OUT" >&2
-CEILING=$(echo "$CEILING_OUT" | awk '/^sqlite-ceiling:/ { print $2 }')
 
 echo
-echo "durable requests/s : $RPS  (non-2xx: $NON2XX)"
-echo "latency p50 / p99  : ${P50} ms / ${P99} ms"
-echo "sqlite ceiling     : $CEILING commits/s"
-awk -v rps="$RPS" -v ceiling="$CEILING" 'BEGIN { if (ceiling > 0) printf "ratio to ceiling   : %.2f\n", rps / ceiling }'
+printf '%-9s %9s %8s %8s %10s %10s %8s  %s\n' scenario "durable/s" "p50 ms" "p99 ms" "CPU us/req" forwarded \
+  non-2xx "load average (1/5/15 min) before"
+for line in "${SUMMARY[@]}"; do echo "$line"; done
+if [ -n "$CEILING_VALUE" ]; then
+  echo "sqlite ceiling: $CEILING_VALUE commits/s"
+  HEADLINE=${EMBEDDED_RPS:-$LAST_RPS}
+  awk -v rps="$HEADLINE" -v ceiling="$CEILING_VALUE" \
+    'BEGIN { if (ceiling > 0) printf "ratio to ceiling: %.2f (%s durable requests/s)\n", rps / ceiling, rps }'
+fi
+echo "CPU us/req: the gateway process's user+system CPU per request (embedded: includes the ingest server)."
+echo "forwarded: Pulse batches the forwarder delivered during the run."

@@ -55,6 +55,25 @@ import Testing
         await harness.stop(removing: false)
     }
 
+    @Test func outboxPayloadsAreStoredCompressedAndCountedInPlaintextBytes() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { harness.directory.remove() }
+        #expect(try await harness.post(Self.body, batchID: "batch-1").status == 200)
+        let connection = try SQLiteConnection(path: harness.directory.path + "/" + GatewayStore.fileName)
+        let row = try #require(
+            try connection.queryFirst("SELECT payload_encoding, payload_bytes, payload FROM outbox") {
+                (try $0.column(0, as: Int.self), try $0.column(1, as: Int.self), try $0.column(2, as: [UInt8].self))
+            })
+        #expect(row.0 == StoredPayload.Encoding.zstd.rawValue)
+        #expect(row.2.count < row.1)
+        // The plaintext is the Pulse envelope, exactly as long as recorded; the byte cap counts it.
+        let plain = try StoredPayload(bytes: row.2, encoding: row.0, plainCount: row.1).plaintext()
+        #expect(plain.count == row.1)
+        #expect(String(decoding: plain, as: UTF8.self).hasPrefix("{\"identity\":"))
+        #expect(harness.gateway.store.outboxDepth.bytes == row.1)
+        await harness.stop(removing: false)
+    }
+
     @Test func withoutBatchIDTheBodyHashDeduplicates() async throws {
         let harness = try await GatewayHarness.start()
         defer { harness.directory.remove() }

@@ -8,14 +8,21 @@ enum Redaction {
         "password", "passwd", "secret", "token", "api_key", "apikey", "authorization", "cookie", "set-cookie",
         "credential", "session_key",
     ]
-    private static let fragmentBytes: [[UInt8]] = sensitiveFragments.map { Array($0.utf8) }
-    /// First letters of the fragments: a position whose byte is not one of them starts no match.
-    private static let firstLetters: [Bool] = {
-        var table = [Bool](repeating: false, count: 256)
-        for fragment in sensitiveFragments {
+    /// Every fragment's bytes back to back: fragment `i` is
+    /// `fragmentBytes[fragmentStarts[i]..<fragmentStarts[i + 1]]`.
+    private static let fragmentBytes: [UInt8] = sensitiveFragments.flatMap { Array($0.utf8) }
+    private static let fragmentStarts: [Int] = sensitiveFragments.reduce(into: [0]) {
+        $0.append($0.last! + $1.utf8.count)
+    }
+    /// For each byte, a bit per fragment that starts with it (either case): a position whose byte
+    /// has no bit set starts no match, and one that has is compared with those fragments only.
+    private static let candidates: [UInt16] = {
+        precondition(sensitiveFragments.count <= 16, "one bit per fragment")
+        var table = [UInt16](repeating: 0, count: 256)
+        for (index, fragment) in sensitiveFragments.enumerated() {
             let first = fragment.utf8.first!
-            table[Int(first)] = true
-            table[Int(first & 0xDF)] = true
+            table[Int(first)] |= 1 << index
+            table[Int(first & 0xDF)] |= 1 << index
         }
         return table
     }()
@@ -30,20 +37,34 @@ enum Redaction {
     static func isSensitive(_ key: String) -> Bool {
         var key = key
         return key.withUTF8 { utf8 in
-            for start in utf8.indices where firstLetters[Int(utf8[start])] {
-                let rest = UnsafeBufferPointer(rebasing: utf8[start...])
-                for fragment in fragmentBytes where startsWithIgnoringASCIICase(rest, fragment) {
-                    return true
+            candidates.withUnsafeBufferPointer { candidates in
+                fragmentBytes.withUnsafeBufferPointer { fragments in
+                    fragmentStarts.withUnsafeBufferPointer { starts in
+                        for start in utf8.indices {
+                            var mask = candidates[Int(utf8[start])]
+                            while mask != 0 {
+                                let fragment = mask.trailingZeroBitCount
+                                mask &= mask &- 1
+                                let prefix = UnsafeBufferPointer(
+                                    rebasing: fragments[starts[fragment]..<starts[fragment + 1]])
+                                if startsWithIgnoringASCIICase(utf8, at: start, prefix) { return true }
+                            }
+                        }
+                        return false
+                    }
                 }
             }
-            return false
         }
     }
 
-    /// Whether `text` starts with `prefix` (lower-case ASCII), comparing ASCII letters without case.
-    private static func startsWithIgnoringASCIICase(_ text: UnsafeBufferPointer<UInt8>, _ prefix: [UInt8]) -> Bool {
-        guard text.count >= prefix.count else { return false }
-        for index in prefix.indices where lower(text[index]) != prefix[index] {
+    /// Whether `text[offset...]` starts with `prefix` (lower-case ASCII), comparing ASCII letters
+    /// without case.
+    @inline(__always)
+    private static func startsWithIgnoringASCIICase(
+        _ text: UnsafeBufferPointer<UInt8>, at offset: Int, _ prefix: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
+        guard text.count - offset >= prefix.count else { return false }
+        for index in 0..<prefix.count where lower(text[offset + index]) != prefix[index] {
             return false
         }
         return true

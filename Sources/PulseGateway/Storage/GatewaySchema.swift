@@ -14,6 +14,11 @@ import PulseStorage
 ///   so a restarted gateway serves `GET /v1/policy` and `Apsio-Policy-Revision` at once.
 /// - `diagnostics_device`, `diagnostics_received`: per (app, installation) delivery state and the received
 ///   batch sequence numbers as ranges (`docs/diagnostics.md`).
+///
+/// Migration `004` adds `payload_encoding` and `payload_bytes` to both tables: payloads are
+/// stored zstd-compressed (`payload_encoding` 1) when that makes them smaller, so a commit writes
+/// about a fifth of the bytes; `payload_bytes` keeps the plaintext length, which is what the
+/// outbox byte cap, `/metrics` and `pulsegate outbox` count. Rows written before it are plain (0).
 enum GatewaySchema {
     static var migrator: Migrator {
         var migrator = Migrator()
@@ -107,6 +112,16 @@ enum GatewaySchema {
                     first_at INTEGER NOT NULL,
                     PRIMARY KEY (app, installation_id, low)
                 ) WITHOUT ROWID;
+                """)
+        migrator.append(
+            "004_outbox_stored_encoding",
+            sql: """
+                ALTER TABLE outbox ADD COLUMN payload_encoding INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE outbox ADD COLUMN payload_bytes INTEGER NOT NULL DEFAULT 0;
+                UPDATE outbox SET payload_bytes = length(payload);
+                ALTER TABLE dead_letter ADD COLUMN payload_encoding INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE dead_letter ADD COLUMN payload_bytes INTEGER NOT NULL DEFAULT 0;
+                UPDATE dead_letter SET payload_bytes = length(payload);
                 """)
         return migrator
     }

@@ -11,6 +11,8 @@ import Synchronization
 public final class GatewayStore: Sendable {
     /// The database file name inside the data directory.
     public static let fileName = "gateway.sqlite"
+    /// WAL pages after which the executor checkpoints (SQLite's own default threshold).
+    static let checkpointPages = 1_000
 
     let executor: SQLiteExecutor
     /// Rows and payload bytes in the outbox, kept in memory for the intake's cap check.
@@ -37,7 +39,10 @@ public final class GatewayStore: Sendable {
     public static func open(dataDirectory: String) async throws -> GatewayStore {
         let path = dataDirectory.hasSuffix("/") ? dataDirectory + fileName : dataDirectory + "/" + fileName
         do {
-            let executor = try await SQLiteExecutor(path: path, threadName: "pulse.gateway.db")
+            // Checkpoints run after a batch's callers were answered, not inside its COMMIT.
+            let executor = try await SQLiteExecutor(
+                path: path, options: SQLiteConnection.Options(deferredCheckpointPages: Self.checkpointPages),
+                threadName: "pulse.gateway.db")
             _ = try await executor.write { connection in
                 try GatewaySchema.migrator.migrate(connection)
             }
@@ -68,6 +73,8 @@ public final class GatewayStore: Sendable {
         app: String, batchID: String, bodyHash: [UInt8], sentAt: Int64?, now: Int64, retentionMilliseconds: Int64,
         drafts: [OutboxDraft], diagnostics: DiagnosticsObservation? = nil
     ) async throws -> IntakeOutcome {
+        // Compressed here, on the request's task: the commit thread only binds the bytes.
+        let stored = drafts.map { StoredPayload(encoding: $0.payload) }
         let outcome = try await executor.commit { connection -> IntakeOutcome in
             let existing = try connection.queryFirst(
                 "SELECT body_hash, expires_at FROM dedup WHERE app = ? AND batch_id = ?", [app, batchID]
@@ -89,8 +96,8 @@ public final class GatewayStore: Sendable {
                 [app, batchID, bodyHash, now, now + retentionMilliseconds, sentAt])
             var seqs: [Int64] = []
             seqs.reserveCapacity(drafts.count)
-            for draft in drafts {
-                try Self.insert(draft, httpBatchID: batchID, now: now, connection: connection)
+            for (draft, payload) in zip(drafts, stored) {
+                try Self.insert(draft, payload: payload, httpBatchID: batchID, now: now, connection: connection)
                 seqs.append(connection.lastInsertRowID)
             }
             if let diagnostics {
@@ -109,18 +116,19 @@ public final class GatewayStore: Sendable {
     }
 
     private static func insert(
-        _ draft: OutboxDraft, httpBatchID: String, now: Int64, priority: Int? = nil, connection: SQLiteConnection
+        _ draft: OutboxDraft, payload: StoredPayload, httpBatchID: String, now: Int64, priority: Int? = nil,
+        connection: SQLiteConnection
     ) throws {
         try connection.execute(
             """
             INSERT INTO outbox(app, identity_key, identity, kind, priority, pulse_batch_id, payload, compression,
-                record_count, fallback, http_batch_id, next_attempt_at, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                record_count, fallback, http_batch_id, next_attempt_at, created_at, payload_encoding, payload_bytes)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 draft.app, draft.identityKey, draft.identity, draft.kind.rawValue, priority ?? draft.priority,
-                draft.pulseBatchID, draft.payload, Int(draft.compression), draft.recordCount, draft.fallback,
-                httpBatchID, now, now,
+                draft.pulseBatchID, payload.bytes, Int(draft.compression), draft.recordCount, draft.fallback,
+                httpBatchID, now, now, payload.encoding.rawValue, payload.plainCount,
             ])
     }
 
@@ -130,7 +138,7 @@ public final class GatewayStore: Sendable {
     /// Recounts the outbox from the database.
     func refreshDepth() async throws {
         let counted = try await executor.read { connection in
-            try connection.queryFirst("SELECT count(*), coalesce(sum(length(payload)), 0) FROM outbox") { row in
+            try connection.queryFirst("SELECT count(*), coalesce(sum(payload_bytes), 0) FROM outbox") { row in
                 Depth(rows: try row.column(0, as: Int.self), bytes: try row.column(1, as: Int.self))
             } ?? Depth()
         }
@@ -177,32 +185,42 @@ public final class GatewayStore: Sendable {
     }
 
     /// The head of an identity's queue (crash batches first, then FIFO), or `nil` when empty.
+    /// The payload is decompressed here, on the caller's task, after the read left the executor.
     func head(identityKey: String) async throws -> OutboxRow? {
-        try await executor.read { connection in
+        let found = try await executor.read { connection in
             try connection.queryFirst(
                 """
                 SELECT seq, app, identity_key, identity, kind, priority, pulse_batch_id, payload, compression,
-                    record_count, fallback, http_batch_id, attempts, next_attempt_at, created_at
+                    record_count, fallback, http_batch_id, attempts, next_attempt_at, created_at, payload_encoding,
+                    payload_bytes
                 FROM outbox WHERE identity_key = ? ORDER BY priority, seq LIMIT 1
                 """, [identityKey]
             ) { row in try Self.outboxRow(row) }
         }
+        guard let found else { return nil }
+        var row = found.0
+        row.payload = try found.1.plaintext()
+        return row
     }
 
-    private static func outboxRow(_ row: borrowing SQLiteRow) throws -> OutboxRow {
-        OutboxRow(
+    /// A row with an empty `payload`, and its stored payload.
+    private static func outboxRow(_ row: borrowing SQLiteRow) throws -> (OutboxRow, StoredPayload) {
+        let stored = StoredPayload(
+            bytes: try row.column(7), encoding: try row.column(15), plainCount: try row.column(16))
+        let outboxRow = OutboxRow(
             seq: try row.column(0), app: try row.column(1), identityKey: try row.column(2),
             identity: try row.column(3), kind: OutboxBatchKind(rawValue: try row.column(4)) ?? .events,
-            priority: try row.column(5), pulseBatchID: try row.column(6), payload: try row.column(7),
+            priority: try row.column(5), pulseBatchID: try row.column(6), payload: [],
             compression: UInt8(clamping: try row.column(8, as: Int.self)), recordCount: try row.column(9),
             fallback: try row.column(10), httpBatchID: try row.column(11), attempts: try row.column(12),
             nextAttemptAt: try row.column(13), createdAt: try row.column(14))
+        return (outboxRow, stored)
     }
 
     /// Deletes a delivered row.
     func delete(seq: Int64) async throws {
         let removed = try await executor.commit { connection -> Int in
-            let bytes = try connection.queryFirst("SELECT length(payload) FROM outbox WHERE seq = ?", [seq]) { row in
+            let bytes = try connection.queryFirst("SELECT payload_bytes FROM outbox WHERE seq = ?", [seq]) { row in
                 try row.column(0, as: Int.self)
             }
             try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
@@ -228,16 +246,17 @@ public final class GatewayStore: Sendable {
     /// Moves a row to the dead-letter table.
     func deadLetter(seq: Int64, code: Int, message: String, now: Int64) async throws {
         let removed = try await executor.commit { connection -> Int in
-            let bytes = try connection.queryFirst("SELECT length(payload) FROM outbox WHERE seq = ?", [seq]) { row in
+            let bytes = try connection.queryFirst("SELECT payload_bytes FROM outbox WHERE seq = ?", [seq]) { row in
                 try row.column(0, as: Int.self)
             }
             try connection.execute(
                 """
                 INSERT OR REPLACE INTO dead_letter(seq, app, identity_key, identity, kind, priority, pulse_batch_id,
                     payload, compression, record_count, fallback, http_batch_id, attempts, created_at, failed_at,
-                    code, message)
+                    code, message, payload_encoding, payload_bytes)
                 SELECT seq, app, identity_key, identity, kind, priority, pulse_batch_id, payload, compression,
-                    record_count, fallback, http_batch_id, attempts + 1, created_at, ?, ?, ?
+                    record_count, fallback, http_batch_id, attempts + 1, created_at, ?, ?, ?, payload_encoding,
+                    payload_bytes
                 FROM outbox WHERE seq = ?
                 """, [now, code, message, seq])
             try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
@@ -254,14 +273,16 @@ public final class GatewayStore: Sendable {
     /// Replaces a crash row by event rows carrying the same records (the upstream answered 501).
     /// The new rows keep crash priority, so they still go ahead of the identity's event batches.
     func replaceWithFallback(seq: Int64, httpBatchID: String, drafts: [OutboxDraft], now: Int64) async throws {
+        let stored = drafts.map { StoredPayload(encoding: $0.payload) }
         let removed = try await executor.commit { connection -> Int in
-            let bytes = try connection.queryFirst("SELECT length(payload) FROM outbox WHERE seq = ?", [seq]) { row in
+            let bytes = try connection.queryFirst("SELECT payload_bytes FROM outbox WHERE seq = ?", [seq]) { row in
                 try row.column(0, as: Int.self)
             }
             try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
             guard connection.changes > 0 else { return -1 }
-            for draft in drafts {
-                try Self.insert(draft, httpBatchID: httpBatchID, now: now, priority: 0, connection: connection)
+            for (draft, payload) in zip(drafts, stored) {
+                try Self.insert(
+                    draft, payload: payload, httpBatchID: httpBatchID, now: now, priority: 0, connection: connection)
             }
             return bytes ?? 0
         }
@@ -341,7 +362,7 @@ public final class GatewayStore: Sendable {
             var summaries: [String: AppSummary] = [:]
             _ = try connection.query(
                 """
-                SELECT app, count(*), sum(record_count), sum(length(payload)), min(created_at)
+                SELECT app, count(*), sum(record_count), sum(payload_bytes), min(created_at)
                 FROM outbox GROUP BY app
                 """
             ) { row in
@@ -402,9 +423,10 @@ public final class GatewayStore: Sendable {
                 try connection.execute(
                     """
                     INSERT INTO outbox(seq, app, identity_key, identity, kind, priority, pulse_batch_id, payload,
-                        compression, record_count, fallback, http_batch_id, attempts, next_attempt_at, created_at)
+                        compression, record_count, fallback, http_batch_id, attempts, next_attempt_at, created_at,
+                        payload_encoding, payload_bytes)
                     SELECT seq, app, identity_key, identity, kind, priority, pulse_batch_id, payload, compression,
-                        record_count, fallback, http_batch_id, 0, ?, created_at
+                        record_count, fallback, http_batch_id, 0, ?, created_at, payload_encoding, payload_bytes
                     FROM dead_letter WHERE seq = ?
                     """, [now, seq])
                 if connection.changes > 0 {

@@ -30,11 +30,21 @@ public final class SQLiteConnection {
         public var busyTimeoutMilliseconds: Int
         /// The maximum number of compiled statements kept for reuse; the least recently used is evicted.
         public var statementCacheCapacity: Int
+        /// `nil` (the default): SQLite checkpoints the WAL itself, inside the `COMMIT` that makes it
+        /// reach 1,000 pages, so that commit returns only after the checkpoint's writes and fsync.
+        /// A number of pages: SQLite's automatic checkpoint is off and the connection's owner calls
+        /// ``checkpointIfDue()`` when it suits it — ``SQLiteExecutor`` does after the callers of a
+        /// commit have been resumed, so the checkpoint's I/O overlaps the callers' next work instead
+        /// of delaying their answers. Durability is the same: a commit is fsync'd in the WAL either way.
+        public var deferredCheckpointPages: Int?
 
         /// Creates options; the defaults suit a server process.
-        public init(busyTimeoutMilliseconds: Int = 5_000, statementCacheCapacity: Int = 64) {
+        public init(
+            busyTimeoutMilliseconds: Int = 5_000, statementCacheCapacity: Int = 64, deferredCheckpointPages: Int? = nil
+        ) {
             self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
             self.statementCacheCapacity = max(1, statementCacheCapacity)
+            self.deferredCheckpointPages = deferredCheckpointPages.map { max(1, $0) }
         }
     }
 
@@ -46,6 +56,8 @@ public final class SQLiteConnection {
     private var cache: [String: PreparedStatement] = [:]
     private var useClock: UInt64 = 0
     private var savepointDepth = 0
+    /// Pages in the WAL after the last commit, reported by SQLite's WAL hook (deferred checkpoints only).
+    private let walPages = WALPageCount()
 
     /// Number of times SQL text was compiled (`sqlite3_prepare`); lets tests observe statement-cache hits.
     private(set) var compileCount = 0
@@ -99,6 +111,32 @@ public final class SQLiteConnection {
         guard foreignKeys == 1 else {
             throw StorageError(code: .cannotOpen, message: "foreign_keys=ON was not applied to `\(path)`")
         }
+        if options.deferredCheckpointPages != nil {
+            // Replaces (and so turns off) SQLite's automatic checkpoint hook.
+            sqlite3_wal_hook(
+                database,
+                { context, _, _, pages in
+                    if let context {
+                        Unmanaged<WALPageCount>.fromOpaque(context).takeUnretainedValue().pages = Int(pages)
+                    }
+                    return SQLITE_OK
+                }, Unmanaged.passUnretained(walPages).toOpaque())
+        }
+    }
+
+    /// With ``Options/deferredCheckpointPages``: runs a passive checkpoint (it never waits for
+    /// locks and never blocks readers) when the WAL has reached that many pages; returns whether
+    /// it ran. Otherwise does nothing. A failed checkpoint is harmless: the next call tries again.
+    @discardableResult
+    public func checkpointIfDue() -> Bool {
+        guard let limit = options.deferredCheckpointPages, let database, walPages.pages >= limit,
+            sqlite3_get_autocommit(database) != 0
+        else { return false }
+        walPages.pages = 0
+        var logFrames: Int32 = 0
+        var checkpointed: Int32 = 0
+        _ = sqlite3_wal_checkpoint_v2(database, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &checkpointed)
+        return true
     }
 
     private func pragma<T>(_ sql: String, _ map: (borrowing SQLiteRow) throws -> T) throws -> T? {
@@ -224,22 +262,43 @@ public final class SQLiteConnection {
     func savepoint<T>(_ body: () throws -> T) throws -> T {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
-        let name = "pulse_savepoint_\(savepointDepth)"
-        try execute("SAVEPOINT \(name)")
+        let names = Self.savepointStatements(depth: savepointDepth)
+        try execute(names.begin)
         do {
             let result = try body()
-            try execute("RELEASE \(name)")
+            try execute(names.release)
             return result
         } catch {
             if isInTransaction {
                 do {
-                    try execute("ROLLBACK TO \(name)")
-                    try execute("RELEASE \(name)")
+                    try execute(names.rollback)
+                    try execute(names.release)
                 } catch {
                     rollbackIgnoringErrors()
                 }
             }
             throw error
+        }
+    }
+
+    /// The savepoint statements of one nesting depth; the common depths are built once (group
+    /// commit runs one savepoint per job).
+    private static func savepointStatements(depth: Int) -> SavepointStatements {
+        depth < commonSavepoints.count ? commonSavepoints[depth] : SavepointStatements(depth: depth)
+    }
+
+    private static let commonSavepoints = (0..<4).map { SavepointStatements(depth: $0) }
+
+    private struct SavepointStatements {
+        let begin: String
+        let release: String
+        let rollback: String
+
+        init(depth: Int) {
+            let name = "pulse_savepoint_\(depth)"
+            begin = "SAVEPOINT " + name
+            release = "RELEASE " + name
+            rollback = "ROLLBACK TO " + name
         }
     }
 
@@ -387,6 +446,11 @@ public final class SQLiteConnection {
 
     /// Number of statements currently cached.
     var cachedStatementCount: Int { cache.count }
+}
+
+/// The WAL size SQLite reports to a connection's WAL hook; only touched on the connection's thread.
+private final class WALPageCount {
+    var pages = 0
 }
 
 @available(*, unavailable, message: "A connection has one owner; share it through SQLiteExecutor")

@@ -145,9 +145,12 @@ final class ExecutorCore: Sendable {
                 job(connection)
                 // A job must never leave a transaction open for the next one.
                 connection.rollbackIgnoringErrors()
+                connection.checkpointIfDue()
             case .batch(let jobs):
                 runBatch(jobs, on: connection)
                 connection.rollbackIgnoringErrors()
+                // After the callers were resumed: their answers do not wait for the checkpoint.
+                connection.checkpointIfDue()
             case .shutdown:
                 let result: Result<Void, StorageError>
                 do {
