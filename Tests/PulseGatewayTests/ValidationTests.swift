@@ -22,186 +22,348 @@ import Testing
     }
 
     static let wrongTypes: [WrongType] = [
-        WrongType(.logs, #"{"resourceLogs":["x"]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":["x"]}"#,
             #"resourceLogs[0]: expected an object"#),
-        WrongType(.logs, #"{"resourceLogs":[null]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[null]}"#,
             #"resourceLogs[0]: expected an object, not null"#),
-        WrongType(.logs, #"{"resourceLogs":[{"resource":[]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"resource":[]}]}"#,
             #"resourceLogs[0].resource: expected an object"#),
-        WrongType(.logs, #"{"resourceLogs":[{"resource":{"attributes":5}}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"resource":{"attributes":5}}]}"#,
             #"resourceLogs[0].resource.attributes: expected an array"#),
-        WrongType(.logs, #"{"resourceLogs":[{"resource":{"droppedAttributesCount":-1}}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"resource":{"droppedAttributesCount":-1}}]}"#,
             #"resourceLogs[0].resource.droppedAttributesCount: expected an unsigned 32-bit integer"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":{}}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":{}}]}"#,
             #"resourceLogs[0].scopeLogs: expected an array"#),
-        WrongType(.logs, #"{"resourceLogs":[{"schemaUrl":1}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"schemaUrl":1}]}"#,
             #"resourceLogs[0].schemaUrl: expected a string"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"scope":"x"}]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"scope":"x"}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].scope: expected an object"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"scope":{"name":5}}]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"scope":{"name":5}}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].scope.name: expected a string"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":"x"}]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":"x"}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords: expected an array"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[5]}]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[5]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0]: expected an object"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":5}]}]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":5}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes: expected an array"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":["x"]}]}]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":["x"]}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0]: expected an object"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":5}]}]}]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":5}]}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].key: expected a string"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":"x"}]}]}]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":"x"}]}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value: expected an object"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"stringValue":5}}]}]}]}]}"#,
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"stringValue":5}}]}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.stringValue: expected a string"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"boolValue":"true"}}]}]}]}]}"#,
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"boolValue":"true"}}]}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.boolValue: expected true or false"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"intValue":"x"}}]}]}]}]}"#,
-            #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.intValue: expected a 64-bit integer (a number or a decimal string)"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"intValue":1.5}}]}]}]}]}"#,
-            #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.intValue: expected a 64-bit integer (a number or a decimal string)"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"doubleValue":"abc"}}]}]}]}]}"#,
-            #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.doubleValue: expected a number (or "NaN", "Infinity", "-Infinity")"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"doubleValue":"inf"}}]}]}]}]}"#,
-            #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.doubleValue: expected a number (or "NaN", "Infinity", "-Infinity")"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"bytesValue":5}}]}]}]}]}"#,
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"intValue":"x"}}]}]}]}]}"#,
+            #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.intValue: expected a 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"intValue":1.5}}]}]}]}]}"#,
+            #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.intValue: expected a 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"doubleValue":"abc"}}]}]}]}]}"#,
+            #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.doubleValue: expected a number (or "NaN", "Infinity", "-Infinity")"#
+        ),
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"doubleValue":"inf"}}]}]}]}]}"#,
+            #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.doubleValue: expected a number (or "NaN", "Infinity", "-Infinity")"#
+        ),
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"bytesValue":5}}]}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.bytesValue: expected a base64 string"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"arrayValue":[]}}]}]}]}]}"#,
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"arrayValue":[]}}]}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.arrayValue: expected an object"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"arrayValue":{"values":{}}}}]}]}]}]}"#,
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"arrayValue":{"values":{}}}}]}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.arrayValue.values: expected an array"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"arrayValue":{"values":[{"stringValue":"a"},5]}}}]}]}]}]}"#,
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"arrayValue":{"values":[{"stringValue":"a"},5]}}}]}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.arrayValue.values[1]: expected an object"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"kvlistValue":"x"}}]}]}]}]}"#,
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"kvlistValue":"x"}}]}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.kvlistValue: expected an object"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"kvlistValue":{"values":[{"key":1}]}}}]}]}]}]}"#,
-            #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.kvlistValue.values[0].key: expected a string"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"kvlistValue":{"values":[{"key":"a","value":{"arrayValue":{"values":[{"intValue":"x"}]}}}]}}}]}]}]}]}"#,
-            #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.kvlistValue.values[0].value.arrayValue.values[0].intValue: expected a 64-bit integer (a number or a decimal string)"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":"x"}]}]}]}"#,
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"kvlistValue":{"values":[{"key":1}]}}}]}]}]}]}"#,
+            #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.kvlistValue.values[0].key: expected a string"#
+        ),
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"k","value":{"kvlistValue":{"values":[{"key":"a","value":{"arrayValue":{"values":[{"intValue":"x"}]}}}]}}}]}]}]}]}"#,
+            #"resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.kvlistValue.values[0].value.arrayValue.values[0].intValue: expected a 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":"x"}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].body: expected an object"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"kvlistValue":{"values":5}}}]}]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"kvlistValue":{"values":5}}}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].body.kvlistValue.values: expected an array"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":{}}]}]}]}"#,
-            #"resourceLogs[0].scopeLogs[0].logRecords[0].timeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":"-5"}]}]}]}"#,
-            #"resourceLogs[0].scopeLogs[0].logRecords[0].timeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":-5}]}]}]}"#,
-            #"resourceLogs[0].scopeLogs[0].logRecords[0].timeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"observedTimeUnixNano":"soon"}]}]}]}"#,
-            #"resourceLogs[0].scopeLogs[0].logRecords[0].observedTimeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"severityNumber":"ERROR"}]}]}]}"#,
-            #"resourceLogs[0].scopeLogs[0].logRecords[0].severityNumber: expected an enum value (an integer or its name)"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"severityNumber":9.5}]}]}]}"#,
-            #"resourceLogs[0].scopeLogs[0].logRecords[0].severityNumber: expected an enum value (an integer or its name)"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"severityNumber":[9]}]}]}]}"#,
-            #"resourceLogs[0].scopeLogs[0].logRecords[0].severityNumber: expected an enum value (an integer or its name)"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"severityText":5}]}]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":{}}]}]}]}"#,
+            #"resourceLogs[0].scopeLogs[0].logRecords[0].timeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":"-5"}]}]}]}"#,
+            #"resourceLogs[0].scopeLogs[0].logRecords[0].timeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":-5}]}]}]}"#,
+            #"resourceLogs[0].scopeLogs[0].logRecords[0].timeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"observedTimeUnixNano":"soon"}]}]}]}"#,
+            #"resourceLogs[0].scopeLogs[0].logRecords[0].observedTimeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"severityNumber":"ERROR"}]}]}]}"#,
+            #"resourceLogs[0].scopeLogs[0].logRecords[0].severityNumber: expected an enum value (an integer or its name)"#
+        ),
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"severityNumber":9.5}]}]}]}"#,
+            #"resourceLogs[0].scopeLogs[0].logRecords[0].severityNumber: expected an enum value (an integer or its name)"#
+        ),
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"severityNumber":[9]}]}]}]}"#,
+            #"resourceLogs[0].scopeLogs[0].logRecords[0].severityNumber: expected an enum value (an integer or its name)"#
+        ),
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"severityText":5}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].severityText: expected a string"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"eventName":true}]}]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"eventName":true}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].eventName: expected a string"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"flags":"x"}]}]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"flags":"x"}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].flags: expected an unsigned 32-bit integer"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"traceId":5}]}]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"traceId":5}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].traceId: expected 32 hex characters (or an empty string)"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"traceId":"5b8efff798038103d269b633813fc60"}]}]}]}"#,
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"traceId":"5b8efff798038103d269b633813fc60"}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].traceId: expected 32 hex characters (or an empty string)"#),
-        WrongType(.logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"spanId":"eee19b7ec3c1b17z"}]}]}]}"#,
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"spanId":"eee19b7ec3c1b17z"}]}]}]}"#,
             #"resourceLogs[0].scopeLogs[0].logRecords[0].spanId: expected 16 hex characters (or an empty string)"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":{}}]}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":{}}]}]}"#,
             #"resourceSpans[0].scopeSpans[0].spans: expected an array"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":"x"}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":"x"}]}"#,
             #"resourceSpans[0].scopeSpans: expected an array"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"xyz"}]}]}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"xyz"}]}]}]}"#,
             #"resourceSpans[0].scopeSpans[0].spans[0].traceId: expected 32 hex characters (or an empty string)"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"spanId":12}]}]}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"spanId":12}]}]}]}"#,
             #"resourceSpans[0].scopeSpans[0].spans[0].spanId: expected 16 hex characters (or an empty string)"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"parentSpanId":"eee19b7ec3c1b1"}]}]}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"parentSpanId":"eee19b7ec3c1b1"}]}]}]}"#,
             #"resourceSpans[0].scopeSpans[0].spans[0].parentSpanId: expected 16 hex characters (or an empty string)"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":5}]}]}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":5}]}]}]}"#,
             #"resourceSpans[0].scopeSpans[0].spans[0].name: expected a string"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":"CLIENT"}]}]}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":"CLIENT"}]}]}]}"#,
             #"resourceSpans[0].scopeSpans[0].spans[0].kind: expected an enum value (an integer or its name)"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":{}}]}]}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":{}}]}]}]}"#,
             #"resourceSpans[0].scopeSpans[0].spans[0].kind: expected an enum value (an integer or its name)"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":4294967296}]}]}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":4294967296}]}]}]}"#,
             #"resourceSpans[0].scopeSpans[0].spans[0].kind: expected an enum value (an integer or its name)"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":[]}]}]}]}"#,
-            #"resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"endTimeUnixNano":true}]}]}]}"#,
-            #"resourceSpans[0].scopeSpans[0].spans[0].endTimeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":{}}]}]}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":[]}]}]}]}"#,
+            #"resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"endTimeUnixNano":true}]}]}]}"#,
+            #"resourceSpans[0].scopeSpans[0].spans[0].endTimeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":{}}]}]}]}"#,
             #"resourceSpans[0].scopeSpans[0].spans[0].attributes: expected an array"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"status":"x"}]}]}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"status":"x"}]}]}]}"#,
             #"resourceSpans[0].scopeSpans[0].spans[0].status: expected an object"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"status":{"code":"BAD"}}]}]}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"status":{"code":"BAD"}}]}]}]}"#,
             #"resourceSpans[0].scopeSpans[0].spans[0].status.code: expected an enum value (an integer or its name)"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"status":{"message":1}}]}]}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"status":{"message":1}}]}]}]}"#,
             #"resourceSpans[0].scopeSpans[0].spans[0].status.message: expected a string"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"events":"x"}]}]}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"events":"x"}]}]}]}"#,
             #"resourceSpans[0].scopeSpans[0].spans[0].events: expected an array"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"events":[{"timeUnixNano":"x"}]}]}]}]}"#,
-            #"resourceSpans[0].scopeSpans[0].spans[0].events[0].timeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#),
-        WrongType(.traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"links":[{"traceId":5}]}]}]}]}"#,
-            #"resourceSpans[0].scopeSpans[0].spans[0].links[0].traceId: expected 32 hex characters (or an empty string)"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":"x"}]}]}"#,
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"events":[{"timeUnixNano":"x"}]}]}]}]}"#,
+            #"resourceSpans[0].scopeSpans[0].spans[0].events[0].timeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"links":[{"traceId":5}]}]}]}]}"#,
+            #"resourceSpans[0].scopeSpans[0].spans[0].links[0].traceId: expected 32 hex characters (or an empty string)"#
+        ),
+        WrongType(
+            .metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":"x"}]}]}"#,
             #"resourceMetrics[0].scopeMetrics[0].metrics: expected an array"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":5}]}]}]}"#,
+        WrongType(
+            .metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":5}]}]}]}"#,
             #"resourceMetrics[0].scopeMetrics[0].metrics[0].name: expected a string"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"unit":[]}]}]}]}"#,
+        WrongType(
+            .metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"unit":[]}]}]}]}"#,
             #"resourceMetrics[0].scopeMetrics[0].metrics[0].unit: expected a string"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":"x"}]}]}]}"#,
+        WrongType(
+            .metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":"x"}]}]}]}"#,
             #"resourceMetrics[0].scopeMetrics[0].metrics[0].gauge: expected an object"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":{}}}]}]}]}"#,
+        WrongType(
+            .metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":{}}}]}]}]}"#,
             #"resourceMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints: expected an array"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[{"asDouble":"abc"}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0].asDouble: expected a number (or "NaN", "Infinity", "-Infinity")"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[{"asInt":"1.5"}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0].asInt: expected a 64-bit integer (a number or a decimal string)"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[{"attributes":5}]}}]}]}]}"#,
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[{"asDouble":"abc"}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0].asDouble: expected a number (or "NaN", "Infinity", "-Infinity")"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[{"asInt":"1.5"}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0].asInt: expected a 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[{"attributes":5}]}}]}]}]}"#,
             #"resourceMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0].attributes: expected an array"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[{"exemplars":[{"spanId":"q"}]}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0].exemplars[0].spanId: expected 16 hex characters (or an empty string)"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"sum":{"dataPoints":[{"timeUnixNano":"x"}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].sum.dataPoints[0].timeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"sum":{"dataPoints":[{"startTimeUnixNano":{}}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].sum.dataPoints[0].startTimeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"sum":{"isMonotonic":"yes"}}]}]}]}"#,
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[{"exemplars":[{"spanId":"q"}]}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0].exemplars[0].spanId: expected 16 hex characters (or an empty string)"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"sum":{"dataPoints":[{"timeUnixNano":"x"}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].sum.dataPoints[0].timeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"sum":{"dataPoints":[{"startTimeUnixNano":{}}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].sum.dataPoints[0].startTimeUnixNano: expected an unsigned 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"sum":{"isMonotonic":"yes"}}]}]}]}"#,
             #"resourceMetrics[0].scopeMetrics[0].metrics[0].sum.isMonotonic: expected true or false"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"sum":{"aggregationTemporality":"X"}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].sum.aggregationTemporality: expected an enum value (an integer or its name)"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"count":-1}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0].count: expected an unsigned 64-bit integer (a number or a decimal string)"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"sum":"x"}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0].sum: expected a number (or "NaN", "Infinity", "-Infinity")"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"bucketCounts":"1"}]}}]}]}]}"#,
+        WrongType(
+            .metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"sum":{"aggregationTemporality":"X"}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].sum.aggregationTemporality: expected an enum value (an integer or its name)"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"count":-1}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0].count: expected an unsigned 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"sum":"x"}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0].sum: expected a number (or "NaN", "Infinity", "-Infinity")"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"bucketCounts":"1"}]}}]}]}]}"#,
             #"resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0].bucketCounts: expected an array"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"bucketCounts":["1","a"]}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0].bucketCounts[1]: expected an unsigned 64-bit integer (a number or a decimal string)"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"bucketCounts":[null]}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0].bucketCounts[0]: expected an unsigned 64-bit integer (a number or a decimal string), not null"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"explicitBounds":1}]}}]}]}]}"#,
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"bucketCounts":["1","a"]}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0].bucketCounts[1]: expected an unsigned 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"bucketCounts":[null]}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0].bucketCounts[0]: expected an unsigned 64-bit integer (a number or a decimal string), not null"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"explicitBounds":1}]}}]}]}]}"#,
             #"resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0].explicitBounds: expected an array"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"explicitBounds":[1,true]}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0].explicitBounds[1]: expected a number (or "NaN", "Infinity", "-Infinity")"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"min":{}}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0].min: expected a number (or "NaN", "Infinity", "-Infinity")"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"exponentialHistogram":{"dataPoints":[{"scale":"x"}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].exponentialHistogram.dataPoints[0].scale: expected a 32-bit integer"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"exponentialHistogram":{"dataPoints":[{"zeroCount":-3}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].exponentialHistogram.dataPoints[0].zeroCount: expected an unsigned 64-bit integer (a number or a decimal string)"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"exponentialHistogram":{"dataPoints":[{"positive":"x"}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].exponentialHistogram.dataPoints[0].positive: expected an object"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"exponentialHistogram":{"dataPoints":[{"negative":{"offset":1.5}}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].exponentialHistogram.dataPoints[0].negative.offset: expected a 32-bit integer"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"exponentialHistogram":{"dataPoints":[{"positive":{"bucketCounts":[1,-1]}}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].exponentialHistogram.dataPoints[0].positive.bucketCounts[1]: expected an unsigned 64-bit integer (a number or a decimal string)"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"summary":{"dataPoints":[{"quantileValues":{}}]}}]}]}]}"#,
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"explicitBounds":[1,true]}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0].explicitBounds[1]: expected a number (or "NaN", "Infinity", "-Infinity")"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"min":{}}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0].min: expected a number (or "NaN", "Infinity", "-Infinity")"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"exponentialHistogram":{"dataPoints":[{"scale":"x"}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].exponentialHistogram.dataPoints[0].scale: expected a 32-bit integer"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"exponentialHistogram":{"dataPoints":[{"zeroCount":-3}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].exponentialHistogram.dataPoints[0].zeroCount: expected an unsigned 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"exponentialHistogram":{"dataPoints":[{"positive":"x"}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].exponentialHistogram.dataPoints[0].positive: expected an object"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"exponentialHistogram":{"dataPoints":[{"negative":{"offset":1.5}}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].exponentialHistogram.dataPoints[0].negative.offset: expected a 32-bit integer"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"exponentialHistogram":{"dataPoints":[{"positive":{"bucketCounts":[1,-1]}}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].exponentialHistogram.dataPoints[0].positive.bucketCounts[1]: expected an unsigned 64-bit integer (a number or a decimal string)"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"summary":{"dataPoints":[{"quantileValues":{}}]}}]}]}]}"#,
             #"resourceMetrics[0].scopeMetrics[0].metrics[0].summary.dataPoints[0].quantileValues: expected an array"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"summary":{"dataPoints":[{"quantileValues":[{"quantile":0.5,"value":"x"}]}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].summary.dataPoints[0].quantileValues[0].value: expected a number (or "NaN", "Infinity", "-Infinity")"#),
-        WrongType(.metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"summary":{"dataPoints":[{"count":"many"}]}}]}]}]}"#,
-            #"resourceMetrics[0].scopeMetrics[0].metrics[0].summary.dataPoints[0].count: expected an unsigned 64-bit integer (a number or a decimal string)"#),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"summary":{"dataPoints":[{"quantileValues":[{"quantile":0.5,"value":"x"}]}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].summary.dataPoints[0].quantileValues[0].value: expected a number (or "NaN", "Infinity", "-Infinity")"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"summary":{"dataPoints":[{"count":"many"}]}}]}]}]}"#,
+            #"resourceMetrics[0].scopeMetrics[0].metrics[0].summary.dataPoints[0].count: expected an unsigned 64-bit integer (a number or a decimal string)"#
+        ),
     ]
 
     @Test(arguments: wrongTypes)
@@ -214,8 +376,9 @@ import Testing
     @Test func theFirstProblemInDocumentOrderIsReported() {
         let json = OTLP.logs(records: [OTLP.record(1), #"{"timeUnixNano":"x","severityText":5}"#])
         let rejection = #expect(throws: IntakeRejection.self) { try OTLP.map(json, signal: .logs) }
-        #expect(rejection?.message == "resourceLogs[0].scopeLogs[0].logRecords[1].timeUnixNano: "
-            + "expected an unsigned 64-bit integer (a number or a decimal string)")
+        #expect(
+            rejection?.message == "resourceLogs[0].scopeLogs[0].logRecords[1].timeUnixNano: "
+                + "expected an unsigned 64-bit integer (a number or a decimal string)")
     }
 
     @Test func messagesNeverQuoteThePayload() {
@@ -229,8 +392,16 @@ import Testing
     /// Bodies proto3 JSON accepts: each maps without error.
     static let accepted: [(OTLPSignal, String)] = [
         // 64-bit integers as numbers or decimal strings; null as absent; unknown members of any type.
-        (.logs, OTLP.logs(records: [#"{"timeUnixNano":1700000000000000000,"observedTimeUnixNano":"1700000000000000000"}"#])),
-        (.logs, OTLP.logs(records: [#"{"timeUnixNano":null,"attributes":null,"body":null,"severityNumber":null,"traceId":null}"#])),
+        (
+            .logs,
+            OTLP.logs(records: [#"{"timeUnixNano":1700000000000000000,"observedTimeUnixNano":"1700000000000000000"}"#])
+        ),
+        (
+            .logs,
+            OTLP.logs(records: [
+                #"{"timeUnixNano":null,"attributes":null,"body":null,"severityNumber":null,"traceId":null}"#
+            ])
+        ),
         (.logs, #"{"resourceLogs":null}"#),
         (.logs, #"{"resourceLogs":[{"resource":null,"scopeLogs":null,"schemaUrl":null}]}"#),
         (.logs, #"{"resourceLogs":[{"scopeLogs":[{"scope":null,"logRecords":null}]}]}"#),
@@ -242,12 +413,37 @@ import Testing
         // Enums as integers, decimal strings or names.
         (.logs, OTLP.logs(records: [#"{"severityNumber":"17"}"#])),
         (.traces, OTLP.spans(spans: [#"{"kind":"SPAN_KIND_SERVER","status":{"code":"STATUS_CODE_OK","message":""}}"#])),
-        (.metrics, OTLP.metrics(metrics: [#"{"name":"m","sum":{"aggregationTemporality":"AGGREGATION_TEMPORALITY_CUMULATIVE","isMonotonic":true,"dataPoints":[{"asInt":5}]}}"#])),
+        (
+            .metrics,
+            OTLP.metrics(metrics: [
+                #"{"name":"m","sum":{"aggregationTemporality":"AGGREGATION_TEMPORALITY_CUMULATIVE","isMonotonic":true,"dataPoints":[{"asInt":5}]}}"#
+            ])
+        ),
         // Doubles as numbers, decimal strings and the three special strings; integral doubles for integers.
-        (.metrics, OTLP.metrics(metrics: [#"{"name":"m","histogram":{"dataPoints":[{"count":3.0,"sum":"NaN","min":"-Infinity","max":"Infinity","bucketCounts":[1,"2"],"explicitBounds":[1.5,"2.5",3]}]}}"#])),
-        (.metrics, OTLP.metrics(metrics: [#"{"name":"m","exponentialHistogram":{"dataPoints":[{"scale":-2,"zeroCount":"0","positive":{"offset":-1,"bucketCounts":["1"]},"negative":null,"zeroThreshold":0}]}}"#])),
-        (.metrics, OTLP.metrics(metrics: [#"{"name":"m","summary":{"dataPoints":[{"quantileValues":[{"quantile":0.5,"value":"1e3"}]}]}}"#])),
-        (.traces, OTLP.spans(spans: [#"{"events":[{"name":"e","timeUnixNano":"1"}],"links":[{"traceId":"","spanId":"","flags":256}],"droppedEventsCount":0}"#])),
+        (
+            .metrics,
+            OTLP.metrics(metrics: [
+                #"{"name":"m","histogram":{"dataPoints":[{"count":3.0,"sum":"NaN","min":"-Infinity","max":"Infinity","bucketCounts":[1,"2"],"explicitBounds":[1.5,"2.5",3]}]}}"#
+            ])
+        ),
+        (
+            .metrics,
+            OTLP.metrics(metrics: [
+                #"{"name":"m","exponentialHistogram":{"dataPoints":[{"scale":-2,"zeroCount":"0","positive":{"offset":-1,"bucketCounts":["1"]},"negative":null,"zeroThreshold":0}]}}"#
+            ])
+        ),
+        (
+            .metrics,
+            OTLP.metrics(metrics: [
+                #"{"name":"m","summary":{"dataPoints":[{"quantileValues":[{"quantile":0.5,"value":"1e3"}]}]}}"#
+            ])
+        ),
+        (
+            .traces,
+            OTLP.spans(spans: [
+                #"{"events":[{"name":"e","timeUnixNano":"1"}],"links":[{"traceId":"","spanId":"","flags":256}],"droppedEventsCount":0}"#
+            ])
+        ),
     ]
 
     @Test(arguments: accepted.indices)
