@@ -102,7 +102,8 @@ let modules: [Target] = [
         name: "pulsegate", dependencies: ["PulseGateCLI"],
         swiftSettings: swiftSettings),
     .executableTarget(
-        name: "pulsegate-bench", dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans", "PulseStorage"],
+        name: "pulsegate-bench",
+        dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans", "PulseStorage", "PulseGateway"],
         path: "Benchmarks/pulsegate-bench",
         swiftSettings: swiftSettings),
     .executableTarget(

@@ -15,6 +15,9 @@ case "json-samples":
 case "json-loop" where arguments.count == 3 && Int(arguments[2]) != nil:
     // Runs one workload untimed, for profilers.
     exit(JSONLoop.run(arguments[1], iterations: Int(arguments[2])!) ? 0 : 1)
+case "mapping":
+    // The gateway's OTLP/JSON mapping with and without the strict type checks.
+    exit(MappingBenchmark.run() ? 0 : 1)
 case "sqlite-ceiling":
     // Raw SQLite group-commit ceiling for scripts/bench-gateway.sh.
     exit(await SQLiteCeiling.run(Array(arguments.dropFirst())) ? 0 : 1)
@@ -24,6 +27,7 @@ default:
         usage: pulsegate-bench json                          PulseJSON vs Foundation (exit 1 below 10x)
                pulsegate-bench json-samples [directory]      write the sample documents
                pulsegate-bench json-loop <workload> <count>  run one workload for a profiler
+               pulsegate-bench mapping                       OTLP/JSON mapping with and without type checks
                pulsegate-bench sqlite-ceiling [--seconds S] [--concurrency N] [--payload-bytes B] [--dir D]
         """)
     exit(2)

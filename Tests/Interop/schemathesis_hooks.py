@@ -11,12 +11,11 @@ Loaded through `hooks` in schemathesis.toml (SCHEMATHESIS_HOOKS works too).
   codings, so generated bodies reach the JSON parser and the protobuf decoder instead of all
   stopping at "compressed body is corrupt". (A header value outside the spec's pattern leaves the
   body as it is.) Protobuf bodies are the generated random bytes.
-- `apsio_headers_rejected`: on the intake paths the built-in `negative_data_rejection` check is
-  off (a schema-invalid *body* may legitimately be accepted: the gateway skips ill-typed and
-  unknown members, as protobuf parsers skip unknown fields). Headers are different: every
-  `pattern` the spec puts on a header (`Apsio-Batch-Id`, `Apsio-App-Id`, `Apsio-Sent-At`,
-  `Content-Encoding`) is enforced, so a request carrying a header value that does not match its
-  pattern must get a 4xx, whatever the body.
+- `apsio_headers_rejected`: every `pattern` the spec puts on a header (`Apsio-Batch-Id`,
+  `Apsio-App-Id`, `Apsio-Sent-At`, `Content-Encoding`) is enforced, so a request carrying a header
+  value that does not match its pattern must get a 4xx, whatever the body (also when the body is
+  valid, which the built-in `negative_data_rejection` check, on for the intake paths since the
+  gateway rejects wrongly typed OTLP members, does not single out).
 """
 
 from __future__ import annotations

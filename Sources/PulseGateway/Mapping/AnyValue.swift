@@ -36,16 +36,36 @@ enum AnyValue {
         return Int64(nanos / 1_000_000)
     }
 
-    /// An OTLP double field: a number, or the strings `NaN`, `Infinity`, `-Infinity`.
+    /// An OTLP double field: a number, the strings `NaN`, `Infinity`, `-Infinity`, or a decimal
+    /// string (`"1.5"`, `"-2e3"`), as proto3 JSON allows.
     static func double(_ node: JSONNode?) -> Double? {
         guard let node else { return nil }
         if let number = node.double { return number }
-        switch node.string {
+        guard let text = node.string else { return nil }
+        switch text {
         case "NaN": return .nan
         case "Infinity": return .infinity
         case "-Infinity": return -.infinity
-        default: return nil
+        default:
+            // Only digits, sign, point and exponent: `Double("inf")`, `"nan"` and hex floats are not
+            // proto3 JSON.
+            let decimal = text.utf8.allSatisfy {
+                switch $0 {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
+                    UInt8(ascii: "e"), UInt8(ascii: "E"):
+                    return true
+                default: return false
+                }
+            }
+            return decimal ? Double(text) : nil
         }
+    }
+
+    /// An OTLP enum field: an int32 (a number or a decimal string) or one of `names` (the index is
+    /// the value); `nil` when missing or neither.
+    static func enumValue(_ node: JSONNode?, names: [String]) -> Int64? {
+        guard let node else { return nil }
+        return OTLPValidator.enumValue(node, names: names)
     }
 
     /// Writes an `AnyValue` as plain JSON: strings, booleans, int64 as numbers, doubles, arrays,

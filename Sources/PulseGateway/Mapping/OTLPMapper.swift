@@ -54,12 +54,14 @@ enum OTLPMapper {
 
     /// Maps a parsed export request.
     ///
+    /// - Parameter validating: checks every known member's JSON type first (``OTLPValidator``);
+    ///   `false` only for the benchmark's before/after comparison.
     /// - Throws: ``IntakeRejection`` (400) for a request that is not an export request of
-    ///   `signal`, a resource without a required identity value, or an unknown
-    ///   `apsio.event.kind`.
-    static func map(_ root: JSONNode, signal: OTLPSignal, context: MappingContext) throws(IntakeRejection)
-        -> MappedRequest
-    {
+    ///   `signal`, a known member of the wrong JSON type, a resource without a required identity
+    ///   value, or an unknown `apsio.event.kind`.
+    static func map(
+        _ root: JSONNode, signal: OTLPSignal, context: MappingContext, validating: Bool = true
+    ) throws(IntakeRejection) -> MappedRequest {
         guard root.kind == .object else {
             throw IntakeRejection(.badRequest, "the body is not an OTLP export request (expected a JSON object)")
         }
@@ -68,6 +70,7 @@ enum OTLPMapper {
         guard resources.kind == .array else {
             throw IntakeRejection(.badRequest, "\(signal.resourceKey) must be an array")
         }
+        if validating { try OTLPValidator.validate(root, signal: signal) }
         var mapper = ResourceMapper(signal: signal, context: context)
         for (resourceIndex, entry) in resources.elements.enumerated() {
             try mapper.map(entry, resourceIndex: resourceIndex, into: &result)
@@ -331,7 +334,7 @@ private struct ResourceMapper {
             attributes.key("log.body")
             AnyValue.write(body, into: &attributes)
         }
-        let severity = AnyValue.int64(record["severityNumber"]) ?? 0
+        let severity = AnyValue.enumValue(record["severityNumber"], names: OTLPValidator.Schemas.severityNames) ?? 0
         if severity > 0 {
             attributes.key("log.severity_number")
             attributes.int(severity)
@@ -437,7 +440,9 @@ private struct ResourceMapper {
             attributes.key("span.end_time_ms")
             attributes.int(end)
         }
-        if let code = AnyValue.int64(span["status"]?["code"]), code != 0 {
+        if let code = AnyValue.enumValue(span["status"]?["code"], names: OTLPValidator.Schemas.statusCodeNames),
+            code != 0
+        {
             attributes.key("span.status_code")
             attributes.int(code)
         }

@@ -1,0 +1,227 @@
+import PulseJSON
+
+/// Checks the JSON types of an OTLP/JSON export request before it is mapped, as proto3's JSON
+/// mapping does: a known member of the wrong JSON type fails the whole request (400, the message
+/// names its JSON path, e.g. `resourceLogs[0].scopeLogs[0].logRecords: expected an array`);
+/// unknown members are ignored; `null` means "absent" for any member, but not as an element of
+/// an array.
+///
+/// Accepted forms (see `docs/mapping.md`, "Validation"): 64-bit integers as numbers or decimal
+/// strings; 32-bit integers as numbers (decimal strings too, as proto3 JSON allows); enums as
+/// integers, decimal strings or their proto names; doubles as numbers, decimal strings, `"NaN"`,
+/// `"Infinity"`, `"-Infinity"`; trace and span ids as hex (32 / 16 characters, or empty);
+/// `bytesValue` as a string.
+///
+/// A separate pass over the tape (no allocation on success), so the mapper itself keeps reading
+/// only what it needs and a rejected request never reaches it.
+enum OTLPValidator {
+    /// Throws ``IntakeRejection`` (400) naming the JSON path of the first wrongly typed member.
+    /// `root` must be an object (the mapper checks that first).
+    static func validate(_ root: JSONNode, signal: OTLPSignal) throws(IntakeRejection) {
+        let schema: Schema
+        switch signal {
+        case .logs: schema = Schemas.logsRequest
+        case .traces: schema = Schemas.tracesRequest
+        case .metrics: schema = Schemas.metricsRequest
+        }
+        do {
+            try check(members: root, schema)
+        } catch {
+            throw IntakeRejection(.badRequest, error.description)
+        }
+    }
+
+    // MARK: - Schema
+
+    /// The JSON form a field takes.
+    indirect enum Form: Sendable {
+        case string
+        case bool
+        case int32
+        case uint32
+        case int64
+        case uint64
+        case double
+        /// An open proto3 enum: an int32, or one of these names (the index is the value).
+        case enumeration([String])
+        /// A trace or span id: this many hex characters, or empty.
+        case hexID(Int)
+        /// Any other `bytes` field: base64 text.
+        case bytes
+        case message(Schema)
+        case repeated(Form)
+        /// An `AnyValue` (kept out of ``Schema`` values to break the cycle).
+        case anyValue
+        /// A `KeyValue`.
+        case keyValue
+
+        /// What the problem message says was expected.
+        var expectation: String {
+            switch self {
+            case .string: return "expected a string"
+            case .bool: return "expected true or false"
+            case .int32: return "expected a 32-bit integer"
+            case .uint32: return "expected an unsigned 32-bit integer"
+            case .int64: return "expected a 64-bit integer (a number or a decimal string)"
+            case .uint64: return "expected an unsigned 64-bit integer (a number or a decimal string)"
+            case .double: return #"expected a number (or "NaN", "Infinity", "-Infinity")"#
+            case .enumeration: return "expected an enum value (an integer or its name)"
+            case .hexID(let count): return "expected \(count) hex characters (or an empty string)"
+            case .bytes: return "expected a base64 string"
+            case .message, .anyValue, .keyValue: return "expected an object"
+            case .repeated: return "expected an array"
+            }
+        }
+    }
+
+    /// The fields of one OTLP message.
+    final class Schema: Sendable {
+        let fields: [(name: [UInt8], display: String, form: Form)]
+
+        init(_ fields: KeyValuePairs<String, Form>) {
+            self.fields = fields.map { (Array($0.key.utf8), $0.key, $0.value) }
+        }
+
+        /// The field named by `key`, or `nil` for an unknown member.
+        func field(_ key: JSONNode) -> (display: String, form: Form)? {
+            key.withUTF8 { bytes in
+                for field in fields where field.name.count == bytes.count {
+                    if field.name.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) {
+                        return (field.display, field.form)
+                    }
+                }
+                return nil
+            } ?? nil
+        }
+    }
+
+    // MARK: - Failures
+
+    /// A problem and the path to it, innermost component first while unwinding.
+    struct Failure: Error, CustomStringConvertible {
+        enum Component {
+            case key(String)
+            case index(Int)
+        }
+
+        var reversedPath: [Component] = []
+        var problem: String
+
+        init(_ problem: String) { self.problem = problem }
+
+        var description: String {
+            var path = ""
+            for component in reversedPath.reversed() {
+                switch component {
+                case .key(let name): path += path.isEmpty ? name : "." + name
+                case .index(let index): path += "[\(index)]"
+                }
+            }
+            return path.isEmpty ? problem : path + ": " + problem
+        }
+    }
+
+    // MARK: - Checking
+
+    /// Checks the known members of an object (the caller checked that it is one).
+    static func check(members object: JSONNode, _ schema: Schema) throws(Failure) {
+        for (key, value) in object.memberNodes {
+            guard !value.isNull, let field = schema.field(key) else { continue }
+            do {
+                try check(value, field.form)
+            } catch {
+                var failure = error
+                failure.reversedPath.append(.key(field.display))
+                throw failure
+            }
+        }
+    }
+
+    /// Checks one non-null value.
+    static func check(_ value: JSONNode, _ form: Form) throws(Failure) {
+        let valid: Bool
+        switch form {
+        case .string: valid = value.kind == .string
+        case .bool: valid = value.kind == .bool
+        case .int32: valid = integer(value).map { Int64(Int32.min)...Int64(Int32.max) ~= $0 } ?? false
+        case .uint32: valid = integer(value).map { 0...Int64(UInt32.max) ~= $0 } ?? false
+        case .int64: valid = integer(value) != nil
+        case .uint64: valid = unsignedInteger(value) != nil
+        case .double: valid = AnyValue.double(value) != nil
+        case .enumeration(let names): valid = enumValue(value, names: names) != nil
+        case .hexID(let count): valid = isHexID(value, count: count)
+        case .bytes: valid = value.kind == .string
+        case .message(let schema):
+            guard value.kind == .object else { throw Failure(form.expectation) }
+            try check(members: value, schema)
+            return
+        case .anyValue:
+            guard value.kind == .object else { throw Failure(form.expectation) }
+            try check(members: value, Schemas.anyValue)
+            return
+        case .keyValue:
+            guard value.kind == .object else { throw Failure(form.expectation) }
+            try check(members: value, Schemas.keyValue)
+            return
+        case .repeated(let element):
+            guard value.kind == .array else { throw Failure(form.expectation) }
+            for (index, item) in value.elements.enumerated() {
+                do throws(Failure) {
+                    guard !item.isNull else { throw Failure(element.expectation + ", not null") }
+                    try check(item, element)
+                } catch {
+                    var failure = error
+                    failure.reversedPath.append(.index(index))
+                    throw failure
+                }
+            }
+            return
+        }
+        guard valid else { throw Failure(form.expectation) }
+    }
+
+    /// An integer from a number (integral doubles too) or a decimal string (`-?[0-9]+`).
+    static func integer(_ value: JSONNode) -> Int64? {
+        if let number = value.int64 { return number }
+        return value.withUTF8 { isDecimal($0, signed: true) } == true ? value.string.flatMap { Int64($0) } : nil
+    }
+
+    /// An unsigned integer from a number or a decimal string (`[0-9]+`).
+    static func unsignedInteger(_ value: JSONNode) -> UInt64? {
+        if let number = value.uint64 { return number }
+        return value.withUTF8 { isDecimal($0, signed: false) } == true ? value.string.flatMap { UInt64($0) } : nil
+    }
+
+    /// Whether `bytes` are decimal digits, with a leading `-` when `signed` (no `+`, no spaces).
+    static func isDecimal(_ bytes: UnsafeBufferPointer<UInt8>, signed: Bool) -> Bool {
+        var digits = bytes[...]
+        if signed, digits.first == UInt8(ascii: "-") { digits = digits.dropFirst() }
+        return !digits.isEmpty && digits.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    }
+
+    /// An enum value: an int32 (number or decimal string) or one of `names`.
+    static func enumValue(_ value: JSONNode, names: [String]) -> Int64? {
+        if let number = integer(value) {
+            return Int64(Int32.min)...Int64(Int32.max) ~= number ? number : nil
+        }
+        guard value.kind == .string else { return nil }
+        for (number, name) in names.enumerated() where value.stringEquals(name) { return Int64(number) }
+        return nil
+    }
+
+    /// Whether `value` is a string of `count` hex characters (either case) or empty.
+    static func isHexID(_ value: JSONNode, count: Int) -> Bool {
+        value.withUTF8 { bytes in
+            guard bytes.isEmpty || bytes.count == count else { return false }
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+                    UInt8(ascii: "A")...UInt8(ascii: "F"):
+                    continue
+                default: return false
+                }
+            }
+            return true
+        } ?? false
+    }
+}
