@@ -1,6 +1,7 @@
 import Foundation
 import PulseGateway
 import PulseJSON
+import PulseProtocol
 import PulseTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PulseJSON
+import PulseProtocol
 import PulseUploader
 import Synchronization
 

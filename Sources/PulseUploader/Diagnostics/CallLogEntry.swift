@@ -1,3 +1,5 @@
+import PulseProtocol
+
 /// One uploader API call and its outcome, kept at ``DiagnosticsLevel/callDetails`` and above.
 public struct CallLogEntry: Sendable, Equatable {
     /// When the call returned (epoch ms).

@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseProtocol
 
 /// The diagnostics record attached to every batch sealed at ``DiagnosticsLevel/batchSummaries`` or above.
 ///

@@ -1,3 +1,5 @@
+import PulseProtocol
+
 /// The uploader's cumulative delivery counters, as kept in the queue and sent in the diagnostics record.
 ///
 /// The counting session is the queue's lifetime: the counters start when the data directory is created and

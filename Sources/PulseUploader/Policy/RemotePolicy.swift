@@ -43,10 +43,7 @@ enum RemotePolicy {
         policy.maximumBatchBytes = snapshot.batchMaxBytes
         policy.sampling = snapshot.sampling
         policy.collectKinds = Set(snapshot.collectKinds)
-        guard let level = DiagnosticsLevel(rawValue: snapshot.diagnosticsLevel.rawValue) else {
-            throw UploaderError(.configuration, "unknown diagnostics level \(snapshot.diagnosticsLevel.rawValue)")
-        }
-        policy.diagnosticsLevel = level
+        policy.diagnosticsLevel = snapshot.diagnosticsLevel
         try policy.validate()
         return policy
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PulseProtocol
 import PulseStorage
 import Synchronization
 

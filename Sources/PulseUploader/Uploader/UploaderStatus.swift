@@ -1,3 +1,5 @@
+import PulseProtocol
+
 /// A snapshot of the queue for `pulsegate upload status` and diagnostics.
 public struct UploaderStatus: Sendable {
     /// The queue's contents for one class.
