@@ -87,12 +87,17 @@ let modules: [Target] = [
         name: "PulseGateway",
         dependencies: [
             "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseClient", "MsgTrans", "MsgTransRuntime",
-            "OTLPProtobuf", "CPulseShims", "CZstd",
+            "OTLPProtobuf", "PulseHashing", "CPulseShims", "CZstd",
         ],
         swiftSettings: swiftSettings),
+    // SHA-256 (hardware-accelerated block function from CPulseShims) and hex, shared by the
+    // gateway and the uploader.
+    .target(name: "PulseHashing", dependencies: ["CPulseShims"], swiftSettings: swiftSettings),
     .target(
         name: "PulseUploader",
-        dependencies: ["PulseStorage", "PulseJSON", "PulseProtocol", "CCurl", "CPulseShims", "CZlib", "CZstd"],
+        dependencies: [
+            "PulseStorage", "PulseJSON", "PulseProtocol", "PulseHashing", "CCurl", "CPulseShims", "CZlib", "CZstd",
+        ],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseGateCLI",
@@ -155,21 +160,23 @@ let tests: [Target] = [
     .testTarget(
         name: "PulseGatewayTests",
         dependencies: [
-            "PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "MsgTrans", "MsgTransRuntime",
-            "PulseTestSupport", "CZlib", "CZstd",
+            "PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseHashing", "MsgTrans",
+            "MsgTransRuntime", "PulseTestSupport", "CZlib", "CZstd",
         ],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseUploaderTests",
         dependencies: [
-            "PulseUploader", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseTestSupport",
+            "PulseUploader", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseHashing",
+            "PulseTestSupport",
             "CZlib", "CZstd",
         ],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGateCLITests",
         dependencies: [
-            "PulseGateCLI", "PulseGateway", "PulseIngest", "PulseUploader", "PulseProtocol", "PulseTestSupport",
+            "PulseGateCLI", "PulseGateway", "PulseIngest", "PulseUploader", "PulseProtocol", "PulseHashing",
+            "PulseTestSupport",
         ],
         swiftSettings: swiftSettings),
 ]

@@ -1,4 +1,5 @@
 import CPulseShims
+import PulseHashing
 import Testing
 
 @testable import PulseGateway

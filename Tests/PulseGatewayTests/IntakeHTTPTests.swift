@@ -1,3 +1,4 @@
+import PulseHashing
 import PulseStorage
 import PulseTestSupport
 import Testing

@@ -1,3 +1,4 @@
+import PulseHashing
 import PulseJSON
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import PulseHashing
 import PulseJSON
 import Testing
 

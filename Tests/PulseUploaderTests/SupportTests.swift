@@ -1,3 +1,4 @@
+import PulseHashing
 import Testing
 
 @testable import PulseUploader

@@ -1,5 +1,6 @@
 import Foundation
 import PulseHTTP
+import PulseHashing
 import Synchronization
 
 /// Composition of the gateway: storage, intake, forwarder, HTTP server, pruning.

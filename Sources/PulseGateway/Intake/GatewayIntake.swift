@@ -1,5 +1,6 @@
 import OTLPProtobuf
 import PulseHTTP
+import PulseHashing
 import PulseJSON
 import Synchronization
 

@@ -1,3 +1,4 @@
+import PulseHashing
 import PulseJSON
 
 /// What the mapping needs to know about the HTTP request.

@@ -1,3 +1,4 @@
+import PulseHashing
 import PulseJSON
 
 /// The Pulse identity of one OTLP resource (see the identity table in `docs/mapping.md`).

@@ -1,3 +1,4 @@
+import PulseHashing
 import PulseStorage
 
 /// The queue's operations on one connection. Every function runs on the executor's thread inside a

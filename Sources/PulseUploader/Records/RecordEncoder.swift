@@ -1,4 +1,5 @@
 import Foundation
+import PulseHashing
 import PulseJSON
 
 /// Validates records and encodes each into its OTLP/HTTP JSON item (the protobuf JSON mapping: lowerCamelCase

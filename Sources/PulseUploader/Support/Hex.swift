@@ -1,18 +1,7 @@
-/// Lowercase hexadecimal encoding and validation.
-enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
+import PulseHashing
 
-    /// Lowercase hex of `bytes`.
-    static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
+/// Validation of the lowercase hex the uploader writes (encoding is ``PulseHashing/Hex/encode(_:)``).
+extension Hex {
     /// Whether `text` is exactly `length` lowercase hex characters.
     static func isLowercaseHex(_ text: String, length: Int) -> Bool {
         let utf8 = text.utf8

@@ -1,3 +1,4 @@
+import PulseHashing
 import Synchronization
 
 /// A source of uniformly distributed random 64-bit values.

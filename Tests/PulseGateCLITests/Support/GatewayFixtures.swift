@@ -1,5 +1,6 @@
 import Foundation
 import PulseGateway
+import PulseHashing
 import PulseIngest
 import PulseTestSupport
 import Synchronization

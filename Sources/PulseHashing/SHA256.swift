@@ -2,8 +2,10 @@ import CPulseShims
 
 /// SHA-256 (FIPS 180-4), incremental.
 ///
-/// Used for batch ids derived from bodies, body hashes in the dedup table, and the deterministic
-/// event and Pulse batch ids of the mapping. Not used for anything secret.
+/// The block function is `CPulseShims`' (the CPU's SHA extensions when present, a portable C
+/// version otherwise). The gateway uses it for batch ids derived from bodies, body hashes in the
+/// dedup table, app-key digests and the deterministic event and Pulse batch ids of the mapping; the
+/// uploader for resource fingerprints and attachment digests.
 ///
 /// ```swift
 /// var hasher = SHA256()
@@ -109,21 +111,5 @@ public struct SHA256: Sendable {
         state.withUnsafeMutableBufferPointer { words in
             pg_sha256_blocks(words.baseAddress, blocks.assumingMemoryBound(to: UInt8.self), count)
         }
-    }
-}
-
-/// Lower-case hexadecimal encoding.
-enum Hex {
-    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    /// `bytes` as lower-case hex, two characters per byte.
-    static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }
