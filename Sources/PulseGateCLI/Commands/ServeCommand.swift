@@ -102,7 +102,9 @@ enum ServeCommand {
             return
         }
         let configuration = try configuration(options)
-        let logger = GatewayLogger(level: configuration.policy.logLevel) { line in output.standardError(line) }
+        let logger = GatewayLogger(level: configuration.policy.logLevel, droppedLines: output.droppedWrites) { line in
+            output.standardError(line)
+        }
         let system: GatewaySystem
         do {
             system = try await GatewaySystem.start(configuration, environment: GatewayEnvironment(logger: logger))

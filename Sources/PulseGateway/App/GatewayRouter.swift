@@ -57,16 +57,29 @@ struct OperationsEndpoints: Sendable {
     let store: GatewayStore
     let forwarder: Forwarder?
     let metrics: GatewayMetrics
+    let logger: GatewayLogger
     let clock: GatewayClock
     let policy: @Sendable () -> GatewayPolicy
 
-    /// Ready when storage takes a write transaction and either the upstream answers or the
-    /// outbox is under its cap.
+    /// Ready when a batch can be committed now and either the upstream answers or the outbox is
+    /// under its cap.
+    ///
+    /// "Can be committed": storage takes a write transaction and, after an intake commit failed
+    /// (disk full, read-only file system, broken database), a probe commit succeeds; until one does
+    /// (or an intake commit does), the answer is 503 naming the failure.
     func readiness() async -> HTTPResponse {
         do {
             _ = try await store.executor.write { _ in true }
         } catch {
             return Self.text(.serviceUnavailable, "storage not writable\n")
+        }
+        if let failure = store.commitHealth.lastFailure {
+            do {
+                try await store.probeCommit()
+            } catch {
+                return Self.text(
+                    .serviceUnavailable, "storage cannot commit: the last batch commit failed (\(failure))\n")
+            }
         }
         let depth = store.outboxDepth
         let policy = self.policy()
@@ -93,6 +106,7 @@ struct OperationsEndpoints: Sendable {
         gauges.groupCommits = database.groupCommits
         gauges.groupCommittedJobs = database.groupCommittedJobs
         gauges.largestGroupCommit = database.largestGroupCommit
+        gauges.logLinesDropped = logger.droppedLines
         let grace = Int64(policy().diagnosticsGapGraceSeconds) * 1_000
         gauges.diagnostics =
             (try? await DiagnosticsEndpoint.gauges(store, now: clock.now(), graceMilliseconds: grace)) ?? [:]

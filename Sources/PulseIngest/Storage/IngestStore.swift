@@ -14,14 +14,18 @@ final class IngestStore: Sendable {
     let executor: SQLiteExecutor
     let path: String
     private let clock: StorageClock
+    /// The data directory's lock (``FileLock/lockDataDirectory(_:)``), released by ``close()``.
+    private let lock: FileLock
 
-    private init(executor: SQLiteExecutor, path: String, clock: StorageClock) {
+    private init(executor: SQLiteExecutor, path: String, clock: StorageClock, lock: FileLock) {
+        self.lock = lock
         self.executor = executor
         self.path = path
         self.clock = clock
     }
 
-    /// Opens (creating if needed) `directory/ingest.sqlite` and applies the schema.
+    /// Takes the directory's lock, then opens (creating if needed) `directory/ingest.sqlite` and
+    /// applies the schema.
     static func open(
         directory: String, busyTimeout: Duration, maximumBatchSize: Int, clock: StorageClock
     ) async throws(IngestError) -> IngestStore {
@@ -29,6 +33,13 @@ final class IngestStore: Sendable {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
             throw IngestError(.storageFailed, "cannot create the data directory \(directory)", underlying: error)
+        }
+        // Before the database is opened: a second ingest server on this directory stops here.
+        let lock: FileLock
+        do {
+            lock = try FileLock.lockDataDirectory(directory)
+        } catch {
+            throw IngestError(.startFailed, error.message)
         }
         let path = (directory as NSString).appendingPathComponent(fileName)
         let milliseconds = Int(
@@ -47,8 +58,9 @@ final class IngestStore: Sendable {
                 try? await executor.close()
                 throw error
             }
-            return IngestStore(executor: executor, path: path, clock: clock)
+            return IngestStore(executor: executor, path: path, clock: clock, lock: lock)
         } catch {
+            lock.release()
             throw IngestError(.storageFailed, "cannot open the ingest database \(path)", underlying: error)
         }
     }
@@ -56,6 +68,7 @@ final class IngestStore: Sendable {
     /// Closes the database after every queued job has run.
     func close() async {
         try? await executor.close()
+        lock.release()
     }
 
     // MARK: - Batches
