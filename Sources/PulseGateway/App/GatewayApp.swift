@@ -154,7 +154,8 @@ public final class BoundGateway: Sendable {
             onAccepted: { [weak forwarder] drafts in forwarder?.announce(drafts) })
         let operations = OperationsEndpoints(
             store: store, forwarder: forwarder, metrics: metrics, logger: logger, clock: environment.clock,
-            policy: { [intake] in intake.policy })
+            policy: { [intake] in intake.policy }, dataDirectory: configuration.dataDirectory,
+            requiredFreeBytes: configuration.maxBodyBytes)
         router.set(
             GatewayRouter(
                 intake: intake, operations: operations,

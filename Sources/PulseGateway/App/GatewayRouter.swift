@@ -1,3 +1,4 @@
+import Glibc
 import PulseHTTP
 
 /// Routes HTTP requests: the three OTLP intake paths and the operations endpoints.
@@ -60,6 +61,11 @@ struct OperationsEndpoints: Sendable {
     let logger: GatewayLogger
     let clock: GatewayClock
     let policy: @Sendable () -> GatewayPolicy
+    /// Where the database lives (for the free-space check after a failed commit).
+    let dataDirectory: String
+    /// Free bytes the data directory's file system needs before a gateway whose last commit failed
+    /// is ready again: one request of the largest size accepted.
+    let requiredFreeBytes: Int
 
     /// Ready when a batch can be committed now and either the upstream answers or the outbox is
     /// under its cap.
@@ -74,6 +80,15 @@ struct OperationsEndpoints: Sendable {
             return Self.text(.serviceUnavailable, "storage not writable\n")
         }
         if let failure = store.commitHealth.lastFailure {
+            // A small probe can fit in WAL space that the failed commit already allocated, so a full
+            // disk also needs room for one more request before the gateway takes traffic again.
+            let free = Self.freeBytes(dataDirectory)
+            if let free, free < requiredFreeBytes {
+                return Self.text(
+                    .serviceUnavailable,
+                    "storage cannot commit: the last batch commit failed (\(failure)); \(free) bytes free in the "
+                        + "data directory, \(requiredFreeBytes) needed\n")
+            }
             do {
                 try await store.probeCommit()
             } catch {
@@ -113,6 +128,15 @@ struct OperationsEndpoints: Sendable {
         return HTTPResponse(
             status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
             body: Array(metrics.render(gauges).utf8))
+    }
+
+    /// Bytes available to unprivileged writers on the file system of `path`, or `nil` if unknown.
+    static func freeBytes(_ path: String) -> Int? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        let (bytes, overflow) = Int(clamping: info.f_bavail).multipliedReportingOverflow(
+            by: Int(clamping: info.f_frsize))
+        return overflow ? Int.max : bytes
     }
 
     static func text(_ status: HTTPStatus, _ body: String) -> HTTPResponse {

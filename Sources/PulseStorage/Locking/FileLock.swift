@@ -33,7 +33,8 @@ public final class FileLock: Sendable {
     ///   when known, the holder's process id; ``StorageError/Code/cannotOpen`` when the lock file
     ///   cannot be created.
     public static func lockDataDirectory(_ directory: String) throws(StorageError) -> FileLock {
-        let path = directory.hasSuffix("/") ? directory + dataDirectoryFileName : directory + "/" + dataDirectoryFileName
+        let path =
+            directory.hasSuffix("/") ? directory + dataDirectoryFileName : directory + "/" + dataDirectoryFileName
         switch take(path) {
         case .success(let descriptor):
             let text = Array("\(getpid())\n".utf8)
