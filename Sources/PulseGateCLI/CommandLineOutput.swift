@@ -40,20 +40,22 @@ public struct CommandLineOutput: Sendable {
 /// One standard stream written with `write(2)`, whole texts at a time.
 ///
 /// `FileHandle.write` traps when the write fails; this writer retries on `EINTR`, waits for a
-/// non-blocking descriptor on `EAGAIN` (up to ``stallLimitMilliseconds`` without progress), and
+/// non-blocking descriptor on `EAGAIN` (up to ``defaultStallLimitMilliseconds`` without progress), and
 /// otherwise drops the rest of the text and counts it in ``dropped``. With `SIGPIPE` ignored
 /// (``PulseGateCommandLine/prepareProcess()``) a closed pipe is an `EPIPE` error like any other.
 final class StandardStreamWriter: Sendable {
     /// How long a write waits for a non-blocking descriptor to accept more bytes before the text
     /// is dropped.
-    static let stallLimitMilliseconds: Int32 = 1_000
+    static let defaultStallLimitMilliseconds: Int32 = 1_000
 
     private let descriptor: Int32
+    private let stallLimitMilliseconds: Int32
     /// Serializes writers so that texts (log lines) are not interleaved; holds the drop count.
     private let state = Mutex(0)
 
-    init(descriptor: Int32) {
+    init(descriptor: Int32, stallLimitMilliseconds: Int32 = defaultStallLimitMilliseconds) {
         self.descriptor = descriptor
+        self.stallLimitMilliseconds = stallLimitMilliseconds
     }
 
     /// Texts (lines) dropped so far.
@@ -64,13 +66,17 @@ final class StandardStreamWriter: Sendable {
     func write(_ text: String) -> Bool {
         var bytes = Array(text.utf8)
         return state.withLock { dropped in
-            let written = bytes.withUnsafeMutableBytes { Self.writeAll(descriptor, $0) }
+            let written = bytes.withUnsafeMutableBytes {
+                Self.writeAll(descriptor, $0, stallLimitMilliseconds: stallLimitMilliseconds)
+            }
             if !written { dropped += 1 }
             return written
         }
     }
 
-    private static func writeAll(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Bool {
+    private static func writeAll(
+        _ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer, stallLimitMilliseconds: Int32
+    ) -> Bool {
         guard let base = buffer.baseAddress else { return true }
         var offset = 0
         while offset < buffer.count {

@@ -4,6 +4,8 @@ import PulseTestSupport
 import Synchronization
 import Testing
 
+@testable import PulseGateCLI
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -117,6 +119,68 @@ import Testing
         #expect(child.terminationReason == .exit)
         #expect(child.terminationStatus == 0)
         await ingest.stop()
+    }
+
+    @Test func ingestWithBothStreamsOnDevFullKeepsServingAndCountsDroppedLines() async throws {
+        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
+        let root = try ScratchDirectory("ingestfull")
+        defer { root.remove() }
+        let adminPort = try unusedLoopbackPort()
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: executable)
+        child.arguments = [
+            "ingest", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:\(adminPort)", "--data-dir",
+            root.path + "/ingest",
+        ]
+        let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+        child.standardError = full
+        child.standardOutput = full
+        child.standardInput = FileHandle.nullDevice
+        try child.run()
+        defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
+        // "no --config given" on standard error and "listening on" on standard output both fail.
+        let stats = await eventually(seconds: 60) {
+            let response = try? await GatewayHTTP.request(port: adminPort, "GET", "/stats", headers: [])
+            return response?.status == 200 && response?.bodyText.contains(#""logLinesDropped":2"#) == true
+        }
+        #expect(stats)
+        #expect(child.isRunning)
+        kill(child.processIdentifier, SIGTERM)
+        await waitForChildExit(child)
+        #expect(child.terminationReason == .exit)
+        #expect(child.terminationStatus == 0)
+    }
+
+    @Test func uploadCommandsSurviveAFailingStandardOutputAndKeepWhatTheyQueued() async throws {
+        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
+        let root = try ScratchDirectory("uploadfull")
+        defer { root.remove() }
+        let records = root.path + "/records.jsonl"
+        try Data(
+            """
+            {"type":"event","name":"one"}
+            {"type":"event","name":"two"}
+
+            """.utf8
+        ).write(to: URL(fileURLWithPath: records))
+        let common = ["--data-dir", root.path + "/queue", "--app-id", "cli-app", "--no-background"]
+        for arguments in [["upload", "enqueue", "--file", records] + common, ["upload", "status"] + common] {
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: executable)
+            child.arguments = arguments
+            let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+            child.standardOutput = full
+            child.standardError = full
+            child.standardInput = FileHandle.nullDevice
+            try child.run()
+            await waitForChildExit(child)
+            #expect(child.terminationReason == .exit, "\(arguments[1]) died of signal \(child.terminationStatus)")
+            #expect(child.terminationStatus == 0, "\(arguments[1])")
+        }
+        // The acknowledgements were lost, the records were not.
+        let status = try await runToExit(executable, ["upload", "status"] + common)
+        #expect(status.status == 0)
+        #expect(status.standardOutput.contains("queue: 2 records"), "\(status.standardOutput)")
     }
 
     // MARK: - One process per data directory
@@ -408,4 +472,52 @@ func randomHex(bytes: Int) -> String {
         text.append(digits[Int(byte & 0x0F)])
     }
     return String(decoding: text, as: UTF8.self)
+}
+
+/// The stream writer itself, on real pipes.
+@Suite struct StandardStreamWriterTests {
+    /// A pipe: (read end, write end), both ends non-blocking when asked.
+    static func pipe(nonBlocking: Bool) throws -> (Int32, Int32) {
+        var ends: [Int32] = [0, 0]
+        guard Glibc.pipe(&ends) == 0 else { throw TestClientError("pipe failed") }
+        if nonBlocking {
+            for end in ends { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
+        }
+        return (ends[0], ends[1])
+    }
+
+    @Test func aPipeWithoutReaderDropsAndCountsInsteadOfRaisingSIGPIPE() throws {
+        PulseGateCommandLine.prepareProcess()
+        let (reader, writer) = try Self.pipe(nonBlocking: false)
+        defer { close(writer) }
+        close(reader)
+        let stream = StandardStreamWriter(descriptor: writer)
+        #expect(!stream.write("one\n"))
+        #expect(!stream.write("two\n"))
+        #expect(stream.dropped == 2)
+    }
+
+    @Test func aFullNonBlockingPipeWaitsUpToTheStallLimitThenDropsAndRecovers() throws {
+        let (reader, writer) = try Self.pipe(nonBlocking: true)
+        defer {
+            close(reader)
+            close(writer)
+        }
+        let stream = StandardStreamWriter(descriptor: writer, stallLimitMilliseconds: 100)
+        // Fill the pipe (64 KiB by default) so that the next write gets EAGAIN.
+        let chunk = String(repeating: "x", count: 4095) + "\n"
+        var written = 0
+        while written < 1 << 22, stream.write(chunk) { written += chunk.utf8.count }
+        #expect(written >= 4096, "the pipe took nothing")
+        #expect(stream.dropped == 1)
+        let started = ContinuousClock.now
+        #expect(!stream.write("late\n"))
+        #expect(ContinuousClock.now - started >= .milliseconds(90))
+        #expect(stream.dropped == 2)
+        // Once the reader catches up, lines go through again.
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while buffer.withUnsafeMutableBytes({ read(reader, $0.baseAddress, $0.count) }) > 0 {}
+        #expect(stream.write("again\n"))
+        #expect(stream.dropped == 2)
+    }
 }

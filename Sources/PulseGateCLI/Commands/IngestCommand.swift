@@ -131,6 +131,7 @@ enum IngestCommand {
         configuration.listen = options.listen
         configuration.admin = options.admin
         configuration.policyFile = options.configPath
+        configuration.droppedLogLines = output.droppedWrites
         let server: IngestServer
         do {
             server = try await IngestServer.start(configuration)
