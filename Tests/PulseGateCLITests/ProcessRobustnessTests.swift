@@ -39,17 +39,13 @@ import Testing
         defer { root.remove() }
         let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
         let port = try unusedLoopbackPort()
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: executable)
-        child.arguments = [
-            "serve", "--listen", "127.0.0.1:\(port)", "--upstream", ingest.address.description, "--data-dir",
-            root.path + "/gateway", "--config", try Self.writeConfig(root),
-        ]
         let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
-        child.standardError = full
-        child.standardOutput = full
-        child.standardInput = FileHandle.nullDevice
-        try child.run()
+        let child = try launch(
+            executable,
+            [
+                "serve", "--listen", "127.0.0.1:\(port)", "--upstream", ingest.address.description, "--data-dir",
+                root.path + "/gateway", "--config", try Self.writeConfig(root),
+            ], output: full, error: full)
         defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
 
         // Every log line fails with ENOSPC: "gateway listening" and one access line per request.
@@ -57,18 +53,7 @@ import Testing
             (try? await GatewayHTTP.request(port: port, "GET", "/livez", headers: []).status) == 200
         }
         #expect(up, "the gateway did not come up (exit \(child.isRunning ? "-" : "\(child.terminationStatus)"))")
-        for index in 0..<3 {
-            #expect(try await Self.post(port: port, "devfull-\(index)").status == 200)
-        }
-        #expect(child.isRunning)
-        #expect(try await Self.dropped(port: port) >= 4)
-        #expect(await eventually { (try? await ingest.eventIDs(app: "shop").count) == 3 })
-
-        kill(child.processIdentifier, SIGTERM)
-        await waitForChildExit(child)
-        #expect(child.terminationReason == .exit)
-        #expect(child.terminationStatus == 0)
-        await ingest.stop()
+        try await Self.expectServing(child, port: port, ingest: ingest, batches: 3, dropped: 4)
     }
 
     @Test func serveKeepsServingWhenTheReaderOfItsStandardErrorExits() async throws {
@@ -76,17 +61,13 @@ import Testing
         let root = try ScratchDirectory("sigpipe")
         defer { root.remove() }
         let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: executable)
-        child.arguments = [
-            "serve", "--listen", "127.0.0.1:0", "--upstream", ingest.address.description, "--data-dir",
-            root.path + "/gateway", "--config", try Self.writeConfig(root),
-        ]
         let pipe = Pipe()
-        child.standardError = pipe
-        child.standardOutput = FileHandle.nullDevice
-        child.standardInput = FileHandle.nullDevice
-        try child.run()
+        let child = try launch(
+            executable,
+            [
+                "serve", "--listen", "127.0.0.1:0", "--upstream", ingest.address.description, "--data-dir",
+                root.path + "/gateway", "--config", try Self.writeConfig(root),
+            ], output: FileHandle.nullDevice, error: pipe)
         defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
         try? pipe.fileHandleForWriting.close()
 
@@ -107,17 +88,21 @@ import Testing
             }
         }
         // Each request logs an access line into the pipe nobody reads any more (EPIPE, no SIGPIPE).
-        for index in 0..<5 {
-            #expect(try await Self.post(port: port, "sigpipe-\(index)").status == 200)
+        try await Self.expectServing(child, port: port, ingest: ingest, batches: 5, dropped: 5)
+    }
+
+    /// A gateway whose log stream fails answers `batches` posts 200 and forwards them, counts at
+    /// least `dropped` lost lines, is still running, and stops cleanly.
+    static func expectServing(
+        _ child: Process, port: Int, ingest: IngestFixture, batches: Int, dropped minimum: Double
+    ) async throws {
+        for index in 0..<batches {
+            #expect(try await post(port: port, "batch-\(index)").status == 200)
         }
         #expect(child.isRunning)
-        #expect(try await Self.dropped(port: port) >= 5)
-        #expect(await eventually { (try? await ingest.eventIDs(app: "shop").count) == 5 })
-
-        kill(child.processIdentifier, SIGTERM)
-        await waitForChildExit(child)
-        #expect(child.terminationReason == .exit)
-        #expect(child.terminationStatus == 0)
+        #expect(try await dropped(port: port) >= minimum)
+        #expect(await eventually { (try? await ingest.eventIDs(app: "shop").count) == batches })
+        await stopCleanly(child)
         await ingest.stop()
     }
 
@@ -126,17 +111,13 @@ import Testing
         let root = try ScratchDirectory("ingestfull")
         defer { root.remove() }
         let adminPort = try unusedLoopbackPort()
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: executable)
-        child.arguments = [
-            "ingest", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:\(adminPort)", "--data-dir",
-            root.path + "/ingest",
-        ]
         let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
-        child.standardError = full
-        child.standardOutput = full
-        child.standardInput = FileHandle.nullDevice
-        try child.run()
+        let child = try launch(
+            executable,
+            [
+                "ingest", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:\(adminPort)", "--data-dir",
+                root.path + "/ingest",
+            ], output: full, error: full)
         defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
         // "no --config given" on standard error and "listening on" on standard output both fail.
         let stats = await eventually(seconds: 60) {
@@ -145,10 +126,7 @@ import Testing
         }
         #expect(stats)
         #expect(child.isRunning)
-        kill(child.processIdentifier, SIGTERM)
-        await waitForChildExit(child)
-        #expect(child.terminationReason == .exit)
-        #expect(child.terminationStatus == 0)
+        await stopCleanly(child)
     }
 
     @Test func uploadCommandsSurviveAFailingStandardOutputAndKeepWhatTheyQueued() async throws {
@@ -165,14 +143,8 @@ import Testing
         ).write(to: URL(fileURLWithPath: records))
         let common = ["--data-dir", root.path + "/queue", "--app-id", "cli-app", "--no-background"]
         for arguments in [["upload", "enqueue", "--file", records] + common, ["upload", "status"] + common] {
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: executable)
-            child.arguments = arguments
             let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
-            child.standardOutput = full
-            child.standardError = full
-            child.standardInput = FileHandle.nullDevice
-            try child.run()
+            let child = try launch(executable, arguments, output: full, error: full)
             await waitForChildExit(child)
             #expect(child.terminationReason == .exit, "\(arguments[1]) died of signal \(child.terminationStatus)")
             #expect(child.terminationStatus == 0, "\(arguments[1])")
@@ -243,16 +215,10 @@ import Testing
         let root = try ScratchDirectory("twoingests")
         defer { root.remove() }
         let dataDirectory = root.path + "/ingest"
-        let first = Process()
-        first.executableURL = URL(fileURLWithPath: executable)
-        first.arguments = [
-            "ingest", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data-dir", dataDirectory,
-        ]
         let output = Pipe()
-        first.standardOutput = output
-        first.standardError = FileHandle.nullDevice
-        first.standardInput = FileHandle.nullDevice
-        try first.run()
+        let first = try launch(
+            executable, ["ingest", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data-dir", dataDirectory],
+            output: output, error: FileHandle.nullDevice)
         defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
         let lines = ChildOutputLines(output.fileHandleForReading)
         let started = await eventually(seconds: 60) { lines.all.contains { $0.contains("listening on") } }
@@ -270,9 +236,7 @@ import Testing
 
         let stats = try await GatewayHTTP.request(port: adminPort, "GET", "/stats", headers: [])
         #expect(stats.status == 200)
-        kill(first.processIdentifier, SIGTERM)
-        await waitForChildExit(first)
-        #expect(first.terminationStatus == 0)
+        await stopCleanly(first)
     }
 
     // MARK: - Readiness
@@ -420,17 +384,31 @@ struct ChildResult {
     var standardError: String
 }
 
-/// Runs `executable` to its exit (at most 60 s), collecting both streams.
-func runToExit(_ executable: String, _ arguments: [String]) async throws -> ChildResult {
+/// Starts `executable` with standard input from /dev/null and the given streams.
+func launch(_ executable: String, _ arguments: [String], output: Any, error: Any) throws -> Process {
     let child = Process()
     child.executableURL = URL(fileURLWithPath: executable)
     child.arguments = arguments
-    let output = Pipe()
-    let errors = Pipe()
     child.standardOutput = output
-    child.standardError = errors
+    child.standardError = error
     child.standardInput = FileHandle.nullDevice
     try child.run()
+    return child
+}
+
+/// SIGTERM, then expects a clean exit (status 0, not a signal).
+func stopCleanly(_ child: Process, sourceLocation: SourceLocation = #_sourceLocation) async {
+    kill(child.processIdentifier, SIGTERM)
+    await waitForChildExit(child)
+    #expect(child.terminationReason == .exit, sourceLocation: sourceLocation)
+    #expect(child.terminationStatus == 0, sourceLocation: sourceLocation)
+}
+
+/// Runs `executable` to its exit (at most 60 s), collecting both streams.
+func runToExit(_ executable: String, _ arguments: [String]) async throws -> ChildResult {
+    let output = Pipe()
+    let errors = Pipe()
+    let child = try launch(executable, arguments, output: output, error: errors)
     let outputLines = ChildOutputLines(output.fileHandleForReading)
     let errorLines = ChildOutputLines(errors.fileHandleForReading)
     let exited = await eventually(seconds: 60) { !child.isRunning && outputLines.isFinished && errorLines.isFinished }
