@@ -210,6 +210,21 @@ import Testing
         await ingest.stop()
     }
 
+    @Test func ingestOnABusyPortExitsBeforeCreatingItsDatabase() async throws {
+        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
+        let root = try ScratchDirectory("ingestbusy")
+        defer { root.remove() }
+        let ingest = try await IngestFixture.start(directory: root.path + "/first")
+        let dataDirectory = root.path + "/second"
+        let result = try await runToExit(
+            executable, ["ingest", "--listen", "127.0.0.1:\(ingest.port)", "--data-dir", dataDirectory])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("cannot listen on 127.0.0.1:\(ingest.port)"), "\(result.standardError)")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory)) ?? []
+        #expect(left == ["pulsegate.lock"], "left in the data directory: \(left)")
+        await ingest.stop()
+    }
+
     @Test func aSecondIngestOnTheSameDataDirectoryIsRefusedAndTheFirstKeepsServing() async throws {
         let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
         let root = try ScratchDirectory("twoingests")

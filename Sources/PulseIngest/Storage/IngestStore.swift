@@ -24,23 +24,26 @@ final class IngestStore: Sendable {
         self.clock = clock
     }
 
-    /// Takes the directory's lock, then opens (creating if needed) `directory/ingest.sqlite` and
-    /// applies the schema.
-    static func open(
-        directory: String, busyTimeout: Duration, maximumBatchSize: Int, clock: StorageClock
-    ) async throws(IngestError) -> IngestStore {
+    /// Creates `directory` if needed and takes its lock (``FileLock/lockDataDirectory(_:)``), before
+    /// anything else: a second ingest server on the directory stops here.
+    static func lockDirectory(_ directory: String) throws(IngestError) -> FileLock {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
             throw IngestError(.storageFailed, "cannot create the data directory \(directory)", underlying: error)
         }
-        // Before the database is opened: a second ingest server on this directory stops here.
-        let lock: FileLock
         do {
-            lock = try FileLock.lockDataDirectory(directory)
+            return try FileLock.lockDataDirectory(directory)
         } catch {
             throw IngestError(.startFailed, error.message)
         }
+    }
+
+    /// Opens (creating if needed) `directory/ingest.sqlite` and applies the schema; the store keeps
+    /// `lock` (from ``lockDirectory(_:)``) and releases it when it closes, or at once if it fails.
+    static func open(
+        directory: String, busyTimeout: Duration, maximumBatchSize: Int, clock: StorageClock, lock: FileLock
+    ) async throws(IngestError) -> IngestStore {
         let path = (directory as NSString).appendingPathComponent(fileName)
         let milliseconds = Int(
             busyTimeout.components.seconds * 1_000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
