@@ -29,6 +29,8 @@ enum IngestCommand {
           -h, --help           Show this help.
 
         SIGNALS: SIGTERM/SIGINT shut down gracefully; SIGHUP reloads --config.
+        The data directory is locked (pulsegate.lock) while the server runs: a second process on
+        it exits with status 1 naming the holder's pid.
 
         """
 

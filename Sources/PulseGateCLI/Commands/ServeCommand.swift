@@ -21,7 +21,10 @@ enum ServeCommand {
         SIGNALS: SIGTERM/SIGINT drain and stop (the outbox is kept); SIGHUP reloads the config
         file's policy (allowed apps, app keys, default app, retention, outbox caps,
         log level).
-        Logs: one JSON object per line on standard error.
+        Logs: one JSON object per line on standard error; a line that cannot be written is dropped
+        and counted (pulsegate_log_lines_dropped_total), never fatal.
+        The data directory is locked (pulsegate.lock) while serve runs: a second process on it
+        exits with status 1 naming the holder's pid.
 
         """
 
