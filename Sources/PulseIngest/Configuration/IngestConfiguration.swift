@@ -42,6 +42,9 @@ public struct IngestConfiguration: Sendable {
     /// Settings of the msgtrans server (connection limits, timeouts, shutdown grace period). The
     /// ingest server installs its own overload (429) and failure (400/500) responders.
     public var transport: MsgTransServerConfiguration
+    /// Log lines the process could not write so far (a full disk, a closed pipe), reported as
+    /// `logLinesDropped` on `/stats`; `pulsegate ingest` passes its standard streams' count.
+    public var droppedLogLines: @Sendable () -> Int
 
     /// Creates a configuration with the documented defaults and no allowed app.
     public init(dataDirectory: String, policy: IngestPolicy = IngestPolicy()) {
@@ -57,5 +60,6 @@ public struct IngestConfiguration: Sendable {
         storageBusyTimeout = .seconds(5)
         controlTimeout = .seconds(10)
         transport = MsgTransServerConfiguration()
+        droppedLogLines = { 0 }
     }
 }
