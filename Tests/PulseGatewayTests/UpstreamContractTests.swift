@@ -44,6 +44,23 @@ import Testing
         harness.logs.all.filter { $0.contains(#""msg":"\#(message)"#) }
     }
 
+    @Test func connectWindowSettingsAreReadFromTheConfigFileAndValidated() throws {
+        let file = try ConfigurationFile(
+            parsing: Array(
+                #"{"forwarding":{"connectWindowSeconds":60,"maxConnectsPerIdentity":3,"maxConnectsPerWindow":9}}"#
+                    .utf8))
+        var configuration = GatewayConfiguration(dataDirectory: "/tmp/unused")
+        #expect(configuration.forwarding.connectWindow == .seconds(600))
+        #expect(configuration.forwarding.maxConnectsPerIdentity == 20)
+        #expect(configuration.forwarding.maxConnectsPerWindow == 6_000)
+        file.apply(to: &configuration)
+        #expect(configuration.forwarding.connectWindow == .seconds(60))
+        #expect(configuration.forwarding.maxConnectsPerIdentity == 3)
+        #expect(configuration.forwarding.maxConnectsPerWindow == 9)
+        configuration.forwarding.maxConnectsPerIdentity = 0
+        #expect(throws: GatewayError.self) { try configuration.validate() }
+    }
+
     // MARK: - Outcomes
 
     @Test func eventBatchAnswered501IsDeadLetteredNotRetried() async throws {
