@@ -334,6 +334,7 @@ final class Forwarder: Sendable {
     private func retryLater(_ row: OutboxRow, reason: String) async -> Int64 {
         let delay = max(1, backoffMilliseconds(attempts: row.attempts))
         let retryAt = clock.now() + delay
+        let wakeAt = monotonic.now() + delay
         metrics.forwarded(kind: row.kind, result: "retry")
         logger.debug(
             "upstream send failed, will retry",
@@ -343,7 +344,7 @@ final class Forwarder: Sendable {
         } catch {
             logger.error("outbox reschedule failed", ["seq": String(row.seq), "error": "\(error)"])
         }
-        return monotonic.now() + delay
+        return wakeAt
     }
 
     private func deadLetter(_ row: OutboxRow, code: Int, message: String) async -> Int64? {

@@ -87,6 +87,14 @@ final class ScriptedUpstream: Sendable {
         return ScriptedUpstream(server: server, box: box)
     }
 
+    /// A loopback port nothing listens on (bound once, then closed), for outage tests.
+    static func freePort() async throws -> Int {
+        let probe = try await start()
+        let port = probe.port
+        await probe.stop()
+        return port
+    }
+
     /// Requests received so far, in order.
     var received: [Received] { box.state.withLock { $0.received } }
 
