@@ -167,10 +167,20 @@ final class Forwarder: Sendable {
         }
     }
 
+    /// No wait the forwarder sets lies further ahead than this (the longest backoff or connect
+    /// window, plus slack); a later `notBefore` means the monotonic clock itself went back (a
+    /// faked clock), and the identity is due now.
+    private var horizonMilliseconds: Int64 {
+        max(Self.milliseconds(settings.backoffMax), Self.milliseconds(settings.connectWindow)) * 2 + 1000
+    }
+
     private func startDueWorkers(now: Int64) {
+        let horizon = horizonMilliseconds
         state.withLock { state in
             guard !state.stopping else { return }
-            let due = state.identities.filter { !$0.value.active && $0.value.notBefore <= now }
+            let due = state.identities.filter { entry in
+                !entry.value.active && (entry.value.notBefore <= now || entry.value.notBefore - now > horizon)
+            }
             for (key, identity) in due.sorted(by: { $0.value.notBefore < $1.value.notBefore }) {
                 guard state.activeWorkers < settings.maxConnections else { break }
                 state.identities[key]?.active = true
@@ -240,7 +250,9 @@ final class Forwarder: Sendable {
                 switch error.kind {
                 case .throttled(let until):
                     logger.debug("connect attempts capped; waiting", ["seq": String(row.seq)])
-                    let wakeAt = max(until, monotonic.now() + 1)
+                    // Jitter, so identities capped together do not come back in lock step.
+                    let jitter = Int64(random.unit() * Double(Self.milliseconds(settings.backoffBase)))
+                    let wakeAt = max(until, monotonic.now() + 1) + jitter
                     state.withLock { $0.identities[key]?.throttledUntil = wakeAt }
                     return wakeAt
                 case .transport:

@@ -132,7 +132,9 @@ final class UpstreamPool: Sendable {
         let victims = state.withLock { state -> [any UpstreamSession] in
             state.window.prune(now: now)
             let keys = state.entries.filter { entry in
-                !entry.value.inUse && (now - entry.value.lastUsed >= idleMilliseconds || !entry.value.session.isOpen)
+                !entry.value.inUse
+                    && (now - entry.value.lastUsed >= idleMilliseconds || now < entry.value.lastUsed
+                        || !entry.value.session.isOpen)
             }.map(\.key)
             return keys.compactMap { state.entries.removeValue(forKey: $0)?.session }
         }
@@ -191,12 +193,17 @@ struct ConnectWindow: Sendable {
     }
 
     /// When an attempt of `key` would be refused now: the time it is allowed again; else `nil`.
+    /// Attempts "in the future" (the clock went back) are forgotten.
     mutating func refusal(key: String, now: Int64) -> Int64? {
         let cutoff = now - window
         dropOld(cutoff: cutoff)
+        if let last = all.last, last > now {
+            all.removeAll()
+            allStart = 0
+        }
         var latest: Int64?
         if var times = byIdentity[key] {
-            times.removeAll { $0 <= cutoff }
+            times.removeAll { $0 <= cutoff || $0 > now }
             byIdentity[key] = times.isEmpty ? nil : times
             if times.count >= perIdentity { latest = times[times.count - perIdentity] + window + 1 }
         }
@@ -218,7 +225,7 @@ struct ConnectWindow: Sendable {
         let cutoff = now - window
         dropOld(cutoff: cutoff)
         byIdentity = byIdentity.compactMapValues { times in
-            let kept = times.filter { $0 > cutoff }
+            let kept = times.filter { $0 > cutoff && $0 <= now }
             return kept.isEmpty ? nil : kept
         }
     }

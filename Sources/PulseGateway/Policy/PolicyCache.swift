@@ -205,7 +205,9 @@ final class PolicyCache: Sendable {
     func closeIdleSessions(olderThan idleMilliseconds: Int64) async {
         let now = monotonic.now()
         let idle = state.withLock { state -> [(String, Owned)] in
-            let apps = state.owned.filter { now - $0.value.lastUsed >= idleMilliseconds }.map(\.key)
+            let apps = state.owned.filter { entry in
+                now - entry.value.lastUsed >= idleMilliseconds || now < entry.value.lastUsed
+            }.map(\.key)
             return apps.compactMap { app in state.owned.removeValue(forKey: app).map { (app, $0) } }
         }
         for (app, entry) in idle { await closeOwned(entry, app: app) }
