@@ -117,7 +117,7 @@ public final class BoundGateway: Sendable {
         let store = try await GatewayStore.open(dataDirectory: configuration.dataDirectory)
         let metrics = GatewayMetrics()
 
-        let connector: (any UpstreamConnector)?
+        var connector: (any UpstreamConnector)?
         let upstreamDescription: String
         if let override = environment.connector {
             connector = override
@@ -125,7 +125,7 @@ public final class BoundGateway: Sendable {
         } else if let upstream = configuration.upstream {
             connector = PulseClientUpstreamConnector(
                 host: upstream.host, port: upstream.port, requestTimeout: configuration.forwarding.requestTimeout,
-                connectTimeout: configuration.forwarding.connectTimeout)
+                connectTimeout: configuration.forwarding.connectTimeout, metrics: metrics)
             upstreamDescription = upstream.description
         } else {
             // `pulsegate serve` never gets here: its composition (GatewaySystem) starts the embedded
@@ -135,23 +135,30 @@ public final class BoundGateway: Sendable {
             logger.warning("no upstream configured; batches are stored in the outbox and not forwarded")
         }
         var sessionFactory: PolicyCache.SessionFactory?
-        if let pulse = connector as? PulseClientUpstreamConnector {
+        if var counted = connector as? PulseClientUpstreamConnector {
+            counted.metrics = metrics
+            connector = counted
+            let pulse = counted
             sessionFactory = { identity in pulse.makeSession(identity: identity, keepConnected: true) }
         }
         let policyCache = PolicyCache(
-            store: store, logger: logger, clock: environment.clock,
+            store: store, logger: logger, clock: environment.clock, monotonic: environment.monotonicClock,
             installationID: "pulsegate-" + String(SHA256.hexDigest(Array(configuration.dataDirectory.utf8)).prefix(32)),
             factory: sessionFactory)
         await policyCache.load()
         let forwarder = connector.map {
             Forwarder(
                 store: store, connector: $0, settings: configuration.forwarding, clock: environment.clock,
-                random: environment.random, metrics: metrics, logger: logger, policy: policyCache)
+                monotonic: environment.monotonicClock, random: environment.random, metrics: metrics, logger: logger,
+                policy: policyCache)
         }
         let intake = GatewayIntake(
             store: store, policy: configuration.policy, maxBodyBytes: configuration.maxBodyBytes,
             clock: environment.clock, metrics: metrics, logger: logger,
-            onAccepted: { [weak forwarder] drafts in forwarder?.announce(drafts) })
+            onAccepted: { [weak forwarder, policyCache] drafts in
+                policyCache.noteTraffic(apps: drafts.map(\.app))
+                forwarder?.announce(drafts)
+            })
         let operations = OperationsEndpoints(
             store: store, forwarder: forwarder, metrics: metrics, logger: logger, clock: environment.clock,
             policy: { [intake] in intake.policy }, dataDirectory: configuration.dataDirectory,
@@ -200,8 +207,11 @@ private final class RouterSlot: Sendable {
 
 /// Injected dependencies: time, randomness, logs, and (for tests) the upstream connector.
 public struct GatewayEnvironment: Sendable {
-    /// Wall clock for dedup expiry, receive times and backoff.
+    /// Wall clock for dedup expiry, receive times and stored next-attempt times.
     public var clock: GatewayClock
+    /// Monotonic clock for in-process scheduling: retry waits, the connect-attempt window, idle
+    /// connections and policy sessions (a wall-clock step moves none of them).
+    public var monotonicClock: GatewayClock
     /// Jitter source for the backoff.
     public var random: GatewayRandom
     /// Where logs go.
@@ -210,9 +220,11 @@ public struct GatewayEnvironment: Sendable {
 
     /// Creates an environment; by default the system clock and generator and no logs.
     public init(
-        clock: GatewayClock = .system, random: GatewayRandom = .system, logger: GatewayLogger = .disabled
+        clock: GatewayClock = .system, monotonicClock: GatewayClock = .monotonic, random: GatewayRandom = .system,
+        logger: GatewayLogger = .disabled
     ) {
         self.clock = clock
+        self.monotonicClock = monotonicClock
         self.random = random
         self.logger = logger
     }

@@ -21,7 +21,8 @@ import PulseJSON
 ///   "maxBodyBytes": 16777216,
 ///   "httpThreads": 2,
 ///   "forwarding": {"maxConnections": 256, "maxInFlight": 64, "idleTimeoutSeconds": 120,
-///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000}
+///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000,
+///                  "connectWindowSeconds": 600, "maxConnectsPerIdentity": 20, "maxConnectsPerWindow": 6000}
 /// }
 /// ```
 ///
@@ -55,6 +56,9 @@ public struct ConfigurationFile: Sendable, Equatable {
     var requestTimeoutSeconds: Int?
     var backoffBaseMilliseconds: Int?
     var backoffMaxMilliseconds: Int?
+    var connectWindowSeconds: Int?
+    var maxConnectsPerIdentity: Int?
+    var maxConnectsPerWindow: Int?
 
     /// An empty file (nothing set).
     public init() {}
@@ -141,6 +145,9 @@ public struct ConfigurationFile: Sendable, Equatable {
                     case "requestTimeoutSeconds": requestTimeoutSeconds = try integer(name, setting)
                     case "backoffBaseMs": backoffBaseMilliseconds = try integer(name, setting)
                     case "backoffMaxMs": backoffMaxMilliseconds = try integer(name, setting)
+                    case "connectWindowSeconds": connectWindowSeconds = try integer(name, setting)
+                    case "maxConnectsPerIdentity": maxConnectsPerIdentity = try integer(name, setting)
+                    case "maxConnectsPerWindow": maxConnectsPerWindow = try integer(name, setting)
                     default: throw GatewayError(.invalidConfiguration, "unknown config key \"\(name)\"")
                     }
                 }
@@ -178,6 +185,9 @@ public struct ConfigurationFile: Sendable, Equatable {
         if let requestTimeoutSeconds { configuration.forwarding.requestTimeout = .seconds(requestTimeoutSeconds) }
         if let backoffBaseMilliseconds { configuration.forwarding.backoffBase = .milliseconds(backoffBaseMilliseconds) }
         if let backoffMaxMilliseconds { configuration.forwarding.backoffMax = .milliseconds(backoffMaxMilliseconds) }
+        if let connectWindowSeconds { configuration.forwarding.connectWindow = .seconds(connectWindowSeconds) }
+        if let maxConnectsPerIdentity { configuration.forwarding.maxConnectsPerIdentity = maxConnectsPerIdentity }
+        if let maxConnectsPerWindow { configuration.forwarding.maxConnectsPerWindow = maxConnectsPerWindow }
     }
 }
 

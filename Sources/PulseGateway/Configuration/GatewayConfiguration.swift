@@ -179,7 +179,9 @@ public struct GatewayPolicy: Sendable, Equatable {
 
 /// Upstream connections, in-flight bound and retry timing.
 public struct ForwardingSettings: Sendable, Equatable {
-    /// The most upstream connections open at once (one per device identity; LRU closes first).
+    /// The most upstream connections the forwarder has open (or opening) at once: one per device
+    /// identity; the least recently used idle one closes first, and a connect waits when every
+    /// connection is busy. Default 256.
     public var maxConnections: Int
     /// The most Pulse requests in flight across all identities.
     public var maxInFlight: Int
@@ -196,14 +198,25 @@ public struct ForwardingSettings: Sendable, Equatable {
     /// How often the outbox is rescanned for rows not announced by the intake (requeued dead
     /// letters, rows left by an earlier run).
     public var rescanInterval: Duration
+    /// The sliding window of the connect-attempt caps (TCP connect plus CLIENT_CONNECT). Default 10 min.
+    public var connectWindow: Duration
+    /// Connect attempts one identity may start within ``connectWindow``. Default 20 (the Pulse
+    /// client's reconnect window).
+    public var maxConnectsPerIdentity: Int
+    /// Connect attempts all identities together may start within ``connectWindow``. Default 6,000.
+    public var maxConnectsPerWindow: Int
 
     /// Creates settings.
     public init(
         maxConnections: Int = 256, maxInFlight: Int = 64, idleTimeout: Duration = .seconds(120),
         requestTimeout: Duration = .seconds(15), connectTimeout: Duration = .seconds(10),
         backoffBase: Duration = .seconds(1), backoffMax: Duration = .seconds(300),
-        rescanInterval: Duration = .seconds(30)
+        rescanInterval: Duration = .seconds(30), connectWindow: Duration = .seconds(600),
+        maxConnectsPerIdentity: Int = 20, maxConnectsPerWindow: Int = 6_000
     ) {
+        self.connectWindow = connectWindow
+        self.maxConnectsPerIdentity = maxConnectsPerIdentity
+        self.maxConnectsPerWindow = maxConnectsPerWindow
         self.maxConnections = maxConnections
         self.maxInFlight = maxInFlight
         self.idleTimeout = idleTimeout
@@ -219,6 +232,9 @@ public struct ForwardingSettings: Sendable, Equatable {
         guard maxConnections > 0, maxInFlight > 0 else { throw fail("maxConnections and maxInFlight must be positive") }
         guard backoffBase > .zero, backoffMax >= backoffBase else {
             throw fail("backoff must be positive with backoffMax >= backoffBase")
+        }
+        guard connectWindow > .zero, maxConnectsPerIdentity > 0, maxConnectsPerWindow > 0 else {
+            throw fail("connectWindowSeconds, maxConnectsPerIdentity and maxConnectsPerWindow must be positive")
         }
     }
 }

@@ -17,7 +17,7 @@ import Synchronization
 /// | `pulsegate_forward_total` | counter | `kind`, `result` (`ok`, `retry`, `dead_letter`, `fallback`) |
 /// | `pulsegate_forward_latency_seconds` | histogram | |
 /// | `pulsegate_upstream_connections` | gauge | |
-/// | `pulsegate_upstream_connects_total` | counter | `result` |
+/// | `pulsegate_upstream_connects_total` | counter | `result` (`ok`, `rejected`, `timeout`, `failed`): real handshakes, TCP connect plus CLIENT_CONNECT |
 /// | `pulsegate_db_commits_total`, `pulsegate_db_group_commits_total`, `pulsegate_db_group_committed_jobs_total` | counter | |
 /// | `pulsegate_db_largest_group_commit` | gauge | |
 /// | `pulsegate_dedup_pruned_total` | counter | |
@@ -162,7 +162,9 @@ public final class GatewayMetrics: Sendable {
         out += "pulsegate_forward_latency_seconds_count \(snapshot.latencyCount)\n"
         header("pulsegate_upstream_connections", "gauge", "Open upstream connections.")
         out += "pulsegate_upstream_connections \(gauges.upstreamConnections)\n"
-        header("pulsegate_upstream_connects_total", "counter", "Upstream CONNECT attempts by result.")
+        header(
+            "pulsegate_upstream_connects_total", "counter",
+            "Upstream handshakes (TCP connect plus CLIENT_CONNECT) by result.")
         for key in snapshot.connects.keys.sorted() {
             out += "pulsegate_upstream_connects_total{result=\"\(key)\"} \(snapshot.connects[key]!)\n"
         }
