@@ -109,7 +109,12 @@ public struct ConfigurationFile: Sendable, Equatable {
                     keys[app] = appKeys
                 }
                 appKeys = try AppKeys(keys)
-            case "dedupRetentionDays": dedupRetentionDays = Int64(try integer(key, value))
+            case "dedupRetentionDays":
+                let days = Int64(try integer(key, value))
+                guard GatewayPolicy.dedupRetentionDays.contains(days) else {
+                    throw GatewayError(.invalidConfiguration, GatewayPolicy.dedupRetentionProblem)
+                }
+                dedupRetentionDays = days
             case "outboxMaxBatches": outboxMaxBatches = try integer(key, value)
             case "outboxMaxBytes": outboxMaxBytes = try integer(key, value)
             case "retryAfterSeconds": retryAfterSeconds = try integer(key, value)

@@ -63,6 +63,7 @@ public final class IngestServer: Sendable {
 
         var transportConfiguration = configuration.transport
         let counters = core.counters
+        let maxPayloadBytes = core.maxPayloadBytes
         transportConfiguration.connection.overloadResponder = { _ in
             counters.recordRejection(code: PulseResponseCode.tooManyRequests.rawValue)
             return Envelope.overloaded
@@ -70,6 +71,9 @@ public final class IngestServer: Sendable {
         transportConfiguration.connection.failureResponder = { _, error in
             if error.code == .malformedPayload {
                 counters.recordRejection(code: PulseResponseCode.badRequest.rawValue)
+                if let cause = error.underlying as? MsgTransError, cause.code == .decompressedTooLarge {
+                    return Envelope.failure(.badRequest, IngestCore.payloadTooLargeMessage(maxPayloadBytes))
+                }
                 return Envelope.failure(.badRequest, "payload cannot be decompressed")
             }
             counters.recordRejection(code: PulseResponseCode.internalError.rawValue)
