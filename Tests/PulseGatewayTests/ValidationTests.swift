@@ -416,6 +416,32 @@ import Testing
         #expect(try OTLP.map(json, signal: .logs).records == 0)
     }
 
+    @Test func integersBeyondSixtyFourBitsAreAValidJSONNumberButNotAValidUint64() async throws {
+        let harness = try await GatewayHarness.start()
+        // In a member nobody reads, and as a double: accepted (JSON has no integer range).
+        let ignored = OTLP.logs(records: [
+            #"{"timeUnixNano":"1","x":134265240667751713501666707767296,"body":{"doubleValue":1e300}}"#
+        ])
+        let accepted = try await harness.post(String(ignored.dropLast()) + #","extra":[99999999999999999999]}"#)
+        #expect(accepted.status == 200, "\(accepted.bodyText)")
+        let double = OTLP.logs(records: [#"{"body":{"doubleValue":99999999999999999999}}"#])
+        #expect(try await harness.post(double).status == 200)
+        // In a 64-bit field: 400 naming it, like any out-of-range value.
+        let tooLarge = OTLP.logs(records: [#"{"timeUnixNano":18446744073709551616}"#])
+        let refused = try await harness.post(tooLarge)
+        #expect(refused.status == 400)
+        #expect(
+            refused.bodyText.contains(
+                "resourceLogs[0].scopeLogs[0].logRecords[0].timeUnixNano: expected an unsigned 64-bit integer"))
+        let belowMinimum = OTLP.logs(records: [
+            #"{"attributes":[{"key":"k","value":{"intValue":-9223372036854775809}}]}"#
+        ])
+        let refusedToo = try await harness.post(belowMinimum)
+        #expect(refusedToo.status == 400)
+        #expect(refusedToo.bodyText.contains("attributes[0].value.intValue: expected a 64-bit integer"))
+        await harness.stop()
+    }
+
     @Test func theFirstProblemInDocumentOrderIsReported() {
         let json = OTLP.logs(records: [OTLP.record(1), #"{"timeUnixNano":"x","severityText":5}"#])
         let rejection = #expect(throws: IntakeRejection.self) { try OTLP.map(json, signal: .logs) }

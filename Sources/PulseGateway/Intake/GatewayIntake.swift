@@ -337,6 +337,6 @@ private final class ParserBox: @unchecked Sendable {
     let parser: JSONParser
 
     init(maxBytes: Int) {
-        parser = JSONParser(maxDepth: 64, maxBytes: maxBytes)
+        parser = JSONParser(maxDepth: 64, maxBytes: maxBytes, bigIntegersAsDoubles: true)
     }
 }
