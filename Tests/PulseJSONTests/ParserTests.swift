@@ -32,8 +32,10 @@ import Testing
         #expect(belowMinimum == (-0x1p63).nextDown)
         #expect(try parser.parse(Array("-9223372036854775809".utf8)).root.int64 == nil)
         #expect(try parser.parse(Array("-92233720368547758090".utf8)).root.double == -9.223372036854775809e19)
-        let mixed = try parser.parse(
-            Array(#"{"a":[1,123456789012345678901234567890,-0.5e3],"s":"99999999999999999999\"1","u":18446744073709551615}"#.utf8))
+        let text =
+            #"{"a":[1,123456789012345678901234567890,-0.5e3],"s":"99999999999999999999\"1","#
+            + #""u":18446744073709551615}"#
+        let mixed = try parser.parse(Array(text.utf8))
         #expect(mixed.root["a"]?.elements.map(\.value) == [.int(1), .double(1.2345678901234568e29), .double(-500)])
         // Strings (escaped quotes included) and in-range integers are untouched.
         #expect(mixed.root["s"]?.string == #"99999999999999999999"1"#)

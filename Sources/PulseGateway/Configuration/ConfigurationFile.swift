@@ -25,7 +25,8 @@ import PulseJSON
 /// }
 /// ```
 ///
-/// Unknown keys are an error (a typo should not pass silently). Flags and environment variables
+/// Unknown keys are an error (a typo should not pass silently). `dedupRetentionDays` must be 7 to
+/// 3,650 (the Apsio contract: batch ids are remembered for at least the queue's maximum age). Flags and environment variables
 /// override `listen`, `upstream` and `dataDir`. On SIGHUP the file is read again and the policy
 /// keys (`defaultAppId`, `allowedAppIds`, `appKeys`, `dedupRetentionDays`, `outboxMax*`,
 /// `retryAfterSeconds`, `logLevel`, `diagnosticsGapGraceSeconds`, `trustedProxies`) take effect; the others
