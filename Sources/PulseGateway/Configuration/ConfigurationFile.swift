@@ -26,7 +26,8 @@ import PulseJSON
 /// }
 /// ```
 ///
-/// Unknown keys are an error (a typo should not pass silently). Flags and environment variables
+/// Unknown keys are an error (a typo should not pass silently). `dedupRetentionDays` must be 7 to
+/// 3,650 (the Apsio contract: batch ids are remembered for at least the queue's maximum age). Flags and environment variables
 /// override `listen`, `upstream` and `dataDir`. On SIGHUP the file is read again and the policy
 /// keys (`defaultAppId`, `allowedAppIds`, `appKeys`, `dedupRetentionDays`, `outboxMax*`,
 /// `retryAfterSeconds`, `logLevel`, `diagnosticsGapGraceSeconds`, `trustedProxies`) take effect; the others
@@ -113,7 +114,12 @@ public struct ConfigurationFile: Sendable, Equatable {
                     keys[app] = appKeys
                 }
                 appKeys = try AppKeys(keys)
-            case "dedupRetentionDays": dedupRetentionDays = Int64(try integer(key, value))
+            case "dedupRetentionDays":
+                let days = Int64(try integer(key, value))
+                guard GatewayPolicy.dedupRetentionDays.contains(days) else {
+                    throw GatewayError(.invalidConfiguration, GatewayPolicy.dedupRetentionProblem)
+                }
+                dedupRetentionDays = days
             case "outboxMaxBatches": outboxMaxBatches = try integer(key, value)
             case "outboxMaxBytes": outboxMaxBytes = try integer(key, value)
             case "retryAfterSeconds": retryAfterSeconds = try integer(key, value)

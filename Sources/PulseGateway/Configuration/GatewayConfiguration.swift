@@ -123,7 +123,8 @@ public struct GatewayPolicy: Sendable, Equatable {
     public var defaultAppID: String?
     /// When set, only these App IDs are accepted (others get 403).
     public var allowedAppIDs: Set<String>?
-    /// How long a batch id is remembered per app, in milliseconds (at least 7 days by default).
+    /// How long a batch id is remembered per app, in milliseconds: 7 days by default and at least
+    /// ``minimumDedupRetentionMilliseconds`` (the Apsio contract: at least the queue's maximum age).
     public var dedupRetentionMilliseconds: Int64
     /// The outbox cap in rows (Pulse batches); above it the intake answers 429.
     public var outboxMaxBatches: Int
@@ -142,6 +143,17 @@ public struct GatewayPolicy: Sendable, Equatable {
     /// Reverse proxies whose `X-Forwarded-For` names the client (config key `trustedProxies`);
     /// from any other peer the header is ignored. See ``TrustedProxies``.
     public var trustedProxies: TrustedProxies
+
+    /// The accepted `dedupRetentionDays`: at least 7, because Apsio devices retry a batch for up
+    /// to 7 days (the queue's maximum age) and each retry must still be recognised; at most 3,650.
+    public static let dedupRetentionDays: ClosedRange<Int64> = 7...3_650
+    /// The shortest accepted dedup retention, 7 days in milliseconds.
+    public static let minimumDedupRetentionMilliseconds: Int64 = dedupRetentionDays.lowerBound * 86_400_000
+
+    /// Why a `dedupRetentionDays` outside ``dedupRetentionDays`` is refused.
+    static let dedupRetentionProblem =
+        "dedupRetentionDays must be 7 to 3650: the Apsio contract requires remembering batch ids for at least "
+        + "the queue's maximum age (7 days)"
 
     /// Creates a policy.
     public init(
@@ -170,7 +182,10 @@ public struct GatewayPolicy: Sendable, Equatable {
         for app in allowedAppIDs ?? [] where !IntakeHeaders.isValidIdentifier(app) {
             throw fail("allowedAppIds entries must be 1-128 characters of [A-Za-z0-9._~:-]")
         }
-        guard dedupRetentionMilliseconds > 0 else { throw fail("dedupRetentionDays must be positive") }
+        guard
+            dedupRetentionMilliseconds >= Self.minimumDedupRetentionMilliseconds,
+            dedupRetentionMilliseconds <= Self.dedupRetentionDays.upperBound * 86_400_000
+        else { throw fail(Self.dedupRetentionProblem) }
         guard outboxMaxBatches > 0, outboxMaxBytes > 0 else { throw fail("the outbox caps must be positive") }
         guard retryAfterSeconds >= 0 else { throw fail("retryAfterSeconds must not be negative") }
         guard diagnosticsGapGraceSeconds >= 0 else { throw fail("diagnosticsGapGraceSeconds must not be negative") }

@@ -94,7 +94,7 @@ public final class GatewayMetrics: Sendable {
 
     /// Duplicates answered so far.
     public var duplicateCount: Int { counters.withLock { $0.duplicates } }
-    /// Conflicts answered so far.
+    /// Conflicting batches (a batch id reused with another body) stored so far.
     public var conflictCount: Int { counters.withLock { $0.conflicts } }
 
     /// Gauges read at scrape time.
@@ -136,7 +136,7 @@ public final class GatewayMetrics: Sendable {
         }
         header("pulsegate_duplicates_total", "counter", "Batches answered as duplicates.")
         out += "pulsegate_duplicates_total \(snapshot.duplicates)\n"
-        header("pulsegate_conflicts_total", "counter", "Batch ids seen again with a different body.")
+        header("pulsegate_conflicts_total", "counter", "Batch ids reused with another body (stored as own batches).")
         out += "pulsegate_conflicts_total \(snapshot.conflicts)\n"
         header("pulsegate_oversized_events_total", "counter", "Records dropped as too large for a Pulse batch.")
         out += "pulsegate_oversized_events_total \(snapshot.oversized)\n"
