@@ -50,6 +50,7 @@ struct UploaderFixture {
     let clock: ManualClock
     var endpoint = "http://127.0.0.1:9"
     var policy = UploadPolicy()
+    var explicitPolicy: Set<UploadPolicy.Field> = []
     var conditions: (any ConditionsProvider)?
     var backgroundTransfer: (any BackgroundTransfer)?
     var policyRefresh: UploaderConfiguration.PolicyRefreshHook?
@@ -67,6 +68,7 @@ struct UploaderFixture {
         configuration.clock = clock.clock
         configuration.random = randomOverride ?? RandomSource(seed: seed)
         configuration.policy = policy
+        configuration.explicitPolicy = explicitPolicy
         configuration.conditions = conditions
         configuration.backgroundTransfer = backgroundTransfer
         configuration.policyRefresh = policyRefresh
