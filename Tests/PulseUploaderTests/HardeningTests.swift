@@ -254,6 +254,75 @@ import Testing
     }
 }
 
+/// Inside one boot, the queue notices a wall-clock step against the shared monotonic clock and moves every
+/// stored time by it, so waits last as long as they were meant to.
+@Suite struct ClockRebaseTests {
+    /// A wall clock and a monotonic clock moved by hand; `step` moves only the wall clock.
+    final class SteppingClock: Sendable {
+        let wall = ManualClock()
+        let monotonic = ManualClock(5_000_000)
+
+        var clock: UploaderClock {
+            UploaderClock(
+                { self.wall.milliseconds }, monotonicMilliseconds: { self.monotonic.milliseconds }, timeline: "test")
+        }
+
+        func advance(by milliseconds: Int64) {
+            wall.advance(by: milliseconds)
+            monotonic.advance(by: milliseconds)
+        }
+    }
+
+    static func open(_ directory: TemporaryDirectory, _ clock: SteppingClock, endpoint: String) async throws
+        -> Uploader
+    {
+        var configuration = UploaderConfiguration(endpoint: endpoint, appId: "test-app", dataDirectory: directory.path)
+        configuration.clock = clock.clock
+        configuration.random = RandomSource(seed: 5)
+        configuration.transport = CurlTransport(options: CurlTransport.Options(connections: 2))
+        return try await Uploader(configuration: configuration)
+    }
+
+    @Test func aRetryAfterHoldLastsItsHourAcrossABackwardStepSeenByTwoProcesses() async throws {
+        let server = try FaultServer(
+            script: [.respond(status: 429, headers: ["Retry-After": "3600"])], fallback: .ok)
+        let directory = try TemporaryDirectory()
+        let clock = SteppingClock()
+        let first = try await Self.open(directory, clock, endpoint: server.baseURL)
+        let second = try await Self.open(directory, clock, endpoint: server.baseURL)
+        try await first.record(.log(LogEntry(body: "x")))
+        try await first.seal(.flush)
+        #expect(try await first.sendDue().retrying == 1)
+        let hold = try #require(try await first.status().retryAfterHoldUntilMilliseconds)
+        // NTP pulls the wall clock back 30 minutes; both processes look.
+        clock.wall.advance(by: -1_800_000)
+        #expect(try await first.sendDue().attempted == 0)
+        #expect(try await second.sendDue().attempted == 0)
+        // Moved once, not twice: the hold ends an hour after it began, on the new timeline.
+        #expect(try await second.status().retryAfterHoldUntilMilliseconds == hold - 1_800_000)
+        clock.advance(by: hold - 1_800_000 - clock.wall.milliseconds - 1)
+        #expect(try await second.sendDue().attempted == 0)
+        clock.advance(by: 1)
+        #expect(try await second.sendDue().delivered == 1)
+        try await first.close()
+        try await second.close()
+    }
+
+    @Test func aForwardStepOfEightDaysDoesNotAgeQueuedRecords() async throws {
+        let server = try FaultServer(fallback: .ok)
+        let directory = try TemporaryDirectory()
+        let clock = SteppingClock()
+        let uploader = try await Self.open(directory, clock, endpoint: server.baseURL)
+        try await uploader.record(.log(LogEntry(body: "waiting")))
+        try await uploader.record(.crash(CrashReport(message: "sealed")))
+        clock.wall.advance(by: 8 * 86_400_000)
+        let report = try await uploader.flush()
+        #expect(report.delivered == 2)
+        #expect(try await uploader.status().drops[.age]?.records == 0)
+        try await uploader.close()
+    }
+}
+
 /// `flush` sends every sealed batch now and says what is left.
 @Suite struct FlushTests {
     @Test func flushSendsBatchesInBackoffAndReportsNothingLeft() async throws {
