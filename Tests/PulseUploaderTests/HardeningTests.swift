@@ -86,14 +86,9 @@ import Testing
 
     @Test func serverErrorsBackTheEndpointOffExponentiallyAndEveryBatchWaitsTogether() async throws {
         let server = try FaultServer(fallback: .respond(status: 500))
-        var fixture = try UploaderFixture()
-        fixture.endpoint = server.baseURL
-        fixture.policy.maximumBatchRecords = 1
-        fixture.policy.maximumInFlight = 1
+        let fixture = try UploaderFixture(sendingTo: server, policy: oneBatchPerRecordOneInFlight)
         let uploader = try await fixture.open()
-        for index in 0..<3 {
-            try await uploader.record(.log(LogEntry(body: "\(index)")))
-        }
+        try await queueLogs(uploader, 3)
         for failure in 1...5 {
             let now = fixture.clock.milliseconds
             let report = try await uploader.sendDue()
@@ -135,11 +130,11 @@ import Testing
     @Test func threeHundredRecordsQueuedInOrderArriveInOrderAfterAnOutage() async throws {
         // Down: every connection is dropped without an answer.
         let server = try FaultServer(fallback: .dropAfterRequest)
-        var fixture = try UploaderFixture()
-        fixture.endpoint = server.baseURL
-        fixture.policy.maximumBatchRecords = 10
-        fixture.policy.maximumInFlight = 1
-        fixture.policy.maximumAttemptsPerWindow = 1_000
+        var fixture = try UploaderFixture(sendingTo: server) { policy in
+            policy.maximumBatchRecords = 10
+            policy.maximumInFlight = 1
+            policy.maximumAttemptsPerWindow = 1_000
+        }
         fixture.seed = 11
         let uploader = try await fixture.open()
         var queued: [String] = []
@@ -179,14 +174,9 @@ import Testing
 
     @Test func aBatchRefusedForItsOwnReasonBacksOffAloneAndNewerBatchesOvertakeIt() async throws {
         let server = try FaultServer(script: [.respond(status: 404)], fallback: .ok)
-        var fixture = try UploaderFixture()
-        fixture.endpoint = server.baseURL
-        fixture.policy.maximumBatchRecords = 1
-        fixture.policy.maximumInFlight = 1
+        let fixture = try UploaderFixture(sendingTo: server, policy: oneBatchPerRecordOneInFlight)
         let uploader = try await fixture.open()
-        for index in 0..<3 {
-            try await uploader.record(.log(LogEntry(body: "\(index)")))
-        }
+        try await queueLogs(uploader, 3)
         let report = try await uploader.sendDue()
         #expect(report.retrying == 1)
         #expect(report.delivered == 2)
@@ -205,8 +195,7 @@ import Testing
             script: [
                 .respond(status: 404), .respond(status: 500), .respond(status: 429, headers: ["Retry-After": "3600"]),
             ], fallback: .ok)
-        var fixture = try UploaderFixture()
-        fixture.endpoint = server.baseURL
+        let fixture = try UploaderFixture(sendingTo: server)
         let uploader = try await fixture.open()
         try await uploader.record(.log(LogEntry(body: "x")))
         try await uploader.seal(.flush)
@@ -229,8 +218,7 @@ import Testing
 
     @Test func aSmallBackwardStepStillHonoursTheWait() async throws {
         let server = try FaultServer(script: [.respond(status: 429, headers: ["Retry-After": "3600"])], fallback: .ok)
-        var fixture = try UploaderFixture()
-        fixture.endpoint = server.baseURL
+        let fixture = try UploaderFixture(sendingTo: server)
         let uploader = try await fixture.open()
         try await uploader.record(.log(LogEntry(body: "x")))
         try await uploader.seal(.flush)
@@ -243,8 +231,7 @@ import Testing
 
     @Test func recordsWaitingFromBeforeABackwardStepAreSealedAndSent() async throws {
         let server = try FaultServer(fallback: .ok)
-        var fixture = try UploaderFixture()
-        fixture.endpoint = server.baseURL
+        let fixture = try UploaderFixture(sendingTo: server)
         let uploader = try await fixture.open()
         try await uploader.record(.log(LogEntry(body: "x")))
         fixture.clock.advance(by: -2 * Self.day)
@@ -327,10 +314,7 @@ import Testing
 @Suite struct FlushTests {
     @Test func flushSendsBatchesInBackoffAndReportsNothingLeft() async throws {
         let server = try FaultServer(script: [.respond(status: 500)], fallback: .ok)
-        var fixture = try UploaderFixture()
-        fixture.endpoint = server.baseURL
-        fixture.policy.maximumBatchRecords = 1
-        fixture.policy.maximumInFlight = 1
+        let fixture = try UploaderFixture(sendingTo: server, policy: oneBatchPerRecordOneInFlight)
         let uploader = try await fixture.open()
         try await uploader.record(.log(LogEntry(body: "a")))
         #expect(try await uploader.sendDue().retrying == 1)  // 500: the endpoint backs off
@@ -356,13 +340,11 @@ import Testing
 
     @Test func flushAgainstADownEndpointStopsAtTheFirstFailureAndCountsWhatIsLeft() async throws {
         let server = try FaultServer(fallback: .dropAfterRequest)
-        var fixture = try UploaderFixture()
-        fixture.endpoint = server.baseURL
-        fixture.policy.maximumBatchRecords = 1
-        let uploader = try await fixture.open()
-        for index in 0..<4 {
-            try await uploader.record(.log(LogEntry(body: "\(index)")))
+        let fixture = try UploaderFixture(sendingTo: server) { policy in
+            policy.maximumBatchRecords = 1
         }
+        let uploader = try await fixture.open()
+        try await queueLogs(uploader, 4)
         let report = try await uploader.flush()
         #expect(report.delivered == 0)
         #expect(report.remainingBatches == 4)
@@ -377,8 +359,7 @@ import Testing
     @Test(arguments: ["Fri, 31 Dec 2099 23:59:59 GMT", "999999999"])
     func aFarFutureRetryAfterHoldsTheQueueAtMost24Hours(value: String) async throws {
         let server = try FaultServer(script: [.respond(status: 429, headers: ["Retry-After": value])])
-        var fixture = try UploaderFixture()
-        fixture.endpoint = server.baseURL
+        let fixture = try UploaderFixture(sendingTo: server)
         let uploader = try await fixture.open()
         try await uploader.record(.log(LogEntry(body: "x")))
         try await uploader.seal(.flush)
@@ -466,4 +447,17 @@ import Testing
         #expect(plain.policy.sealIntervalMilliseconds == 15_500)
         try await plain.close()
     }
+}
+
+/// Queues `count` log records `0`, `1`, … (one batch each under `maximumBatchRecords = 1`).
+func queueLogs(_ uploader: Uploader, _ count: Int) async throws {
+    for index in 0..<count {
+        try await uploader.record(.log(LogEntry(body: "\(index)")))
+    }
+}
+
+/// One batch per record, one upload at a time: the order of requests is the order of batches.
+func oneBatchPerRecordOneInFlight(_ policy: inout UploadPolicy) {
+    policy.maximumBatchRecords = 1
+    policy.maximumInFlight = 1
 }

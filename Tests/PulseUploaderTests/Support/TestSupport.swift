@@ -63,6 +63,13 @@ struct UploaderFixture {
         self.clock = clock
     }
 
+    /// A fixture sending to `server`, its policy adjusted by `policy`.
+    init(sendingTo server: FaultServer, policy: (inout UploadPolicy) -> Void = { _ in }) throws {
+        try self.init()
+        endpoint = server.baseURL
+        policy(&self.policy)
+    }
+
     func open() async throws -> Uploader {
         var configuration = UploaderConfiguration(endpoint: endpoint, appId: "test-app", dataDirectory: directory.path)
         configuration.clock = clock.clock
