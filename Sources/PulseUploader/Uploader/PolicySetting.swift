@@ -10,9 +10,13 @@ import PulseProtocol
 /// 3. ``configuration``: the app's ``UploaderConfiguration/policy`` (or ``Uploader/apply(policy:)``).
 /// 4. ``default``: the documented default.
 public enum PolicySource: String, Sendable, Equatable, CaseIterable {
+    /// Set for this process (``UploaderConfiguration/explicitPolicy``, the command-line flags).
     case explicit
+    /// From the gateway's policy.
     case remote
+    /// From ``UploaderConfiguration/policy`` or ``Uploader/apply(policy:)``, differing from the default.
     case configuration
+    /// The documented default.
     case `default`
 }
 
