@@ -295,6 +295,26 @@ import Testing
         try await second.close()
     }
 
+    @Test func theSystemClockBasesTheQueueOnThisBootsMonotonicClock() async throws {
+        let directory = try TemporaryDirectory()
+        var configuration = UploaderConfiguration(
+            endpoint: "http://127.0.0.1:9", appId: "test-app", dataDirectory: directory.path)
+        configuration.clock = .system
+        let uploader = try await Uploader(configuration: configuration)
+        try await uploader.record(.log(LogEntry(body: "x")))
+        let (timeline, offset) = try await uploader.executor.read { connection in
+            (
+                try QueueSettings.string(connection, QueueClockBase.timelineSetting),
+                try QueueSettings.integer(connection, QueueClockBase.offsetSetting)
+            )
+        }
+        let boot = try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)
+        #expect(timeline == "boot:" + boot.trimmingASCIIWhitespace())
+        let expected = UploaderClock.system.nowMilliseconds() - (UploaderClock.system.monotonicMilliseconds() ?? 0)
+        #expect(abs((offset ?? 0) - expected) < QueueClockBase.toleranceMilliseconds)
+        try await uploader.close()
+    }
+
     @Test func aForwardStepOfEightDaysDoesNotAgeQueuedRecords() async throws {
         let server = try FaultServer(fallback: .ok)
         let directory = try TemporaryDirectory()

@@ -49,26 +49,31 @@ public struct UploaderClock: Sendable {
         monotonic?()
     }
 
-    /// The system's real-time clock, with `CLOCK_BOOTTIME` as its monotonic reading.
-    public static let system = UploaderClock(
-        {
+    /// The system's real-time clock, with `CLOCK_BOOTTIME` as its monotonic reading where the boot can be
+    /// identified (`/proc/sys/kernel/random/boot_id`); elsewhere without one, since readings of processes
+    /// that cannot tell whether they share a boot must not be compared.
+    public static let system: UploaderClock = {
+        let wall: @Sendable () -> Int64 = {
             var spec = timespec()
             clock_gettime(CLOCK_REALTIME, &spec)
             return Int64(spec.tv_sec) * 1_000 + Int64(spec.tv_nsec) / 1_000_000
-        },
-        monotonicMilliseconds: {
-            var spec = timespec()
-            clock_gettime(CLOCK_BOOTTIME, &spec)
-            return Int64(spec.tv_sec) * 1_000 + Int64(spec.tv_nsec) / 1_000_000
-        },
-        timeline: bootIdentifier)
-
-    /// `/proc/sys/kernel/random/boot_id` (a new value every boot), or a per-process value without it.
-    private static let bootIdentifier: String = {
-        if let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) {
-            let trimmed = text.trimmingASCIIWhitespace()
-            if !trimmed.isEmpty { return "boot:" + trimmed }
         }
-        return "process:\(getpid()):\(UUID().uuidString)"
+        guard let boot = bootIdentifier else { return UploaderClock(wall) }
+        return UploaderClock(
+            wall,
+            monotonicMilliseconds: {
+                var spec = timespec()
+                clock_gettime(CLOCK_BOOTTIME, &spec)
+                return Int64(spec.tv_sec) * 1_000 + Int64(spec.tv_nsec) / 1_000_000
+            }, timeline: "boot:" + boot)
+    }()
+
+    /// `/proc/sys/kernel/random/boot_id` (a new value every boot), if the system has it.
+    private static let bootIdentifier: String? = {
+        guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else {
+            return nil
+        }
+        let trimmed = text.trimmingASCIIWhitespace()
+        return trimmed.isEmpty ? nil : trimmed
     }()
 }
