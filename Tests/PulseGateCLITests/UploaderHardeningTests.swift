@@ -90,6 +90,8 @@ import Testing
         try Data(#"{"type":"event","name":"one"}"#.utf8).write(to: URL(fileURLWithPath: file))
         #expect(await run(["upload", "enqueue", "--file", file] + queue).0 == 0)
         // Nothing listens on the endpoint: the batch stays, and flush says so with status 3.
+        let help = await run(["upload", "--help"]).1.stdout
+        #expect(help.contains("3 `flush` left batches undelivered"))
         let (down, downOutput) = await run(["upload", "flush", "--endpoint", "http://127.0.0.1:1"] + queue)
         #expect(down == 3)
         #expect(downOutput.stderr.contains("1 batches remain undelivered"))

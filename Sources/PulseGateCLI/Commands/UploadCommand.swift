@@ -23,7 +23,8 @@ enum UploadCommand {
                                 when the queue is empty afterwards, 3 when batches remain undelivered.
           background            The app moved to the background: seal and hand over to a detached drain.
           foreground            The app is in the foreground again: `run` resumes sending.
-          status [--json]       Depth by class, oldest age, next attempt, drops by reason, recent errors,
+          status [--json]       Each policy value with its source, depth by class, oldest age, next
+                                attempt, holds and endpoint backoff, drops by reason, recent errors,
                                 diagnostics counters and the call log.
           consent grant|revoke  Grant consent, or withdraw it (drops the whole queue, stops collection).
           kill-switch on|off    Set or clear the kill switch (on drops the whole queue, stops collection).
@@ -31,6 +32,9 @@ enum UploadCommand {
 
         EXIT STATUS:
           0 success; 1 runtime failure; 2 usage error; 3 `flush` left batches undelivered.
+
+        Subcommands may run side by side on one data directory (enqueue beside a running sender
+        included); a second `drain` stands back. See docs/uploader.md.
 
         OPTIONS:
           --endpoint URL        Gateway base URL (env PULSEGATE_ENDPOINT; default http://127.0.0.1:4318).
