@@ -1,3 +1,4 @@
+import MsgTrans
 import PulseHashing
 import PulseProtocol
 import Synchronization
@@ -267,13 +268,14 @@ final class Forwarder: Sendable {
                 }
             }
             if row.kind == .crashes && session.lacksCrashUpload {
-                return await fallBack(row, reason: "upstream lacks crash upload")
+                return await fallBack(row, connectPayload: connectPayload, reason: "upstream lacks crash upload")
             }
             let operation: PulseBizType = row.kind == .crashes ? .clientCrashBatchUpload : .clientEventBatchUpload
             let started = ContinuousClock.now
             let reply: UpstreamReply
             do {
-                reply = try await session.request(operation, payload: row.payload)
+                reply = try await session.request(
+                    operation, wirePayload: row.payload, compression: Compression(rawValue: row.compression) ?? .none)
             } catch {
                 markReachable(false)
                 await pool.discard(key)
@@ -305,7 +307,8 @@ final class Forwarder: Sendable {
                 return await deadLetter(row, code: reply.code, message: message)
             case 501 where row.kind == .crashes:
                 session.lacksCrashUpload = true
-                return await fallBack(row, reason: "upstream answered 501 to crash upload")
+                return await fallBack(
+                    row, connectPayload: connectPayload, reason: "upstream answered 501 to crash upload")
             case 501:
                 return await deadLetter(row, code: reply.code, message: message)
             case 401:
@@ -374,9 +377,9 @@ final class Forwarder: Sendable {
     }
 
     /// Replaces a crash row by `Crash` events in event batches, sent next.
-    private func fallBack(_ row: OutboxRow, reason: String) async -> Int64? {
+    private func fallBack(_ row: OutboxRow, connectPayload: [UInt8], reason: String) async -> Int64? {
         metrics.forwarded(kind: row.kind, result: "fallback")
-        let drafts = CrashFallback.eventDrafts(for: row)
+        let drafts = CrashFallback.eventDrafts(for: row, connectPayload: connectPayload)
         logger.info(
             "sending crash reports as Crash events",
             ["seq": String(row.seq), "reason": reason, "batches": String(drafts.count)])
@@ -398,8 +401,10 @@ final class Forwarder: Sendable {
 
 /// Turns a crash row into event rows carrying the same records as `Crash` events.
 enum CrashFallback {
-    static func eventDrafts(for row: OutboxRow) -> [OutboxDraft] {
-        guard let blob = row.fallback, let events = EventChunks.split(blob), let identity = identityJSON(row.payload)
+    /// `connectPayload` is the row's identity as CONNECT sends it (the `identities` row).
+    static func eventDrafts(for row: OutboxRow, connectPayload: [UInt8]) -> [OutboxDraft] {
+        guard let blob = row.fallback, let events = EventChunks.split(blob),
+            let plaintext = try? row.storedPayload.plaintext(), let identity = identityJSON(plaintext)
         else { return [] }
         let (batches, _) = BatchSplitter.events.split(identity: identity, items: events) { chunk in
             var hasher = SHA256()
@@ -410,10 +415,9 @@ enum CrashFallback {
         }
         return batches.map { batch in
             OutboxDraft(
-                app: row.app, identityKey: row.identityKey, identity: row.identity, kind: .events,
+                app: row.app, identityKey: row.identityKey, identity: connectPayload, kind: .events,
                 pulseBatchID: batch.batchID, payload: batch.payload,
-                compression: batch.payload.count >= OTLPMapper.compressionMinBytes
-                    ? OTLPMapper.compressionZstd : OTLPMapper.compressionNone,
+                compression: StoredPayload.compression(forPlaintextOf: batch.payload.count).rawValue,
                 recordCount: batch.count, fallback: nil)
         }
     }

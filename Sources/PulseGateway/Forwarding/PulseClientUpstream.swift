@@ -1,3 +1,4 @@
+import MsgTrans
 import PulseClient
 import PulseJSON
 import PulseProtocol
@@ -105,10 +106,12 @@ final class PulseClientUpstreamSession: UpstreamSession {
         set { state.withLock { $0.lacksCrashUpload = newValue } }
     }
 
-    func request(_ operation: PulseBizType, payload: [UInt8]) async throws(UpstreamFailure) -> UpstreamReply {
+    func request(_ operation: PulseBizType, wirePayload: [UInt8], compression: Compression)
+        async throws(UpstreamFailure) -> UpstreamReply
+    {
         let response: PulseResponse
         do {
-            response = try await session.send(bizType: operation, payload: payload)
+            response = try await session.send(bizType: operation, wirePayload: wirePayload, compression: compression)
         } catch {
             throw UpstreamFailure(kind: .transport, message: "\(operation) failed: \(error.message)")
         }
