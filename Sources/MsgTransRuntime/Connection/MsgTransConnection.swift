@@ -171,10 +171,17 @@ public final class MsgTransConnection: @unchecked Sendable {
     /// caller vouches that `wirePayload` is a valid stream of `compression` (``PayloadCompressor``
     /// produces one). Waits, times out and fails like ``request(bizType:payload:compression:timeout:)``.
     ///
+    /// `onSubmitted` is called once the request has been handed to the connection's event loop,
+    /// before any response can arrive. Requests handed over one after another go on the wire in that
+    /// order (the wait for ``MsgTransConfiguration/maxOutstandingRequests`` is first come, first
+    /// served), so a caller that starts the next request only after `onSubmitted` sends in FIFO order.
+    /// It is not called when the request fails before it was handed over.
+    ///
     /// - Throws: the errors of ``request(bizType:payload:compression:timeout:)``;
     ///   ``MsgTransRuntimeError/Code/encodingFailed`` when the payload does not fit `payload_len`.
     public func request(
-        bizType: UInt8, wirePayload: [UInt8], compression: Compression, timeout: Duration? = nil
+        bizType: UInt8, wirePayload: [UInt8], compression: Compression, timeout: Duration? = nil,
+        onSubmitted: (@Sendable () -> Void)? = nil
     ) async throws(MsgTransRuntimeError) -> MsgTransMessage {
         if let reason = closeReason {
             throw reason
@@ -184,10 +191,12 @@ public final class MsgTransConnection: @unchecked Sendable {
         }
         let frame = Frame(
             compression: compression, packetType: .request, bizType: bizType, messageID: 0, payload: wirePayload)
-        return try await perform(frame, timeout: timeout)
+        return try await perform(frame, timeout: timeout, onSubmitted: onSubmitted)
     }
 
-    private func perform(_ frame: Frame, timeout: Duration?) async throws(MsgTransRuntimeError) -> MsgTransMessage {
+    private func perform(_ frame: Frame, timeout: Duration?, onSubmitted: (@Sendable () -> Void)? = nil)
+        async throws(MsgTransRuntimeError) -> MsgTransMessage
+    {
         let bizType = frame.bizType
         let deadline = MonotonicClock.deadline(after: timeout ?? configuration.requestTimeout)
         let request = OutboundRequest(frame: frame, deadline: deadline)
@@ -197,6 +206,8 @@ public final class MsgTransConnection: @unchecked Sendable {
                 let submitted = eventLoop.execute { self.submit(request) }
                 if !submitted {
                     request.promise.complete(.failure(self.closeReason ?? Self.loopStopped))
+                } else {
+                    onSubmitted?()
                 }
             }
         } onCancel: {

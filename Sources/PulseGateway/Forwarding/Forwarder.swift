@@ -211,15 +211,15 @@ final class Forwarder: Sendable {
             wake.signal()
         }
         while !state.withLock({ $0.stopping }) {
-            let row: OutboxRow?
+            let rows: [OutboxRow]
             do {
-                row = try await store.head(identityKey: key)
+                rows = try await store.nextRows(identityKey: key, limit: settings.forwardWindow)
             } catch {
                 logger.error("outbox read failed", ["error": "\(error)"])
                 notBefore = monotonic.now() + 1000
                 return
             }
-            guard let row else {
+            guard let row = rows.first else {
                 forget = true
                 return
             }
@@ -228,7 +228,11 @@ final class Forwarder: Sendable {
                 notBefore = due
                 return
             }
-            let retryAt = await deliver(row, key: key, connectPayload: connectPayload)
+            let window = Self.window(rows, isDue: { self.dueTime(storedAt: $0.nextAttemptAt) <= self.monotonic.now() })
+            let retryAt =
+                window.count > 1
+                ? await deliver(window: window, key: key, connectPayload: connectPayload)
+                : await deliver(row, key: key, connectPayload: connectPayload)
             if let retryAt {
                 notBefore = retryAt
                 return
@@ -236,7 +240,150 @@ final class Forwarder: Sendable {
         }
     }
 
+    // MARK: - Window
+
+    /// The rows sent together: the head and the due event rows right behind it that never failed,
+    /// at most ``ForwardingSettings/forwardWindow`` (what was read). A head that failed before
+    /// (`attempts > 0`) or is a crash batch is sent alone, with the single-row handling (the
+    /// session's re-register on 401, the config pull on 409, the crash fallback on 501); the window
+    /// opens again once it is delivered.
+    static func window(_ rows: [OutboxRow], isDue: (OutboxRow) -> Bool) -> [OutboxRow] {
+        guard let head = rows.first, head.attempts == 0, head.kind == .events else { return Array(rows.prefix(1)) }
+        return Array(rows.prefix { $0.attempts == 0 && $0.kind == .events && isDue($0) })
+    }
+
+    /// What became of one row of a window.
+    private enum WindowOutcome: Sendable {
+        /// Answered `{"code":0,"data":true}`: delete it.
+        case accepted
+        /// Not sent: an older row of the window had failed first. Untouched.
+        case notSent
+        /// Failed (rescheduled) or refused for good (dead-lettered); the identity's next wake.
+        case failed(wakeAt: Int64)
+        /// Dead-lettered: it left the outbox, nothing newer waits for it.
+        case settled
+    }
+
+    /// Sends a window of event rows on one connection: in FIFO order (a row is handed to the
+    /// connection only after the row before it was), up to the window in flight at once. The
+    /// first row that fails stops the window: no row behind it is sent (rows already in flight
+    /// finish). A failed row is rescheduled (backoff; a 401 or 409 is due at once, to be resent
+    /// alone with its single-row handling) and, having `attempts > 0`, is sent alone before any
+    /// newer row. Accepted rows are deleted together in one group-commit job.
+    private func deliver(window rows: [OutboxRow], key: String, connectPayload: [UInt8]) async -> Int64? {
+        let session: any UpstreamSession
+        switch await openSession(for: rows[0], key: key, connectPayload: connectPayload) {
+        case .ready(let ready): session = ready
+        case .settled(let retryAt): return retryAt
+        }
+        let sequencer = WindowSequencer()
+        let outcomes = await withTaskGroup(of: (Int, WindowOutcome).self) { group in
+            for (index, row) in rows.enumerated() {
+                group.addTask {
+                    await sequencer.waitForTurn(index)
+                    guard !sequencer.isStopped else {
+                        sequencer.handedOver(index)
+                        return (index, .notSent)
+                    }
+                    let outcome = await self.send(row, index: index, on: session, key: key, sequencer: sequencer)
+                    sequencer.handedOver(index)
+                    if case .failed = outcome { sequencer.stop() }
+                    return (index, outcome)
+                }
+            }
+            var outcomes: [(Int, WindowOutcome)] = []
+            for await outcome in group { outcomes.append(outcome) }
+            return outcomes.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        if sequencer.lostConnection { await pool.discard(key) }
+        let accepted = zip(rows, outcomes).filter { if case .accepted = $0.1 { true } else { false } }.map(\.0)
+        if !accepted.isEmpty {
+            do {
+                try await store.delete(seqs: accepted.map(\.seq))
+                for row in accepted { metrics.forwarded(kind: row.kind, result: "ok") }
+            } catch {
+                logger.error("outbox delete failed", ["rows": String(accepted.count), "error": "\(error)"])
+                return monotonic.now() + 1000
+            }
+        }
+        let wakes = outcomes.compactMap { outcome -> Int64? in
+            if case .failed(let wakeAt) = outcome { wakeAt } else { nil }
+        }
+        return wakes.min()
+    }
+
+    /// Sends one row of a window and applies every outcome but acceptance (deleted in a batch).
+    private func send(
+        _ row: OutboxRow, index: Int, on session: any UpstreamSession, key: String, sequencer: WindowSequencer
+    ) async -> WindowOutcome {
+        await limiter.acquire()
+        defer { limiter.release() }
+        let started = ContinuousClock.now
+        let reply: UpstreamReply
+        do {
+            reply = try await session.request(
+                .clientEventBatchUpload, wirePayload: row.payload,
+                compression: Compression(rawValue: row.compression) ?? .none, retryingUnauthorized: false,
+                onSubmitted: { sequencer.handedOver(index) })
+        } catch {
+            markReachable(false)
+            sequencer.connectionLost()
+            return .failed(wakeAt: await retryLater(row, reason: error.message))
+        }
+        markReachable(true)
+        let elapsed = ContinuousClock.now - started
+        metrics.forwardLatency(
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        if reply.confirmsAcceptance { return .accepted }
+        let message = reply.message ?? ""
+        switch reply.code {
+        case 401, 409:
+            // Resent at once, alone, where the single-row handling re-registers or pulls the config.
+            return .failed(wakeAt: await retryLater(row, reason: "code \(reply.code): \(message)", immediately: true))
+        case 0:
+            return .failed(wakeAt: await retryLater(row, reason: "code 0 without data true"))
+        case 429, 500, 502...599:
+            return .failed(wakeAt: await retryLater(row, reason: "code \(reply.code): \(message)"))
+        default:
+            // 400, 403, 404, 501 to an event batch and unknown codes: refused for good.
+            if let retryAt = await deadLetter(row, code: reply.code, message: message) { return .failed(wakeAt: retryAt) }
+            return .settled
+        }
+    }
+
     // MARK: - Delivery
+
+    private enum SessionStep {
+        case ready(any UpstreamSession)
+        /// No session: the head row was rescheduled, dead-lettered or throttled; when to go on.
+        case settled(Int64?)
+    }
+
+    /// The identity's session, or what became of `row` when none can be had.
+    private func openSession(for row: OutboxRow, key: String, connectPayload: [UInt8]) async -> SessionStep {
+        do {
+            return .ready(try await pool.acquire(key: key, connectPayload: connectPayload))
+        } catch {
+            switch error.kind {
+            case .throttled(let until):
+                logger.debug("connect attempts capped; waiting", ["seq": String(row.seq)])
+                // Jitter, so identities capped together do not come back in lock step.
+                let jitter = Int64(random.unit() * Double(Self.milliseconds(settings.backoffBase)))
+                let wakeAt = max(until, monotonic.now() + 1) + jitter
+                state.withLock { $0.identities[key]?.throttledUntil = wakeAt }
+                return .settled(wakeAt)
+            case .transport:
+                markReachable(false)
+                return .settled(await retryLater(row, reason: error.message))
+            case .connectRejected(let code):
+                markReachable(true)
+                if code == 400 || code == 403 || code == 404 {
+                    return .settled(await deadLetter(row, code: code, message: error.message))
+                }
+                return .settled(await retryLater(row, reason: error.message))
+            }
+        }
+    }
 
     /// Sends one row and applies the outcome; returns when to retry the identity, or `nil` to go on.
     private func deliver(_ row: OutboxRow, key: String, connectPayload: [UInt8]) async -> Int64? {
@@ -245,27 +392,9 @@ final class Forwarder: Sendable {
         var pulledConfig = false
         while true {
             let session: any UpstreamSession
-            do {
-                session = try await pool.acquire(key: key, connectPayload: connectPayload)
-            } catch {
-                switch error.kind {
-                case .throttled(let until):
-                    logger.debug("connect attempts capped; waiting", ["seq": String(row.seq)])
-                    // Jitter, so identities capped together do not come back in lock step.
-                    let jitter = Int64(random.unit() * Double(Self.milliseconds(settings.backoffBase)))
-                    let wakeAt = max(until, monotonic.now() + 1) + jitter
-                    state.withLock { $0.identities[key]?.throttledUntil = wakeAt }
-                    return wakeAt
-                case .transport:
-                    markReachable(false)
-                    return await retryLater(row, reason: error.message)
-                case .connectRejected(let code):
-                    markReachable(true)
-                    if code == 400 || code == 403 || code == 404 {
-                        return await deadLetter(row, code: code, message: error.message)
-                    }
-                    return await retryLater(row, reason: error.message)
-                }
+            switch await self.openSession(for: row, key: key, connectPayload: connectPayload) {
+            case .ready(let ready): session = ready
+            case .settled(let retryAt): return retryAt
             }
             if row.kind == .crashes && session.lacksCrashUpload {
                 return await fallBack(row, connectPayload: connectPayload, reason: "upstream lacks crash upload")
@@ -275,7 +404,8 @@ final class Forwarder: Sendable {
             let reply: UpstreamReply
             do {
                 reply = try await session.request(
-                    operation, wirePayload: row.payload, compression: Compression(rawValue: row.compression) ?? .none)
+                    operation, wirePayload: row.payload, compression: Compression(rawValue: row.compression) ?? .none,
+                    retryingUnauthorized: true, onSubmitted: nil)
             } catch {
                 markReachable(false)
                 await pool.discard(key)
@@ -346,8 +476,8 @@ final class Forwarder: Sendable {
         return now + ahead
     }
 
-    private func retryLater(_ row: OutboxRow, reason: String) async -> Int64 {
-        let delay = max(1, backoffMilliseconds(attempts: row.attempts))
+    private func retryLater(_ row: OutboxRow, reason: String, immediately: Bool = false) async -> Int64 {
+        let delay = immediately ? 0 : max(1, backoffMilliseconds(attempts: row.attempts))
         let retryAt = clock.now() + delay
         let wakeAt = monotonic.now() + delay
         metrics.forwarded(kind: row.kind, result: "retry")
@@ -437,5 +567,57 @@ enum CrashFallback {
             index += 1
         }
         return nil
+    }
+}
+
+/// Hands a window's rows to the connection one after another: row `i` may be sent once row
+/// `i - 1` was handed over (or finished without being sent), so the rows reach the wire in FIFO
+/// order. Once stopped (a row failed), rows not yet handed over are not sent.
+final class WindowSequencer: Sendable {
+    private struct State {
+        /// Rows `0..<next` were handed over.
+        var next = 0
+        var stopped = false
+        var lostConnection = false
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    var isStopped: Bool { state.withLock { $0.stopped } }
+    /// Whether a request of the window failed without an answer (its connection is not reused).
+    var lostConnection: Bool { state.withLock { $0.lostConnection } }
+
+    /// Waits until every row before `index` was handed over.
+    func waitForTurn(_ index: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.next >= index { return true }
+                state.waiters[index] = continuation
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Row `index` was handed over (or will not be): the next row may go. Idempotent.
+    func handedOver(_ index: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.next == index else { return nil }
+            state.next = index + 1
+            return state.waiters.removeValue(forKey: index + 1)
+        }
+        waiter?.resume()
+    }
+
+    func stop() {
+        state.withLock { $0.stopped = true }
+    }
+
+    func connectionLost() {
+        state.withLock {
+            $0.lostConnection = true
+            $0.stopped = true
+        }
     }
 }
