@@ -136,7 +136,8 @@ import Testing
             // backoff on the injected clock, and nothing newer than the window was sent.
             #expect(await eventually(seconds: 30) { (try? outbox())?[failing] == 1 })
             try await Task.sleep(for: .milliseconds(300))
-            #expect(upstream.uploads.allSatisfy { upload in stored.prefix(8).contains { $0.batchID == upload.batchID } })
+            #expect(
+                upstream.uploads.allSatisfy { upload in stored.prefix(8).contains { $0.batchID == upload.batchID } })
             #expect(try outbox()[failing] == 1)
         }
         #expect(await Self.drain(harness))
@@ -188,5 +189,58 @@ import Testing
         #expect(upstream.peakOutstanding == 1)
         #expect(upstream.uploads.compactMap(\.batchID) == stored.map(\.batchID))
         await harness.stop(removing: false)
+    }
+}
+
+/// The scheduler's ready queue: waking for one due identity costs that identity, not a scan of
+/// every identity the forwarder knows.
+@Suite struct ReadyQueueTests {
+    @Test func theHeapYieldsDeadlinesInOrderAndTheQueueIsFIFO() {
+        var heap = DeadlineHeap()
+        for (deadline, key) in [(50, "e"), (10, "a"), (40, "d"), (20, "b"), (30, "c"), (10, "a2")] {
+            heap.push(Int64(deadline), key)
+        }
+        #expect(heap.popDue(now: 5) == nil)
+        var popped: [Int64] = []
+        while let (deadline, _) = heap.popDue(now: 35) { popped.append(deadline) }
+        #expect(popped == [10, 10, 20, 30])
+        #expect(heap.count == 2)
+        var queue = ReadyQueue()
+        for index in 0..<3000 { queue.append("k\(index)") }
+        var order: [String] = []
+        while let key = queue.popFirst() { order.append(key) }
+        #expect(order == (0..<3000).map { "k\($0)" })
+        #expect(queue.count == 0)
+    }
+
+    @Test func identitiesInBackoffAreNotRescannedOnEveryWake() async throws {
+        // Nothing listens upstream: every identity's first connect fails and it backs off on the
+        // injected clock, which does not move.
+        let port = try await ScriptedUpstream.freePort()
+        let clock = TestClock()
+        let connector = PulseClientUpstreamConnector(
+            host: "127.0.0.1", port: port, requestTimeout: .seconds(2), connectTimeout: .seconds(2))
+        let harness = try await GatewayHarness.start(
+            clock: clock, connector: connector,
+            forwarding: ForwardingSettings(backoffBase: .seconds(10), backoffMax: .seconds(60)),
+            random: GatewayRandom { 0.5 })
+        @Sendable func retries() -> Int { harness.logs.all.filter { $0.contains("will retry") }.count }
+        #expect(try await harness.post(UpstreamContractTests.devices(300)).status == 200)
+        #expect(await eventually(seconds: 60) { retries() >= 300 })
+        let forwarder = try #require(harness.gateway.forwarder)
+        let before = forwarder.schedulerVisits
+        // Twenty new identities, one request each: each wake starts the new one only.
+        for index in 0..<20 {
+            #expect(try await harness.post(UpstreamContractTests.devices(1, from: 1000 + index)).status == 200)
+            #expect(await eventually(seconds: 30) { retries() >= 301 + index })
+        }
+        let visits = forwarder.schedulerVisits - before
+        #expect(visits >= 20)
+        #expect(visits < 300, "the scheduler looked at \(visits) identities for 20 due ones")
+        // The backed-off identities still come due when the clock reaches them.
+        clock.advance(by: 10_000)
+        harness.gateway.pokeForwarder()
+        #expect(await eventually(seconds: 60) { retries() >= 640 })
+        await harness.stop()
     }
 }

@@ -52,11 +52,22 @@ final class Forwarder: Sendable {
         /// The connect-attempt window refused this identity until this monotonic time (a rescan
         /// does not make it due earlier).
         var throttledUntil: Int64 = 0
+        /// In ``State/ready``.
+        var queued = false
     }
 
     private struct State {
         var identities: [String: IdentityState] = [:]
+        /// Idle identities that are due, in the order they became due: the scheduler starts
+        /// workers from here instead of scanning every identity on every wake.
+        var ready = ReadyQueue()
+        /// Idle identities waiting for their `notBefore`, earliest first (entries go stale when
+        /// the identity changes; they are checked when they come due).
+        var waiting = DeadlineHeap()
         var activeWorkers = 0
+        /// Identities the scheduler looked at when starting workers (for tests: it grows with the
+        /// identities that came due, not with all identities known).
+        var schedulerVisits = 0
         var stopping = false
         var scheduler: Task<Void, Never>?
         var workers: [String: Task<Void, Never>] = [:]
@@ -86,6 +97,9 @@ final class Forwarder: Sendable {
         self.limiter = AsyncLimiter(settings.maxInFlight)
     }
 
+    /// Identities the scheduler has looked at so far (see ``State/schedulerVisits``).
+    var schedulerVisits: Int { state.withLock { $0.schedulerVisits } }
+
     /// Open upstream connections.
     var openConnections: Int { pool.openCount }
 
@@ -112,9 +126,14 @@ final class Forwarder: Sendable {
 
     /// Announces new outbox rows (called by the intake after a commit).
     func announce(_ drafts: [OutboxDraft]) {
+        let now = monotonic.now()
+        let horizon = horizonMilliseconds
         state.withLock { state in
-            for draft in drafts where state.identities[draft.identityKey] == nil {
-                state.identities[draft.identityKey] = IdentityState(app: draft.app, connectPayload: draft.identity)
+            for draft in drafts {
+                if state.identities[draft.identityKey] == nil {
+                    state.identities[draft.identityKey] = IdentityState(app: draft.app, connectPayload: draft.identity)
+                }
+                Self.enqueue(draft.identityKey, in: &state, now: now, horizon: horizon)
             }
         }
         wake.signal()
@@ -150,8 +169,17 @@ final class Forwarder: Sendable {
         do {
             try await store.refreshDepth()
             let pending = try await store.pendingIdentities()
+            let horizon = horizonMilliseconds
             state.withLock { state in
                 state.lastRescan = now
+                // Rebuilt from the outbox: drops stale entries, and a wait that a clock step
+                // made too long is found here.
+                state.waiting = DeadlineHeap()
+                // Idle identities without rows are forgotten (a worker would find nothing).
+                let keys = Set(pending.map(\.identityKey))
+                state.identities = state.identities.filter {
+                    $0.value.active || $0.value.queued || keys.contains($0.key)
+                }
                 for identity in pending {
                     let notBefore = dueTime(storedAt: identity.nextAttemptAt)
                     if var known = state.identities[identity.identityKey] {
@@ -161,6 +189,7 @@ final class Forwarder: Sendable {
                         state.identities[identity.identityKey] = IdentityState(
                             app: identity.app, connectPayload: identity.identity, notBefore: notBefore)
                     }
+                    Self.enqueue(identity.identityKey, in: &state, now: now, horizon: horizon)
                 }
             }
         } catch {
@@ -175,16 +204,42 @@ final class Forwarder: Sendable {
         max(Self.milliseconds(settings.backoffMax), Self.milliseconds(settings.connectWindow)) * 2 + 1000
     }
 
+    /// Puts an idle identity in the ready queue when it is due (or its wait lies beyond the
+    /// horizon), else in the waiting heap. Does nothing for an active or already queued identity.
+    private static func enqueue(_ key: String, in state: inout State, now: Int64, horizon: Int64) {
+        guard let identity = state.identities[key], !identity.active, !identity.queued else { return }
+        if identity.notBefore <= now || identity.notBefore - now > horizon {
+            state.identities[key]?.queued = true
+            state.ready.append(key)
+        } else {
+            state.waiting.push(identity.notBefore, key)
+        }
+    }
+
+    /// Starts workers for ready identities (moving those whose wait is over from the heap first),
+    /// at most `maxConnections` at once. Costs the identities that are due, not all identities.
     private func startDueWorkers(now: Int64) {
         let horizon = horizonMilliseconds
         state.withLock { state in
             guard !state.stopping else { return }
-            let due = state.identities.filter { entry in
-                !entry.value.active && (entry.value.notBefore <= now || entry.value.notBefore - now > horizon)
+            while let (deadline, key) = state.waiting.popDue(now: now) {
+                state.schedulerVisits += 1
+                // A stale entry: the identity now waits for a later time (it has a newer entry).
+                if let identity = state.identities[key], identity.notBefore > deadline, identity.notBefore > now {
+                    continue
+                }
+                Self.enqueue(key, in: &state, now: now, horizon: horizon)
             }
-            for (key, identity) in due.sorted(by: { $0.value.notBefore < $1.value.notBefore }) {
-                guard state.activeWorkers < settings.maxConnections else { break }
-                state.identities[key]?.active = true
+            while state.activeWorkers < settings.maxConnections, let key = state.ready.popFirst() {
+                state.schedulerVisits += 1
+                guard var identity = state.identities[key] else { continue }
+                identity.queued = false
+                guard !identity.active else {
+                    state.identities[key] = identity
+                    continue
+                }
+                identity.active = true
+                state.identities[key] = identity
                 state.activeWorkers += 1
                 let payload = identity.connectPayload
                 state.workers[key] = Task { await self.drain(key: key, connectPayload: payload) }
@@ -197,6 +252,8 @@ final class Forwarder: Sendable {
         var notBefore: Int64 = 0
         var forget = false
         defer {
+            let now = monotonic.now()
+            let horizon = horizonMilliseconds
             state.withLock { state in
                 state.activeWorkers -= 1
                 state.workers[key] = nil
@@ -205,6 +262,7 @@ final class Forwarder: Sendable {
                 } else {
                     state.identities[key]?.active = false
                     state.identities[key]?.notBefore = notBefore
+                    Self.enqueue(key, in: &state, now: now, horizon: horizon)
                 }
             }
             pool.release(key)
@@ -346,7 +404,9 @@ final class Forwarder: Sendable {
             return .failed(wakeAt: await retryLater(row, reason: "code \(reply.code): \(message)"))
         default:
             // 400, 403, 404, 501 to an event batch and unknown codes: refused for good.
-            if let retryAt = await deadLetter(row, code: reply.code, message: message) { return .failed(wakeAt: retryAt) }
+            if let retryAt = await deadLetter(row, code: reply.code, message: message) {
+                return .failed(wakeAt: retryAt)
+            }
             return .settled
         }
     }
@@ -619,5 +679,67 @@ final class WindowSequencer: Sendable {
             $0.lostConnection = true
             $0.stopped = true
         }
+    }
+}
+
+/// The identities ready for a worker, first in first out.
+struct ReadyQueue {
+    private var keys: [String] = []
+    private var head = 0
+
+    var count: Int { keys.count - head }
+
+    mutating func append(_ key: String) {
+        keys.append(key)
+    }
+
+    mutating func popFirst() -> String? {
+        guard head < keys.count else { return nil }
+        let key = keys[head]
+        head += 1
+        if head > 1024 && head * 2 > keys.count {
+            keys.removeFirst(head)
+            head = 0
+        }
+        return key
+    }
+}
+
+/// A binary min-heap of (deadline, identity key).
+struct DeadlineHeap {
+    private var entries: [(deadline: Int64, key: String)] = []
+
+    var count: Int { entries.count }
+
+    mutating func push(_ deadline: Int64, _ key: String) {
+        entries.append((deadline, key))
+        var child = entries.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard entries[child].deadline < entries[parent].deadline else { break }
+            entries.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    /// Removes and returns the earliest entry if its deadline is at most `now`.
+    mutating func popDue(now: Int64) -> (Int64, String)? {
+        guard let first = entries.first, first.deadline <= now else { return nil }
+        let last = entries.removeLast()
+        if !entries.isEmpty {
+            entries[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1
+                let right = left + 1
+                var smallest = parent
+                if left < entries.count && entries[left].deadline < entries[smallest].deadline { smallest = left }
+                if right < entries.count && entries[right].deadline < entries[smallest].deadline { smallest = right }
+                if smallest == parent { break }
+                entries.swapAt(parent, smallest)
+                parent = smallest
+            }
+        }
+        return (first.deadline, first.key)
     }
 }
