@@ -1,4 +1,5 @@
 import MsgTrans
+import MsgTransRuntime
 import PulseStorage
 import Synchronization
 import Testing
@@ -205,7 +206,7 @@ import Testing
         while let (deadline, _) = heap.popDue(now: 35) { popped.append(deadline) }
         #expect(popped == [10, 10, 20, 30])
         #expect(heap.count == 2)
-        var queue = ReadyQueue()
+        var queue = FIFO<String>()
         for index in 0..<3000 { queue.append("k\(index)") }
         var order: [String] = []
         while let key = queue.popFirst() { order.append(key) }

@@ -147,7 +147,11 @@ import Testing
         let connector = PulseClientUpstreamConnector(
             host: "127.0.0.1", port: port, requestTimeout: .seconds(2), connectTimeout: .seconds(2))
         let harness = try await GatewayHarness.start(
-            clock: clock, connector: connector, forwarding: ForwardingSettings(backoffBase: .milliseconds(100)),
+            // A window of 1: this server handles the requests of a connection concurrently, so only
+            // one in flight makes its processing order the send order (the window's wire order is
+            // ForwardWindowTests' business).
+            clock: clock, connector: connector,
+            forwarding: ForwardingSettings(backoffBase: .milliseconds(100), forwardWindow: 1),
             random: GatewayRandom { 0.5 })
         for index in 0..<3 {
             #expect(try await harness.post(Self.body, batchID: "o-\(index)").status == 200)

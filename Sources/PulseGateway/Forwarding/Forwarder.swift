@@ -1,4 +1,5 @@
 import MsgTrans
+import MsgTransRuntime
 import PulseHashing
 import PulseProtocol
 import Synchronization
@@ -60,7 +61,7 @@ final class Forwarder: Sendable {
         var identities: [String: IdentityState] = [:]
         /// Idle identities that are due, in the order they became due: the scheduler starts
         /// workers from here instead of scanning every identity on every wake.
-        var ready = ReadyQueue()
+        var ready = FIFO<String>()
         /// Idle identities waiting for their `notBefore`, earliest first (entries go stale when
         /// the identity changes; they are checked when they come due).
         var waiting = DeadlineHeap()
@@ -302,12 +303,14 @@ final class Forwarder: Sendable {
 
     /// The rows sent together: the head and the due event rows right behind it that never failed,
     /// at most ``ForwardingSettings/forwardWindow`` (what was read). A head that failed before
-    /// (`attempts > 0`) or is a crash batch is sent alone, with the single-row handling (the
+    /// (`attempts > 0`), a crash batch or a crash-priority row (the `Crash` events that replaced a
+    /// crash batch after a 501) is sent alone, with the single-row handling (the
     /// session's re-register on 401, the config pull on 409, the crash fallback on 501); the window
     /// opens again once it is delivered.
     static func window(_ rows: [OutboxRow], isDue: (OutboxRow) -> Bool) -> [OutboxRow] {
-        guard let head = rows.first, head.attempts == 0, head.kind == .events else { return Array(rows.prefix(1)) }
-        return Array(rows.prefix { $0.attempts == 0 && $0.kind == .events && isDue($0) })
+        func windowed(_ row: OutboxRow) -> Bool { row.attempts == 0 && row.kind == .events && row.priority > 0 }
+        guard let head = rows.first, windowed(head) else { return Array(rows.prefix(1)) }
+        return Array(rows.prefix { windowed($0) && isDue($0) })
     }
 
     /// What became of one row of a window.
@@ -679,29 +682,6 @@ final class WindowSequencer: Sendable {
             $0.lostConnection = true
             $0.stopped = true
         }
-    }
-}
-
-/// The identities ready for a worker, first in first out.
-struct ReadyQueue {
-    private var keys: [String] = []
-    private var head = 0
-
-    var count: Int { keys.count - head }
-
-    mutating func append(_ key: String) {
-        keys.append(key)
-    }
-
-    mutating func popFirst() -> String? {
-        guard head < keys.count else { return nil }
-        let key = keys[head]
-        head += 1
-        if head > 1024 && head * 2 > keys.count {
-            keys.removeFirst(head)
-            head = 0
-        }
-        return key
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import MsgTrans
 import PulseJSON
+import PulseTestSupport
 import Synchronization
 
 /// A Pulse upstream that speaks msgtrans with plain blocking sockets on threads of its own, so
@@ -24,7 +25,7 @@ final class RawUpstream: Sendable {
 
     struct Received: Sendable {
         var bizType: UInt8
-        var compression: Compression
+        var compression: MsgTrans.Compression
         /// The frame payload exactly as on the wire.
         var wirePayload: [UInt8]
         /// The connection's serial number (1, 2, … in accept order).
@@ -60,22 +61,11 @@ final class RawUpstream: Sendable {
     static func start(holdUploads: Int = 1, decide: @escaping @Sendable (Received) -> Action = { _ in .accept })
         -> RawUpstream
     {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && listen(fd, 64) == 0 && getsockname(fd, pointer, &length) == 0
-            }
+        guard let listener = LoopbackListener() else {
+            preconditionFailure("raw upstream cannot listen: errno \(errno)")
         }
-        precondition(bound, "raw upstream cannot listen: errno \(errno)")
         let upstream = RawUpstream(
-            listenFD: fd, port: Int(UInt16(bigEndian: address.sin_port)), holdUploads: holdUploads, decide: decide)
+            listenFD: listener.descriptor, port: listener.port, holdUploads: holdUploads, decide: decide)
         Thread { upstream.acceptLoop() }.start()
         return upstream
     }
