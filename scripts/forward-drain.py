@@ -4,7 +4,6 @@ then drain it into a real `pulsegate ingest` on loopback with forwardWindow WIND
 drain rate and the gateway and ingest CPU per forwarded row (docs/gateway.md, issue 12).
 
 Usage: scripts/forward-drain.py PULSEGATE_BINARY ROWS IDENTITIES WINDOW WORK_DIR"""
-real `pulsegate ingest` and report gateway/ingest CPU per forwarded row and the drain rate."""
 import http.client, json, os, signal, socket, subprocess, sys, time
 
 BIN = sys.argv[1]; N = int(sys.argv[2]); K = int(sys.argv[3]); WINDOW = int(sys.argv[4]); ROOT = sys.argv[5]
