@@ -55,6 +55,9 @@ final class Forwarder: Sendable {
         var throttledUntil: Int64 = 0
         /// In ``State/ready``.
         var queued = false
+        /// Rows were announced while a worker was draining: it must not forget the identity when
+        /// its last read came back empty (the read may have preceded their commit).
+        var announcedWhileActive = false
     }
 
     private struct State {
@@ -133,6 +136,8 @@ final class Forwarder: Sendable {
             for draft in drafts {
                 if state.identities[draft.identityKey] == nil {
                     state.identities[draft.identityKey] = IdentityState(app: draft.app, connectPayload: draft.identity)
+                } else if state.identities[draft.identityKey]?.active == true {
+                    state.identities[draft.identityKey]?.announcedWhileActive = true
                 }
                 Self.enqueue(draft.identityKey, in: &state, now: now, horizon: horizon)
             }
@@ -258,7 +263,9 @@ final class Forwarder: Sendable {
             state.withLock { state in
                 state.activeWorkers -= 1
                 state.workers[key] = nil
-                if forget {
+                let announced = state.identities[key]?.announcedWhileActive ?? false
+                state.identities[key]?.announcedWhileActive = false
+                if forget && !announced {
                     state.identities[key] = nil
                 } else {
                     state.identities[key]?.active = false
