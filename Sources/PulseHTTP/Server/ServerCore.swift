@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import CPulseShims
+import Glibc
 import Synchronization
 
 /// The state shared by libmicrohttpd's callbacks, the handler tasks and ``HTTPServer``, plus the
@@ -27,10 +28,23 @@ final class ServerCore: Sendable {
         var closed = false
     }
 
-    init(handler: @escaping Handler, maxBodyBytes: Int, retryAfterSeconds: Int) {
+    /// The per-request read deadlines (slowloris protection).
+    let deadlines: ReadDeadlines
+    /// The most query parameters a request target may have.
+    let maxQueryParameters: Int
+    /// libmicrohttpd's per-connection pool, which also has to hold the parsed query.
+    let headerMemoryLimit: Int
+
+    init(
+        handler: @escaping Handler, maxBodyBytes: Int, retryAfterSeconds: Int, deadlines: ReadDeadlines,
+        maxQueryParameters: Int, headerMemoryLimit: Int
+    ) {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
         self.retryAfterSeconds = retryAfterSeconds
+        self.deadlines = deadlines
+        self.maxQueryParameters = maxQueryParameters
+        self.headerMemoryLimit = headerMemoryLimit
     }
 
     /// Stops suspending connections, then answers every request whose handler is still running with
@@ -64,6 +78,8 @@ final class ServerCore: Sendable {
         guard let raw = contextPointer.pointee else {
             return begin(connection: connection, url: url, method: method, contextPointer: contextPointer)
         }
+        // Already answered from the URI callback: close without reading further.
+        guard !Self.isAnsweredEarly(raw) else { return .NO }
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
         let size = uploadDataSize.pointee
         switch context.phase {
@@ -71,6 +87,7 @@ final class ServerCore: Sendable {
             if size > 0 {
                 guard let uploadData else { return .NO }
                 uploadDataSize.pointee = 0
+                deadlines.bodyReceived(connection, count: size)
                 if context.body.count + size > maxBodyBytes {
                     context.body = []
                     context.phase = .discarding(budget: maxBodyBytes)
@@ -106,6 +123,11 @@ final class ServerCore: Sendable {
             return queue(unavailable, on: connection)
         }
         let headers = Self.headers(of: connection)
+        if let refused = RequestFraming.rejection(of: headers) {
+            // Before any body byte is read; with `Connection: close` libmicrohttpd closes after the
+            // response, so bytes hidden in the body are never parsed as a request.
+            return queue(refused, on: connection)
+        }
         if let declared = headers["Content-Length"], let length = Int(declared), length > maxBodyBytes {
             // Rejected before any body byte is read; libmicrohttpd discards the rest and closes.
             return queue(Self.bodyTooLarge, on: connection)
@@ -122,7 +144,57 @@ final class ServerCore: Sendable {
         }
         contextPointer.pointee = Unmanaged.passRetained(context).toOpaque()
         activeRequests.add(1, ordering: .relaxed)
+        deadlines.headReceived(connection)
         return .YES
+    }
+
+    // MARK: - Request target
+
+    /// The context pointer of a request already answered from ``sawTarget(_:connection:)``: the
+    /// address 1, never dereferenced.
+    private static func isAnsweredEarly(_ raw: UnsafeMutableRawPointer) -> Bool { UInt(bitPattern: raw) == 1 }
+
+    /// Bytes of libmicrohttpd's pool one parsed query parameter takes (its record, with slack).
+    private static let poolBytesPerParameter = 64
+
+    /// libmicrohttpd's URI callback: the request line is in, its query not yet parsed.
+    ///
+    /// libmicrohttpd 0.9.75 stores every query parameter in the connection's memory pool; when they
+    /// do not fit it tries to answer 431, but that answer needs the same exhausted pool, so the client
+    /// gets nothing until the idle timeout. A target with more than ``maxQueryParameters``
+    /// parameters, or more than fit in three quarters of the pool, is therefore answered here, directly
+    /// on the socket — nothing has been written for this request yet and libmicrohttpd reads the next request
+    /// only after the previous response is out — with 414 and `Connection: close`; the socket's
+    /// sending side is then shut and libmicrohttpd closes the connection. Returns the request's
+    /// initial context pointer.
+    func sawTarget(_ target: UnsafePointer<CChar>?, connection: OpaquePointer) -> UnsafeMutableRawPointer? {
+        guard let target else { return nil }
+        var length = 0
+        var parameters = 0
+        var inQuery = false
+        while target[length] != 0 {
+            let byte = UInt8(bitPattern: target[length])
+            if byte == UInt8(ascii: "?") && !inQuery {
+                inQuery = true
+                parameters = 1
+            } else if byte == UInt8(ascii: "&") && inQuery {
+                parameters += 1
+            }
+            length += 1
+        }
+        guard
+            parameters > maxQueryParameters
+                || parameters * Self.poolBytesPerParameter + length > headerMemoryLimit / 4 * 3
+        else { return nil }
+        let socket = pg_mhd_connection_fd(connection)
+        guard socket >= 0 else { return nil }
+        let body = "too many query parameters\n"
+        let answer = Array(
+            ("HTTP/1.1 414 URI Too Long\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)").utf8)
+        _ = answer.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        shutdown(socket, Int32(SHUT_WR))
+        return UnsafeMutableRawPointer(bitPattern: 1)
     }
 
     /// The body is complete: suspend the connection and run the handler in a task.
@@ -141,6 +213,7 @@ final class ServerCore: Sendable {
             return queue(unavailable, on: connection)
         }
         context.phase = .handling(slot)
+        deadlines.handling(connection)
         let request = context.takeRequest()
         let handler = self.handler
         Task {
@@ -153,9 +226,11 @@ final class ServerCore: Sendable {
     // MARK: - Request completed
 
     /// libmicrohttpd is done with a request (response sent, client gone, or daemon stopping).
-    func completed(contextPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+    func completed(connection: OpaquePointer?, contextPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+        if let connection { deadlines.responded(connection) }
         guard let contextPointer, let raw = contextPointer.pointee else { return }
         contextPointer.pointee = nil
+        guard !Self.isAnsweredEarly(raw) else { return }
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
         if case .handling(let slot) = context.phase {
             _ = suspensions.withLock { $0.slots.removeValue(forKey: ObjectIdentifier(slot)) }

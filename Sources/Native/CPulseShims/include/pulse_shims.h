@@ -29,6 +29,13 @@ typedef struct pg_mhd_options {
     unsigned int thread_pool_size;      /* MHD_OPTION_THREAD_POOL_SIZE */
     size_t connection_memory_limit;     /* header buffer per connection */
     unsigned int listen_backlog;
+    /* MHD_OPTION_NOTIFY_CONNECTION: told when a connection is accepted and when it is closed. */
+    MHD_NotifyConnectionCallback notify_connection;
+    void *notify_connection_context;
+    /* MHD_OPTION_URI_LOG_CALLBACK: sees the raw request target before libmicrohttpd parses its
+       query; what it returns becomes the request's context pointer. */
+    void *(*uri_log)(void *context, const char *uri, struct MHD_Connection *connection);
+    void *uri_log_context;
 } pg_mhd_options;
 
 /** Starts a daemon with the given options. Returns NULL on failure. */
@@ -45,6 +52,9 @@ uint16_t pg_mhd_bound_port(struct MHD_Daemon *daemon);
  * Wraps the variadic MHD_get_connection_info(MHD_CONNECTION_INFO_CLIENT_ADDRESS).
  */
 int pg_mhd_client_address(struct MHD_Connection *connection, char *host, size_t host_capacity, uint16_t *port);
+
+/** The connection's socket, or -1 when unknown. Wraps MHD_get_connection_info(CONNECTION_FD). */
+int pg_mhd_connection_fd(struct MHD_Connection *connection);
 
 /* ---- libcurl ----------------------------------------------------------- */
 
