@@ -62,6 +62,7 @@ public final class IngestServer: Sendable {
         }
 
         var transportConfiguration = configuration.transport
+        transportConfiguration.establishTimeout = configuration.connectDeadline
         let counters = core.counters
         transportConfiguration.connection.overloadResponder = { _ in
             counters.recordRejection(code: PulseResponseCode.tooManyRequests.rawValue)
