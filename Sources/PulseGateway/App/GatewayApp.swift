@@ -76,7 +76,9 @@ public enum GatewayApp {
                 host: configuration.listenHost, port: configuration.listenPort,
                 connectionLimit: configuration.httpConnectionLimit, idleTimeout: configuration.httpIdleTimeout,
                 threadCount: configuration.httpThreads, maxBodyBytes: configuration.maxBodyBytes,
-                shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds),
+                shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds,
+                headerTimeout: configuration.httpHeaderTimeout, bodyTimeout: configuration.httpBodyTimeout,
+                minBodyBytesPerSecond: configuration.httpMinBodyBytesPerSecond),
             handler: { request in await router.handle(request) })
         do {
             try server.start()

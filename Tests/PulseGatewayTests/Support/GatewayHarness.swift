@@ -54,7 +54,8 @@ struct GatewayHarness: Sendable {
     static func start(
         directory: TemporaryDirectory? = nil, policy: GatewayPolicy = GatewayPolicy(),
         maxBodyBytes: Int = 16 << 20, clock: TestClock = TestClock(), connector: (any UpstreamConnector)? = nil,
-        forwarding: ForwardingSettings = ForwardingSettings(), random: GatewayRandom = .system
+        forwarding: ForwardingSettings = ForwardingSettings(), random: GatewayRandom = .system,
+        configure: (inout GatewayConfiguration) -> Void = { _ in }
     ) async throws -> GatewayHarness {
         let directory = try directory ?? TemporaryDirectory()
         let logs = LogCollector()
@@ -64,6 +65,7 @@ struct GatewayHarness: Sendable {
             dataDirectory: directory.path, listenPort: 0, policy: policy, maxBodyBytes: maxBodyBytes,
             shutdownGracePeriod: .seconds(2), forwarding: forwarding)
         configuration.policy.logLevel = .debug
+        configure(&configuration)
         let gateway = try await GatewayApp.start(configuration, environment: environment)
         return GatewayHarness(directory: directory, gateway: gateway, clock: clock, logs: logs)
     }
