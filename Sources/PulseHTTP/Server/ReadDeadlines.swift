@@ -15,7 +15,7 @@ import Synchronization
 ///   ``bodyTimeout`` plus one second per ``minBodyBytesPerSecond`` bytes received so far;
 /// - **handling**: the handler runs (the connection is suspended); no deadline.
 ///
-/// A thread of its own checks the deadlines a few times per second and closes a late connection by
+/// A task checks the deadlines a few times per second and closes a late connection by
 /// shutting its socket down (no response is sent, as with the idle timeout); libmicrohttpd then sees
 /// the end of the stream and cleans the connection up. The check and libmicrohttpd's close
 /// notification take the same lock, and libmicrohttpd closes a socket only after that notification,
@@ -111,36 +111,19 @@ final class ReadDeadlines: Sendable {
 
     // MARK: - The checking thread
 
-    /// Starts the checking thread; it runs until ``stop()``.
+    /// Starts the checking task; it runs until ``stop()``. Each check only takes a lock and shuts
+    /// sockets down (which does not block), so it is fit for the cooperative pool.
     func start() {
-        let retained = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread, nil,
-            { context in
-                let deadlines = Unmanaged<ReadDeadlines>.fromOpaque(context!).takeRetainedValue()
-                deadlines.run()
-                return nil
-            }, retained.toOpaque())
-        if result == 0 {
-            pthread_detach(thread)
-        } else {
-            // Without the thread only the idle timeout applies; nothing else breaks.
-            retained.release()
+        Task { [self] in
+            while enforce() {
+                try? await Task.sleep(for: tick)
+            }
         }
     }
 
-    /// Stops the checking thread (it exits within one tick).
+    /// Stops the checking task (it ends within one tick).
     func stop() {
         state.withLock { $0.stopped = true }
-    }
-
-    private func run() {
-        let parts = tick.components
-        let microseconds = UInt32(parts.seconds * 1_000_000 + parts.attoseconds / 1_000_000_000_000)
-        while enforce() {
-            usleep(microseconds)
-        }
     }
 
     /// Closes every connection past its deadline; returns `false` once stopped.
