@@ -122,8 +122,10 @@ final class Listener: EventLoopSource, @unchecked Sendable {
             Glibc.close(client)
             return
         }
-        connection.partialFrameCap = configuration.maxPartialFrameBytes
-        if let timeout = configuration.establishTimeout {
+        if configuration.maxPartialFrameBytes > 0 {
+            connection.partialFrameCap = configuration.maxPartialFrameBytes
+        }
+        if let timeout = configuration.establishTimeout, timeout > .zero {
             connection.establishTimer = loop.scheduleTimer(at: MonotonicClock.deadline(after: timeout)) {
                 [weak connection, statistics] in
                 guard let connection else { return }

@@ -42,8 +42,6 @@ final class ReadDeadlines: Sendable {
     private struct State {
         var connections: [UInt: Tracked] = [:]
         var stopped = false
-        /// Connections closed for missing a deadline since start (for tests and diagnostics).
-        var closed = 0
     }
 
     let limits: Limits
@@ -56,9 +54,6 @@ final class ReadDeadlines: Sendable {
         let shortest = min(limits.headerTimeout, limits.bodyTimeout)
         tick = max(.milliseconds(20), min(.milliseconds(250), shortest / 4))
     }
-
-    /// The number of connections closed for missing a read deadline.
-    var closedCount: Int { state.withLock { $0.closed } }
 
     // MARK: - Called from libmicrohttpd's threads
 
@@ -135,7 +130,6 @@ final class ReadDeadlines: Sendable {
                 Glibc.shutdown(tracked.socket, Int32(SHUT_RDWR))
                 // Tracked until libmicrohttpd reports the close, but never shut down twice.
                 state.connections[key]?.phase = .handling
-                state.closed += 1
             }
             return true
         }

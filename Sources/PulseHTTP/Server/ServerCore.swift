@@ -102,6 +102,7 @@ final class ServerCore: Sendable {
         case .discarding(let budget):
             if size > 0 {
                 uploadDataSize.pointee = 0
+                deadlines.bodyReceived(connection, count: size)
                 guard size <= budget else { return .NO }  // Endless upload: close the connection.
                 context.phase = .discarding(budget: budget - size)
                 return .YES
