@@ -1,6 +1,7 @@
 import Foundation
 import PulseHTTP
 import PulseHashing
+import PulseStorage
 import Synchronization
 
 /// Composition of the gateway: storage, intake, forwarder, HTTP server, pruning.
@@ -11,15 +12,29 @@ import Synchronization
 /// await gateway.shutdown()
 /// ```
 public enum GatewayApp {
-    /// Starts every component and returns once the HTTP server listens.
+    /// Starts every component and returns once the HTTP server listens: ``bind(_:environment:)``,
+    /// then ``BoundGateway/start(upstream:)``.
     ///
     /// - Throws: ``GatewayError`` (`invalidConfiguration`, `storage`, `startFailed`).
     public static func start(
         _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment()
     ) async throws -> RunningGateway {
+        try await bind(configuration, environment: environment).start()
+    }
+
+    /// The first step of a start, before anything is written: validates the configuration, takes
+    /// the data directory's lock (`pulsegate.lock`, created with the directory if needed, held
+    /// until ``RunningGateway/shutdown()``) and binds the listen address. The databases are not
+    /// created or opened yet, so a second gateway on the same data directory, or on a busy port,
+    /// fails here having changed nothing. Requests that arrive before
+    /// ``BoundGateway/start(upstream:)`` finishes are answered 503 with `Retry-After`.
+    ///
+    /// - Throws: ``GatewayError`` with `invalidConfiguration`, or `startFailed` (the directory
+    ///   cannot be created, another process holds its lock, the address cannot be bound).
+    public static func bind(
+        _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment()
+    ) throws -> BoundGateway {
         try configuration.validate()
-        let logger = environment.logger
-        logger.level = configuration.policy.logLevel
         do {
             try FileManager.default.createDirectory(
                 atPath: configuration.dataDirectory, withIntermediateDirectories: true)
@@ -27,6 +42,80 @@ public enum GatewayApp {
             throw GatewayError(
                 .startFailed, "cannot create the data directory \(configuration.dataDirectory)", underlying: error)
         }
+        let lock: FileLock
+        do {
+            lock = try FileLock.lockDataDirectory(configuration.dataDirectory)
+        } catch {
+            throw GatewayError(.startFailed, error.message)
+        }
+        let router = RouterSlot(retryAfterSeconds: configuration.policy.retryAfterSeconds)
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(
+                host: configuration.listenHost, port: configuration.listenPort,
+                connectionLimit: configuration.httpConnectionLimit, idleTimeout: configuration.httpIdleTimeout,
+                threadCount: configuration.httpThreads, maxBodyBytes: configuration.maxBodyBytes,
+                shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds,
+                headerTimeout: configuration.httpHeaderTimeout, bodyTimeout: configuration.httpBodyTimeout,
+                minBodyBytesPerSecond: configuration.httpMinBodyBytesPerSecond),
+            handler: { request in await router.handle(request) })
+        do {
+            try server.start()
+        } catch {
+            lock.release()
+            throw GatewayError(.startFailed, "the HTTP server could not start", underlying: error)
+        }
+        return BoundGateway(
+            configuration: configuration, environment: environment, lock: lock, server: server, router: router)
+    }
+}
+
+/// A gateway that holds its data directory's lock and its listen address but has not opened its
+/// storage yet (``GatewayApp/bind(_:environment:)``). Start it, or ``cancel()`` it.
+public final class BoundGateway: Sendable {
+    /// The bound HTTP port.
+    public var httpPort: Int { server.port ?? configuration.listenPort }
+
+    private let configuration: GatewayConfiguration
+    private let environment: GatewayEnvironment
+    private let lock: FileLock
+    private let server: HTTPServer
+    private let router: RouterSlot
+
+    fileprivate init(
+        configuration: GatewayConfiguration, environment: GatewayEnvironment, lock: FileLock, server: HTTPServer,
+        router: RouterSlot
+    ) {
+        self.configuration = configuration
+        self.environment = environment
+        self.lock = lock
+        self.server = server
+        self.router = router
+    }
+
+    /// Stops listening and releases the data directory's lock (a start that is given up).
+    public func cancel() async {
+        await server.shutdown(gracePeriod: .zero)
+        lock.release()
+    }
+
+    /// Opens storage, starts the forwarder and pruning, and starts answering requests.
+    ///
+    /// - Parameter upstream: the upstream to forward to, instead of the configuration's.
+    /// - Throws: ``GatewayError`` (`storage`); the lock is released and the address closed.
+    public func start(upstream: UpstreamAddress? = nil) async throws -> RunningGateway {
+        do {
+            return try await startComponents(upstream: upstream)
+        } catch {
+            await cancel()
+            throw error
+        }
+    }
+
+    private func startComponents(upstream: UpstreamAddress?) async throws -> RunningGateway {
+        var configuration = self.configuration
+        if let upstream { configuration.upstream = upstream }
+        let logger = environment.logger
+        logger.level = configuration.policy.logLevel
         let store = try await GatewayStore.open(dataDirectory: configuration.dataDirectory)
         let metrics = GatewayMetrics()
 
@@ -66,38 +155,48 @@ public enum GatewayApp {
             clock: environment.clock, metrics: metrics, logger: logger,
             onAccepted: { [weak forwarder] drafts in forwarder?.announce(drafts) })
         let operations = OperationsEndpoints(
-            store: store, forwarder: forwarder, metrics: metrics, clock: environment.clock,
-            policy: { [intake] in intake.policy })
-        let router = GatewayRouter(
-            intake: intake, operations: operations,
-            policy: PolicyEndpoint(cache: policyCache, policy: { [intake] in intake.policy }))
-        let server = HTTPServer(
-            configuration: HTTPServerConfiguration(
-                host: configuration.listenHost, port: configuration.listenPort,
-                connectionLimit: configuration.httpConnectionLimit, idleTimeout: configuration.httpIdleTimeout,
-                threadCount: configuration.httpThreads, maxBodyBytes: configuration.maxBodyBytes,
-                shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds,
-                headerTimeout: configuration.httpHeaderTimeout, bodyTimeout: configuration.httpBodyTimeout,
-                minBodyBytesPerSecond: configuration.httpMinBodyBytesPerSecond),
-            handler: { request in await router.handle(request) })
-        do {
-            try server.start()
-        } catch {
-            try? await store.close()
-            throw GatewayError(.startFailed, "the HTTP server could not start", underlying: error)
-        }
+            store: store, forwarder: forwarder, metrics: metrics, logger: logger, clock: environment.clock,
+            policy: { [intake] in intake.policy }, dataDirectory: configuration.dataDirectory,
+            requiredFreeBytes: configuration.maxBodyBytes)
+        router.set(
+            GatewayRouter(
+                intake: intake, operations: operations,
+                policy: PolicyEndpoint(cache: policyCache, policy: { [intake] in intake.policy })))
         forwarder?.start()
         let running = RunningGateway(
             server: server, store: store, intake: intake, forwarder: forwarder, metrics: metrics, logger: logger,
-            configuration: configuration, clock: environment.clock, policyCache: policyCache)
+            configuration: configuration, clock: environment.clock, policyCache: policyCache, lock: lock)
         running.startPruning()
         logger.info(
             "gateway listening",
             [
-                "listen": "\(configuration.listenHost):\(server.port ?? configuration.listenPort)",
+                "listen": "\(configuration.listenHost):\(httpPort)",
                 "upstream": upstreamDescription, "dataDir": configuration.dataDirectory,
             ])
         return running
+    }
+}
+
+/// The request handler of a bound server: 503 until the gateway's router is set.
+private final class RouterSlot: Sendable {
+    private let router = Mutex<GatewayRouter?>(nil)
+    private let retryAfterSeconds: Int
+
+    init(retryAfterSeconds: Int) {
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    func set(_ router: GatewayRouter) {
+        self.router.withLock { $0 = router }
+    }
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        guard let router = router.withLock({ $0 }) else {
+            return GatewayIntake.errorResponse(
+                IntakeRejection(
+                    .serviceUnavailable, "the gateway is starting; retry later", retryAfterSeconds: retryAfterSeconds))
+        }
+        return await router.handle(request)
     }
 }
 
@@ -135,11 +234,14 @@ public final class RunningGateway: Sendable {
     private let clock: GatewayClock
     private let pruning = Mutex<Task<Void, Never>?>(nil)
     private let stopped = Mutex<Bool>(false)
+    private let lock: FileLock
 
     init(
         server: HTTPServer, store: GatewayStore, intake: GatewayIntake, forwarder: Forwarder?, metrics: GatewayMetrics,
-        logger: GatewayLogger, configuration: GatewayConfiguration, clock: GatewayClock, policyCache: PolicyCache
+        logger: GatewayLogger, configuration: GatewayConfiguration, clock: GatewayClock, policyCache: PolicyCache,
+        lock: FileLock
     ) {
+        self.lock = lock
         self.policyCache = policyCache
         self.server = server
         self.store = store
@@ -212,7 +314,7 @@ public final class RunningGateway: Sendable {
 
     /// Drains and stops: new requests get 503, in-flight requests finish (up to the grace
     /// period), the forwarder stops after its requests in flight, the outbox is kept, the database
-    /// closes. Calling it again returns at once.
+    /// closes and the data directory's lock is released. Calling it again returns at once.
     public func shutdown() async {
         let first = stopped.withLock { done -> Bool in
             defer { done = true }
@@ -230,6 +332,7 @@ public final class RunningGateway: Sendable {
         } catch {
             logger.error("closing the database failed", ["error": "\(error)"])
         }
+        lock.release()
         logger.info("stopped", ["outbox": "kept"])
     }
 }

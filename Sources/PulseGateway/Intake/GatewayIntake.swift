@@ -120,7 +120,9 @@ final class GatewayIntake: Sendable {
                 app: headers.appID, batchID: batchID, bodyHash: bodyHash, sentAt: headers.sentAt, now: receivedAt,
                 retentionMilliseconds: policy.dedupRetentionMilliseconds, drafts: mapped.drafts,
                 diagnostics: diagnostics)
+            store.commitHealth.succeeded()
         } catch {
+            store.commitHealth.failed(error)
             logger.error(
                 "intake commit failed",
                 ["app": headers.appID, "batchId": batchID, "client": clientAddress(of: request), "error": "\(error)"])

@@ -21,6 +21,7 @@ import Synchronization
 /// | `pulsegate_db_commits_total`, `pulsegate_db_group_commits_total`, `pulsegate_db_group_committed_jobs_total` | counter | |
 /// | `pulsegate_db_largest_group_commit` | gauge | |
 /// | `pulsegate_dedup_pruned_total` | counter | |
+/// | `pulsegate_log_lines_dropped_total` | counter | |
 public final class GatewayMetrics: Sendable {
     private struct Counters {
         var requests: [String: Int] = [:]
@@ -107,6 +108,8 @@ public final class GatewayMetrics: Sendable {
         var groupCommits = 0
         var groupCommittedJobs = 0
         var largestGroupCommit = 0
+        /// Log lines the log stream could not take (a full disk, a closed pipe).
+        var logLinesDropped = 0
         /// Per app: devices known to `/v1/diagnostics`, those with gaps, and their missing batches.
         var diagnostics: [String: (devices: Int, withGaps: Int, missing: Int64)] = [:]
     }
@@ -189,6 +192,8 @@ public final class GatewayMetrics: Sendable {
         }
         header("pulsegate_dedup_pruned_total", "counter", "Expired dedup keys pruned.")
         out += "pulsegate_dedup_pruned_total \(snapshot.pruned)\n"
+        header("pulsegate_log_lines_dropped_total", "counter", "Log lines dropped because the log stream failed.")
+        out += "pulsegate_log_lines_dropped_total \(gauges.logLinesDropped)\n"
         return out
     }
 }

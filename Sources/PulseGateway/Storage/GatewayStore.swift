@@ -17,6 +17,8 @@ public final class GatewayStore: Sendable {
     let executor: SQLiteExecutor
     /// Rows and payload bytes in the outbox, kept in memory for the intake's cap check.
     private let depth = Mutex(Depth())
+    /// Whether the last intake commit failed (what `/readyz` reports).
+    let commitHealth = CommitHealth()
 
     struct Depth: Sendable {
         var rows = 0
@@ -63,6 +65,21 @@ public final class GatewayStore: Sendable {
     /// Waits for queued work and closes the database.
     public func close() async throws {
         try await executor.close()
+    }
+
+    // MARK: - Readiness
+
+    /// Commits a tiny real change (it flips the database header's `user_version` between 0 and 1;
+    /// the schema does not use it, migrations are recorded in `schema_migrations`) through the
+    /// same fsync'd group commit as the intake, so it fails the way an intake commit would on a
+    /// full disk, a read-only file system or a broken database. Clears ``commitHealth`` when it
+    /// succeeds.
+    func probeCommit() async throws {
+        try await executor.commit { connection in
+            let version = try connection.queryFirst("PRAGMA user_version") { try $0.column(0, as: Int.self) } ?? 0
+            try connection.execute(version == 0 ? "PRAGMA user_version = 1" : "PRAGMA user_version = 0")
+        }
+        commitHealth.succeeded()
     }
 
     // MARK: - Intake
@@ -438,5 +455,23 @@ public final class GatewayStore: Sendable {
         }
         try await refreshDepth()
         return moved
+    }
+}
+
+/// The outcome of the latest intake commit: `/readyz` is 503 from a failed commit until a commit
+/// (an intake or a readiness probe) succeeds again.
+final class CommitHealth: Sendable {
+    private let failure = Mutex<String?>(nil)
+
+    /// Why the last commit failed, or `nil` when it succeeded (or none was made yet).
+    var lastFailure: String? { failure.withLock { $0 } }
+
+    func failed(_ error: any Error) {
+        let reason = (error as? StorageError).map { "\($0.code.rawValue): \($0.message)" } ?? "\(error)"
+        failure.withLock { $0 = reason }
+    }
+
+    func succeeded() {
+        failure.withLock { $0 = nil }
     }
 }

@@ -48,6 +48,9 @@ public struct IngestConfiguration: Sendable {
     /// ``MsgTransServerConfiguration/maxPartialFrameBytes``, default 256 MiB). The ingest server
     /// installs its own overload (429) and failure (400/500) responders.
     public var transport: MsgTransServerConfiguration
+    /// Log lines the process could not write so far (a full disk, a closed pipe), reported as
+    /// `logLinesDropped` on `/stats`; `pulsegate ingest` passes its standard streams' count.
+    public var droppedLogLines: @Sendable () -> Int
 
     /// Creates a configuration with the documented defaults and no allowed app.
     public init(dataDirectory: String, policy: IngestPolicy = IngestPolicy()) {
@@ -64,5 +67,6 @@ public struct IngestConfiguration: Sendable {
         controlTimeout = .seconds(10)
         connectDeadline = .seconds(10)
         transport = MsgTransServerConfiguration()
+        droppedLogLines = { 0 }
     }
 }

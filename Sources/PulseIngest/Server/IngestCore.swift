@@ -19,6 +19,7 @@ final class IngestCore: Sendable {
     let pending: PendingBatches
     let clock: StorageClock
     let presenceTTLMs: Int64
+    let droppedLogLines: @Sendable () -> Int
     private let currentPolicy: Mutex<IngestPolicy>
     private let background = BackgroundWork()
 
@@ -27,6 +28,7 @@ final class IngestCore: Sendable {
         pending = PendingBatches(capacity: configuration.maxPendingBatches)
         clock = configuration.clock
         presenceTTLMs = configuration.presenceTTLMs
+        droppedLogLines = configuration.droppedLogLines
         currentPolicy = Mutex(configuration.policy)
     }
 
