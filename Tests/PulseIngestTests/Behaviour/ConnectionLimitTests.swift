@@ -23,9 +23,11 @@ import Testing
         let clock = ContinuousClock()
         let start = clock.now
         // RawClient reads time out after 10 s: an EOF before that is the deadline at work.
-        for client in clients {
-            #expect(await client.readsEOFWithoutBytes())
+        let closed = await withTaskGroup(of: Bool.self) { group in
+            for client in clients { group.addTask { await client.readsEOFWithoutBytes() } }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
+        #expect(closed == clients.count)
         #expect(clock.now - start < .seconds(9))
         #expect(harness.server.transportStatistics.establishTimeouts == 100)
         try await waitFor { harness.server.transportStatistics.openConnections == 0 }
