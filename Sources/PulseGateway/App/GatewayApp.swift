@@ -1,3 +1,4 @@
+import CPulseShims
 import Foundation
 import PulseHTTP
 import PulseHashing
@@ -18,6 +19,7 @@ public enum GatewayApp {
         _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment()
     ) async throws -> RunningGateway {
         try configuration.validate()
+        configureAllocator()
         let logger = environment.logger
         logger.level = configuration.policy.logLevel
         do {
@@ -65,8 +67,9 @@ public enum GatewayApp {
             store: store, policy: configuration.policy, maxBodyBytes: configuration.maxBodyBytes,
             clock: environment.clock, metrics: metrics, logger: logger,
             onAccepted: { [weak forwarder] drafts in forwarder?.announce(drafts) })
+        let memoryBudget = RequestMemoryBudget(limitBytes: configuration.requestMemoryBudgetBytes)
         let operations = OperationsEndpoints(
-            store: store, forwarder: forwarder, metrics: metrics, clock: environment.clock,
+            store: store, forwarder: forwarder, metrics: metrics, clock: environment.clock, memoryBudget: memoryBudget,
             policy: { [intake] in intake.policy })
         let router = GatewayRouter(
             intake: intake, operations: operations,
@@ -76,7 +79,8 @@ public enum GatewayApp {
                 host: configuration.listenHost, port: configuration.listenPort,
                 connectionLimit: configuration.httpConnectionLimit, idleTimeout: configuration.httpIdleTimeout,
                 threadCount: configuration.httpThreads, maxBodyBytes: configuration.maxBodyBytes,
-                shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds),
+                shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds, requestMemoryBudget: memoryBudget,
+                requestMemoryEstimate: GatewayIntake.reservation(headers:wireBytes:)),
             handler: { request in await router.handle(request) })
         do {
             try server.start()
@@ -97,6 +101,22 @@ public enum GatewayApp {
             ])
         return running
     }
+}
+
+extension GatewayApp {
+    /// Sets glibc's allocator up for large, short-lived request buffers, once per process: a fixed
+    /// 256 KiB mmap threshold (glibc's dynamic threshold would otherwise climb to 32 MiB after the
+    /// first big free, keeping later bodies on the heap) and at most 4 arenas (per-thread arenas
+    /// each keep their own free memory). Freed request memory then goes back to the system; the
+    /// rest is returned by `malloc_trim` when a large request ends (``RequestMemoryBudget``).
+    static func configureAllocator() {
+        _ = allocatorConfigured
+    }
+
+    private static let allocatorConfigured: Bool = {
+        pg_configure_allocator(4, 256 * 1024)
+        return true
+    }()
 }
 
 /// Injected dependencies: time, randomness, logs, and (for tests) the upstream connector.

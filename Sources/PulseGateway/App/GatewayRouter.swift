@@ -58,6 +58,8 @@ struct OperationsEndpoints: Sendable {
     let forwarder: Forwarder?
     let metrics: GatewayMetrics
     let clock: GatewayClock
+    /// The HTTP server's request-memory budget, for its gauges.
+    let memoryBudget: RequestMemoryBudget
     let policy: @Sendable () -> GatewayPolicy
 
     /// Ready when storage takes a write transaction and either the upstream answers or the
@@ -93,6 +95,8 @@ struct OperationsEndpoints: Sendable {
         gauges.groupCommits = database.groupCommits
         gauges.groupCommittedJobs = database.groupCommittedJobs
         gauges.largestGroupCommit = database.largestGroupCommit
+        gauges.requestMemoryReserved = memoryBudget.reservedBytes
+        gauges.requestMemoryBudget = memoryBudget.limitBytes
         let grace = Int64(policy().diagnosticsGapGraceSeconds) * 1_000
         gauges.diagnostics =
             (try? await DiagnosticsEndpoint.gauges(store, now: clock.now(), graceMilliseconds: grace)) ?? [:]

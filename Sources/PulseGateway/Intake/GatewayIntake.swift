@@ -102,6 +102,14 @@ final class GatewayIntake: Sendable {
             throw IntakeRejection(error.suggestedStatus ?? .badRequest, error.message)
         }
         metrics.bytes(wire: request.body.count, decoded: body.count)
+        // The server reserved the wire body's estimate; a decoded body is bigger than that.
+        if let memory = request.memory, Self.isContentEncoded(request.headers),
+            !(await memory.grow(to: request.body.count + Self.workingSet(format: format, decodedBytes: body.count)))
+        {
+            throw IntakeRejection(
+                .serviceUnavailable, "the gateway is busy with other large requests; retry later",
+                retryAfterSeconds: policy.retryAfterSeconds)
+        }
         let bodyHash = SHA256.hash(body)
         let batchID = headers.batchID ?? Hex.encode(bodyHash)
         let receivedAt = clock.now()
@@ -169,6 +177,39 @@ final class GatewayIntake: Sendable {
         let diagnostics = DiagnosticsObservation.extract(
             document.root, signal: signal, sequenceHeader: sequenceHeader, fallbacks: context.fallbacks)
         return (mapped, diagnostics)
+    }
+
+    // MARK: - Memory
+
+    /// What handling a body takes at its peak, per decoded byte, measured with 14 MiB bodies of
+    /// many records with large attributes (docs/operations.md): the body itself, the parser's
+    /// buffers and node tape, the mapped Pulse batches, and for protobuf the transcoded JSON.
+    static let jsonWorkingSetFactor = 6
+    static let protobufWorkingSetFactor = 8
+
+    /// The memory a request reserves (``RequestMemoryBudget``) to decode, parse and map a body of
+    /// `decodedBytes` (including the decoded body itself).
+    static func workingSet(format: BodyFormat, decodedBytes: Int) -> Int {
+        let factor = format == .protobuf ? protobufWorkingSetFactor : jsonWorkingSetFactor
+        let (bytes, overflow) = decodedBytes.multipliedReportingOverflow(by: factor)
+        return overflow ? Int.max : bytes
+    }
+
+    /// The reservation the HTTP server makes for a wire body of `wireBytes`, before reading it: the
+    /// whole working set when the body is not content-encoded, otherwise the wire body only (the
+    /// intake grows the reservation once it knows the decoded size).
+    @Sendable static func reservation(headers: HTTPHeaders, wireBytes: Int) -> Int {
+        guard let format = bodyFormat(headers["Content-Type"]), !isContentEncoded(headers) else { return wireBytes }
+        return workingSet(format: format, decodedBytes: wireBytes)
+    }
+
+    /// Whether `Content-Encoding` names anything but identity.
+    static func isContentEncoded(_ headers: HTTPHeaders) -> Bool {
+        guard let value = headers["Content-Encoding"] else { return false }
+        return value.split(separator: ",").contains { element in
+            let name = element.trimmingCharacters(in: .whitespaces).lowercased()
+            return !name.isEmpty && name != "identity"
+        }
     }
 
     // MARK: - Media type

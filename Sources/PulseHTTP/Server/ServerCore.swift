@@ -112,6 +112,9 @@ final class ServerCore: Sendable {
             } else {
                 context.phase = .receiving
             }
+            // A connection suspended in the first call is called once more without data after the
+            // resume; that is not the end of the body (nothing suspends on the final call).
+            guard size > 0 else { return .YES }
             return step(context, connection: connection, uploadData: uploadData, uploadDataSize: uploadDataSize)
         case .discarding(let remaining, let response):
             if size > 0 {
