@@ -103,12 +103,9 @@ final class GatewayIntake: Sendable {
         }
         metrics.bytes(wire: request.body.count, decoded: body.count)
         // The server reserved the wire body's estimate; a decoded body is bigger than that.
-        if let memory = request.memory, Self.isContentEncoded(request.headers),
-            !(await memory.grow(to: request.body.count + Self.workingSet(format: format, decodedBytes: body.count)))
-        {
-            throw IntakeRejection(
-                .serviceUnavailable, "the gateway is busy with other large requests; retry later",
-                retryAfterSeconds: policy.retryAfterSeconds)
+        let encodedBytes = Self.isContentEncoded(request.headers) ? request.body.count : 0
+        if encodedBytes > 0 {
+            try await reserve(request, encodedBytes + Self.workingSet(format: format, decodedBytes: body.count), policy)
         }
         let bodyHash = SHA256.hash(body)
         let batchID = headers.batchID ?? Hex.encode(bodyHash)
@@ -118,6 +115,11 @@ final class GatewayIntake: Sendable {
             fallbacks: headers.fallbacks)
         let json = try Self.otlpJSON(
             body, format: format, signal: signal, maxOutputBytes: Self.jsonLimit(maxBodyBytes))
+        if format == .protobuf {
+            // Now the size of what is parsed is known: the protobuf body plus its JSON's working set.
+            try await reserve(
+                request, encodedBytes + body.count + Self.workingSet(format: .json, decodedBytes: json.count), policy)
+        }
         let (mapped, diagnostics) = try map(
             json, signal: signal, context: context,
             sequenceHeader: request.headers[DiagnosticsObservation.sequenceHeader])
@@ -162,6 +164,15 @@ final class GatewayIntake: Sendable {
         }
     }
 
+    /// Grows the request's memory reservation to `bytes`, or refuses the request with 503 and
+    /// `Retry-After` when the budget has no room within the wait.
+    private func reserve(_ request: HTTPRequest, _ bytes: Int, _ policy: GatewayPolicy) async throws(IntakeRejection) {
+        guard let memory = request.memory, !(await memory.grow(to: bytes)) else { return }
+        throw IntakeRejection(
+            .serviceUnavailable, "the gateway is busy with other large requests; retry later",
+            retryAfterSeconds: policy.retryAfterSeconds)
+    }
+
     private func map(_ body: [UInt8], signal: OTLPSignal, context: MappingContext, sequenceHeader: String?)
         throws(IntakeRejection) -> (MappedRequest, DiagnosticsObservation?)
     {
@@ -181,10 +192,12 @@ final class GatewayIntake: Sendable {
 
     // MARK: - Memory
 
-    /// What handling a body takes at its peak, per decoded byte, measured with 14 MiB bodies of
-    /// many records with large attributes (docs/operations.md): the body itself, the parser's
-    /// buffers and node tape, the mapped Pulse batches, and for protobuf the transcoded JSON.
-    static let jsonWorkingSetFactor = 6
+    /// What handling a body takes at its peak, per decoded byte, measured with 14 MiB bodies
+    /// (docs/operations.md): the body itself, the parser's buffers and node tape, and the mapped
+    /// Pulse batches — 5× for records with kilobyte attributes, 6.4× for records of tiny ones.
+    static let jsonWorkingSetFactor = 7
+    /// The first estimate for protobuf (the body plus its transcoded JSON's working set), corrected
+    /// once the JSON's size is known.
     static let protobufWorkingSetFactor = 8
 
     /// The memory a request reserves (``RequestMemoryBudget``) to decode, parse and map a body of
