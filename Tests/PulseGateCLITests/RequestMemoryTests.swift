@@ -203,4 +203,58 @@ import Testing
         await gateway.shutdown()
         await ingest.stop()
     }
+
+    @Test func aDecodedBodyThatNoLongerFitsTheBudgetGets503WithItsStatus() async throws {
+        let root = try ScratchDirectory("memory-decoded")
+        defer { root.remove() }
+        let budget = 1 << 20
+        let gateway = try await GatewayApp.start(
+            GatewayConfiguration(
+                dataDirectory: root.path + "/gateway", listenPort: 0,
+                policy: GatewayPolicy(retryAfterSeconds: 2), requestMemoryBudgetBytes: budget,
+                shutdownGracePeriod: .seconds(2)))
+        let port = gateway.httpPort
+
+        // A stalled 100 KiB JSON upload holds 7 × 100 KiB of the 1 MiB.
+        let stalled = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 30)
+        defer { stalled.close() }
+        try stalled.send(
+            "POST /v1/logs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nApsio-App-Id: shop\r\n"
+                + "Content-Length: \(100 << 10)\r\n\r\n")
+        #expect(
+            try await eventually(seconds: 20) {
+                try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_reserved_bytes")
+                    == Double(7 * (100 << 10))
+            })
+
+        // A gzip body: a few KiB on the wire fit, its 200 KiB decoded (7 × that) do not.
+        let blob = Payload.string("blob", String(repeating: "z", count: 50_000))
+        let json = Array(
+            Payload.logs(
+                records: (0..<4).map {
+                    Payload.record(1_700_000_000, attributes: [blob, Payload.string("log.record.uid", "gz.\($0)")])
+                }
+            ).utf8)
+        let gzip = Compression.deflate(json, format: .gzip)
+        #expect(gzip.count < 16 << 10 && json.count > 200_000)
+        let refused = try await GatewayHTTP.request(
+            port: port, "POST", "/v1/logs", body: gzip,
+            headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip"), ("Apsio-App-Id", "shop")])
+        #expect(refused.status == 503)
+        #expect(refused.header("Retry-After") == "2")
+        #expect(refused.bodyText.hasPrefix(#"{"code":14,"message":"the gateway is busy"#), "\(refused.bodyText)")
+        #expect(gateway.outboxBatches == 0)
+
+        // With the stalled upload gone, the same body is accepted.
+        stalled.close()
+        #expect(
+            try await eventually(seconds: 20) {
+                try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_reserved_bytes") == 0
+            })
+        let accepted = try await GatewayHTTP.request(
+            port: port, "POST", "/v1/logs", body: gzip,
+            headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip"), ("Apsio-App-Id", "shop")])
+        #expect(accepted.status == 200, "\(accepted.bodyText)")
+        await gateway.shutdown()
+    }
 }
