@@ -1,25 +1,33 @@
 #!/usr/bin/env bash
 # Gateway benchmark. Starts `pulsegate serve` (release build) on loopback, runs wrk with the
-# 20-record OTLP JSON logs payload of docs/examples/otlp-logs.json at 32 connections, each request
-# with a unique Apsio-Batch-Id (every 200 is a new durable write: dedup row + outbox rows committed
-# and fsync'd before the answer), and prints durable requests/s, p50/p99 latency and the gateway's
-# CPU time per request. In the same run it measures the raw SQLite group-commit ceiling of this
-# machine (`pulsegate-bench sqlite-ceiling`: the gateway's statements — dedup lookup, dedup row,
-# outbox row with an identity and a payload of the size the gateway stored — from 32 concurrent
-# tasks through SQLiteExecutor.commit, nothing else) and prints the ratio.
+# 20-record OTLP logs payload of docs/examples/otlp-logs.json (as JSON, and the same request as
+# OTLP/protobuf) at 32 connections, each request with a unique Apsio-Batch-Id (every 200 is a new
+# durable write: dedup row + outbox rows committed and fsync'd before the answer), and prints
+# durable requests/s, p50/p99 latency and the server's CPU time per request. In the same run it
+# measures the peer a user would otherwise run — Rotel, the Rust OTLP collector (PyPI `rotel`,
+# blackhole exporter, nothing durable), on the same wrk load and bodies — and the raw SQLite
+# group-commit ceiling of this machine (`pulsegate-bench sqlite-ceiling`: the gateway's
+# statements — dedup lookup, dedup row, outbox row with an identity and a payload of the size the
+# gateway stored — from 32 concurrent tasks through SQLiteExecutor.commit, nothing else), and
+# prints the ratios to both.
 #
-# Scenarios (SCENARIOS, space-separated, default "embedded paused"):
+# Scenarios (SCENARIOS, space-separated, default "rotel paused embedded"):
+#   rotel     Rotel's OTLP/HTTP receiver with the blackhole exporter (the peer; run first).
 #   embedded  `pulsegate serve` without --upstream: the reference ingest server runs in the same
 #             process and forwarding competes with intake for the 2 cores and the disk (the
 #             issue's setup, and what the README runs).
 #   paused    forwarding paused: --upstream points at a closed loopback port, so rows stay in the
-#             outbox (the forwarder only retries with backoff). Intake alone.
+#             outbox (the forwarder only retries with backoff). Intake alone: the figure compared
+#             with Rotel.
 #   external  the ingest server in a separate `pulsegate ingest` process (its CPU is not counted
 #             in the gateway's CPU per request).
+# Each scenario runs once per media type (MEDIA, default "json protobuf").
 #
 # Environment: DURATION (s, default 15), CONNECTIONS (32), THREADS (wrk threads, 2), PORT (14318),
-# SCENARIOS, UPSTREAM (HOST:PORT; overrides the scenarios' upstream), SCRATCH (SwiftPM scratch
-# path), CEILING (1; 0 skips the ceiling).
+# SCENARIOS, MEDIA, BIN (a folder holding pulsegate and pulsegate-bench: skips the release build),
+# UPSTREAM (HOST:PORT; overrides the scenarios' upstream), SCRATCH (SwiftPM
+# scratch path), CEILING (1; 0 skips the ceiling). Rotel and the protobuf classes come from the
+# pinned venv of scripts/bench/venv.sh (.build/venv-bench, created on first use).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-15}
@@ -27,17 +35,24 @@ CONNECTIONS=${CONNECTIONS:-32}
 THREADS=${THREADS:-2}
 PORT=${PORT:-14318}
 SCRATCH=${SCRATCH:-.build}
-SCENARIOS=${SCENARIOS:-embedded paused}
+SCENARIOS=${SCENARIOS:-rotel paused embedded}
+MEDIA=${MEDIA:-json protobuf}
 CEILING=${CEILING:-1}
-PAYLOAD=docs/examples/otlp-logs.json
+JSON_PAYLOAD=docs/examples/otlp-logs.json
 
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
-echo "== building (release)" >&2
-swift build -c release --scratch-path "$SCRATCH" --product pulsegate >&2
-swift build -c release --scratch-path "$SCRATCH" --product pulsegate-bench >&2
-BIN=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
+if [ -z "${BIN:-}" ]; then
+  echo "== building (release)" >&2
+  swift build -c release --scratch-path "$SCRATCH" --product pulsegate >&2
+  swift build -c release --scratch-path "$SCRATCH" --product pulsegate-bench >&2
+  BIN=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
+fi
+
+source scripts/bench/venv.sh
 
 DATA=$(mktemp -d /tmp/pulsegate-bench.XXXXXX)
+PROTOBUF_PAYLOAD=$DATA/otlp-logs.pb
+"$BENCH_PYTHON" scripts/bench/otlp-json-to-protobuf.py logs "$JSON_PAYLOAD" "$PROTOBUF_PAYLOAD"
 GATEWAY_PID=
 INGEST_PID=
 stop() {
@@ -67,9 +82,15 @@ wait_for() {
 SUMMARY=()
 STORED_BYTES=
 run_scenario() {
-  local scenario=$1 dir="$DATA/$1" upstream=
+  local scenario=$1 media=$2 dir="$DATA/$1-$2" upstream= payload content_type
+  case "$media" in
+    json) payload=$JSON_PAYLOAD content_type=application/json ;;
+    protobuf) payload=$PROTOBUF_PAYLOAD content_type=application/x-protobuf ;;
+    *) echo "unknown media type $media (json, protobuf)" >&2; exit 2 ;;
+  esac
   mkdir -p "$dir"
   case "$scenario" in
+    rotel) ;;
     embedded) ;;
     paused) upstream=127.0.0.1:9 ;;
     external)
@@ -81,23 +102,35 @@ run_scenario() {
       ;;
     *) echo "unknown scenario $scenario" >&2; exit 2 ;;
   esac
-  if [ -n "${UPSTREAM:-}" ]; then upstream=$UPSTREAM; fi
-  local args=(serve --listen "127.0.0.1:$PORT" --data-dir "$dir/gateway")
-  if [ -n "$upstream" ]; then args+=(--upstream "$upstream"); fi
-  "$BIN/pulsegate" "${args[@]}" 2>"$dir/gateway.log" &
-  GATEWAY_PID=$!
-  wait_for "http://127.0.0.1:$PORT/livez"
+  if [ "$scenario" = rotel ]; then
+    # The server's process under measurement is Rotel's; its gRPC receiver goes to a spare port.
+    "$ROTEL_AGENT" start --otlp-http-endpoint "127.0.0.1:$PORT" --otlp-grpc-endpoint "127.0.0.1:$((PORT + 2))" \
+      --exporter blackhole --pid-file "$dir/rotel.pid" >"$dir/rotel.log" 2>&1 &
+    GATEWAY_PID=$!
+    for _ in $(seq 1 100); do
+      if curl -fsS -o /dev/null -X POST -H 'Content-Type: application/json' --data '{}' \
+        "http://127.0.0.1:$PORT/v1/logs" 2>/dev/null; then break; fi
+      sleep 0.1
+    done
+  else
+    if [ -n "${UPSTREAM:-}" ]; then upstream=$UPSTREAM; fi
+    local args=(serve --listen "127.0.0.1:$PORT" --data-dir "$dir/gateway")
+    if [ -n "$upstream" ]; then args+=(--upstream "$upstream"); fi
+    "$BIN/pulsegate" "${args[@]}" 2>"$dir/gateway.log" &
+    GATEWAY_PID=$!
+    wait_for "http://127.0.0.1:$PORT/livez"
+  fi
 
-  echo "== $scenario: warm-up (2 s)" >&2
-  wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s scripts/bench/gateway.lua "http://127.0.0.1:$PORT/v1/logs" -- "$PAYLOAD" \
-    >/dev/null
+  echo "== $scenario/$media: warm-up (2 s)" >&2
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s scripts/bench/gateway.lua "http://127.0.0.1:$PORT/v1/logs" \
+    -- "$payload" "$content_type" >/dev/null
   local load_before cpu_before cpu_after wrk_out
   load_before=$(loadavg)
   cpu_before=$(cpu_ticks "$GATEWAY_PID")
-  echo "== $scenario: wrk $CONNECTIONS connections, $THREADS threads, ${DURATION}s, $(wc -c <"$PAYLOAD") byte payload" \
+  echo "== $scenario/$media: wrk $CONNECTIONS connections, $THREADS threads, ${DURATION}s, $(wc -c <"$payload") byte payload" \
     "(load average $load_before)" >&2
   wrk_out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" -s scripts/bench/gateway.lua \
-    "http://127.0.0.1:$PORT/v1/logs" -- "$PAYLOAD")
+    "http://127.0.0.1:$PORT/v1/logs" -- "$payload" "$content_type")
   cpu_after=$(cpu_ticks "$GATEWAY_PID")
   echo "$wrk_out" >&2
   value() { echo "$wrk_out" | awk -v key="bench.$1" '$1 == key { print $2 }'; }
@@ -109,9 +142,12 @@ run_scenario() {
   non2xx=$(value non_2xx)
   cpu_us=$(awk -v t=$((cpu_after - cpu_before)) -v hz="$TICKS" -v n="$requests" \
     'BEGIN { if (n > 0) printf "%.0f", t / hz * 1e6 / n; else print "-" }')
-  forwarded=$(curl -fsS "http://127.0.0.1:$PORT/metrics" |
-    awk '/^pulsegate_forward_total\{kind="events",result="ok"\}/ { print $2 }')
-  if [ -z "$STORED_BYTES" ] && command -v sqlite3 >/dev/null; then
+  forwarded=-
+  if [ "$scenario" != rotel ]; then
+    forwarded=$(curl -fsS "http://127.0.0.1:$PORT/metrics" |
+      awk '/^pulsegate_forward_total\{kind="events",result="ok"\}/ { print $2 }')
+  fi
+  if [ "$scenario" != rotel ] && [ -z "$STORED_BYTES" ] && command -v sqlite3 >/dev/null; then
     STORED_BYTES=$(sqlite3 "$dir/gateway/gateway.sqlite" \
       "SELECT CAST(avg(length(payload)) AS INTEGER) FROM outbox" 2>/dev/null || true)
   fi
@@ -119,15 +155,19 @@ run_scenario() {
   GATEWAY_PID=
   stop "$INGEST_PID"
   INGEST_PID=
-  SUMMARY+=("$(printf '%-9s %9s %8s %8s %10s %10s %8s  %s' "$scenario" "$rps" "$p50" "$p99" "$cpu_us" \
+  SUMMARY+=("$(printf '%-18s %9s %8s %8s %10s %10s %8s  %s' "$scenario/$media" "$rps" "$p50" "$p99" "$cpu_us" \
     "${forwarded:-0}" "$non2xx" "$load_before")")
+  RPS["$scenario/$media"]=$rps
   LAST_RPS=$rps
-  if [ "$scenario" = embedded ]; then EMBEDDED_RPS=$rps; fi
+  if [ "$scenario" = embedded ] && [ "$media" = json ]; then EMBEDDED_RPS=$rps; fi
 }
 
+declare -A RPS
 EMBEDDED_RPS=
 LAST_RPS=
-for scenario in $SCENARIOS; do run_scenario "$scenario"; done
+for scenario in $SCENARIOS; do
+  for media in $MEDIA; do run_scenario "$scenario" "$media"; done
+done
 
 CEILING_VALUE=
 if [ "$CEILING" = 1 ]; then
@@ -140,7 +180,7 @@ if [ "$CEILING" = 1 ]; then
 fi
 
 echo
-printf '%-9s %9s %8s %8s %10s %10s %8s  %s\n' scenario "durable/s" "p50 ms" "p99 ms" "CPU us/req" forwarded \
+printf '%-18s %9s %8s %8s %10s %10s %8s  %s\n' scenario/media "durable/s" "p50 ms" "p99 ms" "CPU us/req" forwarded \
   non-2xx "load average (1/5/15 min) before"
 for line in "${SUMMARY[@]}"; do echo "$line"; done
 if [ -n "$CEILING_VALUE" ]; then
@@ -149,5 +189,15 @@ if [ -n "$CEILING_VALUE" ]; then
   awk -v rps="$HEADLINE" -v ceiling="$CEILING_VALUE" \
     'BEGIN { if (ceiling > 0) printf "ratio to ceiling: %.2f (%s durable requests/s)\n", rps / ceiling, rps }'
 fi
-echo "CPU us/req: the gateway process's user+system CPU per request (embedded: includes the ingest server)."
+for scenario in $SCENARIOS; do
+  [ "$scenario" = rotel ] && continue
+  for media in $MEDIA; do
+    peer=${RPS["rotel/$media"]:-}
+    [ -n "$peer" ] || continue
+    awk -v name="$scenario/$media" -v rps="${RPS["$scenario/$media"]}" -v peer="$peer" \
+      'BEGIN { if (peer > 0) printf "ratio to Rotel, %s: %.2f (%s vs %s requests/s)\n", name, rps / peer, rps, peer }'
+  done
+done
+echo "CPU us/req: the server process's user+system CPU per request (embedded: includes the ingest server;"
+echo "rotel: Rotel's, with nothing durable)."
 echo "forwarded: Pulse batches the forwarder delivered during the run."

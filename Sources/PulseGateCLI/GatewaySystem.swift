@@ -20,27 +20,37 @@ public final class GatewaySystem: Sendable {
         self.embeddedIngest = embeddedIngest
     }
 
-    /// Starts the gateway. Without `configuration.upstream`, first starts the reference ingest
-    /// server on a free loopback port (data in `<data-dir>/embedded-ingest`, every app accepted)
-    /// and points the gateway at it, and says so in the log.
+    /// Starts the gateway. First takes the data directory's lock and binds the listen address
+    /// (``GatewayApp/bind(_:environment:)``), so a second gateway on the same data directory or a
+    /// busy port fails before anything is started or written. Then, without
+    /// `configuration.upstream`, starts the reference ingest server on a free loopback port (data
+    /// in `<data-dir>/embedded-ingest`, every app accepted), points the gateway at it and says so
+    /// in the log; then opens the gateway's storage and serves.
     public static func start(
         _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment()
     ) async throws -> GatewaySystem {
-        var configuration = configuration
+        let bound = try GatewayApp.bind(configuration, environment: environment)
         var ingest: IngestServer?
-        if configuration.upstream == nil {
+        var upstream = configuration.upstream
+        if upstream == nil {
             var ingestConfiguration = IngestConfiguration(
                 dataDirectory: configuration.dataDirectory + "/embedded-ingest", policy: .acceptingEveryApp)
             ingestConfiguration.listen = IngestListenAddress(host: "127.0.0.1", port: 0)
-            let server = try await IngestServer.start(ingestConfiguration)
-            configuration.upstream = UpstreamAddress(host: "127.0.0.1", port: server.port)
+            let server: IngestServer
+            do {
+                server = try await IngestServer.start(ingestConfiguration)
+            } catch {
+                await bound.cancel()
+                throw error
+            }
+            upstream = UpstreamAddress(host: "127.0.0.1", port: server.port)
             environment.logger.info(
                 "no --upstream given: started the embedded reference ingest server on loopback",
                 ["upstream": "127.0.0.1:\(server.port)", "dataDir": ingestConfiguration.dataDirectory])
             ingest = server
         }
         do {
-            let gateway = try await GatewayApp.start(configuration, environment: environment)
+            let gateway = try await bound.start(upstream: upstream)
             return GatewaySystem(gateway: gateway, embeddedIngest: ingest)
         } catch {
             await ingest?.shutdown()

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The `pulsegate` command line: parses arguments and runs the chosen component.
 ///
 /// The executable only forwards `CommandLine.arguments` here, so tests drive the whole
@@ -26,8 +30,18 @@ public enum PulseGateCommandLine {
 
         """
 
+    /// Process-wide settings for the `pulsegate` executable, before anything else runs: `SIGPIPE`
+    /// and `SIGXFSZ` are ignored, so a closed pipe (standard error into `head`, a client that went
+    /// away) and a file-size limit are write errors the code handles instead of signals that kill
+    /// every command. Sockets already send with `MSG_NOSIGNAL`; this also covers the standard
+    /// streams and libraries that do not.
+    public static func prepareProcess() {
+        signal(SIGPIPE, SIG_IGN)
+        signal(SIGXFSZ, SIG_IGN)
+    }
+
     /// Runs the command line and returns the process exit status
-    /// (0 success, 1 runtime failure, 2 usage error).
+    /// (0 success, 1 runtime failure, 2 usage error, 3 `upload flush` left batches undelivered).
     public static func run(
         arguments: [String],
         environment: [String: String],

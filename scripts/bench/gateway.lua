@@ -1,5 +1,5 @@
--- wrk script for scripts/bench-gateway.sh: POSTs one OTLP JSON logs payload with a unique
--- Apsio-Batch-Id per request (so every request is a new, durable write, never a duplicate) and
+-- wrk script for scripts/bench-gateway.sh: POSTs one OTLP logs payload (arguments: the body's file
+-- and its Content-Type, default application/json) with a unique Apsio-Batch-Id per request (so every request is a new, durable write, never a duplicate) and
 -- prints machine-readable totals and latency percentiles.
 local threads = {}
 local next_id = 1
@@ -17,11 +17,12 @@ local headers
 
 function init(args)
   local path = args[1] or "docs/examples/otlp-logs.json"
+  local content_type = args[2] or "application/json"
   local file = assert(io.open(path, "rb"))
   body = file:read("*a")
   file:close()
   prefix = string.format("bench-%d-%d-%d-", tid, os.time(), math.random(1, 1000000000))
-  headers = { ["Content-Type"] = "application/json", ["Apsio-App-Id"] = "bench" }
+  headers = { ["Content-Type"] = content_type, ["Apsio-App-Id"] = "bench" }
 end
 
 function request()

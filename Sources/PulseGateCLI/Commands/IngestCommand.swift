@@ -29,6 +29,8 @@ enum IngestCommand {
           -h, --help           Show this help.
 
         SIGNALS: SIGTERM/SIGINT shut down gracefully; SIGHUP reloads --config.
+        The data directory is locked (pulsegate.lock) while the server runs: a second process on
+        it exits with status 1 naming the holder's pid.
 
         """
 
@@ -131,6 +133,7 @@ enum IngestCommand {
         configuration.listen = options.listen
         configuration.admin = options.admin
         configuration.policyFile = options.configPath
+        configuration.droppedLogLines = output.droppedWrites
         let server: IngestServer
         do {
             server = try await IngestServer.start(configuration)

@@ -21,7 +21,10 @@ enum ServeCommand {
         SIGNALS: SIGTERM/SIGINT drain and stop (the outbox is kept); SIGHUP reloads the config
         file's policy (allowed apps, app keys, default app, retention, outbox caps,
         log level).
-        Logs: one JSON object per line on standard error.
+        Logs: one JSON object per line on standard error; a line that cannot be written is dropped
+        and counted (pulsegate_log_lines_dropped_total), never fatal.
+        The data directory is locked (pulsegate.lock) while serve runs: a second process on it
+        exits with status 1 naming the holder's pid.
 
         """
 
@@ -102,7 +105,9 @@ enum ServeCommand {
             return
         }
         let configuration = try configuration(options)
-        let logger = GatewayLogger(level: configuration.policy.logLevel) { line in output.standardError(line) }
+        let logger = GatewayLogger(level: configuration.policy.logLevel, droppedLines: output.droppedWrites) { line in
+            output.standardError(line)
+        }
         let system: GatewaySystem
         do {
             system = try await GatewaySystem.start(configuration, environment: GatewayEnvironment(logger: logger))

@@ -2,6 +2,7 @@ import CPulseShims
 import Foundation
 import PulseHTTP
 import PulseHashing
+import PulseStorage
 import Synchronization
 
 /// Composition of the gateway: storage, intake, forwarder, HTTP server, pruning.
@@ -12,16 +13,30 @@ import Synchronization
 /// await gateway.shutdown()
 /// ```
 public enum GatewayApp {
-    /// Starts every component and returns once the HTTP server listens.
+    /// Starts every component and returns once the HTTP server listens: ``bind(_:environment:)``,
+    /// then ``BoundGateway/start(upstream:)``.
     ///
     /// - Throws: ``GatewayError`` (`invalidConfiguration`, `storage`, `startFailed`).
     public static func start(
         _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment()
     ) async throws -> RunningGateway {
+        try await bind(configuration, environment: environment).start()
+    }
+
+    /// The first step of a start, before anything is written: validates the configuration, takes
+    /// the data directory's lock (`pulsegate.lock`, created with the directory if needed, held
+    /// until ``RunningGateway/shutdown()``) and binds the listen address. The databases are not
+    /// created or opened yet, so a second gateway on the same data directory, or on a busy port,
+    /// fails here having changed nothing. Requests that arrive before
+    /// ``BoundGateway/start(upstream:)`` finishes are answered 503 with `Retry-After`.
+    ///
+    /// - Throws: ``GatewayError`` with `invalidConfiguration`, or `startFailed` (the directory
+    ///   cannot be created, another process holds its lock, the address cannot be bound).
+    public static func bind(
+        _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment()
+    ) throws -> BoundGateway {
         try configuration.validate()
         configureAllocator()
-        let logger = environment.logger
-        logger.level = configuration.policy.logLevel
         do {
             try FileManager.default.createDirectory(
                 atPath: configuration.dataDirectory, withIntermediateDirectories: true)
@@ -29,51 +44,14 @@ public enum GatewayApp {
             throw GatewayError(
                 .startFailed, "cannot create the data directory \(configuration.dataDirectory)", underlying: error)
         }
-        let store = try await GatewayStore.open(dataDirectory: configuration.dataDirectory)
-        let metrics = GatewayMetrics()
-
-        let connector: (any UpstreamConnector)?
-        let upstreamDescription: String
-        if let override = environment.connector {
-            connector = override
-            upstreamDescription = "injected"
-        } else if let upstream = configuration.upstream {
-            connector = PulseClientUpstreamConnector(
-                host: upstream.host, port: upstream.port, requestTimeout: configuration.forwarding.requestTimeout,
-                connectTimeout: configuration.forwarding.connectTimeout)
-            upstreamDescription = upstream.description
-        } else {
-            // `pulsegate serve` never gets here: its composition (GatewaySystem) starts the embedded
-            // ingest server and sets the upstream. A gateway started directly without one only stores.
-            connector = nil
-            upstreamDescription = "none"
-            logger.warning("no upstream configured; batches are stored in the outbox and not forwarded")
+        let lock: FileLock
+        do {
+            lock = try FileLock.lockDataDirectory(configuration.dataDirectory)
+        } catch {
+            throw GatewayError(.startFailed, error.message)
         }
-        var sessionFactory: PolicyCache.SessionFactory?
-        if let pulse = connector as? PulseClientUpstreamConnector {
-            sessionFactory = { identity in pulse.makeSession(identity: identity, keepConnected: true) }
-        }
-        let policyCache = PolicyCache(
-            store: store, logger: logger, clock: environment.clock,
-            installationID: "pulsegate-" + String(SHA256.hexDigest(Array(configuration.dataDirectory.utf8)).prefix(32)),
-            factory: sessionFactory)
-        await policyCache.load()
-        let forwarder = connector.map {
-            Forwarder(
-                store: store, connector: $0, settings: configuration.forwarding, clock: environment.clock,
-                random: environment.random, metrics: metrics, logger: logger, policy: policyCache)
-        }
-        let intake = GatewayIntake(
-            store: store, policy: configuration.policy, maxBodyBytes: configuration.maxBodyBytes,
-            clock: environment.clock, metrics: metrics, logger: logger,
-            onAccepted: { [weak forwarder] drafts in forwarder?.announce(drafts) })
+        let router = RouterSlot(retryAfterSeconds: configuration.policy.retryAfterSeconds)
         let memoryBudget = RequestMemoryBudget(limitBytes: configuration.requestMemoryBudgetBytes)
-        let operations = OperationsEndpoints(
-            store: store, forwarder: forwarder, metrics: metrics, clock: environment.clock, memoryBudget: memoryBudget,
-            policy: { [intake] in intake.policy })
-        let router = GatewayRouter(
-            intake: intake, operations: operations,
-            policy: PolicyEndpoint(cache: policyCache, policy: { [intake] in intake.policy }))
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(
                 host: configuration.listenHost, port: configuration.listenPort,
@@ -85,44 +63,160 @@ public enum GatewayApp {
         do {
             try server.start()
         } catch {
-            try? await store.close()
+            lock.release()
             throw GatewayError(.startFailed, "the HTTP server could not start", underlying: error)
         }
+        return BoundGateway(
+            configuration: configuration, environment: environment, lock: lock, server: server, router: router)
+    }
+}
+
+/// A gateway that holds its data directory's lock and its listen address but has not opened its
+/// storage yet (``GatewayApp/bind(_:environment:)``). Start it, or ``cancel()`` it.
+public final class BoundGateway: Sendable {
+    /// The bound HTTP port.
+    public var httpPort: Int { server.port ?? configuration.listenPort }
+
+    private let configuration: GatewayConfiguration
+    private let environment: GatewayEnvironment
+    private let lock: FileLock
+    private let server: HTTPServer
+    private let router: RouterSlot
+
+    fileprivate init(
+        configuration: GatewayConfiguration, environment: GatewayEnvironment, lock: FileLock, server: HTTPServer,
+        router: RouterSlot
+    ) {
+        self.configuration = configuration
+        self.environment = environment
+        self.lock = lock
+        self.server = server
+        self.router = router
+    }
+
+    /// Stops listening and releases the data directory's lock (a start that is given up).
+    public func cancel() async {
+        await server.shutdown(gracePeriod: .zero)
+        lock.release()
+    }
+
+    /// Opens storage, starts the forwarder and pruning, and starts answering requests.
+    ///
+    /// - Parameter upstream: the upstream to forward to, instead of the configuration's.
+    /// - Throws: ``GatewayError`` (`storage`); the lock is released and the address closed.
+    public func start(upstream: UpstreamAddress? = nil) async throws -> RunningGateway {
+        do {
+            return try await startComponents(upstream: upstream)
+        } catch {
+            await cancel()
+            throw error
+        }
+    }
+
+    private func startComponents(upstream: UpstreamAddress?) async throws -> RunningGateway {
+        var configuration = self.configuration
+        if let upstream { configuration.upstream = upstream }
+        let logger = environment.logger
+        logger.level = configuration.policy.logLevel
+        let store = try await GatewayStore.open(dataDirectory: configuration.dataDirectory)
+        let metrics = GatewayMetrics()
+
+        var connector: (any UpstreamConnector)?
+        let upstreamDescription: String
+        if let override = environment.connector {
+            connector = override
+            upstreamDescription = "injected"
+        } else if let upstream = configuration.upstream {
+            connector = PulseClientUpstreamConnector(
+                host: upstream.host, port: upstream.port, requestTimeout: configuration.forwarding.requestTimeout,
+                connectTimeout: configuration.forwarding.connectTimeout, metrics: metrics)
+            upstreamDescription = upstream.description
+        } else {
+            // `pulsegate serve` never gets here: its composition (GatewaySystem) starts the embedded
+            // ingest server and sets the upstream. A gateway started directly without one only stores.
+            connector = nil
+            upstreamDescription = "none"
+            logger.warning("no upstream configured; batches are stored in the outbox and not forwarded")
+        }
+        var sessionFactory: PolicyCache.SessionFactory?
+        if var counted = connector as? PulseClientUpstreamConnector {
+            counted.metrics = metrics
+            connector = counted
+            let pulse = counted
+            sessionFactory = { identity in pulse.makeSession(identity: identity, keepConnected: true) }
+        }
+        let policyCache = PolicyCache(
+            store: store, logger: logger, clock: environment.clock, monotonic: environment.monotonicClock,
+            installationID: "pulsegate-" + String(SHA256.hexDigest(Array(configuration.dataDirectory.utf8)).prefix(32)),
+            factory: sessionFactory)
+        await policyCache.load()
+        let forwarder = connector.map {
+            Forwarder(
+                store: store, connector: $0, settings: configuration.forwarding, clock: environment.clock,
+                monotonic: environment.monotonicClock, random: environment.random, metrics: metrics, logger: logger,
+                policy: policyCache)
+        }
+        let intake = GatewayIntake(
+            store: store, policy: configuration.policy, maxBodyBytes: configuration.maxBodyBytes,
+            clock: environment.clock, metrics: metrics, logger: logger,
+            onAccepted: { [weak forwarder, policyCache] drafts in
+                policyCache.noteTraffic(apps: drafts.map(\.app))
+                forwarder?.announce(drafts)
+            })
+        let operations = OperationsEndpoints(
+            store: store, forwarder: forwarder, metrics: metrics, logger: logger, clock: environment.clock,
+            memoryBudget: server.memoryBudget, policy: { [intake] in intake.policy },
+            dataDirectory: configuration.dataDirectory,
+            requiredFreeBytes: configuration.maxBodyBytes)
+        router.set(
+            GatewayRouter(
+                intake: intake, operations: operations,
+                policy: PolicyEndpoint(cache: policyCache, policy: { [intake] in intake.policy })))
         forwarder?.start()
         let running = RunningGateway(
             server: server, store: store, intake: intake, forwarder: forwarder, metrics: metrics, logger: logger,
-            configuration: configuration, clock: environment.clock, policyCache: policyCache)
+            configuration: configuration, clock: environment.clock, policyCache: policyCache, lock: lock)
         running.startPruning()
         logger.info(
             "gateway listening",
             [
-                "listen": "\(configuration.listenHost):\(server.port ?? configuration.listenPort)",
+                "listen": "\(configuration.listenHost):\(httpPort)",
                 "upstream": upstreamDescription, "dataDir": configuration.dataDirectory,
             ])
         return running
     }
 }
 
-extension GatewayApp {
-    /// Sets glibc's allocator up for large, short-lived request buffers, once per process: a fixed
-    /// 256 KiB mmap threshold (glibc's dynamic threshold would otherwise climb to 32 MiB after the
-    /// first big free, keeping later bodies on the heap) and at most 4 arenas (per-thread arenas
-    /// each keep their own free memory). Freed request memory then goes back to the system; the
-    /// rest is returned by `malloc_trim` when a large request ends (``RequestMemoryBudget``).
-    static func configureAllocator() {
-        _ = allocatorConfigured
+/// The request handler of a bound server: 503 until the gateway's router is set.
+private final class RouterSlot: Sendable {
+    private let router = Mutex<GatewayRouter?>(nil)
+    private let retryAfterSeconds: Int
+
+    init(retryAfterSeconds: Int) {
+        self.retryAfterSeconds = retryAfterSeconds
     }
 
-    private static let allocatorConfigured: Bool = {
-        pg_configure_allocator(4, 256 * 1024)
-        return true
-    }()
+    func set(_ router: GatewayRouter) {
+        self.router.withLock { $0 = router }
+    }
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        guard let router = router.withLock({ $0 }) else {
+            return GatewayIntake.errorResponse(
+                IntakeRejection(
+                    .serviceUnavailable, "the gateway is starting; retry later", retryAfterSeconds: retryAfterSeconds))
+        }
+        return await router.handle(request)
+    }
 }
 
 /// Injected dependencies: time, randomness, logs, and (for tests) the upstream connector.
 public struct GatewayEnvironment: Sendable {
-    /// Wall clock for dedup expiry, receive times and backoff.
+    /// Wall clock for dedup expiry, receive times and stored next-attempt times.
     public var clock: GatewayClock
+    /// Monotonic clock for in-process scheduling: retry waits, the connect-attempt window, idle
+    /// connections and policy sessions (a wall-clock step moves none of them).
+    public var monotonicClock: GatewayClock
     /// Jitter source for the backoff.
     public var random: GatewayRandom
     /// Where logs go.
@@ -131,9 +225,11 @@ public struct GatewayEnvironment: Sendable {
 
     /// Creates an environment; by default the system clock and generator and no logs.
     public init(
-        clock: GatewayClock = .system, random: GatewayRandom = .system, logger: GatewayLogger = .disabled
+        clock: GatewayClock = .system, monotonicClock: GatewayClock = .monotonic, random: GatewayRandom = .system,
+        logger: GatewayLogger = .disabled
     ) {
         self.clock = clock
+        self.monotonicClock = monotonicClock
         self.random = random
         self.logger = logger
     }
@@ -153,11 +249,14 @@ public final class RunningGateway: Sendable {
     private let clock: GatewayClock
     private let pruning = Mutex<Task<Void, Never>?>(nil)
     private let stopped = Mutex<Bool>(false)
+    private let lock: FileLock
 
     init(
         server: HTTPServer, store: GatewayStore, intake: GatewayIntake, forwarder: Forwarder?, metrics: GatewayMetrics,
-        logger: GatewayLogger, configuration: GatewayConfiguration, clock: GatewayClock, policyCache: PolicyCache
+        logger: GatewayLogger, configuration: GatewayConfiguration, clock: GatewayClock, policyCache: PolicyCache,
+        lock: FileLock
     ) {
+        self.lock = lock
         self.policyCache = policyCache
         self.server = server
         self.store = store
@@ -230,7 +329,7 @@ public final class RunningGateway: Sendable {
 
     /// Drains and stops: new requests get 503, in-flight requests finish (up to the grace
     /// period), the forwarder stops after its requests in flight, the outbox is kept, the database
-    /// closes. Calling it again returns at once.
+    /// closes and the data directory's lock is released. Calling it again returns at once.
     public func shutdown() async {
         let first = stopped.withLock { done -> Bool in
             defer { done = true }
@@ -248,6 +347,23 @@ public final class RunningGateway: Sendable {
         } catch {
             logger.error("closing the database failed", ["error": "\(error)"])
         }
+        lock.release()
         logger.info("stopped", ["outbox": "kept"])
     }
+}
+
+extension GatewayApp {
+    /// Sets glibc's allocator up for large, short-lived request buffers, once per process: a fixed
+    /// 256 KiB mmap threshold (glibc's dynamic threshold would otherwise climb to 32 MiB after the
+    /// first big free, keeping later bodies on the heap) and at most 4 arenas (per-thread arenas
+    /// each keep their own free memory). Freed request memory then goes back to the system; the
+    /// rest is returned by `malloc_trim` when a large request ends (``RequestMemoryBudget``).
+    static func configureAllocator() {
+        _ = allocatorConfigured
+    }
+
+    private static let allocatorConfigured: Bool = {
+        pg_configure_allocator(4, 256 * 1024)
+        return true
+    }()
 }

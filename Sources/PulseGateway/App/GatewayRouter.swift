@@ -1,3 +1,4 @@
+import Glibc
 import PulseHTTP
 
 /// Routes HTTP requests: the three OTLP intake paths and the operations endpoints.
@@ -57,18 +58,45 @@ struct OperationsEndpoints: Sendable {
     let store: GatewayStore
     let forwarder: Forwarder?
     let metrics: GatewayMetrics
+    let logger: GatewayLogger
     let clock: GatewayClock
     /// The HTTP server's request-memory budget, for its gauges.
     let memoryBudget: RequestMemoryBudget
     let policy: @Sendable () -> GatewayPolicy
+    /// Where the database lives (for the free-space check after a failed commit).
+    let dataDirectory: String
+    /// Free bytes the data directory's file system needs before a gateway whose last commit failed
+    /// is ready again: one request of the largest size accepted.
+    let requiredFreeBytes: Int
 
-    /// Ready when storage takes a write transaction and either the upstream answers or the
-    /// outbox is under its cap.
+    /// Ready when a batch can be committed now and either the upstream answers or the outbox is
+    /// under its cap.
+    ///
+    /// "Can be committed": storage takes a write transaction and, after an intake commit failed
+    /// (disk full, read-only file system, broken database), a probe commit succeeds; until one does
+    /// (or an intake commit does), the answer is 503 naming the failure.
     func readiness() async -> HTTPResponse {
         do {
             _ = try await store.executor.write { _ in true }
         } catch {
             return Self.text(.serviceUnavailable, "storage not writable\n")
+        }
+        if let failure = store.commitHealth.lastFailure {
+            // A small probe can fit in WAL space that the failed commit already allocated, so a full
+            // disk also needs room for one more request before the gateway takes traffic again.
+            let free = Self.freeBytes(dataDirectory)
+            if let free, free < requiredFreeBytes {
+                return Self.text(
+                    .serviceUnavailable,
+                    "storage cannot commit: the last batch commit failed (\(failure)); \(free) bytes free in the "
+                        + "data directory, \(requiredFreeBytes) needed\n")
+            }
+            do {
+                try await store.probeCommit()
+            } catch {
+                return Self.text(
+                    .serviceUnavailable, "storage cannot commit: the last batch commit failed (\(failure))\n")
+            }
         }
         let depth = store.outboxDepth
         let policy = self.policy()
@@ -97,12 +125,22 @@ struct OperationsEndpoints: Sendable {
         gauges.largestGroupCommit = database.largestGroupCommit
         gauges.requestMemoryReserved = memoryBudget.reservedBytes
         gauges.requestMemoryBudget = memoryBudget.limitBytes
+        gauges.logLinesDropped = logger.droppedLines
         let grace = Int64(policy().diagnosticsGapGraceSeconds) * 1_000
         gauges.diagnostics =
             (try? await DiagnosticsEndpoint.gauges(store, now: clock.now(), graceMilliseconds: grace)) ?? [:]
         return HTTPResponse(
             status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
             body: Array(metrics.render(gauges).utf8))
+    }
+
+    /// Bytes available to unprivileged writers on the file system of `path`, or `nil` if unknown.
+    static func freeBytes(_ path: String) -> Int? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        let (bytes, overflow) = Int(clamping: info.f_bavail).multipliedReportingOverflow(
+            by: Int(clamping: info.f_frsize))
+        return overflow ? Int.max : bytes
     }
 
     static func text(_ status: HTTPStatus, _ body: String) -> HTTPResponse {

@@ -22,11 +22,13 @@ import PulseJSON
 ///   "requestMemoryBudgetBytes": 536870912,
 ///   "httpThreads": 2,
 ///   "forwarding": {"maxConnections": 256, "maxInFlight": 64, "idleTimeoutSeconds": 120,
-///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000}
+///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000,
+///                  "connectWindowSeconds": 600, "maxConnectsPerIdentity": 20, "maxConnectsPerWindow": 6000}
 /// }
 /// ```
 ///
-/// Unknown keys are an error (a typo should not pass silently). Flags and environment variables
+/// Unknown keys are an error (a typo should not pass silently). `dedupRetentionDays` must be 7 to
+/// 3,650 (the Apsio contract: batch ids are remembered for at least the queue's maximum age). Flags and environment variables
 /// override `listen`, `upstream` and `dataDir`. On SIGHUP the file is read again and the policy
 /// keys (`defaultAppId`, `allowedAppIds`, `appKeys`, `dedupRetentionDays`, `outboxMax*`,
 /// `retryAfterSeconds`, `logLevel`, `diagnosticsGapGraceSeconds`, `trustedProxies`) take effect; the others
@@ -57,6 +59,9 @@ public struct ConfigurationFile: Sendable, Equatable {
     var requestTimeoutSeconds: Int?
     var backoffBaseMilliseconds: Int?
     var backoffMaxMilliseconds: Int?
+    var connectWindowSeconds: Int?
+    var maxConnectsPerIdentity: Int?
+    var maxConnectsPerWindow: Int?
 
     /// An empty file (nothing set).
     public init() {}
@@ -111,7 +116,12 @@ public struct ConfigurationFile: Sendable, Equatable {
                     keys[app] = appKeys
                 }
                 appKeys = try AppKeys(keys)
-            case "dedupRetentionDays": dedupRetentionDays = Int64(try integer(key, value))
+            case "dedupRetentionDays":
+                let days = Int64(try integer(key, value))
+                guard GatewayPolicy.dedupRetentionDays.contains(days) else {
+                    throw GatewayError(.invalidConfiguration, GatewayPolicy.dedupRetentionProblem)
+                }
+                dedupRetentionDays = days
             case "outboxMaxBatches": outboxMaxBatches = try integer(key, value)
             case "outboxMaxBytes": outboxMaxBytes = try integer(key, value)
             case "retryAfterSeconds": retryAfterSeconds = try integer(key, value)
@@ -144,6 +154,9 @@ public struct ConfigurationFile: Sendable, Equatable {
                     case "requestTimeoutSeconds": requestTimeoutSeconds = try integer(name, setting)
                     case "backoffBaseMs": backoffBaseMilliseconds = try integer(name, setting)
                     case "backoffMaxMs": backoffMaxMilliseconds = try integer(name, setting)
+                    case "connectWindowSeconds": connectWindowSeconds = try integer(name, setting)
+                    case "maxConnectsPerIdentity": maxConnectsPerIdentity = try integer(name, setting)
+                    case "maxConnectsPerWindow": maxConnectsPerWindow = try integer(name, setting)
                     default: throw GatewayError(.invalidConfiguration, "unknown config key \"\(name)\"")
                     }
                 }
@@ -182,6 +195,9 @@ public struct ConfigurationFile: Sendable, Equatable {
         if let requestTimeoutSeconds { configuration.forwarding.requestTimeout = .seconds(requestTimeoutSeconds) }
         if let backoffBaseMilliseconds { configuration.forwarding.backoffBase = .milliseconds(backoffBaseMilliseconds) }
         if let backoffMaxMilliseconds { configuration.forwarding.backoffMax = .milliseconds(backoffMaxMilliseconds) }
+        if let connectWindowSeconds { configuration.forwarding.connectWindow = .seconds(connectWindowSeconds) }
+        if let maxConnectsPerIdentity { configuration.forwarding.maxConnectsPerIdentity = maxConnectsPerIdentity }
+        if let maxConnectsPerWindow { configuration.forwarding.maxConnectsPerWindow = maxConnectsPerWindow }
     }
 }
 

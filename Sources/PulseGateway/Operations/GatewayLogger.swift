@@ -30,9 +30,14 @@ public enum LogLevel: String, Sendable, Equatable, Comparable, CaseIterable {
 /// ```
 ///
 /// Fields never carry payloads or secrets: ids, counts, codes, durations and error descriptions.
+///
+/// Logging never stops the gateway: a sink that cannot write (a full disk, a closed pipe) drops
+/// the line and counts it, and ``droppedLines`` reports the count
+/// (`pulsegate_log_lines_dropped_total` on `/metrics`).
 public final class GatewayLogger: Sendable {
     private let sink: @Sendable (String) -> Void
     private let clock: @Sendable () -> Int64
+    private let dropped: @Sendable () -> Int
     private let minimum: Mutex<LogLevel>
 
     /// Creates a logger writing complete lines (each ending in `\n`) to `sink`.
@@ -40,15 +45,22 @@ public final class GatewayLogger: Sendable {
     /// - Parameters:
     ///   - level: the least severe level written.
     ///   - clock: epoch milliseconds for `ts`.
-    ///   - sink: receives each line; called concurrently, must be thread-safe.
+    ///   - droppedLines: how many lines the sink could not write so far (for a sink that cannot
+    ///     fail, `0`).
+    ///   - sink: receives each line; called concurrently, must be thread-safe, and must not fail
+    ///     the caller when it cannot write (drop and count instead).
     public init(
         level: LogLevel = .info, clock: @escaping @Sendable () -> Int64 = { GatewayClock.system.now() },
-        sink: @escaping @Sendable (String) -> Void
+        droppedLines: @escaping @Sendable () -> Int = { 0 }, sink: @escaping @Sendable (String) -> Void
     ) {
         self.sink = sink
         self.clock = clock
+        self.dropped = droppedLines
         self.minimum = Mutex(level)
     }
+
+    /// Lines the sink could not write so far.
+    public var droppedLines: Int { dropped() }
 
     /// A logger that writes nothing.
     public static let disabled = GatewayLogger(level: .error) { _ in }

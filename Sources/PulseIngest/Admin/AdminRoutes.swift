@@ -153,6 +153,7 @@ struct AdminRoutes: Sendable {
         writer.field("pendingBatchCapacity", statistics.pendingBatchCapacity)
         writer.field("commits", statistics.commits)
         writer.field("committedJobs", statistics.committedJobs)
+        writer.field("logLinesDropped", statistics.logLinesDropped)
         writer.key("rejections")
         writer.beginObject()
         for (code, count) in statistics.rejections.sorted(by: { $0.key < $1.key }) {

@@ -41,7 +41,13 @@ public struct IngestConfiguration: Sendable {
     public var controlTimeout: Duration
     /// Settings of the msgtrans server (connection limits, timeouts, shutdown grace period). The
     /// ingest server installs its own overload (429) and failure (400/500) responders.
+    /// `connection.frameLimits.maxDecompressedBytes` (16 MiB) is the ingest's one payload limit:
+    /// a request whose plaintext is larger, whether it arrived plain or compressed, is answered
+    /// 400 `payload larger than N bytes (uncompressed)`.
     public var transport: MsgTransServerConfiguration
+    /// Log lines the process could not write so far (a full disk, a closed pipe), reported as
+    /// `logLinesDropped` on `/stats`; `pulsegate ingest` passes its standard streams' count.
+    public var droppedLogLines: @Sendable () -> Int
 
     /// Creates a configuration with the documented defaults and no allowed app.
     public init(dataDirectory: String, policy: IngestPolicy = IngestPolicy()) {
@@ -57,5 +63,6 @@ public struct IngestConfiguration: Sendable {
         storageBusyTimeout = .seconds(5)
         controlTimeout = .seconds(10)
         transport = MsgTransServerConfiguration()
+        droppedLogLines = { 0 }
     }
 }

@@ -9,6 +9,7 @@ extension IngestCore {
         return IngestStatistics(
             openConnections: transport.snapshot().openConnections, pendingBatches: pending.pending,
             pendingBatchCapacity: pending.capacity, commits: storage.commits,
-            committedJobs: storage.groupCommittedJobs, rejections: rejections, apps: apps)
+            committedJobs: storage.groupCommittedJobs, rejections: rejections, apps: apps,
+            logLinesDropped: droppedLogLines())
     }
 }

@@ -3,6 +3,7 @@ import MsgTransRuntime
 import PulseHTTP
 import PulseJSON
 import PulseProtocol
+import Synchronization
 
 /// The reference Pulse ingest server: accepts Pulse clients over msgtrans, enforces the session
 /// rules, serves all seven business types and stores batches durably in SQLite.
@@ -44,35 +45,32 @@ public final class IngestServer: Sendable {
         self.controlTimeout = controlTimeout
     }
 
-    /// Opens the store, then starts the msgtrans listener and the admin endpoint.
+    /// Takes the data directory's lock, binds the msgtrans listener (connections made before the
+    /// store is ready are closed at their first message), opens the store, then starts the admin
+    /// endpoint. A second server on the same data directory, or on a busy msgtrans port, stops
+    /// before the database is created or opened.
     ///
-    /// - Throws: ``IngestError/Code/storageFailed`` when the data directory or database cannot be
-    ///   used, ``IngestError/Code/startFailed`` when an address cannot be bound.
+    /// - Throws: ``IngestError/Code/startFailed`` when another process holds the data directory or
+    ///   an address cannot be bound, ``IngestError/Code/storageFailed`` when the data directory or
+    ///   database cannot be used.
     public static func start(_ configuration: IngestConfiguration) async throws(IngestError) -> IngestServer {
-        let store = try await IngestStore.open(
-            directory: configuration.dataDirectory, busyTimeout: configuration.storageBusyTimeout,
-            maximumBatchSize: configuration.maxGroupCommit, clock: configuration.clock)
-        let core = IngestCore(configuration: configuration, store: store)
-        do {
-            try await store.closeDanglingConnections(at: configuration.clock.nowMilliseconds())
-            core.counters.seed(try await store.counts())
-        } catch {
-            await store.close()
-            throw IngestError(.storageFailed, "cannot read the ingest database", underlying: error)
-        }
-
+        let lock = try IngestStore.lockDirectory(configuration.dataDirectory)
+        let sessions = SessionSlot()
         var transportConfiguration = configuration.transport
-        let counters = core.counters
+        let maxPayloadBytes = IngestCore.maxPayloadBytes(configuration)
         transportConfiguration.connection.overloadResponder = { _ in
-            counters.recordRejection(code: PulseResponseCode.tooManyRequests.rawValue)
+            sessions.core?.counters.recordRejection(code: PulseResponseCode.tooManyRequests.rawValue)
             return Envelope.overloaded
         }
         transportConfiguration.connection.failureResponder = { _, error in
             if error.code == .malformedPayload {
-                counters.recordRejection(code: PulseResponseCode.badRequest.rawValue)
+                sessions.core?.counters.recordRejection(code: PulseResponseCode.badRequest.rawValue)
+                if let cause = error.underlying as? MsgTransError, cause.code == .decompressedTooLarge {
+                    return Envelope.failure(.badRequest, IngestCore.payloadTooLargeMessage(maxPayloadBytes))
+                }
                 return Envelope.failure(.badRequest, "payload cannot be decompressed")
             }
-            counters.recordRejection(code: PulseResponseCode.internalError.rawValue)
+            sessions.core?.counters.recordRejection(code: PulseResponseCode.internalError.rawValue)
             return Envelope.failure(.internalError, "internal request failure")
         }
         let transport: MsgTransServer
@@ -80,13 +78,32 @@ public final class IngestServer: Sendable {
             transport = try await MsgTransServer.start(
                 host: configuration.listen.host, port: configuration.listen.port, configuration: transportConfiguration
             ) { _ in
-                PulseSession(core: core)
+                sessions.makeDelegate()
             }
         } catch {
-            await store.close()
+            lock.release()
             throw IngestError(
                 .startFailed, "cannot listen on \(configuration.listen) for msgtrans", underlying: error)
         }
+        let store: IngestStore
+        do {
+            store = try await IngestStore.open(
+                directory: configuration.dataDirectory, busyTimeout: configuration.storageBusyTimeout,
+                maximumBatchSize: configuration.maxGroupCommit, clock: configuration.clock, lock: lock)
+        } catch {
+            await transport.shutdown()
+            throw error
+        }
+        let core = IngestCore(configuration: configuration, store: store)
+        do {
+            try await store.closeDanglingConnections(at: configuration.clock.nowMilliseconds())
+            core.counters.seed(try await store.counts())
+        } catch {
+            await transport.shutdown()
+            await store.close()
+            throw IngestError(.storageFailed, "cannot read the ingest database", underlying: error)
+        }
+        sessions.core = core
 
         var admin: HTTPServer?
         let reloader = AdminReloader()
@@ -247,5 +264,32 @@ public final class IngestServer: Sendable {
         } catch {
             throw IngestError(.storageFailed, "cannot read \(what)", underlying: error)
         }
+    }
+}
+
+/// The listener's sessions: bound before the store is open, so until the core is set every
+/// connection is closed at its first message (the client reconnects).
+private final class SessionSlot: Sendable {
+    private let current = Mutex<IngestCore?>(nil)
+
+    var core: IngestCore? {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
+
+    func makeDelegate() -> any MsgTransConnectionDelegate {
+        guard let core else { return StartingSession() }
+        return PulseSession(core: core)
+    }
+}
+
+/// A connection accepted while the server was starting: closed at its first message.
+private struct StartingSession: MsgTransConnectionDelegate {
+    func admit(_ header: FrameHeader, on connection: MsgTransConnection) -> MsgTransAdmission {
+        .close
+    }
+
+    func handleRequest(_ request: MsgTransMessage, on connection: MsgTransConnection) async throws -> MsgTransReply {
+        throw IngestError(.startFailed, "the ingest server is starting")
     }
 }

@@ -15,12 +15,16 @@ public struct IngestStatistics: Sendable, Equatable {
     public var rejections: [Int: Int]
     /// Per-app numbers, keyed by App ID.
     public var apps: [String: IngestAppStatistics]
+    /// Log lines the process could not write (``IngestConfiguration/droppedLogLines``).
+    public var logLinesDropped: Int
 
     /// Creates a snapshot.
     public init(
         openConnections: Int = 0, pendingBatches: Int = 0, pendingBatchCapacity: Int = 0, commits: Int = 0,
-        committedJobs: Int = 0, rejections: [Int: Int] = [:], apps: [String: IngestAppStatistics] = [:]
+        committedJobs: Int = 0, rejections: [Int: Int] = [:], apps: [String: IngestAppStatistics] = [:],
+        logLinesDropped: Int = 0
     ) {
+        self.logLinesDropped = logLinesDropped
         self.openConnections = openConnections
         self.pendingBatches = pendingBatches
         self.pendingBatchCapacity = pendingBatchCapacity

@@ -14,22 +14,36 @@ final class IngestStore: Sendable {
     let executor: SQLiteExecutor
     let path: String
     private let clock: StorageClock
+    /// The data directory's lock (``FileLock/lockDataDirectory(_:)``), released by ``close()``.
+    private let lock: FileLock
 
-    private init(executor: SQLiteExecutor, path: String, clock: StorageClock) {
+    private init(executor: SQLiteExecutor, path: String, clock: StorageClock, lock: FileLock) {
+        self.lock = lock
         self.executor = executor
         self.path = path
         self.clock = clock
     }
 
-    /// Opens (creating if needed) `directory/ingest.sqlite` and applies the schema.
-    static func open(
-        directory: String, busyTimeout: Duration, maximumBatchSize: Int, clock: StorageClock
-    ) async throws(IngestError) -> IngestStore {
+    /// Creates `directory` if needed and takes its lock (``FileLock/lockDataDirectory(_:)``), before
+    /// anything else: a second ingest server on the directory stops here.
+    static func lockDirectory(_ directory: String) throws(IngestError) -> FileLock {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
             throw IngestError(.storageFailed, "cannot create the data directory \(directory)", underlying: error)
         }
+        do {
+            return try FileLock.lockDataDirectory(directory)
+        } catch {
+            throw IngestError(.startFailed, error.message)
+        }
+    }
+
+    /// Opens (creating if needed) `directory/ingest.sqlite` and applies the schema; the store keeps
+    /// `lock` (from ``lockDirectory(_:)``) and releases it when it closes, or at once if it fails.
+    static func open(
+        directory: String, busyTimeout: Duration, maximumBatchSize: Int, clock: StorageClock, lock: FileLock
+    ) async throws(IngestError) -> IngestStore {
         let path = (directory as NSString).appendingPathComponent(fileName)
         let milliseconds = Int(
             busyTimeout.components.seconds * 1_000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
@@ -47,8 +61,9 @@ final class IngestStore: Sendable {
                 try? await executor.close()
                 throw error
             }
-            return IngestStore(executor: executor, path: path, clock: clock)
+            return IngestStore(executor: executor, path: path, clock: clock, lock: lock)
         } catch {
+            lock.release()
             throw IngestError(.storageFailed, "cannot open the ingest database \(path)", underlying: error)
         }
     }
@@ -56,6 +71,7 @@ final class IngestStore: Sendable {
     /// Closes the database after every queued job has run.
     func close() async {
         try? await executor.close()
+        lock.release()
     }
 
     // MARK: - Batches

@@ -34,6 +34,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         case misuse
         /// A group-commit batch was aborted, so this job's work was not committed.
         case batchAborted
+        /// Another process holds the lock of the data directory (``FileLock/lockDataDirectory(_:)``).
+        case inUse
     }
 
     /// The category of the failure.
