@@ -135,7 +135,9 @@ import Testing
     }
 
     @Test func aFlagBeatsTheGatewaysPolicyAndStatusShowsEveryValueWithItsSource() async throws {
-        let stack = try await GatewayStack.start()
+        // The app is configured: a gateway answers /v1/policy only for apps it has seen upload or
+        // that its configuration names.
+        let stack = try await GatewayStack.start(policy: GatewayPolicy(allowedAppIDs: ["shop"]))
         let common = [
             "--data-dir", stack.root.path + "/cli-queue", "--app-id", "shop", "--no-background", "--endpoint",
             "http://127.0.0.1:\(stack.port)",
