@@ -19,6 +19,7 @@ import PulseJSON
 ///   "logLevel": "info",
 ///   "trustedProxies": ["127.0.0.1", "10.0.0.0/8", "::1"],
 ///   "maxBodyBytes": 16777216,
+///   "requestMemoryBudgetBytes": 536870912,
 ///   "httpThreads": 2,
 ///   "forwarding": {"maxConnections": 256, "maxInFlight": 64, "idleTimeoutSeconds": 120,
 ///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000,
@@ -50,6 +51,7 @@ public struct ConfigurationFile: Sendable, Equatable {
     var diagnosticsGapGraceSeconds: Int?
     var trustedProxies: TrustedProxies?
     var maxBodyBytes: Int?
+    var requestMemoryBudgetBytes: Int?
     var httpThreads: Int?
     var maxConnections: Int?
     var maxInFlight: Int?
@@ -139,6 +141,7 @@ public struct ConfigurationFile: Sendable, Equatable {
                     throw GatewayError(.invalidConfiguration, "config key \"\(key)\": \(error.message)")
                 }
             case "maxBodyBytes": maxBodyBytes = try integer(key, value)
+            case "requestMemoryBudgetBytes": requestMemoryBudgetBytes = try integer(key, value)
             case "httpThreads": httpThreads = try integer(key, value)
             case "forwarding":
                 guard value.kind == .object else { throw fail(key, "an object") }
@@ -184,6 +187,7 @@ public struct ConfigurationFile: Sendable, Equatable {
     public func apply(to configuration: inout GatewayConfiguration) {
         configuration.policy = policy(from: configuration.policy)
         if let maxBodyBytes { configuration.maxBodyBytes = maxBodyBytes }
+        if let requestMemoryBudgetBytes { configuration.requestMemoryBudgetBytes = requestMemoryBudgetBytes }
         if let httpThreads { configuration.httpThreads = httpThreads }
         if let maxConnections { configuration.forwarding.maxConnections = maxConnections }
         if let maxInFlight { configuration.forwarding.maxInFlight = maxInFlight }

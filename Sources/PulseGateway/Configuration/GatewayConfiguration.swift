@@ -17,6 +17,11 @@ public struct GatewayConfiguration: Sendable {
     public var policy: GatewayPolicy
     /// The largest decoded request body, in bytes (413 above it).
     public var maxBodyBytes: Int
+    /// The memory, in bytes, that requests in flight may reserve together (default 512 MiB): their
+    /// buffered wire bodies plus the estimated working set of decoding, parsing and mapping them
+    /// (``GatewayIntake/workingSet(format:decodedBytes:)``). A request that does not fit waits up to
+    /// a second, then gets 503 with `Retry-After`.
+    public var requestMemoryBudgetBytes: Int
     /// libmicrohttpd event-loop threads.
     public var httpThreads: Int
     /// The most HTTP connections at once.
@@ -36,7 +41,8 @@ public struct GatewayConfiguration: Sendable {
     public init(
         dataDirectory: String, listenHost: String = "127.0.0.1", listenPort: Int = 4318,
         upstream: UpstreamAddress? = nil, policy: GatewayPolicy = GatewayPolicy(),
-        maxBodyBytes: Int = 16 * 1024 * 1024, httpThreads: Int = 2, httpConnectionLimit: Int = 1024,
+        maxBodyBytes: Int = 16 * 1024 * 1024, requestMemoryBudgetBytes: Int = 512 * 1024 * 1024, httpThreads: Int = 2,
+        httpConnectionLimit: Int = 1024,
         httpIdleTimeout: Duration = .seconds(30), shutdownGracePeriod: Duration = .seconds(10),
         pruneInterval: Duration = .seconds(60), pruneSliceSize: Int = 500,
         forwarding: ForwardingSettings = ForwardingSettings()
@@ -47,6 +53,7 @@ public struct GatewayConfiguration: Sendable {
         self.upstream = upstream
         self.policy = policy
         self.maxBodyBytes = maxBodyBytes
+        self.requestMemoryBudgetBytes = requestMemoryBudgetBytes
         self.httpThreads = httpThreads
         self.httpConnectionLimit = httpConnectionLimit
         self.httpIdleTimeout = httpIdleTimeout
@@ -62,6 +69,7 @@ public struct GatewayConfiguration: Sendable {
         guard (0...65535).contains(listenPort) else { throw fail("listen port \(listenPort) is outside 0...65535") }
         guard !dataDirectory.isEmpty else { throw fail("the data directory must not be empty") }
         guard maxBodyBytes > 0 else { throw fail("maxBodyBytes must be positive") }
+        guard requestMemoryBudgetBytes > 0 else { throw fail("requestMemoryBudgetBytes must be positive") }
         guard pruneSliceSize > 0 else { throw fail("pruneSliceSize must be positive") }
         if let upstream, !(1...65535).contains(upstream.port) {
             throw fail("upstream port \(upstream.port) is outside 1...65535")

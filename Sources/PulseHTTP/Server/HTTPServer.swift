@@ -61,10 +61,12 @@ public final class HTTPServer: Sendable {
         handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
     ) {
         self.configuration = configuration
-        core = ServerCore(
-            handler: handler, maxBodyBytes: configuration.maxBodyBytes,
-            retryAfterSeconds: configuration.shutdownRetryAfterSeconds)
+        core = ServerCore(handler: handler, configuration: configuration)
     }
+
+    /// The memory budget of requests in flight (``HTTPServerConfiguration/requestMemoryBudget``);
+    /// its ``RequestMemoryBudget/reservedBytes`` is what they hold now.
+    public var memoryBudget: RequestMemoryBudget { core.memoryBudget }
 
     deinit {
         // A server dropped without shutdown(): stop it now, synchronously and briefly.

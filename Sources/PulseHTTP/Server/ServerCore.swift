@@ -14,6 +14,10 @@ final class ServerCore: Sendable {
     let handler: Handler
     let maxBodyBytes: Int
     let retryAfterSeconds: Int
+    /// What requests in flight may hold; each request reserves ``memoryEstimate`` of its body.
+    let memoryBudget: RequestMemoryBudget
+    let memoryEstimate: HTTPServerConfiguration.MemoryEstimate
+    let memoryWait: Duration
     /// Set when shutdown begins: new requests get 503.
     let shuttingDown = Atomic<Bool>(false)
     /// Requests that have a context (headers received, not yet completed).
@@ -27,10 +31,13 @@ final class ServerCore: Sendable {
         var closed = false
     }
 
-    init(handler: @escaping Handler, maxBodyBytes: Int, retryAfterSeconds: Int) {
+    init(handler: @escaping Handler, configuration: HTTPServerConfiguration) {
         self.handler = handler
-        self.maxBodyBytes = maxBodyBytes
-        self.retryAfterSeconds = retryAfterSeconds
+        self.maxBodyBytes = configuration.maxBodyBytes
+        self.retryAfterSeconds = configuration.shutdownRetryAfterSeconds
+        self.memoryBudget = configuration.requestMemoryBudget
+        self.memoryEstimate = configuration.requestMemoryEstimate
+        self.memoryWait = configuration.requestMemoryWait
     }
 
     /// Stops suspending connections, then answers every request whose handler is still running with
@@ -47,7 +54,8 @@ final class ServerCore: Sendable {
         return slots.reduce(0) { $0 + ($1.fulfill(response) ? 1 : 0) }
     }
 
-    /// The 503 sent to requests that arrive, or complete, during shutdown.
+    /// The 503 sent to requests that arrive, or complete, during shutdown, and to requests the
+    /// memory budget had no room for within ``memoryWait``.
     var unavailable: HTTPResponse {
         HTTPResponse(
             status: .serviceUnavailable, headers: ["Retry-After": String(retryAfterSeconds), "Connection": "close"])
@@ -65,36 +73,123 @@ final class ServerCore: Sendable {
             return begin(connection: connection, url: url, method: method, contextPointer: contextPointer)
         }
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        return step(context, connection: connection, uploadData: uploadData, uploadDataSize: uploadDataSize)
+    }
+
+    /// One access-handler call for a request that already has its context.
+    private func step(
+        _ context: RequestContext, connection: OpaquePointer, uploadData: UnsafePointer<CChar>?,
+        uploadDataSize: UnsafeMutablePointer<Int>
+    ) -> MHD_Result {
         let size = uploadDataSize.pointee
         switch context.phase {
         case .receiving:
             if size > 0 {
                 guard let uploadData else { return .NO }
-                uploadDataSize.pointee = 0
                 if context.body.count + size > maxBodyBytes {
-                    context.body = []
-                    context.phase = .discarding(budget: maxBodyBytes)
-                    return .YES
+                    // A chunked body crossed the limit (a declared one was refused in begin).
+                    uploadDataSize.pointee = 0
+                    return answerWhileReceiving(context, connection: connection)
                 }
+                let needed = memoryEstimate(
+                    context.headers, max(context.declaredLength ?? 0, context.body.count + size))
+                if !context.memory.growNow(to: needed) {
+                    // Leave the bytes unconsumed: libmicrohttpd hands them over again after the resume.
+                    return awaitMemory(context, bytes: needed, connection: connection)
+                }
+                uploadDataSize.pointee = 0
                 UnsafeRawBufferPointer(start: uploadData, count: size).withMemoryRebound(to: UInt8.self) {
                     context.body.append(contentsOf: $0)
                 }
                 return .YES
             }
             return dispatch(context, connection: connection)
-        case .discarding(let budget):
+        case .awaitingMemory(let slot):
+            _ = suspensions.withLock { $0.slots.removeValue(forKey: ObjectIdentifier(slot)) }
+            if let refusal = slot.take() {
+                context.body = []
+                context.phase = .discarding(remaining: maxBodyBytes, response: refusal)
+            } else {
+                context.phase = .receiving
+            }
+            // A connection suspended in the first call is called once more without data after the
+            // resume; that is not the end of the body (nothing suspends on the final call).
+            guard size > 0 else { return .YES }
+            return step(context, connection: connection, uploadData: uploadData, uploadDataSize: uploadDataSize)
+        case .discarding(let remaining, let response):
             if size > 0 {
                 uploadDataSize.pointee = 0
-                guard size <= budget else { return .NO }  // Endless upload: close the connection.
-                context.phase = .discarding(budget: budget - size)
+                guard size <= remaining else {
+                    // Still sending: closed if answered already, else answered with 413 first.
+                    guard response != nil else { return .NO }
+                    return answerWhileReceiving(context, connection: connection)
+                }
+                context.phase = .discarding(remaining: remaining - size, response: response)
                 return .YES
             }
-            return queue(Self.bodyTooLarge, on: connection)
+            guard let response else { return .NO }
+            return queue(response, on: connection)
         case .handling(let slot):
             // Called again after the resume: the response is waiting in the slot.
             guard let response = slot.take() else { return .NO }
             return queue(response, on: connection)
         }
+    }
+
+    /// Answers 413 to a chunked body that crossed ``maxBodyBytes``, at once: an upload may never end,
+    /// and libmicrohttpd queues no response before the body is complete. The answer is written
+    /// straight to the socket (which is then shut for sending), the next ``maxBodyBytes`` are still
+    /// read and dropped so the client can read it before the connection closes (a close with unread
+    /// bytes would reset it and could destroy the answer in flight), and then the connection closes.
+    private func answerWhileReceiving(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
+        context.body = []
+        context.memory.release()
+        let written = Self.earlyTooLarge.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { pg_mhd_send_early_response(connection, $0.baseAddress, $0.count) }
+        }
+        guard written == 0 else { return .NO }
+        context.phase = .discarding(remaining: maxBodyBytes, response: nil)
+        return .YES
+    }
+
+    /// ``bodyTooLarge`` as raw bytes, for ``answerWhileReceiving(_:connection:)``.
+    private static let earlyTooLarge = Array(
+        "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".utf8)
+
+    /// Suspends the connection until the memory budget has room for `bytes` more for this request,
+    /// or ``memoryWait`` has passed (then the request is refused with 503 and `Retry-After`).
+    private func awaitMemory(_ context: RequestContext, bytes: Int, connection: OpaquePointer) -> MHD_Result {
+        guard let slot = suspend(connection) else {
+            context.body = []
+            context.phase = .discarding(remaining: maxBodyBytes, response: unavailable)
+            return .YES
+        }
+        context.phase = .awaitingMemory(slot)
+        let memory = context.memory
+        let refusal = unavailable
+        Task {
+            if await memory.grow(to: bytes) {
+                slot.proceed()
+            } else {
+                slot.fulfill(refusal)
+            }
+        }
+        return .YES
+    }
+
+    /// Suspends `connection` and registers its slot for a shutdown to force, or returns `nil` (not
+    /// suspended) once the shutdown has closed suspensions.
+    private func suspend(_ connection: OpaquePointer) -> ResponseSlot? {
+        let slot = ResponseSlot(suspended: ConnectionHandle(pointer: connection))
+        // Suspend before any task can resume it, and under the lock, so a shutdown either sees this
+        // slot or stops us suspending.
+        let suspended = suspensions.withLock { state in
+            guard !state.closed else { return false }
+            state.slots[ObjectIdentifier(slot)] = slot
+            MHD_suspend_connection(connection)
+            return true
+        }
+        return suspended ? slot : nil
     }
 
     /// The first call for a request: headers are complete, no body has been read yet.
@@ -110,33 +205,31 @@ final class ServerCore: Sendable {
             // Rejected before any body byte is read; libmicrohttpd discards the rest and closes.
             return queue(Self.bodyTooLarge, on: connection)
         }
+        let declaredLength = headers["Content-Length"].flatMap { Int($0) }
         let context = RequestContext(
             method: HTTPMethod(method.map { String(cString: $0) } ?? ""),
             path: url.map { String(cString: $0) } ?? "/",
             query: Self.query(of: connection), headers: headers,
-            remoteAddress: Self.remoteAddress(of: connection))
-        if let declared = headers["Content-Length"], let length = Int(declared), length > 0 {
-            // Trust a declared length only so far: a client that declares 16 MiB and sends nothing
-            // should not make every connection hold that much.
-            context.body.reserveCapacity(min(length, Self.maxReservation))
-        }
+            remoteAddress: Self.remoteAddress(of: connection), declaredLength: declaredLength,
+            memory: RequestMemoryReservation(budget: memoryBudget, wait: memoryWait))
         contextPointer.pointee = Unmanaged.passRetained(context).toOpaque()
         activeRequests.add(1, ordering: .relaxed)
+        if let declaredLength, declaredLength > 0 {
+            // The whole estimate is reserved before any body byte is read (and waited for here, before
+            // a 100 Continue); the buffer itself grows only as bytes arrive, so a client that
+            // declares 16 MiB and sends nothing does not make the connection hold that much.
+            let needed = memoryEstimate(headers, declaredLength)
+            if !context.memory.growNow(to: needed) {
+                return awaitMemory(context, bytes: needed, connection: connection)
+            }
+            context.body.reserveCapacity(min(declaredLength, Self.maxReservation))
+        }
         return .YES
     }
 
     /// The body is complete: suspend the connection and run the handler in a task.
     private func dispatch(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
-        let slot = ResponseSlot(suspended: ConnectionHandle(pointer: connection))
-        // Suspend before the task exists, so the task can never resume a connection that is not yet
-        // suspended; and under the lock, so a shutdown either sees this slot or stops us suspending.
-        let suspended = suspensions.withLock { state in
-            guard !state.closed else { return false }
-            state.slots[ObjectIdentifier(slot)] = slot
-            MHD_suspend_connection(connection)
-            return true
-        }
-        guard suspended else {
+        guard let slot = suspend(connection) else {
             context.body = []
             return queue(unavailable, on: connection)
         }
@@ -157,9 +250,14 @@ final class ServerCore: Sendable {
         guard let contextPointer, let raw = contextPointer.pointee else { return }
         contextPointer.pointee = nil
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
-        if case .handling(let slot) = context.phase {
+        switch context.phase {
+        case .handling(let slot), .awaitingMemory(let slot):
             _ = suspensions.withLock { $0.slots.removeValue(forKey: ObjectIdentifier(slot)) }
+        case .receiving, .discarding:
+            break
         }
+        context.body = []
+        context.memory.release()
         activeRequests.subtract(1, ordering: .relaxed)
     }
 
