@@ -1,6 +1,7 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <spawn.h>
 #include "pulse_shims.h"
@@ -64,7 +65,18 @@ int pg_mhd_client_address(struct MHD_Connection *connection, char *host, size_t 
 
 int pg_mhd_connection_fd(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-    return info ? (int)info->connect_fd : -1;
+    return (info == NULL || info->connect_fd == MHD_INVALID_SOCKET) ? -1 : (int)info->connect_fd;
+}
+
+int pg_mhd_send_early_response(struct MHD_Connection *connection, const char *bytes, size_t length) {
+    int fd = pg_mhd_connection_fd(connection);
+    if (fd < 0 || bytes == NULL) return -1;
+    ssize_t sent;
+    do {
+        sent = send(fd, bytes, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (sent < 0 && errno == EINTR);
+    (void)shutdown(fd, SHUT_WR);
+    return sent == (ssize_t)length ? 0 : -1;
 }
 
 CURLcode pg_curl_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
@@ -82,6 +94,13 @@ CURLcode pg_curl_setopt_header_function(CURL *h, pg_curl_data_callback cb, void 
 }
 CURLcode pg_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 CURLcode pg_curl_getinfo_double(CURL *h, CURLINFO i, double *v) { return curl_easy_getinfo(h, i, v); }
+
+void pg_configure_allocator(int arena_max, size_t mmap_threshold_bytes) {
+    if (arena_max > 0) (void)mallopt(M_ARENA_MAX, arena_max);
+    if (mmap_threshold_bytes > 0) (void)mallopt(M_MMAP_THRESHOLD, (int)mmap_threshold_bytes);
+}
+
+void pg_release_free_memory(void) { (void)malloc_trim(0); }
 
 int pg_spawn_detached(const char *path, char *const argv[], char *const envp[], const char *output_path,
                       pid_t *pid) {

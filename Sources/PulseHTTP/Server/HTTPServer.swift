@@ -61,16 +61,12 @@ public final class HTTPServer: Sendable {
         handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
     ) {
         self.configuration = configuration
-        core = ServerCore(
-            handler: handler, maxBodyBytes: configuration.maxBodyBytes,
-            retryAfterSeconds: configuration.shutdownRetryAfterSeconds,
-            deadlines: ReadDeadlines(
-                limits: .init(
-                    headerTimeout: configuration.headerTimeout, bodyTimeout: configuration.bodyTimeout,
-                    minBodyBytesPerSecond: configuration.minBodyBytesPerSecond,
-                    idleTimeout: configuration.idleTimeout)),
-            maxQueryParameters: configuration.maxQueryParameters, headerMemoryLimit: configuration.headerMemoryLimit)
+        core = ServerCore(handler: handler, configuration: configuration)
     }
+
+    /// The memory budget of requests in flight (``HTTPServerConfiguration/requestMemoryBudget``);
+    /// its ``RequestMemoryBudget/reservedBytes`` is what they hold now.
+    public var memoryBudget: RequestMemoryBudget { core.memoryBudget }
 
     deinit {
         // A server dropped without shutdown(): stop it now, synchronously and briefly.

@@ -47,6 +47,9 @@ public struct IngestConfiguration: Sendable {
     /// on bytes of incomplete frames buffered across all connections,
     /// ``MsgTransServerConfiguration/maxPartialFrameBytes``, default 256 MiB). The ingest server
     /// installs its own overload (429) and failure (400/500) responders.
+    /// `connection.frameLimits.maxDecompressedBytes` (16 MiB) is the ingest's one payload limit:
+    /// a request whose plaintext is larger, whether it arrived plain or compressed, is answered
+    /// 400 `payload larger than N bytes (uncompressed)`.
     public var transport: MsgTransServerConfiguration
     /// Log lines the process could not write so far (a full disk, a closed pipe), reported as
     /// `logLinesDropped` on `/stats`; `pulsegate ingest` passes its standard streams' count.
