@@ -13,7 +13,7 @@
 struct MHD_Daemon *pg_mhd_start_daemon(const pg_mhd_options *o,
                                        MHD_AccessHandlerCallback handler, void *handler_context,
                                        MHD_RequestCompletedCallback completed, void *completed_context) {
-    struct MHD_OptionItem items[12];
+    struct MHD_OptionItem items[14];
     int n = 0;
     if (o->connection_limit) items[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, o->connection_limit, NULL};
     if (o->per_ip_connection_limit) items[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_connection_limit, NULL};
@@ -22,6 +22,8 @@ struct MHD_Daemon *pg_mhd_start_daemon(const pg_mhd_options *o,
     if (o->connection_memory_limit) items[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)o->connection_memory_limit, NULL};
     if (o->listen_backlog) items[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, o->listen_backlog, NULL};
     if (o->bind_address) items[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, (void *)o->bind_address};
+    if (o->notify_connection) items[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)o->notify_connection, o->notify_connection_context};
+    if (o->uri_log) items[n++] = (struct MHD_OptionItem){MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)o->uri_log, o->uri_log_context};
     if (completed) items[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_context};
     items[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     return MHD_start_daemon(o->flags, o->port, NULL, NULL, handler, handler_context,
@@ -61,14 +63,19 @@ int pg_mhd_client_address(struct MHD_Connection *connection, char *host, size_t 
     return -1;
 }
 
-int pg_mhd_send_early_response(struct MHD_Connection *connection, const char *bytes, size_t length) {
+int pg_mhd_connection_fd(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (info == NULL || info->connect_fd == MHD_INVALID_SOCKET || bytes == NULL) return -1;
+    return (info == NULL || info->connect_fd == MHD_INVALID_SOCKET) ? -1 : (int)info->connect_fd;
+}
+
+int pg_mhd_send_early_response(struct MHD_Connection *connection, const char *bytes, size_t length) {
+    int fd = pg_mhd_connection_fd(connection);
+    if (fd < 0 || bytes == NULL) return -1;
     ssize_t sent;
     do {
-        sent = send(info->connect_fd, bytes, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+        sent = send(fd, bytes, length, MSG_NOSIGNAL | MSG_DONTWAIT);
     } while (sent < 0 && errno == EINTR);
-    (void)shutdown(info->connect_fd, SHUT_WR);
+    (void)shutdown(fd, SHUT_WR);
     return sent == (ssize_t)length ? 0 : -1;
 }
 

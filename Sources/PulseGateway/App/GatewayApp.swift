@@ -58,7 +58,9 @@ public enum GatewayApp {
                 connectionLimit: configuration.httpConnectionLimit, idleTimeout: configuration.httpIdleTimeout,
                 threadCount: configuration.httpThreads, maxBodyBytes: configuration.maxBodyBytes,
                 shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds, requestMemoryBudget: memoryBudget,
-                requestMemoryEstimate: GatewayIntake.reservation(headers:wireBytes:)),
+                requestMemoryEstimate: GatewayIntake.reservation(headers:wireBytes:),
+                headerTimeout: configuration.httpHeaderTimeout, bodyTimeout: configuration.httpBodyTimeout,
+                minBodyBytesPerSecond: configuration.httpMinBodyBytesPerSecond),
             handler: { request in await router.handle(request) })
         do {
             try server.start()

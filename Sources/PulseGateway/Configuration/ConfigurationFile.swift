@@ -53,6 +53,9 @@ public struct ConfigurationFile: Sendable, Equatable {
     var maxBodyBytes: Int?
     var requestMemoryBudgetBytes: Int?
     var httpThreads: Int?
+    var httpHeaderTimeoutSeconds: Int?
+    var httpBodyTimeoutSeconds: Int?
+    var httpMinBodyBytesPerSecond: Int?
     var maxConnections: Int?
     var maxInFlight: Int?
     var idleTimeoutSeconds: Int?
@@ -143,6 +146,9 @@ public struct ConfigurationFile: Sendable, Equatable {
             case "maxBodyBytes": maxBodyBytes = try integer(key, value)
             case "requestMemoryBudgetBytes": requestMemoryBudgetBytes = try integer(key, value)
             case "httpThreads": httpThreads = try integer(key, value)
+            case "httpHeaderTimeoutSeconds": httpHeaderTimeoutSeconds = try integer(key, value)
+            case "httpBodyTimeoutSeconds": httpBodyTimeoutSeconds = try integer(key, value)
+            case "httpMinBodyBytesPerSecond": httpMinBodyBytesPerSecond = try integer(key, value)
             case "forwarding":
                 guard value.kind == .object else { throw fail(key, "an object") }
                 for (inner, setting) in value.members {
@@ -189,6 +195,9 @@ public struct ConfigurationFile: Sendable, Equatable {
         if let maxBodyBytes { configuration.maxBodyBytes = maxBodyBytes }
         if let requestMemoryBudgetBytes { configuration.requestMemoryBudgetBytes = requestMemoryBudgetBytes }
         if let httpThreads { configuration.httpThreads = httpThreads }
+        if let httpHeaderTimeoutSeconds { configuration.httpHeaderTimeout = .seconds(httpHeaderTimeoutSeconds) }
+        if let httpBodyTimeoutSeconds { configuration.httpBodyTimeout = .seconds(httpBodyTimeoutSeconds) }
+        if let httpMinBodyBytesPerSecond { configuration.httpMinBodyBytesPerSecond = httpMinBodyBytesPerSecond }
         if let maxConnections { configuration.forwarding.maxConnections = maxConnections }
         if let maxInFlight { configuration.forwarding.maxInFlight = maxInFlight }
         if let idleTimeoutSeconds { configuration.forwarding.idleTimeout = .seconds(idleTimeoutSeconds) }

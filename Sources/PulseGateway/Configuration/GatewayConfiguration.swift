@@ -28,6 +28,15 @@ public struct GatewayConfiguration: Sendable {
     public var httpConnectionLimit: Int
     /// How long an HTTP connection may make no progress before it is closed.
     public var httpIdleTimeout: Duration
+    /// How long a request's line and headers may take to arrive (slowloris protection; see
+    /// `HTTPServerConfiguration.headerTimeout`). Config key `httpHeaderTimeoutSeconds`.
+    public var httpHeaderTimeout: Duration
+    /// How long a request body may take before ``httpMinBodyBytesPerSecond`` extends it. Config key
+    /// `httpBodyTimeoutSeconds`.
+    public var httpBodyTimeout: Duration
+    /// Every this many body bytes received extend ``httpBodyTimeout`` by one second (the minimum
+    /// average upload rate). Config key `httpMinBodyBytesPerSecond`.
+    public var httpMinBodyBytesPerSecond: Int
     /// How long SIGTERM waits for in-flight requests.
     public var shutdownGracePeriod: Duration
     /// How often expired dedup keys are pruned, and how many per slice.
@@ -43,7 +52,9 @@ public struct GatewayConfiguration: Sendable {
         upstream: UpstreamAddress? = nil, policy: GatewayPolicy = GatewayPolicy(),
         maxBodyBytes: Int = 16 * 1024 * 1024, requestMemoryBudgetBytes: Int = 512 * 1024 * 1024, httpThreads: Int = 2,
         httpConnectionLimit: Int = 1024,
-        httpIdleTimeout: Duration = .seconds(30), shutdownGracePeriod: Duration = .seconds(10),
+        httpIdleTimeout: Duration = .seconds(30), httpHeaderTimeout: Duration = .seconds(10),
+        httpBodyTimeout: Duration = .seconds(20), httpMinBodyBytesPerSecond: Int = 500,
+        shutdownGracePeriod: Duration = .seconds(10),
         pruneInterval: Duration = .seconds(60), pruneSliceSize: Int = 500,
         forwarding: ForwardingSettings = ForwardingSettings()
     ) {
@@ -57,6 +68,9 @@ public struct GatewayConfiguration: Sendable {
         self.httpThreads = httpThreads
         self.httpConnectionLimit = httpConnectionLimit
         self.httpIdleTimeout = httpIdleTimeout
+        self.httpHeaderTimeout = httpHeaderTimeout
+        self.httpBodyTimeout = httpBodyTimeout
+        self.httpMinBodyBytesPerSecond = httpMinBodyBytesPerSecond
         self.shutdownGracePeriod = shutdownGracePeriod
         self.pruneInterval = pruneInterval
         self.pruneSliceSize = pruneSliceSize
@@ -71,6 +85,9 @@ public struct GatewayConfiguration: Sendable {
         guard maxBodyBytes > 0 else { throw fail("maxBodyBytes must be positive") }
         guard requestMemoryBudgetBytes > 0 else { throw fail("requestMemoryBudgetBytes must be positive") }
         guard pruneSliceSize > 0 else { throw fail("pruneSliceSize must be positive") }
+        guard httpHeaderTimeout > .zero else { throw fail("httpHeaderTimeoutSeconds must be positive") }
+        guard httpBodyTimeout > .zero else { throw fail("httpBodyTimeoutSeconds must be positive") }
+        guard httpMinBodyBytesPerSecond >= 0 else { throw fail("httpMinBodyBytesPerSecond must not be negative") }
         if let upstream, !(1...65535).contains(upstream.port) {
             throw fail("upstream port \(upstream.port) is outside 1...65535")
         }

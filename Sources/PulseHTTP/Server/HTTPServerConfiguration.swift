@@ -13,6 +13,20 @@
 ///   ones itself — 431 Request Header Fields Too Large for headers, 414 URI Too Long for an overlong
 ///   request line — and closes the connection. A request line it cannot parse at all gets no answer:
 ///   the connection is just closed. (It does not insist on `Host` for HTTP/1.1 requests.)
+/// - Request framing is checked before any body byte is read (RFC 9112): `Content-Length` together
+///   with `Transfer-Encoding`, more than one `Content-Length`, an invalid `Content-Length`, a header
+///   name that is not a token (such as `Content-Length : 5`), or `chunked` that is not the one and
+///   only transfer coding get 400; a transfer coding other than `chunked` gets 501. Each of these
+///   answers carries `Connection: close` and the connection is closed after it.
+/// - A request target with more than ``maxQueryParameters`` query parameters (or more than fit, at
+///   64 bytes each plus the target itself, in three quarters of ``headerMemoryLimit``) gets 414 URI
+///   Too Long and the connection is closed.
+/// - Read deadlines guard against clients that send slowly (slowloris): a request's line and
+///   headers must be complete within ``headerTimeout`` of the connection being accepted (on a
+///   kept-alive connection: the longer of ``headerTimeout`` and ``idleTimeout`` after the previous
+///   response); its body may take ``bodyTimeout`` plus one second for every
+///   ``minBodyBytesPerSecond`` bytes received. A connection that misses a deadline is closed without
+///   a response. Time spent in the handler does not count.
 /// - Requests in flight together reserve at most ``requestMemoryBudget``: each reserves
 ///   ``requestMemoryEstimate`` of its wire body — all of a declared `Content-Length` before the
 ///   body is read, a chunked body as it grows — and holds it until its response is sent (see
@@ -58,6 +72,16 @@ public struct HTTPServerConfiguration: Sendable {
 
     /// Computes a request's memory reservation from its headers and wire body size.
     public typealias MemoryEstimate = @Sendable (_ headers: HTTPHeaders, _ wireBytes: Int) -> Int
+    /// How long a request's line and headers may take to arrive, from the connection's accept (or
+    /// from the previous response on a kept-alive connection, at least ``idleTimeout`` then).
+    public var headerTimeout: Duration
+    /// How long a request body may take to arrive before ``minBodyBytesPerSecond`` extends it.
+    public var bodyTimeout: Duration
+    /// Every this many body bytes received extend ``bodyTimeout`` by one second (the minimum average
+    /// rate a slow client must keep up); 0 makes ``bodyTimeout`` a fixed limit for the whole body.
+    public var minBodyBytesPerSecond: Int
+    /// The most query parameters a request target may have.
+    public var maxQueryParameters: Int
 
     /// Creates a configuration; every parameter has a default.
     public init(
@@ -67,7 +91,9 @@ public struct HTTPServerConfiguration: Sendable {
         shutdownRetryAfterSeconds: Int = 5,
         requestMemoryBudget: RequestMemoryBudget = RequestMemoryBudget(limitBytes: 512 * 1024 * 1024),
         requestMemoryWait: Duration = .seconds(1),
-        requestMemoryEstimate: @escaping MemoryEstimate = { _, wireBytes in wireBytes }
+        requestMemoryEstimate: @escaping MemoryEstimate = { _, wireBytes in wireBytes },
+        headerTimeout: Duration = .seconds(10), bodyTimeout: Duration = .seconds(20), minBodyBytesPerSecond: Int = 500,
+        maxQueryParameters: Int = 256
     ) {
         self.host = host
         self.port = port
@@ -82,6 +108,10 @@ public struct HTTPServerConfiguration: Sendable {
         self.requestMemoryBudget = requestMemoryBudget
         self.requestMemoryWait = requestMemoryWait
         self.requestMemoryEstimate = requestMemoryEstimate
+        self.headerTimeout = headerTimeout
+        self.bodyTimeout = bodyTimeout
+        self.minBodyBytesPerSecond = minBodyBytesPerSecond
+        self.maxQueryParameters = maxQueryParameters
     }
 
     /// Checks every field, throwing ``HTTPServerError/Code/invalidConfiguration`` for the first bad one.
@@ -97,6 +127,10 @@ public struct HTTPServerConfiguration: Sendable {
         guard listenBacklog > 0 else { throw fail("listenBacklog must be positive") }
         guard shutdownRetryAfterSeconds >= 0 else { throw fail("shutdownRetryAfterSeconds must not be negative") }
         guard requestMemoryWait >= .zero else { throw fail("requestMemoryWait must not be negative") }
+        guard headerTimeout > .zero else { throw fail("headerTimeout must be positive") }
+        guard bodyTimeout > .zero else { throw fail("bodyTimeout must be positive") }
+        guard minBodyBytesPerSecond >= 0 else { throw fail("minBodyBytesPerSecond must not be negative") }
+        guard maxQueryParameters > 0 else { throw fail("maxQueryParameters must be positive") }
     }
 
     /// ``idleTimeout`` in whole seconds, rounded up, at least 1.

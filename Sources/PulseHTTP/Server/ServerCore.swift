@@ -18,6 +18,12 @@ final class ServerCore: Sendable {
     let memoryBudget: RequestMemoryBudget
     let memoryEstimate: HTTPServerConfiguration.MemoryEstimate
     let memoryWait: Duration
+    /// The per-request read deadlines (slowloris protection).
+    let deadlines: ReadDeadlines
+    /// The most query parameters a request target may have.
+    let maxQueryParameters: Int
+    /// libmicrohttpd's per-connection pool, which also has to hold the parsed query.
+    let headerMemoryLimit: Int
     /// Set when shutdown begins: new requests get 503.
     let shuttingDown = Atomic<Bool>(false)
     /// Requests that have a context (headers received, not yet completed).
@@ -38,6 +44,12 @@ final class ServerCore: Sendable {
         self.memoryBudget = configuration.requestMemoryBudget
         self.memoryEstimate = configuration.requestMemoryEstimate
         self.memoryWait = configuration.requestMemoryWait
+        self.deadlines = ReadDeadlines(
+            limits: .init(
+                headerTimeout: configuration.headerTimeout, bodyTimeout: configuration.bodyTimeout,
+                minBodyBytesPerSecond: configuration.minBodyBytesPerSecond, idleTimeout: configuration.idleTimeout))
+        self.maxQueryParameters = configuration.maxQueryParameters
+        self.headerMemoryLimit = configuration.headerMemoryLimit
     }
 
     /// Stops suspending connections, then answers every request whose handler is still running with
@@ -72,6 +84,8 @@ final class ServerCore: Sendable {
         guard let raw = contextPointer.pointee else {
             return begin(connection: connection, url: url, method: method, contextPointer: contextPointer)
         }
+        // Already answered from the URI callback: close without reading further.
+        guard !Self.isAnsweredEarly(raw) else { return .NO }
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
         return step(context, connection: connection, uploadData: uploadData, uploadDataSize: uploadDataSize)
     }
@@ -98,6 +112,7 @@ final class ServerCore: Sendable {
                     return awaitMemory(context, bytes: needed, connection: connection)
                 }
                 uploadDataSize.pointee = 0
+                deadlines.bodyReceived(connection, count: size)
                 UnsafeRawBufferPointer(start: uploadData, count: size).withMemoryRebound(to: UInt8.self) {
                     context.body.append(contentsOf: $0)
                 }
@@ -119,6 +134,7 @@ final class ServerCore: Sendable {
         case .discarding(let remaining, let response):
             if size > 0 {
                 uploadDataSize.pointee = 0
+                deadlines.bodyReceived(connection, count: size)
                 guard size <= remaining else {
                     // Still sending: closed if answered already, else answered with 413 first.
                     guard response != nil else { return .NO }
@@ -201,6 +217,11 @@ final class ServerCore: Sendable {
             return queue(unavailable, on: connection)
         }
         let headers = Self.headers(of: connection)
+        if let refused = RequestFraming.rejection(of: headers) {
+            // Before any body byte is read; with `Connection: close` libmicrohttpd closes after the
+            // response, so bytes hidden in the body are never parsed as a request.
+            return queue(refused, on: connection)
+        }
         if let declared = headers["Content-Length"], let length = Int(declared), length > maxBodyBytes {
             // Rejected before any body byte is read; libmicrohttpd discards the rest and closes.
             return queue(Self.bodyTooLarge, on: connection)
@@ -214,6 +235,7 @@ final class ServerCore: Sendable {
             memory: RequestMemoryReservation(budget: memoryBudget, wait: memoryWait))
         contextPointer.pointee = Unmanaged.passRetained(context).toOpaque()
         activeRequests.add(1, ordering: .relaxed)
+        deadlines.headReceived(connection)
         if let declaredLength, declaredLength > 0 {
             // The whole estimate is reserved before any body byte is read (and waited for here, before
             // a 100 Continue); the buffer itself grows only as bytes arrive, so a client that
@@ -227,6 +249,59 @@ final class ServerCore: Sendable {
         return .YES
     }
 
+    // MARK: - Request target
+
+    /// The context pointer of a request already answered from ``sawTarget(_:connection:)``: the
+    /// address 1, never dereferenced.
+    private static func isAnsweredEarly(_ raw: UnsafeMutableRawPointer) -> Bool { UInt(bitPattern: raw) == 1 }
+
+    /// Bytes of libmicrohttpd's pool one parsed query parameter takes (its record, with slack).
+    private static let poolBytesPerParameter = 64
+
+    /// The 414 for a target with too many query parameters, as raw bytes.
+    private static let earlyTooManyParameters: [UInt8] = {
+        let body = "too many query parameters\n"
+        return Array(
+            ("HTTP/1.1 414 URI Too Long\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)").utf8)
+    }()
+
+    /// libmicrohttpd's URI callback: the request line is in, its query not yet parsed.
+    ///
+    /// libmicrohttpd 0.9.75 stores every query parameter in the connection's memory pool; when they
+    /// do not fit it tries to answer 431, but that answer needs the same exhausted pool, so the client
+    /// gets nothing until the idle timeout. A target with more than ``maxQueryParameters``
+    /// parameters, or more than fit in three quarters of the pool, is therefore answered here with
+    /// 414 and `Connection: close`, written straight to the socket (nothing has been written for this
+    /// request yet, and libmicrohttpd reads the next request only after the previous response is
+    /// out), whose sending side is then shut; libmicrohttpd closes the connection when it next calls
+    /// the access handler, or when the deadlines or the client do. Returns the request's initial
+    /// context pointer.
+    func sawTarget(_ target: UnsafePointer<CChar>?, connection: OpaquePointer) -> UnsafeMutableRawPointer? {
+        guard let target else { return nil }
+        var length = 0
+        var parameters = 0
+        var inQuery = false
+        while target[length] != 0 {
+            let byte = UInt8(bitPattern: target[length])
+            if byte == UInt8(ascii: "?") && !inQuery {
+                inQuery = true
+                parameters = 1
+            } else if byte == UInt8(ascii: "&") && inQuery {
+                parameters += 1
+            }
+            length += 1
+        }
+        guard
+            parameters > maxQueryParameters
+                || parameters * Self.poolBytesPerParameter + length > headerMemoryLimit / 4 * 3
+        else { return nil }
+        _ = Self.earlyTooManyParameters.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { pg_mhd_send_early_response(connection, $0.baseAddress, $0.count) }
+        }
+        return UnsafeMutableRawPointer(bitPattern: 1)
+    }
+
     /// The body is complete: suspend the connection and run the handler in a task.
     private func dispatch(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
         guard let slot = suspend(connection) else {
@@ -234,6 +309,7 @@ final class ServerCore: Sendable {
             return queue(unavailable, on: connection)
         }
         context.phase = .handling(slot)
+        deadlines.handling(connection)
         let request = context.takeRequest()
         let handler = self.handler
         Task {
@@ -246,9 +322,11 @@ final class ServerCore: Sendable {
     // MARK: - Request completed
 
     /// libmicrohttpd is done with a request (response sent, client gone, or daemon stopping).
-    func completed(contextPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+    func completed(connection: OpaquePointer?, contextPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+        if let connection { deadlines.responded(connection) }
         guard let contextPointer, let raw = contextPointer.pointee else { return }
         contextPointer.pointee = nil
+        guard !Self.isAnsweredEarly(raw) else { return }
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
         switch context.phase {
         case .handling(let slot), .awaitingMemory(let slot):
