@@ -85,18 +85,28 @@ final class IngestStore: Sendable {
                 return .duplicateBatch
             }
             var stored = 0
+            let identity = batch.identity
             for event in batch.items {
                 try connection.execute(
                     """
                     INSERT INTO ingest_events (app_id, event_id, batch_id, installation_id, device_id, session_id,
                         kind, name, timestamp_ms, crash_id, received_at, body)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-                    """,
-                    [
-                        batch.identity.appId, event.id, batch.batchId, batch.identity.installationId,
-                        batch.identity.deviceId, event.sessionId, event.kind, event.name, event.timestampMs,
-                        event.crashId, now, event.json,
-                    ])
+                    """
+                ) { row in
+                    try row.bind(identity.appId)
+                    try row.bind(event.id)
+                    try row.bind(batch.batchId)
+                    try row.bind(identity.installationId)
+                    try row.bind(identity.deviceId)
+                    try row.bind(event.sessionId)
+                    try row.bind(event.kind)
+                    try row.bind(event.name)
+                    try row.bind(event.timestampMs)
+                    try row.bind(event.crashId)
+                    try row.bind(now)
+                    try row.bindText(utf8: event.json)
+                }
                 stored += connection.changes
             }
             try Self.finishBatch(batch, kind: "event", stored: stored, on: connection)
@@ -113,17 +123,25 @@ final class IngestStore: Sendable {
                 return .duplicateBatch
             }
             var stored = 0
+            let identity = batch.identity
             for crash in batch.items {
                 try connection.execute(
                     """
                     INSERT INTO ingest_crashes (app_id, crash_id, batch_id, installation_id, device_id, session_id,
                         timestamp_ms, received_at, body)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-                    """,
-                    [
-                        batch.identity.appId, crash.crashId, batch.batchId, batch.identity.installationId,
-                        batch.identity.deviceId, crash.sessionId, crash.timestampMs, now, crash.json,
-                    ])
+                    """
+                ) { row in
+                    try row.bind(identity.appId)
+                    try row.bind(crash.crashId)
+                    try row.bind(batch.batchId)
+                    try row.bind(identity.installationId)
+                    try row.bind(identity.deviceId)
+                    try row.bind(crash.sessionId)
+                    try row.bind(crash.timestampMs)
+                    try row.bind(now)
+                    try row.bindText(utf8: crash.json)
+                }
                 stored += connection.changes
             }
             try Self.finishBatch(batch, kind: "crash", stored: stored, on: connection)
@@ -141,12 +159,23 @@ final class IngestStore: Sendable {
             INSERT INTO ingest_batches (app_id, kind, batch_id, connection_id, installation_id, device_id, user_id,
                 app_version, build_number, sdk_version, platform, package_name, item_count, stored_count, received_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT DO NOTHING
-            """,
-            [
-                identity.appId, kind, batch.batchId, batch.connectionId, identity.installationId, identity.deviceId,
-                identity.userId, identity.appVersion, identity.buildNumber, identity.sdkVersion, identity.platform,
-                identity.packageName, batch.items.count, now,
-            ])
+            """
+        ) { row in
+            try row.bind(identity.appId)
+            try row.bind(kind)
+            try row.bind(batch.batchId)
+            try row.bind(batch.connectionId)
+            try row.bind(identity.installationId)
+            try row.bind(identity.deviceId)
+            try row.bind(identity.userId)
+            try row.bind(identity.appVersion)
+            try row.bind(identity.buildNumber)
+            try row.bind(identity.sdkVersion)
+            try row.bind(identity.platform)
+            try row.bind(identity.packageName)
+            try row.bind(batch.items.count)
+            try row.bind(now)
+        }
         return connection.changes == 1
     }
 
@@ -154,8 +183,13 @@ final class IngestStore: Sendable {
         _ batch: BatchRecord<Item>, kind: String, stored: Int, on connection: SQLiteConnection
     ) throws {
         try connection.execute(
-            "UPDATE ingest_batches SET stored_count = ? WHERE app_id = ? AND kind = ? AND batch_id = ?",
-            [stored, batch.identity.appId, kind, batch.batchId])
+            "UPDATE ingest_batches SET stored_count = ? WHERE app_id = ? AND kind = ? AND batch_id = ?"
+        ) { row in
+            try row.bind(stored)
+            try row.bind(batch.identity.appId)
+            try row.bind(kind)
+            try row.bind(batch.batchId)
+        }
     }
 
     // MARK: - Connection history
