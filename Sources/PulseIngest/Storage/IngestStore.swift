@@ -86,28 +86,21 @@ final class IngestStore: Sendable {
             }
             var stored = 0
             let identity = batch.identity
-            for event in batch.items {
-                try connection.execute(
-                    """
-                    INSERT INTO ingest_events (app_id, event_id, batch_id, installation_id, device_id, session_id,
-                        kind, name, timestamp_ms, crash_id, received_at, body)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-                    """
-                ) { row in
-                    try row.bind(identity.appId)
-                    try row.bind(event.id)
-                    try row.bind(batch.batchId)
-                    try row.bind(identity.installationId)
-                    try row.bind(identity.deviceId)
-                    try row.bind(event.sessionId)
-                    try row.bind(event.kind)
-                    try row.bind(event.name)
-                    try row.bind(event.timestampMs)
-                    try row.bind(event.crashId)
-                    try row.bind(now)
-                    try row.bindText(utf8: event.json)
-                }
-                stored += connection.changes
+            try Self.insertRows(of: batch.items, statements: Self.insertEvents, on: connection) { row, event in
+                try row.bind(identity.appId)
+                try row.bind(event.id)
+                try row.bind(batch.batchId)
+                try row.bind(identity.installationId)
+                try row.bind(identity.deviceId)
+                try row.bind(event.sessionId)
+                try row.bind(event.kind)
+                try row.bind(event.name)
+                try row.bind(event.timestampMs)
+                try row.bind(event.crashId)
+                try row.bind(now)
+                try row.bindText(utf8: event.json)
+            } inserted: {
+                stored += $0
             }
             try Self.finishBatch(batch, kind: "event", stored: stored, on: connection)
             return .stored(stored: stored, duplicates: batch.items.count - stored)
@@ -124,28 +117,73 @@ final class IngestStore: Sendable {
             }
             var stored = 0
             let identity = batch.identity
-            for crash in batch.items {
-                try connection.execute(
-                    """
-                    INSERT INTO ingest_crashes (app_id, crash_id, batch_id, installation_id, device_id, session_id,
-                        timestamp_ms, received_at, body)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-                    """
-                ) { row in
-                    try row.bind(identity.appId)
-                    try row.bind(crash.crashId)
-                    try row.bind(batch.batchId)
-                    try row.bind(identity.installationId)
-                    try row.bind(identity.deviceId)
-                    try row.bind(crash.sessionId)
-                    try row.bind(crash.timestampMs)
-                    try row.bind(now)
-                    try row.bindText(utf8: crash.json)
-                }
-                stored += connection.changes
+            try Self.insertRows(of: batch.items, statements: Self.insertCrashes, on: connection) { row, crash in
+                try row.bind(identity.appId)
+                try row.bind(crash.crashId)
+                try row.bind(batch.batchId)
+                try row.bind(identity.installationId)
+                try row.bind(identity.deviceId)
+                try row.bind(crash.sessionId)
+                try row.bind(crash.timestampMs)
+                try row.bind(now)
+                try row.bindText(utf8: crash.json)
+            } inserted: {
+                stored += $0
             }
             try Self.finishBatch(batch, kind: "crash", stored: stored, on: connection)
             return .stored(stored: stored, duplicates: batch.items.count - stored)
+        }
+    }
+
+    /// The row counts of one multi-row `INSERT`: a batch is written with as few statements as these
+    /// sizes allow (64 events: two), so the per-statement work (statement journal, reset, halt) is
+    /// paid per chunk instead of per row; few distinct statements stay in the statement cache.
+    private static let chunkSizes = [32, 16, 8, 4, 2, 1]
+
+    /// `INSERT … VALUES (…), (…) … ON CONFLICT DO NOTHING` for each chunk size: a row whose unique
+    /// key exists (stored earlier, or earlier in the same statement) is skipped, the others stored.
+    private static func multiRowInsert(_ head: String, columns: Int) -> [Int: String] {
+        let row = "(" + Array(repeating: "?", count: columns).joined(separator: ", ") + ")"
+        return Dictionary(
+            uniqueKeysWithValues: chunkSizes.map { size in
+                (
+                    size,
+                    head + " VALUES " + Array(repeating: row, count: size).joined(separator: ", ")
+                        + " ON CONFLICT DO NOTHING"
+                )
+            })
+    }
+
+    private static let insertEvents = multiRowInsert(
+        """
+        INSERT INTO ingest_events (app_id, event_id, batch_id, installation_id, device_id, session_id,
+            kind, name, timestamp_ms, crash_id, received_at, body)
+        """, columns: 12)
+
+    private static let insertCrashes = multiRowInsert(
+        """
+        INSERT INTO ingest_crashes (app_id, crash_id, batch_id, installation_id, device_id, session_id,
+            timestamp_ms, received_at, body)
+        """, columns: 9)
+
+    /// Inserts `items` in chunks (``chunkSizes``), binding each item's columns with `bind`, and
+    /// reports each statement's inserted row count to `inserted`.
+    private static func insertRows<Item>(
+        of items: [Item], statements: [Int: String], on connection: SQLiteConnection,
+        bind: (inout SQLiteBindings, Item) throws -> Void, inserted: (Int) -> Void
+    ) throws {
+        var offset = 0
+        while offset < items.count {
+            let remaining = items.count - offset
+            let size = chunkSizes.first { $0 <= remaining } ?? 1
+            let chunk = items[offset..<(offset + size)]
+            try connection.execute(statements[size]!) { row in
+                for item in chunk {
+                    try bind(&row, item)
+                }
+            }
+            inserted(connection.changes)
+            offset += size
         }
     }
 
