@@ -36,18 +36,23 @@ enum PayloadCoding {
     static func decodeEventBatch(
         _ payload: [UInt8], connectionId: String
     ) throws(PulseProtocolError) -> BatchRecord<EventRecord> {
+        // Only the indexed fields are materialised; the rules are those of `EventBatch`.
         let batch = try parsers.withParser { parser throws(PulseProtocolError) in
-            try EventBatch(decodingJSON: payload, parser: parser)
+            try EventBatchSummary(decodingJSON: payload, parser: parser)
         }
-        let received = receivedItems(payload, key: "events", count: batch.events.count)
+        let received: [ArraySlice<UInt8>]
+        if let slices = receivedItems(payload, key: "events", count: batch.events.count) {
+            received = slices
+        } else {
+            received = try EventBatch(decodingJSON: payload).events.map { $0.encodeJSON()[...] }
+        }
         var records: [EventRecord] = []
         records.reserveCapacity(batch.events.count)
-        for (index, event) in batch.events.enumerated() {
+        for (event, json) in zip(batch.events, received) {
             records.append(
                 EventRecord(
                     id: event.id, timestampMs: event.timestamp, sessionId: event.sessionId, kind: event.kind.rawValue,
-                    name: event.name, crashId: crashId(of: event),
-                    json: received?[index] ?? event.encodeJSON()[...]))
+                    name: event.name, crashId: event.kind == .crash ? event.crashIdAttribute : nil, json: json))
         }
         return BatchRecord(
             batchId: batch.batchId, connectionId: connectionId, identity: stored(batch.identity), items: records)
@@ -80,14 +85,6 @@ enum PayloadCoding {
             return nil
         }
         return ranges.map { payload[$0] }
-    }
-
-    /// The `app.crash.id` attribute of a `Crash` event (the crash's identity across reports).
-    private static func crashId(of event: PulseEvent) -> String? {
-        guard event.kind == .crash,
-            case .string(let id)? = event.attributes.first(where: { $0.key == "app.crash.id" })?.value
-        else { return nil }
-        return id
     }
 
     private static func stored(_ identity: BatchIdentity) -> StoredIdentity {
