@@ -77,6 +77,31 @@ import Testing
         try connection.close()
     }
 
+    /// Text is copied into the statement's arena: values larger than a block, and more values
+    /// than one block holds, all arrive intact (and the array form goes the same way).
+    @Test func textSpanningSeveralArenaBlocksIsStoredIntact() throws {
+        let database = try TemporaryDatabase()
+        let connection = try SQLiteConnection(path: database.path)
+        try connection.execute("CREATE TABLE v(a TEXT, b TEXT, c TEXT, d TEXT)")
+        let texts = [
+            String(repeating: "a", count: SQLiteBindings.blockBytes + 7), String(repeating: "b", count: 10_000),
+            String(repeating: "c", count: 10_000), "d",
+        ]
+        try connection.execute("INSERT INTO v VALUES (?, ?, ?, ?)") { row in
+            for text in texts { try row.bind(text) }
+        }
+        try connection.execute("INSERT INTO v VALUES (?, ?, ?, ?)", texts.map { $0 })
+        let rows = try connection.query("SELECT a, b, c, d FROM v") { row in
+            [
+                try row.column(0, as: String.self), try row.column(1, as: String.self),
+                try row.column(2, as: String.self), try row.column(3, as: String.self),
+            ]
+        }
+        #expect(rows.count == 2)
+        #expect(rows.allSatisfy { $0 == texts })
+        try connection.close()
+    }
+
     /// The statement is compiled once and reused, as with array bindings.
     @Test func reusesTheCachedStatement() throws {
         let database = try TemporaryDatabase()

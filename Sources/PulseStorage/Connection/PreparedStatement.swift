@@ -22,20 +22,6 @@ final class PreparedStatement {
         Int(sqlite3_bind_parameter_count(handle))
     }
 
-    /// Binds `values` positionally (through ``SQLiteBindings``). The caller has already reset the statement.
-    func bind(_ values: [(any SQLiteBindable)?], database: OpaquePointer) throws {
-        var bindings = SQLiteBindings(handle: handle, database: database, sql: sql)
-        guard values.count == Int(bindings.parameterCount) else {
-            throw StorageError(
-                code: .misuse,
-                message: "statement expects \(bindings.parameterCount) bindings, got \(values.count)"
-                    + " — in `\(StorageError.abbreviated(sql))`")
-        }
-        for value in values {
-            try bindings.bind(value?.sqliteValue ?? .null)
-        }
-    }
-
     /// Resets the statement and drops its bindings (also releases copies of large bound values).
     func reset() {
         sqlite3_reset(handle)

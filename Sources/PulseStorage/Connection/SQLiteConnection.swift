@@ -169,8 +169,12 @@ public final class SQLiteConnection {
     public func execute(_ sql: String, binding: (inout SQLiteBindings) throws -> Void) throws {
         let database = try openDatabase()
         let statement = try acquireStatement(sql, cached: true, database: database)
-        defer { release(statement, cached: true) }
         var bindings = SQLiteBindings(handle: statement.handle, database: database, sql: sql)
+        defer {
+            // Reset and clear the bindings first: SQLite points into the arena until then.
+            release(statement, cached: true)
+            bindings.deallocateArena()
+        }
         try binding(&bindings)
         try bindings.checkComplete()
         try step(statement, sql: sql, database: database) { _ in true }
@@ -378,8 +382,13 @@ public final class SQLiteConnection {
     ) throws {
         let database = try openDatabase()
         let statement = try acquireStatement(sql, cached: cached, database: database)
-        defer { release(statement, cached: cached) }
-        try statement.bind(bindings, database: database)
+        var binder = SQLiteBindings(handle: statement.handle, database: database, sql: sql)
+        defer {
+            // Reset and clear the bindings first: SQLite points into the arena until then.
+            release(statement, cached: cached)
+            binder.deallocateArena()
+        }
+        try binder.bind(contentsOf: bindings)
         try step(statement, sql: sql, database: database, onRow: onRow)
     }
 

@@ -5,7 +5,9 @@ import CSQLite
 /// Handed to the closure of ``SQLiteConnection/execute(_:binding:)``; valid only inside it (it is
 /// non-copyable, so it cannot escape). Unlike a `[(any SQLiteBindable)?]` array, nothing is boxed
 /// per value: each `bind` goes directly to `sqlite3_bind_*`, which is what a hot insert loop wants.
-/// Text and blobs are copied by SQLite before `bind` returns.
+/// Text is copied, before `bind` returns, into an arena of the statement's run (one allocation for
+/// all of its values instead of one per value by SQLite), which lives until SQLite has dropped
+/// its bindings; blobs are copied by SQLite.
 ///
 /// ```swift
 /// try connection.execute("INSERT INTO event(id, body, crash) VALUES (?, ?, ?)") { row in
@@ -24,6 +26,12 @@ public struct SQLiteBindings: ~Copyable {
     let parameterCount: Int32
     /// Parameters bound so far (the next one is `bound + 1`).
     private(set) var bound: Int32 = 0
+    /// Blocks holding the bound text; SQLite points into them (`SQLITE_STATIC`) until the
+    /// statement is reset and its bindings cleared, then ``deallocateArena()`` frees them.
+    private var blocks: [UnsafeMutableRawBufferPointer] = []
+    private var used = 0
+    /// The size of an arena block (larger texts get a block of their own size).
+    static let blockBytes = 16 << 10
 
     init(handle: OpaquePointer, database: OpaquePointer, sql: String) {
         self.handle = handle
@@ -51,8 +59,13 @@ public struct SQLiteBindings: ~Copyable {
 
     /// Binds text (embedded NUL characters are kept).
     public mutating func bind(_ value: String) throws {
-        var text = value
-        try text.withUTF8 { utf8 in try bindText(utf8: UnsafeRawBufferPointer(utf8)) }
+        let done: Void? = try value.utf8.withContiguousStorageIfAvailable { utf8 in
+            try bindText(utf8: UnsafeRawBufferPointer(utf8))
+        }
+        if done == nil {
+            var text = value
+            try text.withUTF8 { utf8 in try bindText(utf8: UnsafeRawBufferPointer(utf8)) }
+        }
     }
 
     /// Binds text, or `NULL` for `nil`.
@@ -85,10 +98,48 @@ public struct SQLiteBindings: ~Copyable {
             try check(sqlite3_bind_text(handle, position, "", 0, transientDestructor), position)
             return
         }
+        let copy = reserve(raw.count)
+        copy.copyMemory(from: base, byteCount: raw.count)
         let code = sqlite3_bind_text64(
-            handle, position, base.assumingMemoryBound(to: CChar.self), sqlite3_uint64(raw.count), transientDestructor,
+            handle, position, copy.assumingMemoryBound(to: CChar.self), sqlite3_uint64(raw.count), nil,
             UInt8(SQLITE_UTF8))
         try check(code, position)
+    }
+
+    /// `count` bytes of the arena, valid until ``deallocateArena()``.
+    private mutating func reserve(_ count: Int) -> UnsafeMutableRawPointer {
+        if let last = blocks.last, last.count - used >= count {
+            defer { used += count }
+            return last.baseAddress! + used
+        }
+        let block = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: max(count, Self.blockBytes), alignment: MemoryLayout<UInt64>.alignment)
+        blocks.append(block)
+        used = count
+        return block.baseAddress!
+    }
+
+    /// Frees the text arena. Only after SQLite dropped the bindings (statement reset and
+    /// `sqlite3_clear_bindings`), which ``SQLiteConnection`` does before calling this.
+    mutating func deallocateArena() {
+        for block in blocks {
+            block.deallocate()
+        }
+        blocks.removeAll()
+        used = 0
+    }
+
+    /// Binds `values` in order, `nil` as `NULL`; `values.count` must be the parameter count.
+    mutating func bind(contentsOf values: [(any SQLiteBindable)?]) throws {
+        guard values.count == Int(parameterCount) else {
+            throw StorageError(
+                code: .misuse,
+                message: "statement expects \(parameterCount) bindings, got \(values.count)"
+                    + " — in `\(StorageError.abbreviated(sql))`")
+        }
+        for value in values {
+            try bind(value?.sqliteValue ?? .null)
+        }
     }
 
     /// Binds a blob (an empty one stays a zero-length `BLOB`, not `NULL`).
