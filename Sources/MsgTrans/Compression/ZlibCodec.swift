@@ -21,14 +21,9 @@ enum ZlibCodec {
 
     static func decompress(_ input: [UInt8], maxOutputBytes: Int) throws(MsgTransError) -> [UInt8] {
         try DecompressionContextPool.shared.withZlibStream { stream throws(MsgTransError) in
-            var output = BoundedOutputBuffer(maxBytes: maxOutputBytes, inputCount: input.count)
-            let outcome = input.withUnsafeBytes { raw in
-                Result { () throws(MsgTransError) in
-                    try inflate(raw, stream: stream, into: &output, maxOutputBytes: maxOutputBytes)
-                }
+            try BoundedOutputBuffer.decoding(input, maxBytes: maxOutputBytes) { raw, output throws(MsgTransError) in
+                try inflate(raw, stream: stream, into: &output, maxOutputBytes: maxOutputBytes)
             }
-            try outcome.get()
-            return output.finish()
         }
     }
 

@@ -46,14 +46,10 @@ enum ZstdCodec {
             guard ZSTD_isError(setResult) == 0 else {
                 throw MsgTransError(.decompressionFailed, "zstd: \(errorName(setResult))")
             }
-            var output = BoundedOutputBuffer(maxBytes: maxOutputBytes, inputCount: input.count)
-            let outcome = input.withUnsafeBytes { raw in
-                Result { () throws(MsgTransError) in
-                    try decompress(raw, context: context, into: &output, maxOutputBytes: maxOutputBytes)
-                }
+            return try BoundedOutputBuffer.decoding(input, maxBytes: maxOutputBytes) {
+                raw, output throws(MsgTransError) in
+                try decompress(raw, context: context, into: &output, maxOutputBytes: maxOutputBytes)
             }
-            try outcome.get()
-            return output.finish()
         }
     }
 

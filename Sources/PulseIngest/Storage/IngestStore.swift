@@ -86,58 +86,56 @@ final class IngestStore: Sendable {
     /// Stores an event batch once: nothing if (app, batchId) is known, otherwise every event whose
     /// (app, id) — and for crash events (app, `app.crash.id`) — is new. Returns after the commit.
     func storeEvents(_ batch: BatchRecord<EventRecord>) async throws -> BatchOutcome {
-        let now = clock.nowMilliseconds()
-        return try await executor.commit { connection in
-            guard try Self.insertBatch(batch, kind: "event", now: now, on: connection) else {
-                return .duplicateBatch
-            }
-            var stored = 0
-            let identity = batch.identity
-            try Self.insertRows(of: batch.items, statements: Self.insertEvents, on: connection) { row, event in
-                try row.bind(identity.appId)
-                try row.bind(event.id)
-                try row.bind(batch.batchId)
-                try row.bind(identity.installationId)
-                try row.bind(identity.deviceId)
-                try row.bind(event.sessionId)
-                try row.bind(event.kind)
-                try row.bind(event.name)
-                try row.bind(event.timestampMs)
-                try row.bind(event.crashId)
-                try row.bind(now)
-                try row.bindText(utf8: event.json)
-            } inserted: {
-                stored += $0
-            }
-            try Self.finishBatch(batch, kind: "event", stored: stored, on: connection)
-            return .stored(stored: stored, duplicates: batch.items.count - stored)
+        try await store(batch, kind: "event", statements: Self.insertEvents) { row, event, now in
+            try row.bind(event.id)
+            try row.bind(batch.batchId)
+            try row.bind(batch.identity.installationId)
+            try row.bind(batch.identity.deviceId)
+            try row.bind(event.sessionId)
+            try row.bind(event.kind)
+            try row.bind(event.name)
+            try row.bind(event.timestampMs)
+            try row.bind(event.crashId)
+            try row.bind(now)
+            try row.bindText(utf8: event.json)
         }
     }
 
     /// Stores a crash batch once: nothing if (app, batchId) is known, otherwise every report whose
     /// (app, crash id) is new. Returns after the commit.
     func storeCrashes(_ batch: BatchRecord<CrashRecord>) async throws -> BatchOutcome {
+        try await store(batch, kind: "crash", statements: Self.insertCrashes) { row, crash, now in
+            try row.bind(crash.crashId)
+            try row.bind(batch.batchId)
+            try row.bind(batch.identity.installationId)
+            try row.bind(batch.identity.deviceId)
+            try row.bind(crash.sessionId)
+            try row.bind(crash.timestampMs)
+            try row.bind(now)
+            try row.bindText(utf8: crash.json)
+        }
+    }
+
+    /// One group-commit job for a batch: the batch row (nothing more when it is known), then the
+    /// items, each row starting with the app id and continuing with `bind`'s columns, then the
+    /// stored count. Returns after the commit.
+    private func store<Item: Sendable>(
+        _ batch: BatchRecord<Item>, kind: String, statements: [Int: String],
+        bind: @escaping @Sendable (inout SQLiteBindings, Item, Int64) throws -> Void
+    ) async throws -> BatchOutcome {
         let now = clock.nowMilliseconds()
         return try await executor.commit { connection in
-            guard try Self.insertBatch(batch, kind: "crash", now: now, on: connection) else {
+            guard try Self.insertBatch(batch, kind: kind, now: now, on: connection) else {
                 return .duplicateBatch
             }
             var stored = 0
-            let identity = batch.identity
-            try Self.insertRows(of: batch.items, statements: Self.insertCrashes, on: connection) { row, crash in
-                try row.bind(identity.appId)
-                try row.bind(crash.crashId)
-                try row.bind(batch.batchId)
-                try row.bind(identity.installationId)
-                try row.bind(identity.deviceId)
-                try row.bind(crash.sessionId)
-                try row.bind(crash.timestampMs)
-                try row.bind(now)
-                try row.bindText(utf8: crash.json)
+            try Self.insertRows(of: batch.items, statements: statements, on: connection) { row, item in
+                try row.bind(batch.identity.appId)
+                try bind(&row, item, now)
             } inserted: {
                 stored += $0
             }
-            try Self.finishBatch(batch, kind: "crash", stored: stored, on: connection)
+            try Self.finishBatch(batch, kind: kind, stored: stored, on: connection)
             return .stored(stored: stored, duplicates: batch.items.count - stored)
         }
     }

@@ -69,42 +69,15 @@ public struct PulseEvent: Sendable, Hashable, Codable, PulseJSONCodable {
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
         let o = try JSONObjectReader(node)
-        let fields = try Fields(o)
-        id = fields.id
-        timestamp = fields.timestamp
-        sessionId = fields.sessionId
-        kind = fields.kind
-        name = fields.name
-        source = fields.source
+        // The rules of every field but the attributes' contents are the summary's.
+        let summary = try PulseEventSummary(o)
+        id = summary.id
+        timestamp = summary.timestamp
+        sessionId = summary.sessionId
+        kind = summary.kind
+        name = summary.name
+        source = summary.source
         attributes = try o.members("attributes")
-    }
-
-    /// Every field but `attributes`, read by the rules both event decoders share
-    /// (``PulseEvent/init(jsonNode:)`` and ``PulseEventSummary/init(jsonNode:)``).
-    struct Fields {
-        var id: String
-        var timestamp: Int64
-        var sessionId: String
-        var kind: PulseEventKind
-        var name: String
-        var source: EventSource
-
-        init(_ o: JSONObjectReader) throws(PulseProtocolError) {
-            id = try o.string("id")
-            timestamp = try o.int64("timestamp")
-            sessionId = try o.string("sessionId")
-            kind = try PulseEventKind(jsonNode: try o.required("kind"), field: "kind")
-            name = try o.string("name")
-            if let sourceNode = o.optional("source") {
-                do {
-                    source = try EventSource(jsonNode: sourceNode)
-                } catch {
-                    throw error.at("source")
-                }
-            } else {
-                source = .unknown
-            }
-        }
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
@@ -150,14 +123,25 @@ public struct PulseEventSummary: Sendable, Hashable {
 
     /// Reads an event from a parsed JSON node.
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        let fields = try PulseEvent.Fields(o)
-        id = fields.id
-        timestamp = fields.timestamp
-        sessionId = fields.sessionId
-        kind = fields.kind
-        name = fields.name
-        source = fields.source
+        try self.init(try JSONObjectReader(node))
+    }
+
+    /// The field rules of both event decoders (``PulseEvent/init(jsonNode:)`` reads through this).
+    init(_ o: JSONObjectReader) throws(PulseProtocolError) {
+        id = try o.string("id")
+        timestamp = try o.int64("timestamp")
+        sessionId = try o.string("sessionId")
+        kind = try PulseEventKind(jsonNode: try o.required("kind"), field: "kind")
+        name = try o.string("name")
+        if let sourceNode = o.optional("source") {
+            do {
+                source = try EventSource(jsonNode: sourceNode)
+            } catch {
+                throw error.at("source")
+            }
+        } else {
+            source = .unknown
+        }
         crashIdAttribute = nil
         guard let attributes = try o.objectNode("attributes") else { return }
         for (key, value) in attributes.memberNodes where key.stringEquals("app.crash.id") {

@@ -167,17 +167,7 @@ public final class SQLiteConnection {
     /// - Throws: ``StorageError``; ``StorageError/Code/misuse`` if `binding` binds fewer or more
     ///   values than `sql` has parameters (the statement then does not run).
     public func execute(_ sql: String, binding: (inout SQLiteBindings) throws -> Void) throws {
-        let database = try openDatabase()
-        let statement = try acquireStatement(sql, cached: true, database: database)
-        var bindings = SQLiteBindings(handle: statement.handle, database: database, sql: sql)
-        defer {
-            // Reset and clear the bindings first: SQLite points into the arena until then.
-            release(statement, cached: true)
-            bindings.deallocateArena()
-        }
-        try binding(&bindings)
-        try bindings.checkComplete()
-        try step(statement, sql: sql, database: database) { _ in true }
+        try run(sql, cached: true, binding: binding) { _ in true }
     }
 
     /// Runs a query and maps every result row.
@@ -380,15 +370,25 @@ public final class SQLiteConnection {
         _ sql: String, _ bindings: [(any SQLiteBindable)?], cached: Bool,
         onRow: (borrowing SQLiteRow) throws -> Bool
     ) throws {
+        try run(sql, cached: cached, binding: { try $0.bind(contentsOf: bindings) }, onRow: onRow)
+    }
+
+    /// Steps `sql` with the parameters `binding` binds (which must be all of them), as above.
+    @inline(never)
+    private func run(
+        _ sql: String, cached: Bool, binding: (inout SQLiteBindings) throws -> Void,
+        onRow: (borrowing SQLiteRow) throws -> Bool
+    ) throws {
         let database = try openDatabase()
         let statement = try acquireStatement(sql, cached: cached, database: database)
-        var binder = SQLiteBindings(handle: statement.handle, database: database, sql: sql)
+        var bindings = SQLiteBindings(handle: statement.handle, database: database, sql: sql)
         defer {
             // Reset and clear the bindings first: SQLite points into the arena until then.
             release(statement, cached: cached)
-            binder.deallocateArena()
+            bindings.deallocateArena()
         }
-        try binder.bind(contentsOf: bindings)
+        try binding(&bindings)
+        try bindings.checkComplete()
         try step(statement, sql: sql, database: database, onRow: onRow)
     }
 
