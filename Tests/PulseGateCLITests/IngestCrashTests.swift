@@ -69,7 +69,6 @@ import Testing
         #expect(child.terminationReason == .uncaughtSignal)
         client.close()
         while !reader.isFinished { usleep(1_000) }
-        Glibc.close(client.fd)
         let answered = acknowledged.withLock { $0 }
         #expect(answered.count >= 40)
         #expect(sent > answered.count, "batches were still in flight when the process died")
@@ -114,57 +113,33 @@ import Testing
     }
 }
 
-/// A blocking msgtrans client on a loopback socket: one writer, one reader thread.
+/// A blocking msgtrans client on a loopback socket: one thread sends, another reads frames.
 final class BlockingFrameClient: @unchecked Sendable {
-    let fd: Int32
     let answered = Atomic<Int>(0)
+    private let connection: RawHTTPConnection
     private var decoder = FrameDecoder()
 
     init?(port: Int) {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard connected == 0 else {
-            Glibc.close(fd)
-            return nil
-        }
+        guard let connection = try? RawHTTPConnection(port: port, receiveTimeoutSeconds: 30) else { return nil }
+        self.connection = connection
     }
 
     /// Writes all of `bytes`; false once the peer is gone.
     @discardableResult
     func send(_ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if written <= 0 { return false }
-            offset += written
-        }
-        return true
+        (try? connection.send(bytes)) != nil
     }
 
     /// The next frame; `nil` on EOF, reset or timeout. Called from one thread only.
     func next() -> Frame? {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             if let frame = try? decoder.next() { return frame }
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { return nil }
-            decoder.append(Array(buffer[0..<count]))
+            guard let bytes = try? connection.receiveAvailable(), !bytes.isEmpty else { return nil }
+            decoder.append(bytes)
         }
     }
 
     func close() {
-        shutdown(fd, Int32(SHUT_RDWR))
+        connection.close()
     }
 }
