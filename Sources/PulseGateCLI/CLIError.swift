@@ -6,6 +6,8 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         case usage
         /// A component failed while running; the process exits with status 1.
         case runtime
+        /// `pulsegate upload flush` left batches undelivered; the process exits with status 3.
+        case undelivered
     }
 
     /// The stable code.
@@ -23,7 +25,13 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The process exit status for this error.
-    public var exitStatus: Int32 { code == .usage ? 2 : 1 }
+    public var exitStatus: Int32 {
+        switch code {
+        case .usage: 2
+        case .runtime: 1
+        case .undelivered: 3
+        }
+    }
 
     public var description: String {
         if let underlying { return "\(message): \(underlying)" }

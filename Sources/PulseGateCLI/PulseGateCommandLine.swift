@@ -41,7 +41,7 @@ public enum PulseGateCommandLine {
     }
 
     /// Runs the command line and returns the process exit status
-    /// (0 success, 1 runtime failure, 2 usage error).
+    /// (0 success, 1 runtime failure, 2 usage error, 3 `upload flush` left batches undelivered).
     public static func run(
         arguments: [String],
         environment: [String: String],

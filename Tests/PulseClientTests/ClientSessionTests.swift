@@ -2,6 +2,7 @@ import MsgTrans
 import PulseClient
 import PulseJSON
 import PulseProtocol
+import Synchronization
 import Testing
 
 @Suite("Client session end to end over loopback", .serialized)
@@ -112,6 +113,37 @@ struct ClientSessionTests {
         #expect(response.senderAction == .reauthenticateThenRetry)
         #expect(server.log.withLock { $0.connects.count } == 3)
         await session.close()
+        await server.stop()
+    }
+
+    @Test("the handshake observer sees every connection attempt: the first, the one after a 401, a rejection")
+    func handshakeObserver() async throws {
+        let server = try await TestPulseServer.start()
+        let seen = Mutex<[String]>([])
+        var configuration = PulseClientConfiguration(host: "127.0.0.1", port: server.port, identity: testIdentity())
+        configuration.keepConnected = false
+        configuration.handshakeObserver = { outcome in
+            seen.withLock { list in
+                switch outcome {
+                case .success: list.append("ok")
+                case .failure(let error): list.append("\(error.code)")
+                }
+            }
+        }
+        let session = PulseClientSession(
+            configuration: configuration, clock: ManualClock(), random: ConstantRandom(value: 0))
+        try await session.connect()
+        #expect(seen.withLock { $0 } == ["ok"])
+        server.behavior.withLock { $0.uploadCodes = [.unauthorized] }
+        #expect(try await session.uploadEventBatch(encodedJSON: smallBatch()) == .accepted)
+        #expect(seen.withLock { $0 } == ["ok", "ok"])
+        await session.close()
+        server.behavior.withLock { $0.connectCode = .forbidden }
+        let refused = PulseClientSession(
+            configuration: configuration, clock: ManualClock(), random: ConstantRandom(value: 0))
+        await #expect(throws: PulseClientError.self) { try await refused.connect() }
+        #expect(seen.withLock { $0 } == ["ok", "ok", "connectRejected"])
+        await refused.close()
         await server.stop()
     }
 

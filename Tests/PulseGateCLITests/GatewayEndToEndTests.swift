@@ -107,16 +107,16 @@ struct GatewayStack {
                 == #"{"partialSuccess":{"rejectedLogRecords":"1","errorMessage":"1 log record dropped: larger than a Pulse batch (65536 bytes of envelope) on its own"}}"#
         )
 
-        // 200 Apsio-Duplicate, then 200 conflict (same id, other body: the first is kept).
+        // 200 Apsio-Duplicate, then 200 conflict (same id, other body: stored as its own batch).
         let duplicate = try await stack.post(Self.batch(["ok.0", "ok.1", "ok.2"]), batchID: "ok-1")
         #expect(duplicate.status == 200)
         #expect(duplicate.bodyText == "{}")
         #expect(duplicate.header("Apsio-Duplicate") == "true")
-        #expect(duplicate.header("Apsio-Conflict") == nil)
+        #expect(duplicate.header(GatewayIntake.conflictHeader) == nil)
         let conflict = try await stack.post(Self.batch(["conflicting"]), batchID: "ok-1")
         #expect(conflict.status == 200)
-        #expect(conflict.header("Apsio-Duplicate") == "true")
-        #expect(conflict.header("Apsio-Conflict") == "true")
+        #expect(conflict.header("Apsio-Duplicate") == nil)
+        #expect(conflict.header(GatewayIntake.conflictHeader) == "true")
 
         // 400: each header problem.
         let body = Self.batch(["never"])
@@ -214,13 +214,13 @@ struct GatewayStack {
         #expect(brotli.status == 415)
         #expect(brotli.bodyText.hasPrefix(#"{"code":3,"#))
 
-        // What reached the ingest: the accepted records, once; nothing of a rejected request or
-        // of the conflicting body.
-        #expect(await stack.waitForDelivery(app: "shop", count: 4))
+        // What reached the ingest: the accepted records (the conflicting body's too), once; nothing
+        // of a rejected request.
+        #expect(await stack.waitForDelivery(app: "shop", count: 5))
         #expect(await stack.waitForDelivery(app: "locked", count: 1))
-        #expect(Set(try await stack.ingest.eventIDs(app: "shop")) == ["ok.0", "ok.1", "ok.2", "small"])
+        #expect(Set(try await stack.ingest.eventIDs(app: "shop")) == ["ok.0", "ok.1", "ok.2", "small", "conflicting"])
         #expect(try await stack.ingest.eventIDs(app: "locked") == ["locked.0"])
-        #expect(try await stack.ingest.current.counts(app: "shop").events == 4)
+        #expect(try await stack.ingest.current.counts(app: "shop").events == 5)
         #expect(try await stack.ingest.eventIDs(app: "intruder").isEmpty)
 
         let metrics = try await stack.request("GET", "/metrics", headers: []).bodyText
@@ -235,7 +235,7 @@ struct GatewayStack {
         Self.expectRejection(stopping, 503, grpc: 14, named: "shutting down")
         #expect(stopping.header("Retry-After") == "4")
         await stack.gateway.shutdown()
-        #expect(try await stack.ingest.eventIDs(app: "shop").count == 4)
+        #expect(try await stack.ingest.eventIDs(app: "shop").count == 5)
         await stack.ingest.stop()
     }
 
@@ -252,20 +252,48 @@ struct GatewayStack {
         #expect(replay.status == 200)
         #expect(replay.header("Apsio-Duplicate") == "true")
         let conflict = try await stack.post(Self.batch(["r.other"]), batchID: "restart-1")
-        #expect(conflict.header("Apsio-Conflict") == "true")
+        #expect(conflict.header(GatewayIntake.conflictHeader) == "true")
         // Without Apsio-Batch-Id the body's SHA-256 is the batch id: the same bytes deduplicate too.
         let anonymous = Self.batch(["r.anonymous"])
         #expect(try await stack.post(anonymous).header("Apsio-Duplicate") == nil)
         stack = try await stack.restartingGateway()
         #expect(try await stack.post(anonymous).header("Apsio-Duplicate") == "true")
         #expect(try await stack.post(first, batchID: "restart-1").header("Apsio-Duplicate") == "true")
+        // The conflicting body was stored as its own batch; its retry after a restart is a duplicate.
+        let conflictRetry = try await stack.post(Self.batch(["r.other"]), batchID: "restart-1")
+        #expect(conflictRetry.header("Apsio-Duplicate") == "true")
+        #expect(conflictRetry.header(GatewayIntake.conflictHeader) == nil)
 
-        #expect(await stack.waitForDelivery(app: "shop", count: 3))
+        #expect(await stack.waitForDelivery(app: "shop", count: 4))
         let stored = try await stack.ingest.eventIDs(app: "shop")
-        #expect(stored.sorted() == ["r.0", "r.1", "r.anonymous"])
+        #expect(stored.sorted() == ["r.0", "r.1", "r.anonymous", "r.other"])
         let statistics = try stack.ingest.current.statistics().apps["shop"]
-        #expect(statistics?.eventBatches == 2)
+        #expect(statistics?.eventBatches == 3)
         #expect(statistics?.duplicateBatches == 0)  // the gateway never sent a batch twice
+        await stack.stop()
+    }
+
+    @Test func aCollectorWithAStaticBatchIDLosesNoBatch() async throws {
+        let stack = try await GatewayStack.start()
+        defer { stack.root.remove() }
+        // Records without log.record.uid (derived event ids), every batch under the same batch id.
+        for second in 0..<5 {
+            let body = Payload.logs(records: [Payload.record(1_700_000_000 + second)])
+            let response = try await stack.post(body, batchID: "collector")
+            #expect(response.status == 200)
+            #expect(response.header("Apsio-Duplicate") == nil)
+            #expect(response.header(GatewayIntake.conflictHeader) == (second == 0 ? nil : "true"))
+        }
+        // A retry of an already stored body is still a duplicate.
+        let retry = try await stack.post(Payload.logs(records: [Payload.record(1_700_000_003)]), batchID: "collector")
+        #expect(retry.header("Apsio-Duplicate") == "true")
+        #expect(await stack.waitForDelivery(app: "shop", count: 5))
+        #expect(Set(try await stack.ingest.eventIDs(app: "shop")).count == 5)
+        let statistics = try stack.ingest.current.statistics().apps["shop"]
+        #expect(statistics?.eventBatches == 5)
+        #expect(statistics?.duplicateBatches == 0)
+        let metrics = try await stack.request("GET", "/metrics", headers: []).bodyText
+        #expect(metrics.contains("pulsegate_conflicts_total 4\n"))
         await stack.stop()
     }
 

@@ -73,7 +73,7 @@ import Testing
         let acks = captured.stdout.split(separator: "\n").map { $0.split(separator: " ") }
         #expect(Set(acks.map { $0[1] }) == ["1", "4"])
         #expect(acks.allSatisfy { $0[0] == "ok" })
-        #expect(acks.first { $0[1] == "1" }?[2].count == 32)  // the event's log.record.uid
+        #expect(acks.first { $0[1] == "1" }?[2].count == 26)  // the event's log.record.uid, a ULID
         #expect(acks.first { $0[1] == "4" }?[2].hasPrefix("m|") == true)  // the metric's series key
         #expect(captured.stderr.contains("rejected line 2: missing string field `body`"))
         #expect(captured.stderr.contains("queued 2 records, rejected 1 lines"))

@@ -46,10 +46,13 @@ import Testing
         // A conflict is logged at warning level with the client.
         let other = OTLP.logs(records: [OTLP.record(1_700_000_001)])
         #expect(
-            try await harness.post(other, batchID: "c-1", extraHeaders: forwarded).header("Apsio-Conflict") == "true")
+            try await harness.post(other, batchID: "c-1", extraHeaders: forwarded).header(GatewayIntake.conflictHeader)
+                == "true")
         #expect(Self.clients("request", in: harness.logs) == ["198.51.100.7", "198.51.100.7"])
         #expect(
-            Self.clients("batch id reused with a different body; kept the first", in: harness.logs) == ["198.51.100.7"])
+            Self.clients("batch id reused with a different body; stored as its own batch", in: harness.logs) == [
+                "198.51.100.7"
+            ])
 
         // Without trust (a reload), the same header is ignored: the peer is the client.
         var untrusted = harness.gateway.policy

@@ -16,14 +16,20 @@ import Testing
             1_700_000_001, attributes: [OTLP.string("app.crash.id", "c-1"), OTLP.string("exception.type", "X")]),
     ])
 
+    /// The Pulse client connector to a loopback upstream on `port`.
+    static func connector(_ port: Int) -> PulseClientUpstreamConnector {
+        PulseClientUpstreamConnector(
+            host: "127.0.0.1", port: port, requestTimeout: .seconds(5), connectTimeout: .seconds(5))
+    }
+
     static func harness(
-        _ upstream: ScriptedUpstream, clock: TestClock = TestClock(), random: GatewayRandom = GatewayRandom { 0.5 }
+        _ upstream: ScriptedUpstream, clock: TestClock = TestClock(), monotonicClock: TestClock? = nil,
+        forwarding: ForwardingSettings = ForwardingSettings(backoffBase: .seconds(1), backoffMax: .seconds(60)),
+        policy: GatewayPolicy = GatewayPolicy(), random: GatewayRandom = GatewayRandom { 0.5 }
     ) async throws -> GatewayHarness {
-        let connector = PulseClientUpstreamConnector(
-            host: "127.0.0.1", port: upstream.port, requestTimeout: .seconds(5), connectTimeout: .seconds(5))
-        return try await GatewayHarness.start(
-            clock: clock, connector: connector,
-            forwarding: ForwardingSettings(backoffBase: .seconds(1), backoffMax: .seconds(60)), random: random)
+        try await GatewayHarness.start(
+            policy: policy, clock: clock, monotonicClock: monotonicClock, connector: connector(upstream.port),
+            forwarding: forwarding, random: random)
     }
 
     @Test func acceptedBatchIsForwardedAfterConnectAndDeleted() async throws {
@@ -136,10 +142,7 @@ import Testing
     }
 
     @Test func outageKeepsRowsAndTheyDrainWhenTheUpstreamReturns() async throws {
-        // Find a free port, then leave it closed.
-        let probe = try await ScriptedUpstream.start()
-        let port = probe.port
-        await probe.stop()
+        let port = try await ScriptedUpstream.freePort()
         let clock = TestClock()
         let connector = PulseClientUpstreamConnector(
             host: "127.0.0.1", port: port, requestTimeout: .seconds(2), connectTimeout: .seconds(2))

@@ -33,26 +33,129 @@ import Testing
         #expect(try Self.count("outbox", in: harness.directory) == 1)
     }
 
-    @Test func duplicatesAndConflictsAreAnsweredTwoHundredAndStoredOnce() async throws {
+    @Test func duplicatesAreAnsweredTwoHundredAndStoredOnce() async throws {
         let harness = try await GatewayHarness.start()
         defer { harness.directory.remove() }
         #expect(try await harness.post(Self.body, batchID: "b-7").status == 200)
         let again = try await harness.post(Self.body, batchID: "b-7")
         #expect(again.status == 200)
         #expect(again.header("Apsio-Duplicate") == "true")
-        #expect(again.header("Apsio-Conflict") == nil)
-        let different = OTLP.logs(records: [OTLP.record(1_700_000_009)])
-        let conflict = try await harness.post(different, batchID: "b-7")
-        #expect(conflict.status == 200)
-        #expect(conflict.header("Apsio-Duplicate") == "true")
-        #expect(conflict.header("Apsio-Conflict") == "true")
+        #expect(again.header(GatewayIntake.conflictHeader) == nil)
         // The same batch id under another app is another batch.
         #expect(try await harness.post(Self.body, batchID: "b-7", app: "news").header("Apsio-Duplicate") == nil)
         #expect(try Self.count("outbox", in: harness.directory) == 2)
         #expect(harness.gateway.metrics.duplicateCount == 1)
-        #expect(harness.gateway.metrics.conflictCount == 1)
-        #expect(
-            harness.logs.all.contains { $0.contains("batch id reused with a different body") && $0.contains("b-7") })
+        #expect(harness.gateway.metrics.conflictCount == 0)
+        await harness.stop(removing: false)
+    }
+
+    /// (Pulse batch id, event ids) of every outbox row, in FIFO order, read from disk.
+    static func outboxBatches(in directory: TemporaryDirectory) throws -> [(String, [String])] {
+        let connection = try SQLiteConnection(path: directory.path + "/" + GatewayStore.fileName)
+        return try connection.query(
+            "SELECT pulse_batch_id, payload, payload_encoding, payload_bytes FROM outbox ORDER BY seq"
+        ) { row in
+            let stored = StoredPayload(
+                bytes: try row.column(1), encoding: try row.column(2), plainCount: try row.column(3))
+            let text = String(decoding: try stored.plaintext(), as: UTF8.self)
+            let ids = text.split(separator: #""id":""#).dropFirst().map { String($0.prefix { $0 != "\"" }) }
+            return (try row.column(0, as: String.self), ids)
+        }
+    }
+
+    @Test func aBatchIDReusedWithAnotherBodyIsStoredAsItsOwnBatch() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { harness.directory.remove() }
+        // Records without log.record.uid: their event ids are derived from the batch id and position.
+        func body(_ seconds: Int) -> String { OTLP.logs(records: [OTLP.record(seconds)]) }
+        func conflicts(_ seconds: Int, app: String = "shop") async throws -> Bool {
+            try await harness.post(body(seconds), batchID: "static", app: app).header(GatewayIntake.conflictHeader)
+                == "true"
+        }
+        let first = try await harness.post(body(1_700_000_000), batchID: "static")
+        #expect(first.header(GatewayIntake.conflictHeader) == nil)
+
+        let conflict = try await harness.post(body(1_700_000_009), batchID: "static")
+        #expect(conflict.status == 200)
+        #expect(conflict.bodyText == "{}")
+        #expect(conflict.header(GatewayIntake.conflictHeader) == "true")
+        #expect(conflict.header("Apsio-Duplicate") == nil)
+        // Durable before the answer: its own dedup row and outbox row.
+        #expect(try Self.count("dedup", in: harness.directory) == 2)
+        let batches = try Self.outboxBatches(in: harness.directory)
+        #expect(batches.count == 2)
+        // Its Pulse batch id and derived event id include the body hash, so the upstream keeps both.
+        #expect(batches[0].0 != batches[1].0)
+        #expect(batches[0].1.count == 1 && batches[1].1.count == 1)
+        #expect(batches[0].1 != batches[1].1)
+        var context = MappingContext(
+            appID: "shop", batchID: "static", receivedAt: 0, sentAt: nil, fallbacks: IdentityFallbacks())
+        #expect(batches[0].0 == PulseBatchID.make(context, resourceIndex: 0, chunk: 0, crash: false))
+        context.conflictHash = SHA256.hexDigest(Array(body(1_700_000_009).utf8))
+        #expect(batches[1].0 == PulseBatchID.make(context, resourceIndex: 0, chunk: 0, crash: false))
+
+        // A retry of the conflicting body is a duplicate of it; the first body still is one too.
+        let retry = try await harness.post(body(1_700_000_009), batchID: "static")
+        #expect(retry.header("Apsio-Duplicate") == "true")
+        #expect(retry.header(GatewayIntake.conflictHeader) == nil)
+        #expect(try await harness.post(body(1_700_000_000), batchID: "static").header("Apsio-Duplicate") == "true")
+        #expect(try Self.count("outbox", in: harness.directory) == 2)
+
+        // Every further body is stored too; the warning is rate-limited per app.
+        #expect(try await conflicts(1_700_000_010))
+        #expect(try await conflicts(1_700_000_011))
+        let message = "batch id reused with a different body; stored as its own batch"
+        func warnings() -> [String] { harness.logs.all.filter { $0.contains(message) } }
+        #expect(warnings().count == 1)
+        #expect(warnings().first?.contains(#""level":"warning""#) == true)
+        #expect(warnings().first?.contains(#""batchId":"static""#) == true)
+        #expect(warnings().first?.contains(#""suppressed":"0""#) == true)
+        // Another app has its own allowance.
+        #expect(try await harness.post(body(1_700_000_000), batchID: "static", app: "news").status == 200)
+        #expect(try await conflicts(1_700_000_012, app: "news"))
+        #expect(warnings().count == 2)
+        harness.clock.advance(by: GatewayIntake.conflictLogIntervalMilliseconds)
+        #expect(try await conflicts(1_700_000_013))
+        #expect(warnings().count == 3)
+        #expect(warnings().last?.contains(#""suppressed":"2""#) == true)
+
+        #expect(try Self.count("outbox", in: harness.directory) == 7)
+        #expect(Set(try Self.outboxBatches(in: harness.directory).map(\.0)).count == 7)
+        #expect(harness.gateway.metrics.conflictCount == 5)
+        #expect(harness.gateway.metrics.duplicateCount == 2)
+        let metrics = try await harness.request("GET", "/metrics").bodyText
+        #expect(metrics.contains("pulsegate_conflicts_total 5\n"))
+        await harness.stop(removing: false)
+    }
+
+    @Test func dedupRowsWrittenBeforeMigration005StillDeduplicate() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // A database as migrations 001-004 left it, remembering one batch (keyed by app and batch id).
+        let connection = try SQLiteConnection(path: directory.path + "/" + GatewayStore.fileName)
+        var earlier = Migrator()
+        for migration in GatewaySchema.migrator.migrations.prefix(4) {
+            earlier.append(migration.identifier, sql: migration.sql)
+        }
+        try earlier.migrate(connection)
+        let expiry = TestClock().now + 7 * 24 * 3600 * 1000
+        try connection.execute(
+            "INSERT INTO dedup(app, batch_id, body_hash, first_seen, expires_at, duplicates) VALUES (?, ?, ?, ?, ?, 3)",
+            ["shop", "old-1", SHA256.hash(Array(Self.body.utf8)), 0, expiry])
+        try connection.close()
+
+        let harness = try await GatewayHarness.start(directory: directory)
+        #expect(try await harness.post(Self.body, batchID: "old-1").header("Apsio-Duplicate") == "true")
+        let other = OTLP.logs(records: [OTLP.record(1_700_000_009)])
+        #expect(try await harness.post(other, batchID: "old-1").header(GatewayIntake.conflictHeader) == "true")
+        #expect(try Self.count("dedup", in: harness.directory) == 2)
+        #expect(try Self.count("outbox", in: harness.directory) == 1)
+        let check = try SQLiteConnection(path: directory.path + "/" + GatewayStore.fileName)
+        let kept = try check.queryFirst(
+            "SELECT duplicates, expires_at FROM dedup WHERE batch_id = 'old-1' AND conflicts = 0"
+        ) { (try $0.column(0, as: Int.self), try $0.column(1, as: Int64.self)) }
+        #expect(kept?.0 == 4)
+        #expect(kept?.1 == expiry)
         await harness.stop(removing: false)
     }
 

@@ -15,7 +15,9 @@ import Testing
     {
         let connector = PulseClientUpstreamConnector(
             host: "127.0.0.1", port: upstream.port, requestTimeout: .seconds(5), connectTimeout: .seconds(5))
-        return try await GatewayHarness.start(directory: directory, connector: connector)
+        // A configured app: the gateway may ask the upstream for it before any traffic.
+        return try await GatewayHarness.start(
+            directory: directory, policy: GatewayPolicy(allowedAppIDs: ["shop"]), connector: connector)
     }
 
     static func get(_ harness: GatewayHarness, app: String = "shop", ifNoneMatch: String? = nil) async throws

@@ -373,6 +373,75 @@ import Testing
         #expect(rejection?.message == item.message)
     }
 
+    // MARK: - Duplicate keys
+
+    /// A known member twice in one object, at each level and in each signal: 400 naming its path.
+    static let duplicateKeys: [WrongType] = [
+        WrongType(
+            .logs, #"{"resourceLogs":[],"resourceLogs":[{"scopeLogs":[]}]}"#, "resourceLogs: duplicate key"),
+        WrongType(.logs, #"{"resourceLogs":[{}],"resourceLogs":null}"#, "resourceLogs: duplicate key"),
+        WrongType(
+            .logs, #"{"resourceLogs":[{"resource":{},"scopeLogs":[],"resource":{}}]}"#,
+            "resourceLogs[0].resource: duplicate key"),
+        WrongType(
+            .logs, #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[],"logRecords":[{}]}]}]}"#,
+            "resourceLogs[0].scopeLogs[0].logRecords: duplicate key"),
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"stringValue":"a","stringValue":"b"}}]}]}]}"#,
+            "resourceLogs[0].scopeLogs[0].logRecords[0].body.stringValue: duplicate key"),
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"resource":{"attributes":[{"key":"a","key":"b","value":{}}]}}]}"#,
+            "resourceLogs[0].resource.attributes[0].key: duplicate key"),
+        WrongType(
+            .traces, #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"spanId":"","name":"a","name":"b"}]}]}]}"#,
+            "resourceSpans[0].scopeSpans[0].spans[0].name: duplicate key"),
+        WrongType(.traces, #"{"resourceSpans":[],"resourceSpans":[]}"#, "resourceSpans: duplicate key"),
+        WrongType(
+            .metrics, #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{},"gauge":{}}]}]}]}"#,
+            "resourceMetrics[0].scopeMetrics[0].metrics[0].gauge: duplicate key"),
+        WrongType(.metrics, #"{"resourceMetrics":[],"resourceMetrics":[]}"#, "resourceMetrics: duplicate key"),
+    ]
+
+    @Test(arguments: duplicateKeys)
+    func aDuplicateKeyIsABadRequestNamingItsPath(_ item: WrongType) {
+        let rejection = #expect(throws: IntakeRejection.self) { try OTLP.map(item.body, signal: item.signal) }
+        #expect(rejection?.status == .badRequest)
+        #expect(rejection?.message == item.message)
+    }
+
+    @Test func unknownMembersMayRepeat() throws {
+        let json = #"{"resourceLogs":[{"x":1,"x":2,"scopeLogs":[]}],"extra":[],"extra":{}}"#
+        #expect(try OTLP.map(json, signal: .logs).records == 0)
+    }
+
+    @Test func integersBeyondSixtyFourBitsAreAValidJSONNumberButNotAValidUint64() async throws {
+        let harness = try await GatewayHarness.start()
+        // In a member nobody reads, and as a double: accepted (JSON has no integer range).
+        let ignored = OTLP.logs(records: [
+            #"{"timeUnixNano":"1","x":134265240667751713501666707767296,"body":{"doubleValue":1e300}}"#
+        ])
+        let accepted = try await harness.post(String(ignored.dropLast()) + #","extra":[99999999999999999999]}"#)
+        #expect(accepted.status == 200, "\(accepted.bodyText)")
+        let double = OTLP.logs(records: [#"{"body":{"doubleValue":99999999999999999999}}"#])
+        #expect(try await harness.post(double).status == 200)
+        // In a 64-bit field: 400 naming it, like any out-of-range value.
+        let tooLarge = OTLP.logs(records: [#"{"timeUnixNano":18446744073709551616}"#])
+        let refused = try await harness.post(tooLarge)
+        #expect(refused.status == 400)
+        #expect(
+            refused.bodyText.contains(
+                "resourceLogs[0].scopeLogs[0].logRecords[0].timeUnixNano: expected an unsigned 64-bit integer"))
+        let belowMinimum = OTLP.logs(records: [
+            #"{"attributes":[{"key":"k","value":{"intValue":-9223372036854775809}}]}"#
+        ])
+        let refusedToo = try await harness.post(belowMinimum)
+        #expect(refusedToo.status == 400)
+        #expect(refusedToo.bodyText.contains("attributes[0].value.intValue: expected a 64-bit integer"))
+        await harness.stop()
+    }
+
     @Test func theFirstProblemInDocumentOrderIsReported() {
         let json = OTLP.logs(records: [OTLP.record(1), #"{"timeUnixNano":"x","severityText":5}"#])
         let rejection = #expect(throws: IntakeRejection.self) { try OTLP.map(json, signal: .logs) }
@@ -490,6 +559,20 @@ import Testing
         let records = OTLP.logs(records: [OTLP.record(1), #"{"attributes":5}"#])
         let partlyBad = try await harness.post(records)
         #expect(partlyBad.status == 400)
+        #expect(try IntakeHTTPTests.count("outbox", in: harness.directory) == 0)
+        #expect(try IntakeHTTPTests.count("dedup", in: harness.directory) == 0)
+        await harness.stop()
+    }
+
+    @Test func aDuplicateResourceLogsKeyIsRefusedOverHTTPAndStoresNothing() async throws {
+        let harness = try await GatewayHarness.start()
+        let records = OTLP.logs(records: [OTLP.record(1)])
+        // The second array would otherwise be dropped silently.
+        let body = String(records.dropLast()) + #","resourceLogs":[]}"#
+        let response = try await harness.post(body, batchID: "dup-key")
+        #expect(response.status == 400)
+        #expect(response.bodyText.contains("resourceLogs: duplicate key"))
+        #expect(response.bodyText.contains(#""code":3"#))
         #expect(try IntakeHTTPTests.count("outbox", in: harness.directory) == 0)
         #expect(try IntakeHTTPTests.count("dedup", in: harness.directory) == 0)
         await harness.stop()

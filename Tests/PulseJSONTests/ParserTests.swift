@@ -24,6 +24,28 @@ import Testing
         #expect(failure("[1,99999999999999999999]") == .invalidNumber)
     }
 
+    @Test func bigIntegersAsDoublesWhenAsked() throws {
+        let parser = JSONParser(bigIntegersAsDoubles: true)
+        #expect(try parser.parse(Array("18446744073709551616".utf8)).root.value == .double(18_446_744_073_709_551_616))
+        // Just below Int64.min: not rounded onto it (an integer field must still refuse it).
+        let belowMinimum = try #require(try parser.parse(Array("-9223372036854775809".utf8)).root.double)
+        #expect(belowMinimum == (-0x1p63).nextDown)
+        #expect(try parser.parse(Array("-9223372036854775809".utf8)).root.int64 == nil)
+        #expect(try parser.parse(Array("-92233720368547758090".utf8)).root.double == -9.223372036854775809e19)
+        let text =
+            #"{"a":[1,123456789012345678901234567890,-0.5e3],"s":"99999999999999999999\"1","#
+            + #""u":18446744073709551615}"#
+        let mixed = try parser.parse(Array(text.utf8))
+        #expect(mixed.root["a"]?.elements.map(\.value) == [.int(1), .double(1.2345678901234568e29), .double(-500)])
+        // Strings (escaped quotes included) and in-range integers are untouched.
+        #expect(mixed.root["s"]?.string == #"99999999999999999999"1"#)
+        #expect(mixed.root["u"]?.value == .uint(.max))
+        // Still rejected: doubles overflowing, malformed numbers; and by default, big integers.
+        #expect(throws: PulseJSONError.self) { try parser.parse(Array("[1e400,99999999999999999999]".utf8)) }
+        #expect(throws: PulseJSONError.self) { try parser.parse(Array("[01234567890123456789012]".utf8)) }
+        #expect(failure("99999999999999999999") == .invalidNumber)
+    }
+
     @Test func negativeZeroAndExponents() throws {
         // "-0" is an integer (sign lost), "-0.0" a double that keeps its sign.
         #expect(try parse("-0").root.value == .int(0))

@@ -155,8 +155,8 @@ import Testing
         try await uploader.close()
     }
 
-    @Test func serverErrorsBackOffExponentiallyWithFullJitter() async throws {
-        let server = try FaultServer(fallback: .respond(status: 500))
+    @Test func aBatchsOwnFailureBacksItOffExponentiallyWithFullJitter() async throws {
+        let server = try FaultServer(fallback: .respond(status: 404))
         let (fixture, uploader, batch) = try await sealedBatch(server) { policy in
             policy.backoffBaseMilliseconds = 1_000
         }
@@ -226,7 +226,8 @@ import Testing
     }
 
     @Test func attemptsAreCappedPerWindow() async throws {
-        let server = try FaultServer(fallback: .respond(status: 500))
+        // 404 is the batch's own failure (each batch backs off alone), so every batch stays due.
+        let server = try FaultServer(fallback: .respond(status: 404))
         var fixture = try UploaderFixture()
         fixture.endpoint = server.baseURL
         fixture.policy.maximumAttemptsPerWindow = 3

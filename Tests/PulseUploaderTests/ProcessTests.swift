@@ -224,4 +224,71 @@ import Testing
             server.requests.allSatisfy { $0.headers["apsio-sent-at"] != nil && $0.headers["apsio-app-id"] == "bg-app" })
         server.stop()
     }
+
+    @Test func enqueueRunsBesideARunningSenderAndItsRecordsAreSent() async throws {
+        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
+        let server = try FaultServer()
+        let directory = try TemporaryDirectory()
+        let common = [
+            "--data-dir", directory.path, "--app-id", "beside-app", "--endpoint", server.baseURL, "--no-background",
+            "--seal-interval-ms", "100",
+        ]
+        // The sender: `upload run`, until SIGTERM.
+        let sender = Process()
+        sender.executableURL = URL(fileURLWithPath: executable)
+        sender.arguments = ["upload", "run"] + common
+        sender.standardOutput = FileHandle.nullDevice
+        let senderErrors = Pipe()
+        sender.standardError = senderErrors
+        let senderLines = ChildOutputLines(senderErrors.fileHandleForReading)
+        try sender.run()
+        defer { if sender.isRunning { kill(sender.processIdentifier, SIGKILL) } }
+        let started = ContinuousClock.now
+        while !senderLines.all.contains(where: { $0.contains("uploading from") }),
+            ContinuousClock.now - started < .seconds(30)
+        {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(senderLines.all.contains { $0.contains("uploading from") })
+
+        // Two enqueues beside it, one after the other: neither is locked out.
+        for round in 0..<2 {
+            let enqueue = Process()
+            enqueue.executableURL = URL(fileURLWithPath: executable)
+            enqueue.arguments = ["upload", "enqueue"] + common
+            let input = Pipe()
+            enqueue.standardInput = input
+            let output = Pipe()
+            enqueue.standardOutput = output
+            enqueue.standardError = FileHandle.nullDevice
+            let acks = AckReader(output.fileHandleForReading)
+            try enqueue.run()
+            input.fileHandleForWriting.write(
+                Data((0..<20).map { #"{"type":"event","name":"r\#(round)-\#($0)"}"# + "\n" }.joined().utf8))
+            try input.fileHandleForWriting.close()
+            await waitForChildExit(enqueue)
+            await acks.waitForEnd()
+            #expect(enqueue.terminationStatus == 0)
+            #expect(acks.count == 20)
+        }
+        // The running sender seals and sends what the enqueues queued.
+        let deadline = ContinuousClock.now + .seconds(30)
+        func sentEvents() -> Int {
+            server.requests.reduce(0) { total, request in
+                let document = try? parseBody(request.body, encoding: .gzip)
+                let records =
+                    document?.root["resourceLogs"]?[0]?["scopeLogs"]?[0]?["logRecords"].map { Array($0.elements) }
+                    ?? []
+                return total + records.filter { $0["eventName"]?.string?.hasPrefix("r") == true }.count
+            }
+        }
+        while sentEvents() < 40, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(sentEvents() == 40)
+        kill(sender.processIdentifier, SIGTERM)
+        await waitForChildExit(sender)
+        #expect(sender.terminationStatus == 0)
+        server.stop()
+    }
 }

@@ -32,7 +32,7 @@ import Testing
             #expect(encoded.signal == .logs)
             let uid = attribute(try parse(encoded)["attributes"], "log.record.uid")?["stringValue"]?.string
             #expect(uid == encoded.recordId)
-            #expect(Hex.isLowercaseHex(encoded.recordId, length: 32))
+            #expect(ULIDGenerator.isValid(encoded.recordId), "\(encoded.recordId) is a ULID")
             uids.insert(encoded.recordId)
         }
         #expect(uids.count == records.count)

@@ -27,6 +27,11 @@ public struct PulseClientConfiguration: Sendable {
     /// instead of on the next request. Background reconnection starts only after the first request
     /// or ``PulseClientSession/connect()``. Default `true`.
     public var keepConnected: Bool
+    /// Called once per connection attempt (TCP connect plus CLIENT_CONNECT) when it ends, with its
+    /// outcome: success, or the `connectFailed`, `connectRejected`, `timeout`… error. Attempts
+    /// abandoned because the session closed are not reported. Runs on the connecting task; it must
+    /// be fast. Default `nil`.
+    public var handshakeObserver: (@Sendable (Result<Void, PulseClientError>) -> Void)?
 
     /// Creates a configuration with the documented defaults.
     public init(host: String = "127.0.0.1", port: Int = 6000, identity: ConnectRequest) {

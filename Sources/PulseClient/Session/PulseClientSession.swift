@@ -395,6 +395,13 @@ public final class PulseClientSession: Sendable {
 
     private func runConnect(generation: UInt64, attempt: Attempt) async {
         let outcome = await establish(generation: generation)
+        if let observer = configuration.handshakeObserver, !isClosed {
+            switch outcome {
+            case .success: observer(.success(()))
+            case .failure(let error) where error.code != .cancelled: observer(.failure(error))
+            case .failure: break
+            }
+        }
         let now = clock.now
         switch outcome {
         case .success(let (connection, info)):

@@ -12,17 +12,29 @@ enum UploadCommand {
 
         SUBCOMMANDS:
           enqueue               Queue JSON-lines records from standard input (or --file); prints one
-                                `ok <line> <record-id>` line per record once it is on disk.
+                                `ok <line> <record-id>` line per record once it is on disk, and
+                                `ok <line> <record-id> crash <crash-id>` for a crash report (reuse the
+                                crash id for the next attempt at the same crash). May run beside any other
+                                subcommand.
           run                   Foreground loop: seal and send until SIGINT or SIGTERM.
           drain                 Background mode: seal everything, send what is due, exit.
-          flush                 Seal everything and send every due batch now, whatever the conditions.
+          flush                 Seal everything and send every sealed batch now, oldest first, whatever the
+                                conditions and backoff (Retry-After and 401/403 holds still apply). Exits 0
+                                when the queue is empty afterwards, 3 when batches remain undelivered.
           background            The app moved to the background: seal and hand over to a detached drain.
           foreground            The app is in the foreground again: `run` resumes sending.
-          status [--json]       Depth by class, oldest age, next attempt, drops by reason, recent errors,
+          status [--json]       Each policy value with its source, depth by class, oldest age, next
+                                attempt, holds and endpoint backoff, drops by reason, recent errors,
                                 diagnostics counters and the call log.
           consent grant|revoke  Grant consent, or withdraw it (drops the whole queue, stops collection).
           kill-switch on|off    Set or clear the kill switch (on drops the whole queue, stops collection).
           policy                Fetch the app's policy from the gateway (GET /v1/policy) and apply a newer one.
+
+        EXIT STATUS:
+          0 success; 1 runtime failure; 2 usage error; 3 `flush` left batches undelivered.
+
+        Subcommands may run side by side on one data directory (enqueue beside a running sender
+        included); a second `drain` stands back. See docs/uploader.md.
 
         OPTIONS:
           --endpoint URL        Gateway base URL (env PULSEGATE_ENDPOINT; default http://127.0.0.1:4318).
@@ -36,6 +48,8 @@ enum UploadCommand {
           --encoding E          gzip (default) or zstd for new batches.
           --seal-interval-ms N  Foreground seal interval (default 10000).
           --diagnostics-level L none, batchSummaries (default), callDetails or callDetailsAndStackTraces.
+                                A value given by flag wins over the gateway's policy; `status` shows each
+                                value with its source (explicit > remote > configuration > default).
           --network STATE       Override: metered, unmetered or constrained (env PULSEGATE_NETWORK).
           --power STATE         Override: low or normal (env PULSEGATE_POWER).
           --file PATH           (enqueue) Read this file instead of standard input.
@@ -89,7 +103,11 @@ enum UploadCommand {
         case "flush":
             try requireNoPositional(options, subcommand)
             try await withUploader(options, environment: environment, sending: true) { uploader in
-                output.standardOutput("flush: \(describe(try await uploader.flush()))\n")
+                let report = try await uploader.flush()
+                output.standardOutput("flush: \(describe(report))\n")
+                if let remaining = report.remainingBatches, remaining > 0 {
+                    throw CLIError(.undelivered, "\(remaining) batches remain undelivered")
+                }
             }
         case "background":
             try requireNoPositional(options, subcommand)
@@ -270,9 +288,19 @@ enum UploadCommand {
         configuration.deviceId = options.deviceId
         configuration.installationId = options.installationId
         configuration.appVersion = options.appVersion
-        if let encoding = options.encoding { configuration.policy.encoding = encoding }
-        if let interval = options.sealIntervalMilliseconds { configuration.policy.sealIntervalMilliseconds = interval }
-        if let level = options.diagnosticsLevel { configuration.policy.diagnosticsLevel = level }
+        // Flags are explicit: a remote policy does not replace them (see PolicySource).
+        if let encoding = options.encoding {
+            configuration.policy.encoding = encoding
+            configuration.explicitPolicy.insert(.encoding)
+        }
+        if let interval = options.sealIntervalMilliseconds {
+            configuration.policy.sealIntervalMilliseconds = interval
+            configuration.explicitPolicy.insert(.sealIntervalMilliseconds)
+        }
+        if let level = options.diagnosticsLevel {
+            configuration.policy.diagnosticsLevel = level
+            configuration.explicitPolicy.insert(.diagnosticsLevel)
+        }
         configuration.conditions = LinuxConditionsProvider(
             network: options.network, power: options.power, environment: environment)
         if subcommandRuns {
@@ -354,7 +382,8 @@ enum UploadCommand {
                     group.addTask {
                         do {
                             let receipt = try await uploader.record(record)
-                            output.standardOutput("ok \(number) \(receipt.recordId)\n")
+                            output.standardOutput(
+                                "ok \(number) \(receipt.recordId)\(receipt.crashId.map { " crash \($0)" } ?? "")\n")
                             outcome.count.withLock { $0.queued += 1 }
                         } catch {
                             output.standardError("pulsegate: rejected line \(number): \(Self.message(of: error))\n")
@@ -414,6 +443,9 @@ enum UploadCommand {
         if let blocked = report.blockedBy {
             text += ", blocked by \(blocked)"
         }
+        if let remaining = report.remainingBatches {
+            text += ", remaining \(remaining) batches"
+        }
         if let next = report.nextAttemptMilliseconds {
             text += ", next attempt \(formatTime(next))"
         }
@@ -434,6 +466,12 @@ enum UploadCommand {
         lines.append(
             "policy: revision \(status.policyRevision)"
                 + (status.policyError.map { "; newest refused: \($0)" } ?? ""))
+        lines.append("policy values (source: explicit > remote > configuration > default):")
+        for setting in status.policySettings {
+            lines.append(
+                "  \(setting.name.padding(toLength: 31, withPad: " ", startingAt: 0)) \(setting.value.isEmpty ? "-" : setting.value)"
+                    + " (\(setting.source.rawValue))")
+        }
         lines.append("queue: \(status.totalRecords) records, \(status.totalBytes) bytes")
         for depth in status.classes {
             lines.append(
@@ -448,6 +486,9 @@ enum UploadCommand {
         }
         if let hold = status.authenticationHoldUntilMilliseconds {
             lines.append("held by 401/403 until \(formatTime(hold)) or a policy refresh")
+        }
+        if let hold = status.endpointBackoffUntilMilliseconds {
+            lines.append("endpoint backs off until \(formatTime(hold)) after \(status.endpointFailures) failures")
         }
         lines.append("drops:")
         for reason in DropReason.allCases {
@@ -498,6 +539,18 @@ enum UploadCommand {
         writer.field("nextAttemptMs", status.nextAttemptMilliseconds)
         writer.field("retryAfterHoldUntilMs", status.retryAfterHoldUntilMilliseconds)
         writer.field("authenticationHoldUntilMs", status.authenticationHoldUntilMilliseconds)
+        writer.field("endpointBackoffUntilMs", status.endpointBackoffUntilMilliseconds)
+        writer.field("endpointFailures", status.endpointFailures)
+        writer.key("policy")
+        writer.beginObject()
+        for setting in status.policySettings {
+            writer.key(setting.name)
+            writer.beginObject()
+            writer.field("value", setting.value)
+            writer.field("source", setting.source.rawValue)
+            writer.endObject()
+        }
+        writer.endObject()
         writer.key("classes")
         writer.beginObject()
         for depth in status.classes {

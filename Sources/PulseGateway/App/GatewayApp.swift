@@ -1,3 +1,4 @@
+import CPulseShims
 import Foundation
 import PulseHTTP
 import PulseHashing
@@ -35,6 +36,7 @@ public enum GatewayApp {
         _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment()
     ) throws -> BoundGateway {
         try configuration.validate()
+        configureAllocator()
         do {
             try FileManager.default.createDirectory(
                 atPath: configuration.dataDirectory, withIntermediateDirectories: true)
@@ -49,12 +51,16 @@ public enum GatewayApp {
             throw GatewayError(.startFailed, error.message)
         }
         let router = RouterSlot(retryAfterSeconds: configuration.policy.retryAfterSeconds)
+        let memoryBudget = RequestMemoryBudget(limitBytes: configuration.requestMemoryBudgetBytes)
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(
                 host: configuration.listenHost, port: configuration.listenPort,
                 connectionLimit: configuration.httpConnectionLimit, idleTimeout: configuration.httpIdleTimeout,
                 threadCount: configuration.httpThreads, maxBodyBytes: configuration.maxBodyBytes,
-                shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds),
+                shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds, requestMemoryBudget: memoryBudget,
+                requestMemoryEstimate: GatewayIntake.reservation(headers:wireBytes:),
+                headerTimeout: configuration.httpHeaderTimeout, bodyTimeout: configuration.httpBodyTimeout,
+                minBodyBytesPerSecond: configuration.httpMinBodyBytesPerSecond),
             handler: { request in await router.handle(request) })
         do {
             try server.start()
@@ -117,7 +123,7 @@ public final class BoundGateway: Sendable {
         let store = try await GatewayStore.open(dataDirectory: configuration.dataDirectory)
         let metrics = GatewayMetrics()
 
-        let connector: (any UpstreamConnector)?
+        var connector: (any UpstreamConnector)?
         let upstreamDescription: String
         if let override = environment.connector {
             connector = override
@@ -125,7 +131,7 @@ public final class BoundGateway: Sendable {
         } else if let upstream = configuration.upstream {
             connector = PulseClientUpstreamConnector(
                 host: upstream.host, port: upstream.port, requestTimeout: configuration.forwarding.requestTimeout,
-                connectTimeout: configuration.forwarding.connectTimeout)
+                connectTimeout: configuration.forwarding.connectTimeout, metrics: metrics)
             upstreamDescription = upstream.description
         } else {
             // `pulsegate serve` never gets here: its composition (GatewaySystem) starts the embedded
@@ -135,26 +141,34 @@ public final class BoundGateway: Sendable {
             logger.warning("no upstream configured; batches are stored in the outbox and not forwarded")
         }
         var sessionFactory: PolicyCache.SessionFactory?
-        if let pulse = connector as? PulseClientUpstreamConnector {
+        if var counted = connector as? PulseClientUpstreamConnector {
+            counted.metrics = metrics
+            connector = counted
+            let pulse = counted
             sessionFactory = { identity in pulse.makeSession(identity: identity, keepConnected: true) }
         }
         let policyCache = PolicyCache(
-            store: store, logger: logger, clock: environment.clock,
+            store: store, logger: logger, clock: environment.clock, monotonic: environment.monotonicClock,
             installationID: "pulsegate-" + String(SHA256.hexDigest(Array(configuration.dataDirectory.utf8)).prefix(32)),
             factory: sessionFactory)
         await policyCache.load()
         let forwarder = connector.map {
             Forwarder(
                 store: store, connector: $0, settings: configuration.forwarding, clock: environment.clock,
-                random: environment.random, metrics: metrics, logger: logger, policy: policyCache)
+                monotonic: environment.monotonicClock, random: environment.random, metrics: metrics, logger: logger,
+                policy: policyCache)
         }
         let intake = GatewayIntake(
             store: store, policy: configuration.policy, maxBodyBytes: configuration.maxBodyBytes,
             clock: environment.clock, metrics: metrics, logger: logger,
-            onAccepted: { [weak forwarder] drafts in forwarder?.announce(drafts) })
+            onAccepted: { [weak forwarder, policyCache] drafts in
+                policyCache.noteTraffic(apps: drafts.map(\.app))
+                forwarder?.announce(drafts)
+            })
         let operations = OperationsEndpoints(
             store: store, forwarder: forwarder, metrics: metrics, logger: logger, clock: environment.clock,
-            policy: { [intake] in intake.policy }, dataDirectory: configuration.dataDirectory,
+            memoryBudget: server.memoryBudget, policy: { [intake] in intake.policy },
+            dataDirectory: configuration.dataDirectory,
             requiredFreeBytes: configuration.maxBodyBytes)
         router.set(
             GatewayRouter(
@@ -200,8 +214,11 @@ private final class RouterSlot: Sendable {
 
 /// Injected dependencies: time, randomness, logs, and (for tests) the upstream connector.
 public struct GatewayEnvironment: Sendable {
-    /// Wall clock for dedup expiry, receive times and backoff.
+    /// Wall clock for dedup expiry, receive times and stored next-attempt times.
     public var clock: GatewayClock
+    /// Monotonic clock for in-process scheduling: retry waits, the connect-attempt window, idle
+    /// connections and policy sessions (a wall-clock step moves none of them).
+    public var monotonicClock: GatewayClock
     /// Jitter source for the backoff.
     public var random: GatewayRandom
     /// Where logs go.
@@ -210,9 +227,11 @@ public struct GatewayEnvironment: Sendable {
 
     /// Creates an environment; by default the system clock and generator and no logs.
     public init(
-        clock: GatewayClock = .system, random: GatewayRandom = .system, logger: GatewayLogger = .disabled
+        clock: GatewayClock = .system, monotonicClock: GatewayClock = .monotonic, random: GatewayRandom = .system,
+        logger: GatewayLogger = .disabled
     ) {
         self.clock = clock
+        self.monotonicClock = monotonicClock
         self.random = random
         self.logger = logger
     }
@@ -333,4 +352,20 @@ public final class RunningGateway: Sendable {
         lock.release()
         logger.info("stopped", ["outbox": "kept"])
     }
+}
+
+extension GatewayApp {
+    /// Sets glibc's allocator up for large, short-lived request buffers, once per process: a fixed
+    /// 256 KiB mmap threshold (glibc's dynamic threshold would otherwise climb to 32 MiB after the
+    /// first big free, keeping later bodies on the heap) and at most 4 arenas (per-thread arenas
+    /// each keep their own free memory). Freed request memory then goes back to the system; the
+    /// rest is returned by `malloc_trim` when a large request ends (``RequestMemoryBudget``).
+    static func configureAllocator() {
+        _ = allocatorConfigured
+    }
+
+    private static let allocatorConfigured: Bool = {
+        pg_configure_allocator(4, 256 * 1024)
+        return true
+    }()
 }

@@ -19,13 +19,16 @@ import PulseJSON
 ///   "logLevel": "info",
 ///   "trustedProxies": ["127.0.0.1", "10.0.0.0/8", "::1"],
 ///   "maxBodyBytes": 16777216,
+///   "requestMemoryBudgetBytes": 536870912,
 ///   "httpThreads": 2,
 ///   "forwarding": {"maxConnections": 256, "maxInFlight": 64, "idleTimeoutSeconds": 120,
-///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000}
+///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000,
+///                  "connectWindowSeconds": 600, "maxConnectsPerIdentity": 20, "maxConnectsPerWindow": 6000}
 /// }
 /// ```
 ///
-/// Unknown keys are an error (a typo should not pass silently). Flags and environment variables
+/// Unknown keys are an error (a typo should not pass silently). `dedupRetentionDays` must be 7 to
+/// 3,650 (the Apsio contract: batch ids are remembered for at least the queue's maximum age). Flags and environment variables
 /// override `listen`, `upstream` and `dataDir`. On SIGHUP the file is read again and the policy
 /// keys (`defaultAppId`, `allowedAppIds`, `appKeys`, `dedupRetentionDays`, `outboxMax*`,
 /// `retryAfterSeconds`, `logLevel`, `diagnosticsGapGraceSeconds`, `trustedProxies`) take effect; the others
@@ -48,13 +51,20 @@ public struct ConfigurationFile: Sendable, Equatable {
     var diagnosticsGapGraceSeconds: Int?
     var trustedProxies: TrustedProxies?
     var maxBodyBytes: Int?
+    var requestMemoryBudgetBytes: Int?
     var httpThreads: Int?
+    var httpHeaderTimeoutSeconds: Int?
+    var httpBodyTimeoutSeconds: Int?
+    var httpMinBodyBytesPerSecond: Int?
     var maxConnections: Int?
     var maxInFlight: Int?
     var idleTimeoutSeconds: Int?
     var requestTimeoutSeconds: Int?
     var backoffBaseMilliseconds: Int?
     var backoffMaxMilliseconds: Int?
+    var connectWindowSeconds: Int?
+    var maxConnectsPerIdentity: Int?
+    var maxConnectsPerWindow: Int?
 
     /// An empty file (nothing set).
     public init() {}
@@ -109,7 +119,12 @@ public struct ConfigurationFile: Sendable, Equatable {
                     keys[app] = appKeys
                 }
                 appKeys = try AppKeys(keys)
-            case "dedupRetentionDays": dedupRetentionDays = Int64(try integer(key, value))
+            case "dedupRetentionDays":
+                let days = Int64(try integer(key, value))
+                guard GatewayPolicy.dedupRetentionDays.contains(days) else {
+                    throw GatewayError(.invalidConfiguration, GatewayPolicy.dedupRetentionProblem)
+                }
+                dedupRetentionDays = days
             case "outboxMaxBatches": outboxMaxBatches = try integer(key, value)
             case "outboxMaxBytes": outboxMaxBytes = try integer(key, value)
             case "retryAfterSeconds": retryAfterSeconds = try integer(key, value)
@@ -129,7 +144,11 @@ public struct ConfigurationFile: Sendable, Equatable {
                     throw GatewayError(.invalidConfiguration, "config key \"\(key)\": \(error.message)")
                 }
             case "maxBodyBytes": maxBodyBytes = try integer(key, value)
+            case "requestMemoryBudgetBytes": requestMemoryBudgetBytes = try integer(key, value)
             case "httpThreads": httpThreads = try integer(key, value)
+            case "httpHeaderTimeoutSeconds": httpHeaderTimeoutSeconds = try integer(key, value)
+            case "httpBodyTimeoutSeconds": httpBodyTimeoutSeconds = try integer(key, value)
+            case "httpMinBodyBytesPerSecond": httpMinBodyBytesPerSecond = try integer(key, value)
             case "forwarding":
                 guard value.kind == .object else { throw fail(key, "an object") }
                 for (inner, setting) in value.members {
@@ -141,6 +160,9 @@ public struct ConfigurationFile: Sendable, Equatable {
                     case "requestTimeoutSeconds": requestTimeoutSeconds = try integer(name, setting)
                     case "backoffBaseMs": backoffBaseMilliseconds = try integer(name, setting)
                     case "backoffMaxMs": backoffMaxMilliseconds = try integer(name, setting)
+                    case "connectWindowSeconds": connectWindowSeconds = try integer(name, setting)
+                    case "maxConnectsPerIdentity": maxConnectsPerIdentity = try integer(name, setting)
+                    case "maxConnectsPerWindow": maxConnectsPerWindow = try integer(name, setting)
                     default: throw GatewayError(.invalidConfiguration, "unknown config key \"\(name)\"")
                     }
                 }
@@ -171,13 +193,20 @@ public struct ConfigurationFile: Sendable, Equatable {
     public func apply(to configuration: inout GatewayConfiguration) {
         configuration.policy = policy(from: configuration.policy)
         if let maxBodyBytes { configuration.maxBodyBytes = maxBodyBytes }
+        if let requestMemoryBudgetBytes { configuration.requestMemoryBudgetBytes = requestMemoryBudgetBytes }
         if let httpThreads { configuration.httpThreads = httpThreads }
+        if let httpHeaderTimeoutSeconds { configuration.httpHeaderTimeout = .seconds(httpHeaderTimeoutSeconds) }
+        if let httpBodyTimeoutSeconds { configuration.httpBodyTimeout = .seconds(httpBodyTimeoutSeconds) }
+        if let httpMinBodyBytesPerSecond { configuration.httpMinBodyBytesPerSecond = httpMinBodyBytesPerSecond }
         if let maxConnections { configuration.forwarding.maxConnections = maxConnections }
         if let maxInFlight { configuration.forwarding.maxInFlight = maxInFlight }
         if let idleTimeoutSeconds { configuration.forwarding.idleTimeout = .seconds(idleTimeoutSeconds) }
         if let requestTimeoutSeconds { configuration.forwarding.requestTimeout = .seconds(requestTimeoutSeconds) }
         if let backoffBaseMilliseconds { configuration.forwarding.backoffBase = .milliseconds(backoffBaseMilliseconds) }
         if let backoffMaxMilliseconds { configuration.forwarding.backoffMax = .milliseconds(backoffMaxMilliseconds) }
+        if let connectWindowSeconds { configuration.forwarding.connectWindow = .seconds(connectWindowSeconds) }
+        if let maxConnectsPerIdentity { configuration.forwarding.maxConnectsPerIdentity = maxConnectsPerIdentity }
+        if let maxConnectsPerWindow { configuration.forwarding.maxConnectsPerWindow = maxConnectsPerWindow }
     }
 }
 

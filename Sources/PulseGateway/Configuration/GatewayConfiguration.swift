@@ -17,12 +17,26 @@ public struct GatewayConfiguration: Sendable {
     public var policy: GatewayPolicy
     /// The largest decoded request body, in bytes (413 above it).
     public var maxBodyBytes: Int
+    /// The memory, in bytes, that requests in flight may reserve together (default 512 MiB): their
+    /// buffered wire bodies plus the estimated working set of decoding, parsing and mapping them
+    /// (``GatewayIntake/workingSet(format:decodedBytes:)``). A request that does not fit waits up to
+    /// a second, then gets 503 with `Retry-After`.
+    public var requestMemoryBudgetBytes: Int
     /// libmicrohttpd event-loop threads.
     public var httpThreads: Int
     /// The most HTTP connections at once.
     public var httpConnectionLimit: Int
     /// How long an HTTP connection may make no progress before it is closed.
     public var httpIdleTimeout: Duration
+    /// How long a request's line and headers may take to arrive (slowloris protection; see
+    /// `HTTPServerConfiguration.headerTimeout`). Config key `httpHeaderTimeoutSeconds`.
+    public var httpHeaderTimeout: Duration
+    /// How long a request body may take before ``httpMinBodyBytesPerSecond`` extends it. Config key
+    /// `httpBodyTimeoutSeconds`.
+    public var httpBodyTimeout: Duration
+    /// Every this many body bytes received extend ``httpBodyTimeout`` by one second (the minimum
+    /// average upload rate). Config key `httpMinBodyBytesPerSecond`.
+    public var httpMinBodyBytesPerSecond: Int
     /// How long SIGTERM waits for in-flight requests.
     public var shutdownGracePeriod: Duration
     /// How often expired dedup keys are pruned, and how many per slice.
@@ -36,8 +50,11 @@ public struct GatewayConfiguration: Sendable {
     public init(
         dataDirectory: String, listenHost: String = "127.0.0.1", listenPort: Int = 4318,
         upstream: UpstreamAddress? = nil, policy: GatewayPolicy = GatewayPolicy(),
-        maxBodyBytes: Int = 16 * 1024 * 1024, httpThreads: Int = 2, httpConnectionLimit: Int = 1024,
-        httpIdleTimeout: Duration = .seconds(30), shutdownGracePeriod: Duration = .seconds(10),
+        maxBodyBytes: Int = 16 * 1024 * 1024, requestMemoryBudgetBytes: Int = 512 * 1024 * 1024, httpThreads: Int = 2,
+        httpConnectionLimit: Int = 1024,
+        httpIdleTimeout: Duration = .seconds(30), httpHeaderTimeout: Duration = .seconds(10),
+        httpBodyTimeout: Duration = .seconds(20), httpMinBodyBytesPerSecond: Int = 500,
+        shutdownGracePeriod: Duration = .seconds(10),
         pruneInterval: Duration = .seconds(60), pruneSliceSize: Int = 500,
         forwarding: ForwardingSettings = ForwardingSettings()
     ) {
@@ -47,9 +64,13 @@ public struct GatewayConfiguration: Sendable {
         self.upstream = upstream
         self.policy = policy
         self.maxBodyBytes = maxBodyBytes
+        self.requestMemoryBudgetBytes = requestMemoryBudgetBytes
         self.httpThreads = httpThreads
         self.httpConnectionLimit = httpConnectionLimit
         self.httpIdleTimeout = httpIdleTimeout
+        self.httpHeaderTimeout = httpHeaderTimeout
+        self.httpBodyTimeout = httpBodyTimeout
+        self.httpMinBodyBytesPerSecond = httpMinBodyBytesPerSecond
         self.shutdownGracePeriod = shutdownGracePeriod
         self.pruneInterval = pruneInterval
         self.pruneSliceSize = pruneSliceSize
@@ -62,7 +83,11 @@ public struct GatewayConfiguration: Sendable {
         guard (0...65535).contains(listenPort) else { throw fail("listen port \(listenPort) is outside 0...65535") }
         guard !dataDirectory.isEmpty else { throw fail("the data directory must not be empty") }
         guard maxBodyBytes > 0 else { throw fail("maxBodyBytes must be positive") }
+        guard requestMemoryBudgetBytes > 0 else { throw fail("requestMemoryBudgetBytes must be positive") }
         guard pruneSliceSize > 0 else { throw fail("pruneSliceSize must be positive") }
+        guard httpHeaderTimeout > .zero else { throw fail("httpHeaderTimeoutSeconds must be positive") }
+        guard httpBodyTimeout > .zero else { throw fail("httpBodyTimeoutSeconds must be positive") }
+        guard httpMinBodyBytesPerSecond >= 0 else { throw fail("httpMinBodyBytesPerSecond must not be negative") }
         if let upstream, !(1...65535).contains(upstream.port) {
             throw fail("upstream port \(upstream.port) is outside 1...65535")
         }
@@ -123,7 +148,8 @@ public struct GatewayPolicy: Sendable, Equatable {
     public var defaultAppID: String?
     /// When set, only these App IDs are accepted (others get 403).
     public var allowedAppIDs: Set<String>?
-    /// How long a batch id is remembered per app, in milliseconds (at least 7 days by default).
+    /// How long a batch id is remembered per app, in milliseconds: 7 days by default and at least
+    /// ``minimumDedupRetentionMilliseconds`` (the Apsio contract: at least the queue's maximum age).
     public var dedupRetentionMilliseconds: Int64
     /// The outbox cap in rows (Pulse batches); above it the intake answers 429.
     public var outboxMaxBatches: Int
@@ -142,6 +168,17 @@ public struct GatewayPolicy: Sendable, Equatable {
     /// Reverse proxies whose `X-Forwarded-For` names the client (config key `trustedProxies`);
     /// from any other peer the header is ignored. See ``TrustedProxies``.
     public var trustedProxies: TrustedProxies
+
+    /// The accepted `dedupRetentionDays`: at least 7, because Apsio devices retry a batch for up
+    /// to 7 days (the queue's maximum age) and each retry must still be recognised; at most 3,650.
+    public static let dedupRetentionDays: ClosedRange<Int64> = 7...3_650
+    /// The shortest accepted dedup retention, 7 days in milliseconds.
+    public static let minimumDedupRetentionMilliseconds: Int64 = dedupRetentionDays.lowerBound * 86_400_000
+
+    /// Why a `dedupRetentionDays` outside ``dedupRetentionDays`` is refused.
+    static let dedupRetentionProblem =
+        "dedupRetentionDays must be 7 to 3650: the Apsio contract requires remembering batch ids for at least "
+        + "the queue's maximum age (7 days)"
 
     /// Creates a policy.
     public init(
@@ -170,7 +207,10 @@ public struct GatewayPolicy: Sendable, Equatable {
         for app in allowedAppIDs ?? [] where !IntakeHeaders.isValidIdentifier(app) {
             throw fail("allowedAppIds entries must be 1-128 characters of [A-Za-z0-9._~:-]")
         }
-        guard dedupRetentionMilliseconds > 0 else { throw fail("dedupRetentionDays must be positive") }
+        guard
+            dedupRetentionMilliseconds >= Self.minimumDedupRetentionMilliseconds,
+            dedupRetentionMilliseconds <= Self.dedupRetentionDays.upperBound * 86_400_000
+        else { throw fail(Self.dedupRetentionProblem) }
         guard outboxMaxBatches > 0, outboxMaxBytes > 0 else { throw fail("the outbox caps must be positive") }
         guard retryAfterSeconds >= 0 else { throw fail("retryAfterSeconds must not be negative") }
         guard diagnosticsGapGraceSeconds >= 0 else { throw fail("diagnosticsGapGraceSeconds must not be negative") }
@@ -179,7 +219,9 @@ public struct GatewayPolicy: Sendable, Equatable {
 
 /// Upstream connections, in-flight bound and retry timing.
 public struct ForwardingSettings: Sendable, Equatable {
-    /// The most upstream connections open at once (one per device identity; LRU closes first).
+    /// The most upstream connections the forwarder has open (or opening) at once: one per device
+    /// identity; the least recently used idle one closes first, and a connect waits when every
+    /// connection is busy. Default 256.
     public var maxConnections: Int
     /// The most Pulse requests in flight across all identities.
     public var maxInFlight: Int
@@ -196,14 +238,25 @@ public struct ForwardingSettings: Sendable, Equatable {
     /// How often the outbox is rescanned for rows not announced by the intake (requeued dead
     /// letters, rows left by an earlier run).
     public var rescanInterval: Duration
+    /// The sliding window of the connect-attempt caps (TCP connect plus CLIENT_CONNECT). Default 10 min.
+    public var connectWindow: Duration
+    /// Connect attempts one identity may start within ``connectWindow``. Default 20 (the Pulse
+    /// client's reconnect window).
+    public var maxConnectsPerIdentity: Int
+    /// Connect attempts all identities together may start within ``connectWindow``. Default 6,000.
+    public var maxConnectsPerWindow: Int
 
     /// Creates settings.
     public init(
         maxConnections: Int = 256, maxInFlight: Int = 64, idleTimeout: Duration = .seconds(120),
         requestTimeout: Duration = .seconds(15), connectTimeout: Duration = .seconds(10),
         backoffBase: Duration = .seconds(1), backoffMax: Duration = .seconds(300),
-        rescanInterval: Duration = .seconds(30)
+        rescanInterval: Duration = .seconds(30), connectWindow: Duration = .seconds(600),
+        maxConnectsPerIdentity: Int = 20, maxConnectsPerWindow: Int = 6_000
     ) {
+        self.connectWindow = connectWindow
+        self.maxConnectsPerIdentity = maxConnectsPerIdentity
+        self.maxConnectsPerWindow = maxConnectsPerWindow
         self.maxConnections = maxConnections
         self.maxInFlight = maxInFlight
         self.idleTimeout = idleTimeout
@@ -219,6 +272,9 @@ public struct ForwardingSettings: Sendable, Equatable {
         guard maxConnections > 0, maxInFlight > 0 else { throw fail("maxConnections and maxInFlight must be positive") }
         guard backoffBase > .zero, backoffMax >= backoffBase else {
             throw fail("backoff must be positive with backoffMax >= backoffBase")
+        }
+        guard connectWindow > .zero, maxConnectsPerIdentity > 0, maxConnectsPerWindow > 0 else {
+            throw fail("connectWindowSeconds, maxConnectsPerIdentity and maxConnectsPerWindow must be positive")
         }
     }
 }

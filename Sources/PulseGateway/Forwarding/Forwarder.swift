@@ -11,21 +11,29 @@ import Synchronization
 /// | --- | --- |
 /// | code 0 with `data: true` | delete the row |
 /// | code 0 without `data: true` | retry with backoff (nothing confirmed acceptance) |
-/// | 401 | the Pulse client session re-registers and retries at once; a second 401 → backoff |
+/// | 401 | the Pulse client session re-registers and retries at once; a second 401 → backoff, and the connection is dropped so the next attempt registers again (new connection, CLIENT_CONNECT) |
 /// | 400, 403, 404 | move to the dead-letter table |
 /// | 409 | CLIENT_CONFIG_PULL (into the policy cache), then retry once; a second 409 → dead letter |
 /// | 429, 500, 503, other 5xx, timeout, disconnect | retry with backoff |
 /// | 501 to a crash batch | replace the row by `Crash` events in event batches (sent next) |
-/// | 501 to anything else, other codes | dead letter |
+/// | 501 to an event batch ("do not retry until the peer changes"), other codes | dead letter (code and message kept, a warning logged) |
 ///
 /// Backoff is exponential with full jitter: the delay is uniform in `0 ... min(backoffMax,
-/// backoffBase × 2^attempts)`, drawn from the injected random source, measured with the injected
-/// clock and stored as the row's `next_attempt_at` (so it survives restarts).
+/// backoffBase × 2^attempts)`, drawn from the injected random source. The process waits it out on
+/// the injected *monotonic* clock; the row's `next_attempt_at` keeps it in wall-clock time so it
+/// survives restarts. A stored time further ahead than `backoffMax` can only come from a wall
+/// clock that stepped back (or a foreign writer): it is treated as due now.
+///
+/// New connections (TCP connect plus CLIENT_CONNECT) are capped per identity and overall within a
+/// sliding window (``ForwardingSettings/connectWindow``); an identity over its cap waits for its
+/// oldest attempt to leave the window, its rows untouched.
 final class Forwarder: Sendable {
     private let store: GatewayStore
     private let pool: UpstreamPool
     private let settings: ForwardingSettings
     private let clock: GatewayClock
+    private let monotonic: GatewayClock
+    private let policy: PolicyCache?
     private let random: GatewayRandom
     private let metrics: GatewayMetrics
     private let logger: GatewayLogger
@@ -38,8 +46,11 @@ final class Forwarder: Sendable {
         var connectPayload: [UInt8]
         /// A worker is draining this identity.
         var active = false
-        /// Do not start a worker before this time (backoff of the head row).
+        /// Do not start a worker before this monotonic time (backoff of the head row).
         var notBefore: Int64 = 0
+        /// The connect-attempt window refused this identity until this monotonic time (a rescan
+        /// does not make it due earlier).
+        var throttledUntil: Int64 = 0
     }
 
     private struct State {
@@ -55,16 +66,22 @@ final class Forwarder: Sendable {
 
     init(
         store: GatewayStore, connector: any UpstreamConnector, settings: ForwardingSettings, clock: GatewayClock,
-        random: GatewayRandom, metrics: GatewayMetrics, logger: GatewayLogger, policy: PolicyCache? = nil
+        monotonic: GatewayClock, random: GatewayRandom, metrics: GatewayMetrics, logger: GatewayLogger,
+        policy: PolicyCache? = nil
     ) {
         self.store = store
         self.settings = settings
         self.clock = clock
+        self.monotonic = monotonic
+        self.policy = policy
         self.random = random
         self.metrics = metrics
         self.logger = logger
         self.pool = UpstreamPool(
-            connector: connector, capacity: settings.maxConnections, clock: clock, policy: policy)
+            connector: connector, capacity: settings.maxConnections, clock: monotonic, policy: policy,
+            window: ConnectWindow(
+                window: Self.milliseconds(settings.connectWindow), perIdentity: settings.maxConnectsPerIdentity,
+                overall: settings.maxConnectsPerWindow))
         self.limiter = AsyncLimiter(settings.maxInFlight)
     }
 
@@ -103,7 +120,7 @@ final class Forwarder: Sendable {
     }
 
     /// Rescans the outbox at once (after `pulsegate outbox requeue` or in tests) and wakes workers
-    /// whose backoff has passed on the injected clock.
+    /// whose backoff has passed on the injected monotonic clock.
     func poke() {
         state.withLock { $0.lastRescan = nil }
         wake.signal()
@@ -115,14 +132,15 @@ final class Forwarder: Sendable {
         let rescanMilliseconds = Self.milliseconds(settings.rescanInterval)
         let idleMilliseconds = Self.milliseconds(settings.idleTimeout)
         while true {
-            let now = clock.now()
+            let now = monotonic.now()
             let (stopping, rescanDue) = state.withLock { state in
                 (state.stopping, state.lastRescan.map { now &- $0 >= rescanMilliseconds || now < $0 } ?? true)
             }
             if stopping { return }
             if rescanDue { await rescan(now: now) }
             await pool.closeIdle(olderThan: idleMilliseconds)
-            startDueWorkers(now: clock.now())
+            await policy?.closeIdleSessions(olderThan: idleMilliseconds)
+            startDueWorkers(now: monotonic.now())
             await wake.wait(upTo: .milliseconds(250))
         }
     }
@@ -134,12 +152,13 @@ final class Forwarder: Sendable {
             state.withLock { state in
                 state.lastRescan = now
                 for identity in pending {
+                    let notBefore = dueTime(storedAt: identity.nextAttemptAt)
                     if var known = state.identities[identity.identityKey] {
-                        if !known.active { known.notBefore = identity.nextAttemptAt }
+                        if !known.active { known.notBefore = max(notBefore, known.throttledUntil) }
                         state.identities[identity.identityKey] = known
                     } else {
                         state.identities[identity.identityKey] = IdentityState(
-                            app: identity.app, connectPayload: identity.identity, notBefore: identity.nextAttemptAt)
+                            app: identity.app, connectPayload: identity.identity, notBefore: notBefore)
                     }
                 }
             }
@@ -148,10 +167,20 @@ final class Forwarder: Sendable {
         }
     }
 
+    /// No wait the forwarder sets lies further ahead than this (the longest backoff or connect
+    /// window, plus slack); a later `notBefore` means the monotonic clock itself went back (a
+    /// faked clock), and the identity is due now.
+    private var horizonMilliseconds: Int64 {
+        max(Self.milliseconds(settings.backoffMax), Self.milliseconds(settings.connectWindow)) * 2 + 1000
+    }
+
     private func startDueWorkers(now: Int64) {
+        let horizon = horizonMilliseconds
         state.withLock { state in
             guard !state.stopping else { return }
-            let due = state.identities.filter { !$0.value.active && $0.value.notBefore <= now }
+            let due = state.identities.filter { entry in
+                !entry.value.active && (entry.value.notBefore <= now || entry.value.notBefore - now > horizon)
+            }
             for (key, identity) in due.sorted(by: { $0.value.notBefore < $1.value.notBefore }) {
                 guard state.activeWorkers < settings.maxConnections else { break }
                 state.identities[key]?.active = true
@@ -186,15 +215,16 @@ final class Forwarder: Sendable {
                 row = try await store.head(identityKey: key)
             } catch {
                 logger.error("outbox read failed", ["error": "\(error)"])
-                notBefore = clock.now() + 1000
+                notBefore = monotonic.now() + 1000
                 return
             }
             guard let row else {
                 forget = true
                 return
             }
-            if row.nextAttemptAt > clock.now() {
-                notBefore = row.nextAttemptAt
+            let due = dueTime(storedAt: row.nextAttemptAt)
+            if due > monotonic.now() {
+                notBefore = due
                 return
             }
             let retryAt = await deliver(row, key: key, connectPayload: connectPayload)
@@ -216,10 +246,15 @@ final class Forwarder: Sendable {
             let session: any UpstreamSession
             do {
                 session = try await pool.acquire(key: key, connectPayload: connectPayload)
-                metrics.connect(result: "ok")
             } catch {
-                metrics.connect(result: "failed")
                 switch error.kind {
+                case .throttled(let until):
+                    logger.debug("connect attempts capped; waiting", ["seq": String(row.seq)])
+                    // Jitter, so identities capped together do not come back in lock step.
+                    let jitter = Int64(random.unit() * Double(Self.milliseconds(settings.backoffBase)))
+                    let wakeAt = max(until, monotonic.now() + 1) + jitter
+                    state.withLock { $0.identities[key]?.throttledUntil = wakeAt }
+                    return wakeAt
                 case .transport:
                     markReachable(false)
                     return await retryLater(row, reason: error.message)
@@ -255,7 +290,7 @@ final class Forwarder: Sendable {
                     return nil
                 } catch {
                     logger.error("outbox delete failed", ["seq": String(row.seq), "error": "\(error)"])
-                    return clock.now() + 1000
+                    return monotonic.now() + 1000
                 }
             }
             let message = reply.message ?? ""
@@ -271,7 +306,14 @@ final class Forwarder: Sendable {
             case 501 where row.kind == .crashes:
                 session.lacksCrashUpload = true
                 return await fallBack(row, reason: "upstream answered 501 to crash upload")
-            case 401, 429, 500...599:
+            case 501:
+                return await deadLetter(row, code: reply.code, message: message)
+            case 401:
+                // The session already registered again once; the connection the upstream refused
+                // twice is not reused: the next attempt opens a new one with CLIENT_CONNECT.
+                await pool.discard(key)
+                return await retryLater(row, reason: "code \(reply.code): \(message)")
+            case 429, 500...599:
                 return await retryLater(row, reason: "code \(reply.code): \(message)")
             default:
                 return await deadLetter(row, code: reply.code, message: message)
@@ -291,8 +333,20 @@ final class Forwarder: Sendable {
         return Int64(random.unit() * ceiling)
     }
 
+    /// The monotonic time a stored (wall-clock) `next_attempt_at` falls due: as far ahead as it is
+    /// of the wall clock now, but a time further ahead than `backoffMax` (a wall clock that stepped
+    /// back) is due now.
+    private func dueTime(storedAt nextAttemptAt: Int64) -> Int64 {
+        let ahead = nextAttemptAt - clock.now()
+        let now = monotonic.now()
+        guard ahead > 0, ahead <= Self.milliseconds(settings.backoffMax) else { return now }
+        return now + ahead
+    }
+
     private func retryLater(_ row: OutboxRow, reason: String) async -> Int64 {
-        let retryAt = clock.now() + max(1, backoffMilliseconds(attempts: row.attempts))
+        let delay = max(1, backoffMilliseconds(attempts: row.attempts))
+        let retryAt = clock.now() + delay
+        let wakeAt = monotonic.now() + delay
         metrics.forwarded(kind: row.kind, result: "retry")
         logger.debug(
             "upstream send failed, will retry",
@@ -302,7 +356,7 @@ final class Forwarder: Sendable {
         } catch {
             logger.error("outbox reschedule failed", ["seq": String(row.seq), "error": "\(error)"])
         }
-        return retryAt
+        return wakeAt
     }
 
     private func deadLetter(_ row: OutboxRow, code: Int, message: String) async -> Int64? {
@@ -315,7 +369,7 @@ final class Forwarder: Sendable {
             return nil
         } catch {
             logger.error("dead-letter move failed", ["seq": String(row.seq), "error": "\(error)"])
-            return clock.now() + 1000
+            return monotonic.now() + 1000
         }
     }
 
@@ -332,7 +386,7 @@ final class Forwarder: Sendable {
             return nil
         } catch {
             logger.error("crash fallback failed", ["seq": String(row.seq), "error": "\(error)"])
-            return clock.now() + 1000
+            return monotonic.now() + 1000
         }
     }
 

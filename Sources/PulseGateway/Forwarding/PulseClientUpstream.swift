@@ -16,6 +16,9 @@ struct PulseClientUpstreamConnector: UpstreamConnector {
     var port: Int
     var requestTimeout: Duration
     var connectTimeout: Duration
+    /// Counts every real handshake (TCP connect plus CLIENT_CONNECT) of every session made here,
+    /// by result, as `pulsegate_upstream_connects_total`.
+    var metrics: GatewayMetrics? = nil
 
     func open(connectPayload: [UInt8], policy: PolicyCache?) async throws(UpstreamFailure) -> any UpstreamSession {
         let identity: ConnectRequest
@@ -43,6 +46,16 @@ struct PulseClientUpstreamConnector: UpstreamConnector {
         configuration.requestTimeout = requestTimeout
         configuration.connectTimeout = connectTimeout
         configuration.keepConnected = keepConnected
+        if let metrics {
+            configuration.handshakeObserver = { outcome in
+                switch outcome {
+                case .success: metrics.connect(result: "ok")
+                case .failure(let error) where error.code == .connectRejected: metrics.connect(result: "rejected")
+                case .failure(let error) where error.code == .timeout: metrics.connect(result: "timeout")
+                case .failure: metrics.connect(result: "failed")
+                }
+            }
+        }
         return PulseClientSession(configuration: configuration)
     }
 

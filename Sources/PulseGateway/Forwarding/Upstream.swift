@@ -20,6 +20,9 @@ struct UpstreamFailure: Error, Sendable, CustomStringConvertible {
         case transport
         /// CLIENT_CONNECT was answered with a non-zero code.
         case connectRejected(code: Int)
+        /// The connect-attempt window refused a new connection until the given monotonic time;
+        /// nothing was sent.
+        case throttled(until: Int64)
     }
 
     var kind: Kind

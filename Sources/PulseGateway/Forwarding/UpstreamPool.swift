@@ -3,6 +3,12 @@ import Synchronization
 /// Upstream sessions keyed by identity: opened on demand, reused while open, closed when idle
 /// for ``ForwardingSettings/idleTimeout`` or when the pool is at its cap and another identity
 /// needs a connection (the least recently used idle session goes first).
+///
+/// ``ForwardingSettings/maxConnections`` bounds the sessions open *and being opened*: when every
+/// slot holds a busy session, a new connect waits for a slot (a release or a close). Every connect
+/// first passes the ``ConnectWindow`` (per identity and overall); a refused one throws
+/// ``UpstreamFailure/Kind/throttled(until:)`` without touching the network. All times are on the
+/// injected monotonic clock.
 final class UpstreamPool: Sendable {
     private struct Entry {
         var session: any UpstreamSession
@@ -10,97 +16,225 @@ final class UpstreamPool: Sendable {
         var inUse: Bool
     }
 
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// Connects under way (each holds a slot).
+        var opening = 0
+        var window: ConnectWindow
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
     private let connector: any UpstreamConnector
     private let capacity: Int
     private let clock: GatewayClock
     private let policy: PolicyCache?
-    private let entries = Mutex<[String: Entry]>([:])
+    private let state: Mutex<State>
 
-    init(connector: any UpstreamConnector, capacity: Int, clock: GatewayClock, policy: PolicyCache?) {
+    init(
+        connector: any UpstreamConnector, capacity: Int, clock: GatewayClock, policy: PolicyCache?,
+        window: ConnectWindow
+    ) {
         self.connector = connector
         self.policy = policy
         self.capacity = capacity
         self.clock = clock
+        self.state = Mutex(State(window: window))
     }
 
     /// Open sessions.
-    var openCount: Int { entries.withLock { $0.count } }
+    var openCount: Int { state.withLock { $0.entries.count } }
 
     /// The open session of `key`, or a new one (which may close the least recently used idle
-    /// session first). The session is marked in use until ``release(_:)``.
+    /// session first, or wait for a slot). The session is marked in use until ``release(_:)``.
     func acquire(key: String, connectPayload: [UInt8]) async throws(UpstreamFailure) -> any UpstreamSession {
-        let now = clock.now()
         enum Step {
             case reuse(any UpstreamSession)
             case open([any UpstreamSession])
+            case wait([any UpstreamSession])
+            case throttled(Int64)
         }
-        let step = entries.withLock { entries -> Step in
-            if var entry = entries[key], entry.session.isOpen {
-                entry.inUse = true
-                entry.lastUsed = now
-                entries[key] = entry
-                return .reuse(entry.session)
+        while true {
+            let now = clock.now()
+            let step = state.withLock { state -> Step in
+                if var entry = state.entries[key], entry.session.isOpen {
+                    entry.inUse = true
+                    entry.lastUsed = now
+                    state.entries[key] = entry
+                    return .reuse(entry.session)
+                }
+                var evicted: [any UpstreamSession] = []
+                if let stale = state.entries.removeValue(forKey: key) { evicted.append(stale.session) }
+                if let until = state.window.refusal(key: key, now: now) { return .throttled(until) }
+                while state.entries.count + state.opening >= capacity {
+                    guard
+                        let victim = state.entries.filter({ !$0.value.inUse }).min(by: {
+                            $0.value.lastUsed < $1.value.lastUsed
+                        })
+                    else { return .wait(evicted) }
+                    state.entries.removeValue(forKey: victim.key)
+                    evicted.append(victim.value.session)
+                }
+                state.window.record(key: key, now: now)
+                state.opening += 1
+                return .open(evicted)
             }
-            var evicted: [any UpstreamSession] = []
-            if let stale = entries.removeValue(forKey: key) { evicted.append(stale.session) }
-            while entries.count >= capacity {
-                guard
-                    let victim = entries.filter({ !$0.value.inUse }).min(by: { $0.value.lastUsed < $1.value.lastUsed })
-                else { break }
-                entries.removeValue(forKey: victim.key)
-                evicted.append(victim.value.session)
+            switch step {
+            case .reuse(let session):
+                return session
+            case .throttled(let until):
+                throw UpstreamFailure(kind: .throttled(until: until), message: "connect attempts capped")
+            case .wait(let evicted):
+                for session in evicted { await session.close() }
+                await waitForSlot()
+            case .open(let evicted):
+                for session in evicted { await session.close() }
+                let session: any UpstreamSession
+                do {
+                    session = try await connector.open(connectPayload: connectPayload, policy: policy)
+                } catch {
+                    freeSlot { $0.opening -= 1 }
+                    throw error
+                }
+                let displaced = state.withLock { state -> (any UpstreamSession)? in
+                    state.opening -= 1
+                    let previous = state.entries[key]?.session
+                    state.entries[key] = Entry(session: session, lastUsed: clock.now(), inUse: true)
+                    return previous
+                }
+                if let displaced, displaced !== session {
+                    await displaced.close()
+                    freeSlot { _ in }
+                }
+                return session
             }
-            return .open(evicted)
-        }
-        switch step {
-        case .reuse(let session):
-            return session
-        case .open(let evicted):
-            for session in evicted { await session.close() }
-            let session = try await connector.open(connectPayload: connectPayload, policy: policy)
-            let displaced = entries.withLock { entries -> (any UpstreamSession)? in
-                let previous = entries[key]?.session
-                entries[key] = Entry(session: session, lastUsed: clock.now(), inUse: true)
-                return previous
-            }
-            if let displaced, displaced !== session { await displaced.close() }
-            return session
         }
     }
 
-    /// Marks the session of `key` idle.
+    /// Marks the session of `key` idle (a waiting connect may now evict it).
     func release(_ key: String) {
         let now = clock.now()
-        entries.withLock { entries in
-            entries[key]?.inUse = false
-            entries[key]?.lastUsed = now
+        freeSlot { state in
+            state.entries[key]?.inUse = false
+            state.entries[key]?.lastUsed = now
         }
     }
 
-    /// Closes and forgets the session of `key` (after a transport failure or a 401).
+    /// Closes and forgets the session of `key` (after a transport failure or a second 401).
     func discard(_ key: String) async {
-        let session = entries.withLock { $0.removeValue(forKey: key)?.session }
+        let session = state.withLock { $0.entries.removeValue(forKey: key)?.session }
         await session?.close()
+        freeSlot { _ in }
     }
 
     /// Closes sessions idle for longer than `idleMilliseconds` and sessions that closed on their own.
     func closeIdle(olderThan idleMilliseconds: Int64) async {
         let now = clock.now()
-        let victims = entries.withLock { entries -> [any UpstreamSession] in
-            let keys = entries.filter { entry in
-                !entry.value.inUse && (now - entry.value.lastUsed >= idleMilliseconds || !entry.value.session.isOpen)
+        let victims = state.withLock { state -> [any UpstreamSession] in
+            state.window.prune(now: now)
+            let keys = state.entries.filter { entry in
+                !entry.value.inUse
+                    && (now - entry.value.lastUsed >= idleMilliseconds || now < entry.value.lastUsed
+                        || !entry.value.session.isOpen)
             }.map(\.key)
-            return keys.compactMap { entries.removeValue(forKey: $0)?.session }
+            return keys.compactMap { state.entries.removeValue(forKey: $0)?.session }
         }
         for session in victims { await session.close() }
+        if !victims.isEmpty { freeSlot { _ in } }
     }
 
     /// Closes every session.
     func closeAll() async {
-        let all = entries.withLock { entries -> [any UpstreamSession] in
-            defer { entries.removeAll() }
-            return entries.values.map(\.session)
+        let all = state.withLock { state -> [any UpstreamSession] in
+            defer { state.entries.removeAll() }
+            return state.entries.values.map(\.session)
         }
         for session in all { await session.close() }
+        freeSlot { _ in }
+    }
+
+    /// Applies `change` and wakes every connect waiting for a slot (each re-checks).
+    private func freeSlot(_ change: (inout State) -> Void) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            change(&state)
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func waitForSlot() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let free = state.withLock { state -> Bool in
+                let busy = state.entries.values.allSatisfy(\.inUse)
+                if state.entries.count + state.opening < capacity || !busy { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if free { continuation.resume() }
+        }
+    }
+}
+
+/// The connect-attempt caps: at most `perIdentity` attempts of one identity and `overall` attempts
+/// in total start within any sliding `window` (monotonic milliseconds). Forgets identities whose
+/// attempts all left the window.
+struct ConnectWindow: Sendable {
+    let window: Int64
+    let perIdentity: Int
+    let overall: Int
+    private var byIdentity: [String: [Int64]] = [:]
+    private var all: [Int64] = []
+    private var allStart = 0
+
+    init(window: Int64, perIdentity: Int, overall: Int) {
+        self.window = window
+        self.perIdentity = perIdentity
+        self.overall = overall
+    }
+
+    /// When an attempt of `key` would be refused now: the time it is allowed again; else `nil`.
+    /// Attempts "in the future" (the clock went back) are forgotten.
+    mutating func refusal(key: String, now: Int64) -> Int64? {
+        let cutoff = now - window
+        dropOld(cutoff: cutoff)
+        if let last = all.last, last > now {
+            all.removeAll()
+            allStart = 0
+        }
+        var latest: Int64?
+        if var times = byIdentity[key] {
+            times.removeAll { $0 <= cutoff || $0 > now }
+            byIdentity[key] = times.isEmpty ? nil : times
+            if times.count >= perIdentity { latest = times[times.count - perIdentity] + window + 1 }
+        }
+        if all.count - allStart >= overall {
+            let allowed = all[all.count - overall] + window + 1
+            latest = max(latest ?? allowed, allowed)
+        }
+        return latest
+    }
+
+    /// Records an attempt of `key` at `now`.
+    mutating func record(key: String, now: Int64) {
+        byIdentity[key, default: []].append(now)
+        all.append(now)
+    }
+
+    /// Forgets attempts that left the window.
+    mutating func prune(now: Int64) {
+        let cutoff = now - window
+        dropOld(cutoff: cutoff)
+        byIdentity = byIdentity.compactMapValues { times in
+            let kept = times.filter { $0 > cutoff && $0 <= now }
+            return kept.isEmpty ? nil : kept
+        }
+    }
+
+    private mutating func dropOld(cutoff: Int64) {
+        while allStart < all.count, all[allStart] <= cutoff { allStart += 1 }
+        if allStart > 1024, allStart * 2 > all.count {
+            all.removeFirst(allStart)
+            allStart = 0
+        }
     }
 }

@@ -11,7 +11,8 @@ import Synchronization
 /// share one mapping); Apsio headers → 400/403/401; body
 /// decoding → 413/400/415; JSON → 400; mapping → 400; durable commit → 503 on storage failure;
 /// then 200 (`{}`, or `partialSuccess` when records were dropped), with `Apsio-Duplicate: true`
-/// for a batch seen before.
+/// for a batch seen before and `Apsio-Batch-Conflict: true` for a batch id reused with another
+/// body (stored as its own batch, `docs/durability.md`).
 final class GatewayIntake: Sendable {
     let store: GatewayStore
     let metrics: GatewayMetrics
@@ -21,6 +22,10 @@ final class GatewayIntake: Sendable {
     private let policyState: Mutex<GatewayPolicy>
     private let parsers = Mutex<[ParserBox]>([])
     private let stopping = Atomic<Bool>(false)
+    /// One conflict warning per app per minute.
+    private let conflictLog: LogRateLimiter
+    /// Interval between conflict warnings of one app.
+    static let conflictLogIntervalMilliseconds: Int64 = 60_000
     /// Called after a commit with the new outbox rows (the forwarder's wake-up).
     private let onAccepted: @Sendable ([OutboxDraft]) -> Void
 
@@ -35,6 +40,7 @@ final class GatewayIntake: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.onAccepted = onAccepted
+        self.conflictLog = LogRateLimiter(intervalMilliseconds: Self.conflictLogIntervalMilliseconds, clock: clock)
     }
 
     var policy: GatewayPolicy {
@@ -102,25 +108,89 @@ final class GatewayIntake: Sendable {
             throw IntakeRejection(error.suggestedStatus ?? .badRequest, error.message)
         }
         metrics.bytes(wire: request.body.count, decoded: body.count)
+        // The server reserved the wire body's estimate; a decoded body is bigger than that.
+        let encodedBytes = Self.isContentEncoded(request.headers) ? request.body.count : 0
+        if encodedBytes > 0 {
+            try await reserve(request, encodedBytes + Self.workingSet(format: format, decodedBytes: body.count), policy)
+        }
         let bodyHash = SHA256.hash(body)
         let batchID = headers.batchID ?? Hex.encode(bodyHash)
         let receivedAt = clock.now()
-        let context = MappingContext(
+        var context = MappingContext(
             appID: headers.appID, batchID: batchID, receivedAt: receivedAt, sentAt: headers.sentAt,
             fallbacks: headers.fallbacks)
         let json = try Self.otlpJSON(
             body, format: format, signal: signal, maxOutputBytes: Self.jsonLimit(maxBodyBytes))
-        let (mapped, diagnostics) = try map(
-            json, signal: signal, context: context,
-            sequenceHeader: request.headers[DiagnosticsObservation.sequenceHeader])
+        if format == .protobuf {
+            // Now the size of what is parsed is known: the protobuf body plus its JSON's working set.
+            try await reserve(
+                request, encodedBytes + body.count + Self.workingSet(format: .json, decodedBytes: json.count), policy)
+        }
+        let sequenceHeader = request.headers[DiagnosticsObservation.sequenceHeader]
+        var (mapped, diagnostics) = try map(json, signal: signal, context: context, sequenceHeader: sequenceHeader)
 
-        let outcome: GatewayStore.IntakeOutcome
+        var conflict = false
+        while true {
+            // A commit with `conflict: true` never answers `.conflict`: this runs at most twice.
+            let outcome = try await commit(
+                headers: headers, batchID: batchID, bodyHash: bodyHash, now: receivedAt, policy: policy,
+                mapped: mapped, diagnostics: diagnostics, conflict: conflict, request: request)
+            switch outcome {
+            case .accepted(_, let stored):
+                metrics.records(mapped.records - mapped.rejected, signal: signal.rawValue)
+                if mapped.rejected > 0 { metrics.oversized(mapped.rejected) }
+                if !mapped.drafts.isEmpty { onAccepted(mapped.drafts) }
+                var response = Self.success(
+                    signal: signal, rejected: mapped.rejected, message: mapped.rejectionMessage(signal), format: format)
+                if stored {
+                    conflictStored(app: headers.appID, batchID: batchID, signal: signal, request: request)
+                    response.headers.set(name: Self.conflictHeader, value: "true")
+                }
+                return response
+            case .duplicate:
+                metrics.duplicate()
+                var response = Self.success(signal: signal, rejected: 0, message: nil, format: format)
+                response.headers.set(name: "Apsio-Duplicate", value: "true")
+                return response
+            case .conflict:
+                // The batch id is another body's: this body becomes its own batch, with Pulse batch
+                // ids and derived event ids that include its hash (rare, so it is mapped again).
+                conflict = true
+                context.conflictHash = Hex.encode(bodyHash)
+                (mapped, diagnostics) = try map(
+                    json, signal: signal, context: context, sequenceHeader: sequenceHeader)
+            }
+        }
+    }
+
+    /// Counts a conflicting batch and logs it at warning level, once a minute per app (the line
+    /// says how many were not logged since).
+    private func conflictStored(app: String, batchID: String, signal: OTLPSignal, request: HTTPRequest) {
+        metrics.conflict()
+        guard let suppressed = conflictLog.admit(app) else { return }
+        logger.warning(
+            "batch id reused with a different body; stored as its own batch",
+            [
+                "app": app, "batchId": batchID, "signal": signal.rawValue, "client": clientAddress(of: request),
+                "suppressed": String(suppressed),
+            ])
+    }
+
+    /// The response header marking a batch id reused with another body, stored as its own batch.
+    static let conflictHeader = "Apsio-Batch-Conflict"
+
+    /// The durable commit of a mapped request; a storage failure is a 503.
+    private func commit(
+        headers: IntakeHeaders, batchID: String, bodyHash: [UInt8], now: Int64, policy: GatewayPolicy,
+        mapped: MappedRequest, diagnostics: DiagnosticsObservation?, conflict: Bool, request: HTTPRequest
+    ) async throws(IntakeRejection) -> GatewayStore.IntakeOutcome {
         do {
-            outcome = try await store.commitIntake(
-                app: headers.appID, batchID: batchID, bodyHash: bodyHash, sentAt: headers.sentAt, now: receivedAt,
+            let outcome = try await store.commitIntake(
+                app: headers.appID, batchID: batchID, bodyHash: bodyHash, sentAt: headers.sentAt, now: now,
                 retentionMilliseconds: policy.dedupRetentionMilliseconds, drafts: mapped.drafts,
-                diagnostics: diagnostics)
+                diagnostics: diagnostics, conflict: conflict)
             store.commitHealth.succeeded()
+            return outcome
         } catch {
             store.commitHealth.failed(error)
             logger.error(
@@ -129,31 +199,15 @@ final class GatewayIntake: Sendable {
             throw IntakeRejection(
                 .serviceUnavailable, "storage is unavailable; retry later", retryAfterSeconds: policy.retryAfterSeconds)
         }
-        switch outcome {
-        case .accepted:
-            metrics.records(mapped.records - mapped.rejected, signal: signal.rawValue)
-            if mapped.rejected > 0 { metrics.oversized(mapped.rejected) }
-            if !mapped.drafts.isEmpty { onAccepted(mapped.drafts) }
-            return Self.success(
-                signal: signal, rejected: mapped.rejected, message: mapped.rejectionMessage(signal), format: format)
-        case .duplicate:
-            metrics.duplicate()
-            var response = Self.success(signal: signal, rejected: 0, message: nil, format: format)
-            response.headers.set(name: "Apsio-Duplicate", value: "true")
-            return response
-        case .conflict:
-            metrics.conflict()
-            logger.warning(
-                "batch id reused with a different body; kept the first",
-                [
-                    "app": headers.appID, "batchId": batchID, "signal": signal.rawValue,
-                    "client": clientAddress(of: request),
-                ])
-            var response = Self.success(signal: signal, rejected: 0, message: nil, format: format)
-            response.headers.set(name: "Apsio-Duplicate", value: "true")
-            response.headers.set(name: "Apsio-Conflict", value: "true")
-            return response
-        }
+    }
+
+    /// Grows the request's memory reservation to `bytes`, or refuses the request with 503 and
+    /// `Retry-After` when the budget has no room within the wait.
+    private func reserve(_ request: HTTPRequest, _ bytes: Int, _ policy: GatewayPolicy) async throws(IntakeRejection) {
+        guard let memory = request.memory, !(await memory.grow(to: bytes)) else { return }
+        throw IntakeRejection(
+            .serviceUnavailable, "the gateway is busy with other large requests; retry later",
+            retryAfterSeconds: policy.retryAfterSeconds)
     }
 
     private func map(_ body: [UInt8], signal: OTLPSignal, context: MappingContext, sequenceHeader: String?)
@@ -171,6 +225,41 @@ final class GatewayIntake: Sendable {
         let diagnostics = DiagnosticsObservation.extract(
             document.root, signal: signal, sequenceHeader: sequenceHeader, fallbacks: context.fallbacks)
         return (mapped, diagnostics)
+    }
+
+    // MARK: - Memory
+
+    /// What handling a body takes at its peak, per decoded byte, measured with 14 MiB bodies
+    /// (docs/operations.md): the body itself, the parser's buffers and node tape, and the mapped
+    /// Pulse batches — 5× for records with kilobyte attributes, 6.4× for records of tiny ones.
+    static let jsonWorkingSetFactor = 7
+    /// The first estimate for protobuf (the body plus its transcoded JSON's working set), corrected
+    /// once the JSON's size is known.
+    static let protobufWorkingSetFactor = 8
+
+    /// The memory a request reserves (``RequestMemoryBudget``) to decode, parse and map a body of
+    /// `decodedBytes` (including the decoded body itself).
+    static func workingSet(format: BodyFormat, decodedBytes: Int) -> Int {
+        let factor = format == .protobuf ? protobufWorkingSetFactor : jsonWorkingSetFactor
+        let (bytes, overflow) = decodedBytes.multipliedReportingOverflow(by: factor)
+        return overflow ? Int.max : bytes
+    }
+
+    /// The reservation the HTTP server makes for a wire body of `wireBytes`, before reading it: the
+    /// whole working set when the body is not content-encoded, otherwise the wire body only (the
+    /// intake grows the reservation once it knows the decoded size).
+    @Sendable static func reservation(headers: HTTPHeaders, wireBytes: Int) -> Int {
+        guard let format = bodyFormat(headers["Content-Type"]), !isContentEncoded(headers) else { return wireBytes }
+        return workingSet(format: format, decodedBytes: wireBytes)
+    }
+
+    /// Whether `Content-Encoding` names anything but identity.
+    static func isContentEncoded(_ headers: HTTPHeaders) -> Bool {
+        guard let value = headers["Content-Encoding"] else { return false }
+        return value.split(separator: ",").contains { element in
+            let name = element.trimmingCharacters(in: .whitespaces).lowercased()
+            return !name.isEmpty && name != "identity"
+        }
     }
 
     // MARK: - Media type
@@ -305,6 +394,6 @@ private final class ParserBox: @unchecked Sendable {
     let parser: JSONParser
 
     init(maxBytes: Int) {
-        parser = JSONParser(maxDepth: 64, maxBytes: maxBytes)
+        parser = JSONParser(maxDepth: 64, maxBytes: maxBytes, bigIntegersAsDoubles: true)
     }
 }

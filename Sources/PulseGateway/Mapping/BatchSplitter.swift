@@ -1,3 +1,5 @@
+import PulseProtocol
+
 /// Splits encoded items (events or crash reports) into Pulse batch envelopes, FIFO.
 ///
 /// The envelope is `{"identity":<identity>,"<arrayKey>":[item,item,…],"batchId":"<id>"}`; each
@@ -14,10 +16,12 @@ struct BatchSplitter {
         var count: Int { range.count }
     }
 
-    /// Events: 64 per batch, 65,536 bytes.
-    static let events = BatchSplitter(arrayKey: "events", maxItems: 64, maxBytes: 65_536)
+    /// Events: 64 per batch, 65,536 bytes (``PulseLimits``, shared with the uploader's enqueue check).
+    static let events = BatchSplitter(
+        arrayKey: "events", maxItems: PulseLimits.eventBatchMaxEvents, maxBytes: PulseLimits.eventBatchMaxBytes)
     /// Crash reports: 16 per batch, 1 MiB.
-    static let crashes = BatchSplitter(arrayKey: "crashes", maxItems: 16, maxBytes: 1 << 20)
+    static let crashes = BatchSplitter(
+        arrayKey: "crashes", maxItems: PulseLimits.crashBatchMaxCrashes, maxBytes: PulseLimits.crashBatchMaxBytes)
 
     /// The length of every Pulse batch id (hex characters).
     static let batchIDLength = 32

@@ -13,6 +13,20 @@ struct MappingContext: Sendable {
     var sentAt: Int64?
     /// Identity values from headers.
     var fallbacks: IdentityFallbacks
+    /// The hex SHA-256 of the decoded body when the request is a conflicting batch (its batch id
+    /// is already another body's); it joins the HTTP batch id in the Pulse batch ids and derived
+    /// event ids, so the batch is delivered as its own. `nil` for every other batch.
+    var conflictHash: String? = nil
+
+    /// Feeds the batch's identity (HTTP batch id, and the body hash of a conflicting batch) into
+    /// a derived id.
+    func updateBatchFields(_ hasher: inout SHA256) {
+        hasher.updateField(batchID)
+        if let conflictHash {
+            hasher.updateField("conflict")
+            hasher.updateField(conflictHash)
+        }
+    }
 
     /// The device clock offset applied to event timestamps, or `nil` when it is within the
     /// threshold (or unknown).
@@ -232,7 +246,7 @@ private struct ResourceMapper {
         let connect = identity.connectPayload()
         let key = ResolvedIdentity.key(connectPayload: connect)
         let app = context.appID
-        let batchID = context.batchID
+        let mappingContext = context
         func draft(_ batch: BatchSplitter.Batch, kind: OutboxBatchKind, fallback: [UInt8]?) -> OutboxDraft {
             OutboxDraft(
                 app: app, identityKey: key, identity: connect, kind: kind, pulseBatchID: batch.batchID,
@@ -243,7 +257,7 @@ private struct ResourceMapper {
         }
         if !collected.crashes.isEmpty {
             let (batches, dropped) = BatchSplitter.crashes.split(identity: identityJSON, items: collected.crashes) {
-                PulseBatchID.make(app: app, batchID: batchID, resourceIndex: resourceIndex, chunk: $0, crash: true)
+                PulseBatchID.make(mappingContext, resourceIndex: resourceIndex, chunk: $0, crash: true)
             }
             result.rejected += dropped
             for batch in batches {
@@ -254,7 +268,7 @@ private struct ResourceMapper {
         }
         if !collected.events.isEmpty {
             let (batches, dropped) = BatchSplitter.events.split(identity: identityJSON, items: collected.events) {
-                PulseBatchID.make(app: app, batchID: batchID, resourceIndex: resourceIndex, chunk: $0, crash: false)
+                PulseBatchID.make(mappingContext, resourceIndex: resourceIndex, chunk: $0, crash: false)
             }
             result.rejected += dropped
             for batch in batches { result.drafts.append(draft(batch, kind: .events, fallback: nil)) }
@@ -695,11 +709,12 @@ private struct ResourceMapper {
 
     // MARK: - Ids
 
-    /// SHA-256 of (app id, batch id, resource index, scope index, record index).
+    /// SHA-256 of (app id, batch id, resource index, scope index, record index); a conflicting
+    /// batch adds `conflict` and its body hash after the batch id.
     private func derivedID(_ position: (Int, Int, Int)) -> String {
         var hasher = SHA256()
         hasher.updateField(context.appID)
-        hasher.updateField(context.batchID)
+        context.updateBatchFields(&hasher)
         hasher.updateField(String(position.0))
         hasher.updateField(String(position.1))
         hasher.updateField(String(position.2))
@@ -715,11 +730,12 @@ private struct ResourceMapper {
 /// Deterministic Pulse batch ids.
 enum PulseBatchID {
     /// The first 32 hex characters of SHA-256 of (app id, HTTP batch id, resource index, chunk
-    /// index), with a fifth field `crash` for crash batches.
-    static func make(app: String, batchID: String, resourceIndex: Int, chunk: Int, crash: Bool) -> String {
+    /// index), with a fifth field `crash` for crash batches. A conflicting batch adds `conflict`
+    /// and its body hash after the HTTP batch id (``MappingContext/updateBatchFields(_:)``).
+    static func make(_ context: MappingContext, resourceIndex: Int, chunk: Int, crash: Bool) -> String {
         var hasher = SHA256()
-        hasher.updateField(app)
-        hasher.updateField(batchID)
+        hasher.updateField(context.appID)
+        context.updateBatchFields(&hasher)
         hasher.updateField(String(resourceIndex))
         hasher.updateField(String(chunk))
         if crash { hasher.updateField("crash") }

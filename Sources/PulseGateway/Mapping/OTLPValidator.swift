@@ -4,7 +4,8 @@ import PulseJSON
 /// mapping does: a known member of the wrong JSON type fails the whole request (400, the message
 /// names its JSON path, e.g. `resourceLogs[0].scopeLogs[0].logRecords: expected an array`);
 /// unknown members are ignored; `null` means "absent" for any member, but not as an element of
-/// an array.
+/// an array. A known member that appears twice in one object fails the request too
+/// (`resourceLogs: duplicate key`): the parser keeps both, and the mapper would read only one.
 ///
 /// Accepted forms (see `docs/mapping.md`, "Validation"): 64-bit integers as numbers or decimal
 /// strings; 32-bit integers as numbers (decimal strings too, as proto3 JSON allows); enums as
@@ -79,15 +80,16 @@ enum OTLPValidator {
         let fields: [(name: [UInt8], display: String, form: Form)]
 
         init(_ fields: KeyValuePairs<String, Form>) {
+            precondition(fields.count <= 64, "duplicate detection keeps one bit per field")
             self.fields = fields.map { (Array($0.key.utf8), $0.key, $0.value) }
         }
 
-        /// The field named by `key`, or `nil` for an unknown member.
-        func field(_ key: JSONNode) -> (display: String, form: Form)? {
+        /// The field named by `key` and its position, or `nil` for an unknown member.
+        func field(_ key: JSONNode) -> (index: Int, display: String, form: Form)? {
             key.withUTF8 { bytes in
-                for field in fields where field.name.count == bytes.count {
+                for (index, field) in fields.enumerated() where field.name.count == bytes.count {
                     if field.name.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) {
-                        return (field.display, field.form)
+                        return (index, field.display, field.form)
                     }
                 }
                 return nil
@@ -123,10 +125,20 @@ enum OTLPValidator {
 
     // MARK: - Checking
 
-    /// Checks the known members of an object (the caller checked that it is one).
+    /// Checks the known members of an object (the caller checked that it is one); each may
+    /// appear once.
     static func check(members object: JSONNode, _ schema: Schema) throws(Failure) {
+        var seen: UInt64 = 0
         for (key, value) in object.memberNodes {
-            guard !value.isNull, let field = schema.field(key) else { continue }
+            guard let field = schema.field(key) else { continue }
+            let bit: UInt64 = 1 << UInt64(field.index)
+            guard seen & bit == 0 else {
+                var failure = Failure("duplicate key")
+                failure.reversedPath.append(.key(field.display))
+                throw failure
+            }
+            seen |= bit
+            guard !value.isNull else { continue }
             do {
                 try check(value, field.form)
             } catch {

@@ -1,6 +1,8 @@
 import Glibc
 
-/// Wall-clock time in epoch milliseconds, injectable so tests control expiry and backoff.
+/// Time in milliseconds, injectable so tests control expiry and backoff: ``system`` is the wall
+/// clock (epoch milliseconds: receive times, dedup expiry, stored next-attempt times),
+/// ``monotonic`` the clock in-process waits are scheduled on (a wall-clock step does not move it).
 public struct GatewayClock: Sendable {
     private let read: @Sendable () -> Int64
 
@@ -16,6 +18,13 @@ public struct GatewayClock: Sendable {
     public static let system = GatewayClock {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+    }
+
+    /// The system monotonic clock (milliseconds since an arbitrary start; never steps).
+    public static let monotonic = GatewayClock {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
         return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
     }
 }

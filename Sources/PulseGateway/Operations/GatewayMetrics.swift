@@ -17,11 +17,12 @@ import Synchronization
 /// | `pulsegate_forward_total` | counter | `kind`, `result` (`ok`, `retry`, `dead_letter`, `fallback`) |
 /// | `pulsegate_forward_latency_seconds` | histogram | |
 /// | `pulsegate_upstream_connections` | gauge | |
-/// | `pulsegate_upstream_connects_total` | counter | `result` |
+/// | `pulsegate_upstream_connects_total` | counter | `result` (`ok`, `rejected`, `timeout`, `failed`): real handshakes, TCP connect plus CLIENT_CONNECT |
 /// | `pulsegate_db_commits_total`, `pulsegate_db_group_commits_total`, `pulsegate_db_group_committed_jobs_total` | counter | |
 /// | `pulsegate_db_largest_group_commit` | gauge | |
 /// | `pulsegate_dedup_pruned_total` | counter | |
 /// | `pulsegate_log_lines_dropped_total` | counter | |
+/// | `pulsegate_request_memory_reserved_bytes`, `pulsegate_request_memory_budget_bytes` | gauge | |
 public final class GatewayMetrics: Sendable {
     private struct Counters {
         var requests: [String: Int] = [:]
@@ -94,7 +95,7 @@ public final class GatewayMetrics: Sendable {
 
     /// Duplicates answered so far.
     public var duplicateCount: Int { counters.withLock { $0.duplicates } }
-    /// Conflicts answered so far.
+    /// Conflicting batches (a batch id reused with another body) stored so far.
     public var conflictCount: Int { counters.withLock { $0.conflicts } }
 
     /// Gauges read at scrape time.
@@ -110,6 +111,8 @@ public final class GatewayMetrics: Sendable {
         var largestGroupCommit = 0
         /// Log lines the log stream could not take (a full disk, a closed pipe).
         var logLinesDropped = 0
+        var requestMemoryReserved = 0
+        var requestMemoryBudget = 0
         /// Per app: devices known to `/v1/diagnostics`, those with gaps, and their missing batches.
         var diagnostics: [String: (devices: Int, withGaps: Int, missing: Int64)] = [:]
     }
@@ -136,7 +139,7 @@ public final class GatewayMetrics: Sendable {
         }
         header("pulsegate_duplicates_total", "counter", "Batches answered as duplicates.")
         out += "pulsegate_duplicates_total \(snapshot.duplicates)\n"
-        header("pulsegate_conflicts_total", "counter", "Batch ids seen again with a different body.")
+        header("pulsegate_conflicts_total", "counter", "Batch ids reused with another body (stored as own batches).")
         out += "pulsegate_conflicts_total \(snapshot.conflicts)\n"
         header("pulsegate_oversized_events_total", "counter", "Records dropped as too large for a Pulse batch.")
         out += "pulsegate_oversized_events_total \(snapshot.oversized)\n"
@@ -162,7 +165,9 @@ public final class GatewayMetrics: Sendable {
         out += "pulsegate_forward_latency_seconds_count \(snapshot.latencyCount)\n"
         header("pulsegate_upstream_connections", "gauge", "Open upstream connections.")
         out += "pulsegate_upstream_connections \(gauges.upstreamConnections)\n"
-        header("pulsegate_upstream_connects_total", "counter", "Upstream CONNECT attempts by result.")
+        header(
+            "pulsegate_upstream_connects_total", "counter",
+            "Upstream handshakes (TCP connect plus CLIENT_CONNECT) by result.")
         for key in snapshot.connects.keys.sorted() {
             out += "pulsegate_upstream_connects_total{result=\"\(key)\"} \(snapshot.connects[key]!)\n"
         }
@@ -174,6 +179,13 @@ public final class GatewayMetrics: Sendable {
         out += "pulsegate_db_group_committed_jobs_total \(gauges.groupCommittedJobs)\n"
         header("pulsegate_db_largest_group_commit", "gauge", "Most writes committed by one fsync so far.")
         out += "pulsegate_db_largest_group_commit \(gauges.largestGroupCommit)\n"
+        header(
+            "pulsegate_request_memory_reserved_bytes", "gauge",
+            "Memory reserved by requests in flight (bodies and their decoding working sets).")
+        out += "pulsegate_request_memory_reserved_bytes \(gauges.requestMemoryReserved)\n"
+        header(
+            "pulsegate_request_memory_budget_bytes", "gauge", "The request memory budget (requestMemoryBudgetBytes).")
+        out += "pulsegate_request_memory_budget_bytes \(gauges.requestMemoryBudget)\n"
         let apps = gauges.diagnostics.keys.sorted()
         header("pulsegate_diagnostics_devices", "gauge", "Installations that sent sequence numbers or diagnostics.")
         for app in apps {

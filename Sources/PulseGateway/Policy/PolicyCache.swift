@@ -11,11 +11,16 @@ import Synchronization
 ///   than the cached one (``observe(app:revision:session:)``);
 /// - the upstream sends `config.invalidate` on one of the app's sessions;
 /// - the upstream answers an upload with 409 (the forwarder asks, then retries once);
-/// - `GET /v1/policy` finds nothing cached (``lookup(app:)``): through an open session of the app
-///   if there is one, else through a session of the gateway's own, opened for that app with the
-///   identity of the last device forwarded for it or, without one, a gateway identity
-///   (``gatewayIdentity(app:)``). That session stays open (heartbeats keep the revision current)
-///   until the gateway stops.
+/// - `GET /v1/policy` finds nothing cached (``lookup(app:configured:)``): through an open session of
+///   the app if there is one, else through a session of the gateway's own, opened for that app with
+///   the identity of the last device forwarded for it or, without one, a gateway identity
+///   (``gatewayIdentity(app:)``). Such a session is only opened for an app the gateway has had
+///   traffic for (an accepted upload, a forwarder connection) or that its configuration names
+///   (`defaultAppId`, `allowedAppIds`, `appKeys`); any other app is answered "no policy" at once,
+///   so requests naming random App IDs open nothing. At most ``maxOwnedSessions`` are open (the
+///   least recently asked closes first); one not asked for `forwarding.idleTimeout` closes
+///   (``closeIdleSessions(olderThan:)``, on the injected monotonic clock). While open, heartbeats
+///   keep the revision current.
 ///
 /// Pulls of one app do not overlap: a trigger arriving during a pull runs one more pull after it.
 /// A snapshot replaces the cached one when its revision is at least the cached revision; when the
@@ -37,6 +42,8 @@ final class PolicyCache: Sendable {
     private struct Owned {
         var session: PulseClientSession
         var revisions: Task<Void, Never>
+        /// When a lookup last used it (monotonic milliseconds).
+        var lastUsed: Int64
     }
 
     private struct State {
@@ -46,6 +53,8 @@ final class PolicyCache: Sendable {
         /// Open upstream sessions per app (forwarder sessions and owned ones).
         var sessions: [String: [ObjectIdentifier: WeakSession]] = [:]
         var identities: [String: ConnectRequest] = [:]
+        /// Apps the intake accepted uploads for.
+        var traffic: Set<String> = []
         var owned: [String: Owned] = [:]
         var pulling: Set<String> = []
         var pullAgain: Set<String> = []
@@ -61,6 +70,7 @@ final class PolicyCache: Sendable {
     private let store: GatewayStore?
     private let logger: GatewayLogger
     private let clock: GatewayClock
+    private let monotonic: GatewayClock
     private let factory: SessionFactory?
     private let installationID: String
     private let state = Mutex(State())
@@ -68,13 +78,17 @@ final class PolicyCache: Sendable {
     /// How long "no policy" is remembered before the upstream is asked again.
     static let noPolicyMemoryMilliseconds: Int64 = 30_000
 
+    /// The most policy sessions of the gateway's own open at once.
+    static let maxOwnedSessions = 32
+
     init(
-        store: GatewayStore?, logger: GatewayLogger, clock: GatewayClock, installationID: String,
-        factory: SessionFactory?
+        store: GatewayStore?, logger: GatewayLogger, clock: GatewayClock, monotonic: GatewayClock = .monotonic,
+        installationID: String, factory: SessionFactory?
     ) {
         self.store = store
         self.logger = logger
         self.clock = clock
+        self.monotonic = monotonic
         self.installationID = installationID
         self.factory = factory
     }
@@ -108,9 +122,12 @@ final class PolicyCache: Sendable {
         state.withLock { $0.snapshots[app]?.revision ?? 0 }
     }
 
-    /// The cached snapshot, or (nothing cached) the result of asking the upstream now.
-    func lookup(app: String) async -> Lookup {
+    /// The cached snapshot, or (nothing cached) the result of asking the upstream now. The upstream
+    /// is asked only when the app has an open session, has had traffic, or is `configured`
+    /// (named by the gateway's configuration); otherwise the answer is `noPolicy` at once.
+    func lookup(app: String, configured: Bool) async -> Lookup {
         let now = clock.now()
+        let used = monotonic.now()
         enum Step {
             case done(Lookup)
             case pull(PulseClientSession)
@@ -120,10 +137,14 @@ final class PolicyCache: Sendable {
             if let snapshot = state.snapshots[app] { return .done(.snapshot(snapshot)) }
             if let until = state.noPolicyUntil[app], until > now { return .done(.noPolicy) }
             if state.closed { return .done(.unavailable) }
+            state.owned[app]?.lastUsed = used
             for entry in (state.sessions[app] ?? [:]).values {
                 if let session = entry.value { return .pull(session) }
             }
             guard factory != nil else { return .done(.unavailable) }
+            guard configured || state.traffic.contains(app) || state.identities[app] != nil else {
+                return .done(.noPolicy)
+            }
             return .open(state.identities[app] ?? gatewayIdentity(app: app))
         }
         switch step {
@@ -173,6 +194,34 @@ final class PolicyCache: Sendable {
         state.withLock { $0.identities[identity.appId] = identity }
     }
 
+    /// Notes apps the intake accepted uploads for (their policy may be asked upstream).
+    func noteTraffic(apps: some Sequence<String>) {
+        state.withLock { state in
+            for app in apps where !state.traffic.contains(app) { state.traffic.insert(app) }
+        }
+    }
+
+    /// Closes the gateway's own sessions no lookup used for `idleMilliseconds` (monotonic).
+    func closeIdleSessions(olderThan idleMilliseconds: Int64) async {
+        let now = monotonic.now()
+        let idle = state.withLock { state -> [(String, Owned)] in
+            let apps = state.owned.filter { entry in
+                now - entry.value.lastUsed >= idleMilliseconds || now < entry.value.lastUsed
+            }.map(\.key)
+            return apps.compactMap { app in state.owned.removeValue(forKey: app).map { (app, $0) } }
+        }
+        for (app, entry) in idle { await closeOwned(entry, app: app) }
+    }
+
+    /// Open sessions of the gateway's own.
+    var ownedSessionCount: Int { state.withLock { $0.owned.count } }
+
+    private func closeOwned(_ entry: Owned, app: String) async {
+        detach(entry.session, app: app)
+        entry.revisions.cancel()
+        await entry.session.close()
+    }
+
     /// A revision from a CONNECT or HEARTBEAT result: pulls when it is newer than the cached one.
     func observe(app: String, revision: Int64, session: PulseClientSession) {
         let newer = state.withLock { revision > ($0.snapshots[app]?.revision ?? 0) }
@@ -201,6 +250,15 @@ final class PolicyCache: Sendable {
         guard let factory else { return nil }
         let app = identity.appId
         if let existing = state.withLock({ $0.owned[app]?.session }) { return existing }
+        // Make room first, so the upstream never sees more than the cap from here.
+        let full = state.withLock { state -> (String, Owned)? in
+            guard state.owned.count >= Self.maxOwnedSessions,
+                let oldest = state.owned.min(by: { $0.value.lastUsed < $1.value.lastUsed })
+            else { return nil }
+            state.owned[oldest.key] = nil
+            return (oldest.key, oldest.value)
+        }
+        if let (evictedApp, entry) = full { await closeOwned(entry, app: evictedApp) }
         let session = factory(identity)
         do {
             try await session.connect()
@@ -223,12 +281,21 @@ final class PolicyCache: Sendable {
                 self.observe(app: app, revision: revision, session: session)
             }
         }
-        let kept = state.withLock { state -> PulseClientSession? in
-            if state.closed { return nil }
-            if let other = state.owned[app] { return other.session }
-            state.owned[app] = Owned(session: session, revisions: revisions)
-            return session
+        let now = monotonic.now()
+        let (kept, evicted) = state.withLock { state -> (PulseClientSession?, (String, Owned)?) in
+            if state.closed { return (nil, nil) }
+            if let other = state.owned[app] { return (other.session, nil) }
+            var evicted: (String, Owned)?
+            if state.owned.count >= Self.maxOwnedSessions,
+                let oldest = state.owned.min(by: { $0.value.lastUsed < $1.value.lastUsed })
+            {
+                state.owned[oldest.key] = nil
+                evicted = (oldest.key, oldest.value)
+            }
+            state.owned[app] = Owned(session: session, revisions: revisions, lastUsed: now)
+            return (session, evicted)
         }
+        if let (evictedApp, entry) = evicted { await closeOwned(entry, app: evictedApp) }
         if kept !== session {
             detach(session, app: app)
             revisions.cancel()

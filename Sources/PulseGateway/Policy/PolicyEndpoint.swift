@@ -12,7 +12,7 @@ import PulseProtocol
 /// | the app has `appKeys` and no valid `Authorization: Bearer` key is presented | 401, `WWW-Authenticate: Bearer` |
 /// | `If-None-Match` is the current ETag (or `*`) | 304, no body |
 /// | snapshot cached (or pulled now) | 200, the snapshot's canonical JSON |
-/// | the upstream defines no policy for the app | 404 `{"code":5,…}` |
+/// | the upstream defines no policy for the app, or the app had no traffic and is not configured (the upstream is not asked) | 404 `{"code":5,…}` |
 /// | nothing cached and the upstream cannot be asked | 503, `Retry-After` `{"code":14,…}` |
 ///
 /// 200 and 304 carry `ETag: "<revision>"`, `Apsio-Policy-Revision: <revision>` and
@@ -38,7 +38,10 @@ struct PolicyEndpoint: Sendable {
         } catch {
             return GatewayIntake.errorResponse(error)
         }
-        switch await cache.lookup(app: app) {
+        let configured =
+            gatewayPolicy.defaultAppID == app || gatewayPolicy.allowedAppIDs?.contains(app) == true
+            || gatewayPolicy.appKeys.requiresKey(app: app)
+        switch await cache.lookup(app: app, configured: configured) {
         case .snapshot(let snapshot):
             let tag = "\"\(snapshot.revision)\""
             var headers: HTTPHeaders = [

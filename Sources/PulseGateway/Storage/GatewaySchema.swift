@@ -2,8 +2,10 @@ import PulseStorage
 
 /// The gateway's SQLite schema, applied with ``PulseStorage/Migrator``.
 ///
-/// - `dedup`: one row per (app, HTTP batch id) with the decoded body's SHA-256, first sight and
-///   expiry; duplicates and conflicts are counted on the row.
+/// - `dedup`: one row per (app, HTTP batch id, decoded body's SHA-256) with first sight and
+///   expiry; replays are counted on the row (`duplicates`). A batch id reused with another body
+///   is stored as its own batch: its row has `conflicts` 1 (migration `005`; before it the key was
+///   (app, batch id), a conflicting body was dropped and counted on the first row).
 /// - `outbox`: one row per Pulse batch, payload already encoded (plaintext JSON) with the
 ///   compression chosen when the row was created. `seq` (AUTOINCREMENT, never reused) is the FIFO
 ///   order; the forwarder sends per identity in `(priority, seq)` order, crash batches
@@ -122,6 +124,27 @@ enum GatewaySchema {
                 ALTER TABLE dead_letter ADD COLUMN payload_encoding INTEGER NOT NULL DEFAULT 0;
                 ALTER TABLE dead_letter ADD COLUMN payload_bytes INTEGER NOT NULL DEFAULT 0;
                 UPDATE dead_letter SET payload_bytes = length(payload);
+                """)
+        migrator.append(
+            "005_dedup_keyed_by_body_hash",
+            sql: """
+                CREATE TABLE dedup_by_body (
+                    app TEXT NOT NULL,
+                    batch_id TEXT NOT NULL,
+                    body_hash BLOB NOT NULL,
+                    first_seen INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    sent_at INTEGER,
+                    duplicates INTEGER NOT NULL DEFAULT 0,
+                    conflicts INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (app, batch_id, body_hash)
+                ) WITHOUT ROWID;
+                INSERT INTO dedup_by_body(app, batch_id, body_hash, first_seen, expires_at, sent_at, duplicates,
+                    conflicts)
+                SELECT app, batch_id, body_hash, first_seen, expires_at, sent_at, duplicates, conflicts FROM dedup;
+                DROP TABLE dedup;
+                ALTER TABLE dedup_by_body RENAME TO dedup;
+                CREATE INDEX dedup_by_expiry ON dedup(expires_at);
                 """)
         return migrator
     }

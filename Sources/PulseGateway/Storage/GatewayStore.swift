@@ -28,10 +28,14 @@ public final class GatewayStore: Sendable {
     /// The outcome of committing one HTTP batch.
     enum IntakeOutcome: Sendable, Equatable {
         /// New: the dedup row and every outbox row are durable; `seqs` are the new rows.
-        case accepted(seqs: [Int64])
+        /// `conflict` when it was committed as a conflicting batch (its batch id is also another
+        /// body's).
+        case accepted(seqs: [Int64], conflict: Bool)
         /// Seen before with the same body: nothing was stored.
         case duplicate
-        /// Seen before with a different body: nothing was stored.
+        /// The batch id is another body's (unexpired): nothing was stored. Map the body as a
+        /// conflicting batch (``MappingContext/conflictHash``) and commit it again with
+        /// `conflict: true`.
         case conflict
     }
 
@@ -86,31 +90,44 @@ public final class GatewayStore: Sendable {
 
     /// Commits one HTTP batch: the dedup row and all its outbox rows, in the shared group-commit
     /// transaction. Returns once durable.
+    ///
+    /// The dedup key is (app, batch id, body hash). A body seen before under the batch id is a
+    /// ``IntakeOutcome/duplicate``. Another unexpired body under the same batch id makes the
+    /// outcome ``IntakeOutcome/conflict`` (nothing written) unless `conflict` is `true`: then the
+    /// drafts, mapped as a conflicting batch, are stored under their own dedup row.
     func commitIntake(
         app: String, batchID: String, bodyHash: [UInt8], sentAt: Int64?, now: Int64, retentionMilliseconds: Int64,
-        drafts: [OutboxDraft], diagnostics: DiagnosticsObservation? = nil
+        drafts: [OutboxDraft], diagnostics: DiagnosticsObservation? = nil, conflict: Bool = false
     ) async throws -> IntakeOutcome {
         // Compressed here, on the request's task: the commit thread only binds the bytes.
         let stored = drafts.map { StoredPayload(encoding: $0.payload) }
         let outcome = try await executor.commit { connection -> IntakeOutcome in
-            let existing = try connection.queryFirst(
-                "SELECT body_hash, expires_at FROM dedup WHERE app = ? AND batch_id = ?", [app, batchID]
-            ) { row in (try row.column(0, as: [UInt8].self), try row.column(1, as: Int64.self)) }
-            if let existing {
-                if existing.1 > now {
-                    let same = existing.0 == bodyHash
+            // Point lookups only: a collector with a static batch id has one row per body.
+            let key: [(any SQLiteBindable)?] = [app, batchID, bodyHash]
+            let seen = try connection.queryFirst(
+                "SELECT expires_at FROM dedup WHERE app = ? AND batch_id = ? AND body_hash = ?", key
+            ) { row in try row.column(0, as: Int64.self) }
+            if let seen {
+                if seen > now {
                     try connection.execute(
-                        same
-                            ? "UPDATE dedup SET duplicates = duplicates + 1 WHERE app = ? AND batch_id = ?"
-                            : "UPDATE dedup SET conflicts = conflicts + 1 WHERE app = ? AND batch_id = ?",
-                        [app, batchID])
-                    return same ? .duplicate : .conflict
+                        "UPDATE dedup SET duplicates = duplicates + 1 WHERE app = ? AND batch_id = ? AND body_hash = ?",
+                        key)
+                    return .duplicate
                 }
-                try connection.execute("DELETE FROM dedup WHERE app = ? AND batch_id = ?", [app, batchID])
+                try connection.execute("DELETE FROM dedup WHERE app = ? AND batch_id = ? AND body_hash = ?", key)
             }
+            let taken =
+                try connection.queryFirst(
+                    "SELECT 1 FROM dedup WHERE app = ? AND batch_id = ? AND expires_at > ? LIMIT 1",
+                    [app, batchID, now]
+                ) { _ in true } ?? false
+            if taken && !conflict { return .conflict }
             try connection.execute(
-                "INSERT INTO dedup(app, batch_id, body_hash, first_seen, expires_at, sent_at) VALUES (?, ?, ?, ?, ?, ?)",
-                [app, batchID, bodyHash, now, now + retentionMilliseconds, sentAt])
+                """
+                INSERT INTO dedup(app, batch_id, body_hash, first_seen, expires_at, sent_at, conflicts)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+                [app, batchID, bodyHash, now, now + retentionMilliseconds, sentAt, conflict ? 1 : 0])
             var seqs: [Int64] = []
             seqs.reserveCapacity(drafts.count)
             for (draft, payload) in zip(drafts, stored) {
@@ -120,7 +137,7 @@ public final class GatewayStore: Sendable {
             if let diagnostics {
                 try DiagnosticsLedger.record(diagnostics, app: app, now: now, connection)
             }
-            return .accepted(seqs: seqs)
+            return .accepted(seqs: seqs, conflict: conflict)
         }
         if case .accepted = outcome, !drafts.isEmpty {
             let bytes = drafts.reduce(0) { $0 + $1.payload.count }
@@ -169,8 +186,8 @@ public final class GatewayStore: Sendable {
         try await executor.commit { connection in
             try connection.execute(
                 """
-                DELETE FROM dedup WHERE (app, batch_id) IN
-                    (SELECT app, batch_id FROM dedup WHERE expires_at <= ? LIMIT ?)
+                DELETE FROM dedup WHERE (app, batch_id, body_hash) IN
+                    (SELECT app, batch_id, body_hash FROM dedup WHERE expires_at <= ? LIMIT ?)
                 """, [now, limit])
             return connection.changes
         }

@@ -20,6 +20,10 @@ final class IngestCore: Sendable {
     let clock: StorageClock
     let presenceTTLMs: Int64
     let droppedLogLines: @Sendable () -> Int
+    /// The one payload limit: the largest plaintext payload, in bytes, whether it arrived plain or
+    /// compressed (``IngestConfiguration/transport``'s `connection.frameLimits.maxDecompressedBytes`, 16 MiB
+    /// by default). Decompression stops at it; a plain payload above it is refused the same way.
+    let maxPayloadBytes: Int
     private let currentPolicy: Mutex<IngestPolicy>
     private let background = BackgroundWork()
 
@@ -29,7 +33,18 @@ final class IngestCore: Sendable {
         clock = configuration.clock
         presenceTTLMs = configuration.presenceTTLMs
         droppedLogLines = configuration.droppedLogLines
+        maxPayloadBytes = Self.maxPayloadBytes(configuration)
         currentPolicy = Mutex(configuration.policy)
+    }
+
+    /// The payload limit of a configuration (see ``maxPayloadBytes``).
+    static func maxPayloadBytes(_ configuration: IngestConfiguration) -> Int {
+        max(configuration.transport.connection.frameLimits.maxDecompressedBytes, 0)
+    }
+
+    /// The 400 message for a payload over the limit, plain or compressed.
+    static func payloadTooLargeMessage(_ limit: Int) -> String {
+        "payload larger than \(limit) bytes (uncompressed)"
     }
 
     /// The policy in force now.

@@ -57,6 +57,8 @@ public final class IngestServer: Sendable {
         let lock = try IngestStore.lockDirectory(configuration.dataDirectory)
         let sessions = SessionSlot()
         var transportConfiguration = configuration.transport
+        transportConfiguration.establishTimeout = configuration.connectDeadline
+        let maxPayloadBytes = IngestCore.maxPayloadBytes(configuration)
         transportConfiguration.connection.overloadResponder = { _ in
             sessions.core?.counters.recordRejection(code: PulseResponseCode.tooManyRequests.rawValue)
             return Envelope.overloaded
@@ -64,6 +66,9 @@ public final class IngestServer: Sendable {
         transportConfiguration.connection.failureResponder = { _, error in
             if error.code == .malformedPayload {
                 sessions.core?.counters.recordRejection(code: PulseResponseCode.badRequest.rawValue)
+                if let cause = error.underlying as? MsgTransError, cause.code == .decompressedTooLarge {
+                    return Envelope.failure(.badRequest, IngestCore.payloadTooLargeMessage(maxPayloadBytes))
+                }
                 return Envelope.failure(.badRequest, "payload cannot be decompressed")
             }
             sessions.core?.counters.recordRejection(code: PulseResponseCode.internalError.rawValue)

@@ -74,6 +74,10 @@ final class PulseSession: MsgTransConnectionDelegate {
     // MARK: - Handlers (Swift tasks)
 
     func handleRequest(_ request: MsgTransMessage, on connection: MsgTransConnection) async throws -> MsgTransReply {
+        // Decompression already stopped at this limit; a plain payload meets the same one.
+        guard request.payload.count <= core.maxPayloadBytes else {
+            return core.reject(.badRequest, IngestCore.payloadTooLargeMessage(core.maxPayloadBytes))
+        }
         let bizType = PulseBizType(rawValue: request.bizType)
         if bizType == .clientConnect {
             return await handleConnect(request.payload, on: connection)

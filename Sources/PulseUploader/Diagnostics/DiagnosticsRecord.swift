@@ -81,7 +81,11 @@ enum DiagnosticsRecord {
         writer.beginObject()
         switch signal {
         case .logs:
-            attributes.append((RecordEncoder.recordUIDKey, .string(random.identifier())))
+            attributes.append(
+                (
+                    RecordEncoder.recordUIDKey,
+                    .string(ULIDGenerator.make(milliseconds: content.timeNanos / 1_000_000, random: random))
+                ))
             attributes.sort { $0.0 < $1.0 }
             writer.key("timeUnixNano")
             writer.string(time)

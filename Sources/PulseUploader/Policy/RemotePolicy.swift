@@ -15,7 +15,8 @@ import PulseProtocol
 /// | `collectKinds` | ``UploadPolicy/collectKinds`` |
 ///
 /// Everything else (backoff, leases, attachments, record cap, encoding) keeps the value of the
-/// configured base policy. `compression`/`compressionMinBytes` and `endpoints` describe the Pulse
+/// configured base policy, and so does every field set explicitly (``UploaderConfiguration/explicitPolicy``,
+/// the command-line flags of `pulsegate upload`; see ``PolicySource``). `compression`/`compressionMinBytes` and `endpoints` describe the Pulse
 /// (msgtrans) hop, not the uploader's HTTP bodies, and are ignored; `requiredCapabilities` is checked
 /// before anything is mapped.
 enum RemotePolicy {
@@ -30,10 +31,12 @@ enum RemotePolicy {
         snapshot.requiredCapabilities.filter { !capabilities.contains($0) }.sorted()
     }
 
-    /// `base` with the snapshot's values, validated.
+    /// `base` with the snapshot's values, except the `explicit` fields, validated.
     ///
     /// - Throws: ``UploaderError/Code/configuration`` when the result is out of range (nothing applies).
-    static func uploadPolicy(_ snapshot: ConfigSnapshot, base: UploadPolicy) throws(UploaderError) -> UploadPolicy {
+    static func uploadPolicy(
+        _ snapshot: ConfigSnapshot, base: UploadPolicy, explicit: Set<UploadPolicy.Field> = []
+    ) throws(UploaderError) -> UploadPolicy {
         var policy = base
         policy.killSwitch = snapshot.killSwitch
         policy.maximumBatchAgeMilliseconds = snapshot.maxBatchAgeMs
@@ -44,6 +47,9 @@ enum RemotePolicy {
         policy.sampling = snapshot.sampling
         policy.collectKinds = Set(snapshot.collectKinds)
         policy.diagnosticsLevel = snapshot.diagnosticsLevel
+        for field in explicit {
+            field.copy(from: base, into: &policy)
+        }
         try policy.validate()
         return policy
     }

@@ -17,10 +17,16 @@ final class RemotePolicyState: Sendable {
 
     let capabilities: Set<String>
     let refreshIntervalMilliseconds: Int64
+    /// The fields of the base policy a remote policy does not replace.
+    let explicit: Set<UploadPolicy.Field>
     private let values: Mutex<Values>
 
-    init(base: UploadPolicy, applied: Int64, capabilities: Set<String>, refreshIntervalMilliseconds: Int64) {
+    init(
+        base: UploadPolicy, applied: Int64, capabilities: Set<String>, refreshIntervalMilliseconds: Int64,
+        explicit: Set<UploadPolicy.Field>
+    ) {
         self.capabilities = capabilities
+        self.explicit = explicit
         self.refreshIntervalMilliseconds = refreshIntervalMilliseconds
         values = Mutex(Values(base: base, applied: applied))
     }

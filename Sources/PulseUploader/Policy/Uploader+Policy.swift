@@ -72,7 +72,7 @@ extension Uploader {
         }
         let policy: UploadPolicy
         do {
-            policy = try RemotePolicy.uploadPolicy(snapshot, base: known.base)
+            policy = try RemotePolicy.uploadPolicy(snapshot, base: known.base, explicit: remote.explicit)
         } catch {
             return try await refuse(
                 revision: snapshot.revision, reason: "policy revision \(snapshot.revision) is invalid: \(error.message)"
@@ -129,8 +129,10 @@ extension Uploader {
     }
 
     /// The policy persisted by an earlier ``refreshPolicy()``, laid over `base`.
-    static func persistedPolicy(_ json: String?, base: UploadPolicy) -> UploadPolicy? {
+    static func persistedPolicy(_ json: String?, base: UploadPolicy, explicit: Set<UploadPolicy.Field>)
+        -> UploadPolicy?
+    {
         guard let json, let snapshot = try? ConfigSnapshot(decodingJSON: Array(json.utf8)) else { return nil }
-        return try? RemotePolicy.uploadPolicy(snapshot, base: base)
+        return try? RemotePolicy.uploadPolicy(snapshot, base: base, explicit: explicit)
     }
 }

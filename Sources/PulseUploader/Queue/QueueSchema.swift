@@ -10,6 +10,8 @@ import PulseStorage
 /// - `drop_count`, `error_log`: diagnostics.
 /// - `diagnostics_state`, `diagnostics_error`, `call_log`: the diagnostics counters, the batch sequence
 ///   counter, the latest upload errors and the call log (see `docs/diagnostics.md`).
+/// - `endpoint_state`: the backoff of each gateway endpoint (consecutive connection failures, 5xx and 429
+///   without `Retry-After`, and until when the endpoint is held), so it survives restarts.
 /// - `queue_total`, `pending_group`: running totals kept by triggers, so caps and seal triggers cost one
 ///   indexed read instead of a scan.
 enum QueueSchema {
@@ -17,6 +19,7 @@ enum QueueSchema {
         var migrator = Migrator()
         migrator.append("001_uploader_queue", sql: version1)
         migrator.append("002_uploader_diagnostics", sql: version2)
+        migrator.append("003_uploader_endpoint_backoff", sql: version3)
         return migrator
     }
 
@@ -139,5 +142,15 @@ enum QueueSchema {
             outcome TEXT NOT NULL,
             stack TEXT
         );
+        """
+
+    /// Per-endpoint backoff: a failure that is the endpoint's (no answer, 408, 429 or 5xx) holds every batch
+    /// for that endpoint, so batches keep their queue order through an outage.
+    private static let version3 = """
+        CREATE TABLE endpoint_state (
+            endpoint TEXT PRIMARY KEY,
+            failures INTEGER NOT NULL,
+            hold_until_ms INTEGER NOT NULL
+        ) WITHOUT ROWID;
         """
 }

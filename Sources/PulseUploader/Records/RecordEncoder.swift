@@ -1,21 +1,49 @@
 import Foundation
 import PulseHashing
 import PulseJSON
+import PulseProtocol
 
 /// Validates records and encodes each into its OTLP/HTTP JSON item (the protobuf JSON mapping: lowerCamelCase
 /// keys, 64-bit integers as decimal strings, ids as lowercase hex, enums as integers).
 ///
-/// Ids are assigned here, once, when the record is created: `log.record.uid` on every log record, a generated
+/// Ids are assigned here, once, when the record is created: `log.record.uid` (a ULID) on every log record, a generated
 /// `app.crash.id` for crashes without one, trace and span ids for spans without them.
 struct RecordEncoder: Sendable {
     let clock: UploaderClock
     let random: RandomSource
     let policy: UploadPolicy
+    /// Makes `log.record.uid` values (ULIDs, monotonic within the uploader).
+    let recordIds: ULIDGenerator
+
+    /// An encoder; `recordIds` is the uploader's generator (a fresh one draws from `random`).
+    init(clock: UploaderClock, random: RandomSource, policy: UploadPolicy, recordIds: ULIDGenerator? = nil) {
+        self.clock = clock
+        self.random = random
+        self.policy = policy
+        self.recordIds = recordIds ?? ULIDGenerator(random: random)
+    }
 
     /// The attribute naming the uploader-assigned record id of log records.
     static let recordUIDKey = "log.record.uid"
 
+    /// Encodes `record` and checks it against the one per-record limit a gateway applies.
+    ///
+    /// - Throws: ``UploaderError/Code/oversized`` when the encoding is larger than `PulseLimits.eventMaxBytes`
+    ///   (57,344 bytes; `PulseLimits.crashMaxBytes`, 1,040,384, for crash reports): the gateway would drop the
+    ///   mapped event, so the record is refused now instead of acknowledged and lost.
     func encode(_ record: TelemetryRecord) throws(UploaderError) -> EncodedRecord {
+        let encoded = try encodeUnchecked(record)
+        let limit = encoded.recordClass == .crash ? PulseLimits.crashMaxBytes : PulseLimits.eventMaxBytes
+        guard encoded.fragment.count <= limit else {
+            throw UploaderError(
+                .oversized,
+                "the record encodes to \(encoded.fragment.count) bytes, more than the \(limit) bytes a Pulse"
+                    + " \(encoded.recordClass == .crash ? "crash report" : "event") may have")
+        }
+        return encoded
+    }
+
+    private func encodeUnchecked(_ record: TelemetryRecord) throws(UploaderError) -> EncodedRecord {
         let now = clock.nowMilliseconds()
         let nowNanos = now &* 1_000_000
         switch record {
@@ -77,7 +105,7 @@ struct RecordEncoder: Sendable {
         eventName: String?, sessionId: String?, crashId: String?, fixed: [(String, AttributeValue)],
         attributes: [String: AttributeValue]
     ) -> EncodedRecord {
-        let uid = random.identifier()
+        let uid = recordIds.next(milliseconds: now)
         var merged = attributes
         for (key, value) in fixed {
             merged[key] = value
@@ -146,13 +174,17 @@ struct RecordEncoder: Sendable {
             throw UploaderError(.fileAccess, "cannot read attachment `\(path)`", underlying: error)
         }
         guard size <= limit else {
-            throw UploaderError(.oversized, "attachment `\(path)` has \(size) bytes, more than the \(limit) allowed")
+            throw UploaderError(
+                .oversized,
+                "attachment `\(path)` has \(size) bytes, more than the \(limit) allowed (maximumAttachmentBytes)")
         }
         do {
             let data = try Data(contentsOf: url)
             guard data.count <= limit else {
                 throw UploaderError(
-                    .oversized, "attachment `\(path)` has \(data.count) bytes, more than the \(limit) allowed")
+                    .oversized,
+                    "attachment `\(path)` has \(data.count) bytes, more than the \(limit) allowed (maximumAttachmentBytes)"
+                )
             }
             return [UInt8](data)
         } catch let error as UploaderError {

@@ -344,7 +344,8 @@ public struct Attachment: Sendable {
 
 /// What the uploader assigned to a record it queued.
 public struct RecordReceipt: Sendable, Equatable {
-    /// The record's id: `log.record.uid` for log records (every kind except spans and metrics), `traceId` +
+    /// The record's id: `log.record.uid` (a ULID, see `docs/uploader.md`) for log records (every kind except spans
+    /// and metrics), `traceId` +
     /// `spanId` for spans, and the series key (`name|start|end`) for metric points.
     public var recordId: String
     /// The crash id, for crash reports.

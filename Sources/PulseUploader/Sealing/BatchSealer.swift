@@ -69,8 +69,10 @@ struct BatchSealer {
             } else if recordClass == .crash || recordClass == .attachment {
                 trigger = .immediate
             } else if let oldest = try oldestCreated(connection, signal: signal, recordClass: recordClass),
-                now - oldest >= policy.sealIntervalMilliseconds
+                now - oldest >= policy.sealIntervalMilliseconds || oldest > now
             {
+                // `oldest > now`: the wall clock stepped back past the record; waiting for the clock to catch
+                // up would park the group for as long as the step.
                 trigger = .interval
             } else if records >= Int64(policy.maximumBatchRecords) || bytes >= Int64(policy.maximumBatchBytes) {
                 trigger = .size

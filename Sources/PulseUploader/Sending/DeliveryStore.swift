@@ -3,7 +3,20 @@ import PulseStorage
 /// The delivery state machine's queries: claiming due batches and settling their outcomes.
 ///
 /// A batch is *due* when its `next_attempt_ms` has passed, no other sender holds its lease, the queue is
-/// not held (`Retry-After`, 401/403) and the device's attempt window has room. Claiming sets a lease
+/// not held (`Retry-After`, 401/403), its endpoint is not backing off and the device's attempt window has
+/// room. Due batches are claimed oldest first (by `seq`, the order they were sealed in).
+///
+/// A failure that is the endpoint's — no answer, 408, 429 or 5xx without `Retry-After` — backs off the
+/// endpoint (`endpoint_state`), not the batch, so every batch becomes due again at the same moment and the
+/// queue order survives an outage. Any other retryable answer (a 3xx, 404, 409, …) is the batch's own:
+/// that batch backs off alone and newer batches overtake it.
+///
+/// Stored times are wall-clock times. One further ahead (by more than a minute) than the longest wait that
+/// could have produced it
+/// (a lease beyond ``UploadPolicy/leaseMilliseconds``, a batch or endpoint backoff beyond
+/// ``UploadPolicy/backoffCapMilliseconds``, a `Retry-After` hold beyond ``RetryAfter/maximumMilliseconds``, a
+/// 401/403 hold beyond ``UploadPolicy/authenticationHoldMilliseconds``) can only come from a wall clock that
+/// stepped back since it was written, and counts as passed. Claiming sets a lease
 /// (`lease_until_ms`), so a second process (a background drain next to the foreground loop) skips it; a
 /// sender killed mid-upload leaves the lease to expire, after which the batch is sent again with the same
 /// id and bytes.
@@ -39,6 +52,7 @@ enum DeliveryStore {
         case collectionStopped
         case retryAfter
         case authentication
+        case endpointBackoff
         case attemptWindow
     }
 
@@ -48,25 +62,72 @@ enum DeliveryStore {
         var includesBackground: Bool
         /// Only urgent (crash) batches: conditions defer the rest.
         var urgentOnly: Bool
+        /// `flush`: every sealed batch, whatever its backoff, its endpoint's backoff and the attempt window
+        /// (leases, `Retry-After` and 401/403 holds still apply).
+        var ignoresBackoff = false
+        /// Only batches with a larger `seq` (a flush walks the queue once, oldest first).
+        var afterSeq: Int64 = 0
+    }
+
+    /// The endpoint's backoff state.
+    struct EndpointState: Sendable, Equatable {
+        var failures: Int
+        var holdUntilMilliseconds: Int64
+    }
+
+    static func endpointState(_ connection: SQLiteConnection, endpoint: String) throws -> EndpointState? {
+        try connection.queryFirst(
+            "SELECT failures, hold_until_ms FROM endpoint_state WHERE endpoint = ?", [endpoint]
+        ) { row in
+            EndpointState(
+                failures: try row.column(0, as: Int.self), holdUntilMilliseconds: try row.column(1, as: Int64.self))
+        }
+    }
+
+    /// How much further ahead than its longest wait a stored time may be before it counts as left over
+    /// from a backward clock step (clocks of two processes read a moment apart, a pass that started
+    /// earlier than another process's claim).
+    static let clockStepTolerance: Int64 = 60_000
+
+    /// Whether a stored deadline still holds at `now`: it is ahead, but not further ahead of the current
+    /// time `current` than `longest` (+ ``clockStepTolerance``); beyond that only a backward wall-clock step
+    /// can have put it, and it counts as passed.
+    static func holds(_ deadline: Int64, now: Int64, longest: Int64, current: Int64? = nil) -> Bool {
+        deadline > now && deadline - max(now, current ?? now) <= longest + clockStepTolerance
     }
 
     static func claim(
-        _ connection: SQLiteConnection, now: Int64, policy: UploadPolicy, scope: Scope, limit: Int
+        _ connection: SQLiteConnection, now: Int64, policy: UploadPolicy, scope: Scope, endpoint: String, limit: Int,
+        current: Int64? = nil
     ) throws -> Claim {
+        // `now` is the pass's start (what is due); `current` the clock now, against which a stored time
+        // counts as left over from a backward step.
+        let current = max(now, current ?? now)
         var claim = Claim()
         if try QueueSettings.collectionStop(connection) != nil {
             claim.blockedBy = .collectionStopped
             return claim
         }
         QueueStore.expireIgnoringErrors(connection, now: now, policy: policy)
-        if let hold = try QueueSettings.integer(connection, QueueSettings.authHoldUntil), hold > now {
+        if let hold = try QueueSettings.integer(connection, QueueSettings.authHoldUntil),
+            holds(hold, now: now, longest: policy.authenticationHoldMilliseconds, current: current)
+        {
             claim.blockedBy = .authentication
             claim.nextAttemptMilliseconds = hold
             return claim
         }
-        if let hold = try QueueSettings.integer(connection, QueueSettings.holdUntil), hold > now {
+        if let hold = try QueueSettings.integer(connection, QueueSettings.holdUntil),
+            holds(hold, now: now, longest: RetryAfter.maximumMilliseconds, current: current)
+        {
             claim.blockedBy = .retryAfter
             claim.nextAttemptMilliseconds = hold
+            return claim
+        }
+        if !scope.ignoresBackoff, let state = try endpointState(connection, endpoint: endpoint),
+            holds(state.holdUntilMilliseconds, now: now, longest: policy.backoffCapMilliseconds, current: current)
+        {
+            claim.blockedBy = .endpointBackoff
+            claim.nextAttemptMilliseconds = state.holdUntilMilliseconds
             return claim
         }
         var windowStart = try QueueSettings.integer(connection, QueueSettings.windowStart) ?? now
@@ -75,20 +136,30 @@ enum DeliveryStore {
             windowStart = now
             windowAttempts = 0
         }
-        let budget = Int64(policy.maximumAttemptsPerWindow) - windowAttempts
-        var filter = "next_attempt_ms <= ? AND lease_until_ms <= ?"
+        let budget = scope.ignoresBackoff ? Int64(limit) : Int64(policy.maximumAttemptsPerWindow) - windowAttempts
+        // A lease or backoff further ahead than it can ever be set is left over from a wall clock that
+        // stepped back: it has passed.
+        let tolerance = clockStepTolerance
+        var filter =
+            "(lease_until_ms <= ?1 OR lease_until_ms > \(current + policy.leaseMilliseconds + tolerance))"
+        if scope.ignoresBackoff {
+            filter += " AND seq > \(scope.afterSeq)"
+        } else {
+            filter +=
+                " AND (next_attempt_ms <= ?1 OR next_attempt_ms > \(current + policy.backoffCapMilliseconds + tolerance))"
+        }
         if !scope.includesBackground {
             filter += " AND background = 0"
         }
         if scope.urgentOnly {
             claim.deferred =
                 try connection.queryFirst(
-                    "SELECT count(*) FROM batch WHERE \(filter) AND class != \(RecordClass.crash.rawValue)", [now, now]
+                    "SELECT count(*) FROM batch WHERE \(filter) AND class != \(RecordClass.crash.rawValue)", [now]
                 ) { row in try row.column(0, as: Int.self) } ?? 0
             filter += " AND class = \(RecordClass.crash.rawValue)"
         }
         if budget <= 0 {
-            let due = try connection.queryFirst("SELECT count(*) FROM batch WHERE \(filter)", [now, now]) { row in
+            let due = try connection.queryFirst("SELECT count(*) FROM batch WHERE \(filter)", [now]) { row in
                 try row.column(0, as: Int.self)
             }
             if (due ?? 0) > 0 {
@@ -101,8 +172,8 @@ enum DeliveryStore {
             claim.batches = try connection.query(
                 """
                 SELECT seq, batch_id, signal, class, encoding, body, attempts, record_count, sequence FROM batch
-                WHERE \(filter) ORDER BY seq LIMIT ?
-                """, [now, now, take]
+                WHERE \(filter) ORDER BY seq LIMIT ?2
+                """, [now, take]
             ) { row in
                 Claimed(
                     seq: try row.column(0, as: Int64.self), batchId: try row.column(1, as: String.self),
@@ -118,7 +189,9 @@ enum DeliveryStore {
                     UPDATE batch SET lease_until_ms = ?, attempts = attempts + 1, last_attempt_ms = ? WHERE seq = ?
                     """, [now + policy.leaseMilliseconds, now, batch.seq])
             }
-            windowAttempts += Int64(claim.batches.count)
+            if !scope.ignoresBackoff {
+                windowAttempts += Int64(claim.batches.count)
+            }
             if policy.diagnosticsLevel >= .batchSummaries {
                 try DiagnosticsStore.countAttempts(connection, claim.batches.count)
             }
@@ -129,14 +202,17 @@ enum DeliveryStore {
             try QueueSettings.set(connection, QueueSettings.windowStart, windowStart)
             try QueueSettings.set(connection, QueueSettings.windowAttempts, windowAttempts)
         }
-        if claim.batches.isEmpty {
-            claim.nextAttemptMilliseconds = try nextAttempt(connection, scope: scope)
+        if claim.batches.isEmpty && !scope.ignoresBackoff {
+            claim.nextAttemptMilliseconds = try nextAttempt(connection, scope: scope, now: now, policy: policy)
         }
         return claim
     }
 
-    /// The earliest time a batch in `scope` becomes due (its backoff or lease), if any is queued.
-    static func nextAttempt(_ connection: SQLiteConnection, scope: Scope) throws -> Int64? {
+    /// The earliest time a batch in `scope` becomes due (its backoff or lease), if any is queued; a stored
+    /// time left over from a backward clock step counts as `now`.
+    static func nextAttempt(_ connection: SQLiteConnection, scope: Scope, now: Int64, policy: UploadPolicy) throws
+        -> Int64?
+    {
         var filter = "1"
         if !scope.includesBackground {
             filter += " AND background = 0"
@@ -145,19 +221,40 @@ enum DeliveryStore {
             filter += " AND class = \(RecordClass.crash.rawValue)"
         }
         return try connection.queryFirst(
-            "SELECT min(max(next_attempt_ms, lease_until_ms)) FROM batch WHERE \(filter)"
+            """
+            SELECT min(max(
+                CASE WHEN next_attempt_ms > ?1 + \(policy.backoffCapMilliseconds + clockStepTolerance) THEN ?1
+                    ELSE next_attempt_ms END,
+                CASE WHEN lease_until_ms > ?1 + \(policy.leaseMilliseconds + clockStepTolerance) THEN ?1
+                    ELSE lease_until_ms END))
+            FROM batch WHERE \(filter)
+            """, [now]
         ) { row in try row.column(0, as: Int64?.self) } ?? nil
     }
 
     /// Applies an attempt's outcome. `retryAt` is the next attempt time for retryable and throttled outcomes
     /// (computed by the caller with the injected clock and random source).
+    ///
+    /// An endpoint failure (``UploadOutcome/isEndpointFailure``) backs off `endpoint` instead of the batch
+    /// (see ``backOffEndpoint(_:endpoint:now:policy:random:)``); any answer that is not one clears the
+    /// endpoint's backoff.
     static func settle(
         _ connection: SQLiteConnection, batch: Claimed, outcome: UploadOutcome, now: Int64, retryAt: Int64,
-        policy: UploadPolicy
+        policy: UploadPolicy, endpoint: String, random: RandomSource
     ) throws {
         if policy.diagnosticsLevel >= .batchSummaries {
             try DiagnosticsStore.countOutcome(connection, outcome: outcome, sequence: batch.sequence, now: now)
         }
+        if case .retryable(let status, let text) = outcome, outcome.isEndpointFailure {
+            let hold = try backOffEndpoint(connection, endpoint: endpoint, now: now, policy: policy, random: random)
+            let message = clip(text)
+            try reschedule(connection, batch: batch, at: now, status: status, error: message)
+            try QueueStore.logError(
+                connection, now: now, batchId: batch.batchId, status: status,
+                message: "\(message); attempt \(batch.attempts), the endpoint backs off \(hold - now) ms")
+            return
+        }
+        try connection.execute("DELETE FROM endpoint_state WHERE endpoint = ?", [endpoint])
         switch outcome {
         case .delivered:
             try connection.execute("DELETE FROM batch WHERE seq = ?", [batch.seq])
@@ -196,6 +293,28 @@ enum DeliveryStore {
                 connection, now: now, batchId: batch.batchId, status: status,
                 message: "\(clip(message)); attempt \(batch.attempts), retry in \(retryAt - now) ms")
         }
+    }
+
+    /// Backs `endpoint` off after a failure of its own: one more consecutive failure, and a hold of a full
+    /// jitter delay (``Backoff``) for that count. A hold still running (set by a concurrent upload that
+    /// failed too) is kept, so one outage counts once per attempt round. Returns the hold's end.
+    static func backOffEndpoint(
+        _ connection: SQLiteConnection, endpoint: String, now: Int64, policy: UploadPolicy, random: RandomSource
+    ) throws -> Int64 {
+        let state = try endpointState(connection, endpoint: endpoint)
+        if let state, holds(state.holdUntilMilliseconds, now: now, longest: policy.backoffCapMilliseconds) {
+            return state.holdUntilMilliseconds
+        }
+        let failures = (state?.failures ?? 0) + 1
+        let backoff = Backoff(
+            baseMilliseconds: policy.backoffBaseMilliseconds, capMilliseconds: policy.backoffCapMilliseconds)
+        let hold = now + max(1, backoff.delay(attempts: failures, random: random))
+        try connection.execute(
+            """
+            INSERT INTO endpoint_state(endpoint, failures, hold_until_ms) VALUES (?, ?, ?)
+            ON CONFLICT(endpoint) DO UPDATE SET failures = excluded.failures, hold_until_ms = excluded.hold_until_ms
+            """, [endpoint, failures, hold])
+        return hold
     }
 
     private static func deleteBatch(_ connection: SQLiteConnection, seq: Int64) throws -> Bool {

@@ -12,8 +12,17 @@ enum UploadOutcome: Sendable, Equatable {
     case authenticationRequired(status: Int)
     /// 429, 503 with a usable `Retry-After`: hold the whole queue until then.
     case throttled(status: Int, delayMilliseconds: Int64)
-    /// Anything else, or no response at all: retry this batch after a jittered backoff.
+    /// Anything else, or no response at all: retry after a jittered backoff — of the endpoint for
+    /// ``isEndpointFailure``, else of this batch alone.
     case retryable(status: Int?, message: String)
+
+    /// Whether the failure is the endpoint's rather than the batch's: no answer at all, 408, 429 or a 5xx
+    /// without a usable `Retry-After`. The endpoint backs off (every batch waits), instead of the batch.
+    var isEndpointFailure: Bool {
+        guard case .retryable(let status, _) = self else { return false }
+        guard let status else { return true }
+        return status == 408 || status == 429 || (500..<600).contains(status)
+    }
 
     /// Classifies a response to a batch of `signal`.
     static func classify(_ response: UploadResponse, signal: Signal, now: Int64) -> UploadOutcome {

@@ -3,7 +3,7 @@ import Synchronization
 
 /// A source of uniformly distributed random 64-bit values.
 ///
-/// Record ids (`log.record.uid`, crash ids, trace and span ids), batch ids and backoff jitter all draw from
+/// Record ids (the random part of `log.record.uid`, crash ids, trace and span ids), batch ids and backoff jitter all draw from
 /// this source, so tests inject a seeded generator and get reproducible ids and delays.
 ///
 /// ```swift
@@ -64,7 +64,8 @@ public struct RandomSource: Sendable {
         return Hex.encode(bytes[0..<byteCount])
     }
 
-    /// A 32-character lowercase hexadecimal id (128 random bits), the format of every id the uploader makes.
+    /// A 32-character lowercase hexadecimal id (128 random bits): batch ids, crash ids, `device.id` and
+    /// `app.installation.id` (`log.record.uid` is a ULID, see ``ULIDGenerator``).
     func identifier() -> String {
         hex(byteCount: 16)
     }

@@ -13,8 +13,9 @@ public struct UploadPolicy: Sendable, Equatable {
     public var maximumBatchBytes: Int = 256 * 1024
     /// Seal once this many records are waiting; also the most records in one batch (default 512).
     public var maximumBatchRecords: Int = 512
-    /// The largest attachment file accepted (default 4 MiB); larger files are refused as `oversized`.
-    public var maximumAttachmentBytes: Int = 4 * 1024 * 1024
+    /// The largest attachment file accepted (default and most: `PulseLimits.attachmentMaxBytes`, 41,472
+    /// bytes, the largest content whose event a gateway forwards); larger files are refused as `oversized`.
+    public var maximumAttachmentBytes: Int = PulseLimits.attachmentMaxBytes
     /// The queue's byte cap: encoded records waiting plus stored batch bodies (default 32 MiB).
     public var maximumQueueBytes: Int64 = 32 * 1024 * 1024
     /// The queue's record cap: records waiting plus records inside stored batches (default 100,000).
@@ -67,7 +68,9 @@ public struct UploadPolicy: Sendable, Equatable {
         try require(sealIntervalMilliseconds >= 0, "sealIntervalMilliseconds")
         try require(maximumBatchBytes >= 1_024, "maximumBatchBytes")
         try require(maximumBatchRecords >= 1, "maximumBatchRecords")
-        try require(maximumAttachmentBytes >= 1, "maximumAttachmentBytes")
+        try require(
+            maximumAttachmentBytes >= 1 && maximumAttachmentBytes <= PulseLimits.attachmentMaxBytes,
+            "maximumAttachmentBytes")
         try require(maximumQueueBytes >= Int64(maximumBatchBytes), "maximumQueueBytes")
         try require(maximumQueueRecords >= 1, "maximumQueueRecords")
         try require(maximumBatchAgeMilliseconds > 0, "maximumBatchAgeMilliseconds")

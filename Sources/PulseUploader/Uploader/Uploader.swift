@@ -32,6 +32,8 @@ public final class Uploader: Sendable {
     let endpoint: String
     let clock: UploaderClock
     let random: RandomSource
+    /// The `log.record.uid` generator (monotonic within this uploader).
+    let recordIds: ULIDGenerator
     let executor: SQLiteExecutor
     let transport: any UploadTransport
     private let ownedTransport: CurlTransport?
@@ -108,7 +110,8 @@ public final class Uploader: Sendable {
             throw UploaderError.storage(error, "cannot prepare the queue")
         }
         // The remote policy applied by an earlier process stays in force (its kill switch is in the queue).
-        let persisted = Uploader.persistedPolicy(stored.3, base: configuration.policy)
+        let persisted = Uploader.persistedPolicy(
+            stored.3, base: configuration.policy, explicit: configuration.explicitPolicy)
         let policy = persisted ?? configuration.policy
         var identity = ResourceIdentity(
             deviceId: deviceOverride ?? stored.0, installationId: installationOverride ?? stored.1,
@@ -134,6 +137,7 @@ public final class Uploader: Sendable {
         self.endpoint = endpoint
         self.clock = configuration.clock
         self.random = random
+        self.recordIds = ULIDGenerator(random: random)
         if let transport = configuration.transport {
             self.transport = transport
             self.ownedTransport = nil
@@ -150,7 +154,8 @@ public final class Uploader: Sendable {
             base: configuration.policy,
             applied: persisted == nil ? 0 : stored.2,
             capabilities: configuration.capabilities,
-            refreshIntervalMilliseconds: configuration.policyRefreshIntervalMilliseconds ?? 0)
+            refreshIntervalMilliseconds: configuration.policyRefreshIntervalMilliseconds ?? 0,
+            explicit: configuration.explicitPolicy)
     }
 
     /// Closes the queue and stops the transport this uploader created. Later calls fail with
@@ -191,7 +196,7 @@ public final class Uploader: Sendable {
     private func recordUnlogged(_ record: TelemetryRecord) async throws(UploaderError) -> RecordReceipt {
         let policy = self.policy
         try admit(record, policy: policy)
-        let encoder = RecordEncoder(clock: clock, random: random, policy: policy)
+        let encoder = RecordEncoder(clock: clock, random: random, policy: policy, recordIds: recordIds)
         let encoded: EncodedRecord
         do {
             encoded = try encoder.encode(record)
@@ -200,10 +205,12 @@ public final class Uploader: Sendable {
             throw error
         }
         let resourceId = self.resourceId
+        let clock = self.clock
         let inserted: QueueStore.Inserted
         do {
             inserted = try await executor.commit { connection in
-                try QueueStore.insert(connection, record: encoded, resourceId: resourceId, policy: policy)
+                try QueueClockBase.rebase(connection, clock: clock)
+                return try QueueStore.insert(connection, record: encoded, resourceId: resourceId, policy: policy)
             }
         } catch let refusal as QueueStore.RecordRefusal {
             try await countRefusal(refusal.reason, bytes: Int64(encoded.fragment.count))
@@ -262,10 +269,12 @@ public final class Uploader: Sendable {
                 resourceId: resourceId, deviceId: identity.deviceId, installationId: identity.installationId,
                 appVersion: identity.appVersion))
         let now = clock.nowMilliseconds()
+        let clock = self.clock
         let force = trigger == .size || trigger == .interval || trigger == .immediate ? nil : trigger
         do {
             return try await executor.write { connection in
-                try sealer.seal(connection, now: now, force: force)
+                try QueueClockBase.rebase(connection, clock: clock)
+                return try sealer.seal(connection, now: now, force: force)
             }
         } catch {
             throw UploaderError.storage(error, "sealing failed")
@@ -301,32 +310,56 @@ public final class Uploader: Sendable {
         return try await send(includesBackground: true, respectsConditions: true)
     }
 
-    /// Seals everything waiting and sends every due batch now, whatever the route and the conditions (holds,
-    /// backoff and the attempt window still apply).
+    /// Seals everything waiting and sends every sealed batch now, oldest first, whatever the route, the
+    /// conditions, the batches' and the endpoint's backoff and the attempt window. A `Retry-After` or 401/403
+    /// hold and another sender's lease still apply (the server asked; the other sender has the batch), and
+    /// the pass stops at the first failure that is the endpoint's (it is down: the rest would fail too).
+    ///
+    /// - Returns: the report; ``SendReport/remainingBatches`` counts the batches still queued afterwards
+    ///   (`pulsegate upload flush` exits with status 3 when it is not zero).
     public func flush() async throws(UploaderError) -> SendReport {
         try await logged("flush()", detail: Uploader.describe) { () async throws(UploaderError) in
             _ = try await sealBatches(.flush)
-            return try await send(includesBackground: true, respectsConditions: false)
+            var report = try await send(includesBackground: true, respectsConditions: false, ignoresBackoff: true)
+            do {
+                report.remainingBatches = try await executor.read { connection in
+                    try connection.queryFirst("SELECT count(*) FROM batch") { row in try row.column(0, as: Int.self) }
+                        ?? 0
+                }
+            } catch {
+                throw UploaderError.storage(error, "reading the queue failed")
+            }
+            return report
         }
     }
 
-    private func send(includesBackground: Bool, respectsConditions: Bool) async throws(UploaderError) -> SendReport {
+    private func send(includesBackground: Bool, respectsConditions: Bool, ignoresBackoff: Bool = false)
+        async throws(UploaderError) -> SendReport
+    {
         var report = SendReport()
         var urgentOnly = false
         if respectsConditions, let conditions {
             urgentOnly = await conditions.currentConditions().defersNonUrgentUploads
         }
-        let scope = DeliveryStore.Scope(includesBackground: includesBackground, urgentOnly: urgentOnly)
-        // Claims use the pass's start time, and a failed batch is never due again before start + 1 ms, so one
-        // pass attempts each batch at most once.
+        var scope = DeliveryStore.Scope(
+            includesBackground: includesBackground, urgentOnly: urgentOnly, ignoresBackoff: ignoresBackoff)
+        // Claims use the pass's start time, and a failed batch is never due again before start + 1 ms (its own
+        // backoff or its endpoint's), so one pass attempts each batch at most once. A flush, which ignores
+        // backoff, walks the queue by `seq` instead.
         let now = clock.nowMilliseconds()
+        let endpoint = self.endpoint
         while true {
             let policy = self.policy
             let claim: DeliveryStore.Claim
+            let claimScope = scope
+            let current = clock.nowMilliseconds()
+            let clock = self.clock
             do {
                 claim = try await executor.write { connection in
-                    try DeliveryStore.claim(
-                        connection, now: now, policy: policy, scope: scope, limit: policy.maximumInFlight)
+                    try QueueClockBase.rebase(connection, clock: clock)
+                    return try DeliveryStore.claim(
+                        connection, now: now, policy: policy, scope: claimScope, endpoint: endpoint,
+                        limit: policy.maximumInFlight, current: current)
                 }
             } catch {
                 throw UploaderError.storage(error, "claiming batches failed")
@@ -347,17 +380,18 @@ public final class Uploader: Sendable {
                 }
                 return results
             }
-            var stop = false
-            for (batch, outcome) in results {
+            scope.afterSeq = claim.batches.map(\.seq).max() ?? scope.afterSeq
+            var endpointFailed = false
+            // Settled oldest first, so the error log reads in queue order.
+            for (batch, outcome) in results.sorted(by: { $0.0.seq < $1.0.seq }) {
                 try await settle(batch, outcome: outcome, report: &report)
-                switch outcome {
-                case .throttled, .authenticationRequired: stop = true
-                default: break
-                }
+                endpointFailed = endpointFailed || outcome.isEndpointFailure
             }
-            if stop {
-                continue  // the next claim reports the hold and ends the pass
+            if endpointFailed && ignoresBackoff {
+                report.blockedBy = DeliveryStore.Blocker.endpointBackoff.rawValue
+                break  // the endpoint is down; a normal pass learns it from the next claim
             }
+            // After a hold or an endpoint failure, the next claim reports it and ends the pass.
         }
         if remote.newerAdvertised {
             await refreshPolicyIfDue()
@@ -407,8 +441,10 @@ public final class Uploader: Sendable {
             report.authenticationHeld = true
         case .throttled(_, let delay):
             report.retrying += 1
-            // Never earlier than Retry-After; up to 10 % later so a fleet told the same time spreads out.
-            retryAt = now + max(1, delay + Int64(random.uniform(upTo: UInt64(delay / 10))))
+            // Never earlier than Retry-After; up to 10 % later so a fleet told the same time spreads out, but
+            // never later than the cap: the jitter is inside it.
+            let jitter = Int64(random.uniform(upTo: UInt64(delay / 10)))
+            retryAt = now + max(1, min(RetryAfter.maximumMilliseconds, delay + jitter))
         case .retryable:
             report.retrying += 1
             let backoff = Backoff(
@@ -416,10 +452,13 @@ public final class Uploader: Sendable {
             retryAt = now + max(1, backoff.delay(attempts: batch.attempts, random: random))
         }
         let settledRetryAt = retryAt
+        let endpoint = self.endpoint
+        let random = self.random
         do {
             try await executor.commit { connection in
                 try DeliveryStore.settle(
-                    connection, batch: batch, outcome: outcome, now: now, retryAt: settledRetryAt, policy: policy)
+                    connection, batch: batch, outcome: outcome, now: now, retryAt: settledRetryAt, policy: policy,
+                    endpoint: endpoint, random: random)
             }
         } catch {
             throw UploaderError.storage(error, "recording an upload outcome failed")
@@ -663,11 +702,18 @@ public final class Uploader: Sendable {
         try? await flushCallLog()
         let now = clock.nowMilliseconds()
         let identity = self.identity
+        let policy = self.policy
         let level = policy.diagnosticsLevel
+        let endpoint = self.endpoint
+        let remoteValues = remote.read()
+        let settings = policy.settings(
+            configured: remoteValues.base, explicit: remote.explicit, remoteApplied: remoteValues.applied > 0)
         do {
             return try await executor.read { connection in
-                var status = try Uploader.readStatus(connection, now: now, identity: identity)
+                var status = try Uploader.readStatus(
+                    connection, now: now, identity: identity, policy: policy, endpoint: endpoint)
                 status.diagnosticsLevel = level
+                status.policySettings = settings
                 status.diagnostics = try DiagnosticsStore.snapshot(connection)
                 status.recentCalls = try CallLog.read(connection, limit: UploaderStatus.recentCallLimit)
                 return status
@@ -731,9 +777,9 @@ public final class Uploader: Sendable {
             + " rejected \(report.rejected)"
     }
 
-    private static func readStatus(_ connection: SQLiteConnection, now: Int64, identity: ResourceIdentity) throws
-        -> UploaderStatus
-    {
+    private static func readStatus(
+        _ connection: SQLiteConnection, now: Int64, identity: ResourceIdentity, policy: UploadPolicy, endpoint: String
+    ) throws -> UploaderStatus {
         var depth: [RecordClass: UploaderStatus.ClassDepth] = [:]
         for recordClass in RecordClass.allCases {
             depth[recordClass] = UploaderStatus.ClassDepth(
@@ -773,10 +819,18 @@ public final class Uploader: Sendable {
             } ?? nil
         let oldest = [oldestRecord, oldestBatch].compactMap { $0 }.min()
         let next = try DeliveryStore.nextAttempt(
-            connection, scope: DeliveryStore.Scope(includesBackground: true, urgentOnly: false))
-        let hold = try QueueSettings.integer(connection, QueueSettings.holdUntil).flatMap { $0 > now ? $0 : nil }
+            connection, scope: DeliveryStore.Scope(includesBackground: true, urgentOnly: false), now: now,
+            policy: policy)
+        let hold = try QueueSettings.integer(connection, QueueSettings.holdUntil).flatMap {
+            DeliveryStore.holds($0, now: now, longest: RetryAfter.maximumMilliseconds) ? $0 : nil
+        }
         let authHold = try QueueSettings.integer(connection, QueueSettings.authHoldUntil).flatMap {
-            $0 > now ? $0 : nil
+            DeliveryStore.holds($0, now: now, longest: policy.authenticationHoldMilliseconds) ? $0 : nil
+        }
+        let endpointState = try DeliveryStore.endpointState(connection, endpoint: endpoint)
+        let endpointHold = endpointState.flatMap {
+            DeliveryStore.holds($0.holdUntilMilliseconds, now: now, longest: policy.backoffCapMilliseconds)
+                ? $0.holdUntilMilliseconds : nil
         }
         var drops: [DropReason: UploaderStatus.DropCount] = [:]
         for reason in DropReason.allCases {
@@ -805,11 +859,13 @@ public final class Uploader: Sendable {
         var status = UploaderStatus(
             classes: RecordClass.allCases.compactMap { depth[$0] }, totalRecords: totals.records,
             totalBytes: totals.bytes, oldestAgeMilliseconds: oldest.map { max(0, now - $0) },
-            nextAttemptMilliseconds: next.map { max($0, hold ?? $0, authHold ?? $0) },
+            nextAttemptMilliseconds: next.map { max($0, hold ?? $0, authHold ?? $0, endpointHold ?? $0) },
             retryAfterHoldUntilMilliseconds: hold, authenticationHoldUntilMilliseconds: authHold, drops: drops,
             recentErrors: errors, consentGranted: stop != .consent, killSwitch: killSwitch,
             inBackground: try QueueSettings.string(connection, QueueSettings.lifecycle) == "background",
             deviceId: identity.deviceId, installationId: identity.installationId)
+        status.endpointBackoffUntilMilliseconds = endpointHold
+        status.endpointFailures = endpointState?.failures ?? 0
         status.policyRevision = try QueueSettings.integer(connection, Uploader.policyRevisionSetting) ?? 0
         status.policyError = try QueueSettings.string(connection, Uploader.policyErrorSetting)
         return status

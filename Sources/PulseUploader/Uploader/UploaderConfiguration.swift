@@ -27,6 +27,9 @@ public struct UploaderConfiguration: Sendable {
     public var resourceAttributes: [String: AttributeValue] = [:]
     /// Limits and intervals.
     public var policy = UploadPolicy()
+    /// The fields of ``policy`` set explicitly for this process (for `pulsegate upload`, its command-line
+    /// flags): a remote policy never replaces them. See ``PolicySource`` for the whole precedence.
+    public var explicitPolicy: Set<UploadPolicy.Field> = []
     /// The clock every decision reads.
     public var clock: UploaderClock = .system
     /// The source of ids and jitter.

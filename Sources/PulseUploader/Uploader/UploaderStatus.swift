@@ -72,6 +72,12 @@ public struct UploaderStatus: Sendable {
     public var policyRevision: Int64 = 0
     /// Why the newest remote policy was refused (missing capabilities, invalid values), until one applies.
     public var policyError: String?
+    /// Each effective policy value of this uploader and where it comes from (see ``PolicySource``).
+    public var policySettings: [PolicySetting] = []
+    /// Until when the endpoint backs off after failures of its own (no answer, 408, 429, 5xx), if it does.
+    public var endpointBackoffUntilMilliseconds: Int64?
+    /// The endpoint's consecutive failures (0 after any other answer).
+    public var endpointFailures = 0
     /// The diagnostics level of this uploader's policy.
     public var diagnosticsLevel: DiagnosticsLevel = .batchSummaries
     /// The cumulative delivery counters, the batch sequence and the latest upload errors.
@@ -106,6 +112,8 @@ public struct SendReport: Sendable, Equatable {
     public var nextAttemptMilliseconds: Int64?
     /// Why nothing more was sent, if the queue is held.
     public var blockedBy: String?
+    /// Sealed batches still queued when the pass ended (set by ``Uploader/flush()``; `nil` elsewhere).
+    public var remainingBatches: Int?
 
     /// Creates an empty report.
     public init() {}

@@ -14,6 +14,7 @@ final class TestClock: Sendable {
 
     var now: Int64 { value.withLock { $0 } }
 
+    /// Moves the clock; a negative amount steps it back.
     func advance(by milliseconds: Int64) {
         value.withLock { $0 += milliseconds }
     }
@@ -53,17 +54,22 @@ struct GatewayHarness: Sendable {
 
     static func start(
         directory: TemporaryDirectory? = nil, policy: GatewayPolicy = GatewayPolicy(),
-        maxBodyBytes: Int = 16 << 20, clock: TestClock = TestClock(), connector: (any UpstreamConnector)? = nil,
-        forwarding: ForwardingSettings = ForwardingSettings(), random: GatewayRandom = .system
+        maxBodyBytes: Int = 16 << 20, clock: TestClock = TestClock(), monotonicClock: TestClock? = nil,
+        connector: (any UpstreamConnector)? = nil, forwarding: ForwardingSettings = ForwardingSettings(),
+        random: GatewayRandom = .system, configure: (inout GatewayConfiguration) -> Void = { _ in }
     ) async throws -> GatewayHarness {
         let directory = try directory ?? TemporaryDirectory()
         let logs = LogCollector()
-        var environment = GatewayEnvironment(clock: clock.gatewayClock, random: random, logger: logs.logger)
+        // One test clock drives both wall and monotonic time unless a test separates them.
+        var environment = GatewayEnvironment(
+            clock: clock.gatewayClock, monotonicClock: (monotonicClock ?? clock).gatewayClock, random: random,
+            logger: logs.logger)
         environment.connector = connector
         var configuration = GatewayConfiguration(
             dataDirectory: directory.path, listenPort: 0, policy: policy, maxBodyBytes: maxBodyBytes,
             shutdownGracePeriod: .seconds(2), forwarding: forwarding)
         configuration.policy.logLevel = .debug
+        configure(&configuration)
         let gateway = try await GatewayApp.start(configuration, environment: environment)
         return GatewayHarness(directory: directory, gateway: gateway, clock: clock, logs: logs)
     }

@@ -50,6 +50,7 @@ struct UploaderFixture {
     let clock: ManualClock
     var endpoint = "http://127.0.0.1:9"
     var policy = UploadPolicy()
+    var explicitPolicy: Set<UploadPolicy.Field> = []
     var conditions: (any ConditionsProvider)?
     var backgroundTransfer: (any BackgroundTransfer)?
     var policyRefresh: UploaderConfiguration.PolicyRefreshHook?
@@ -62,11 +63,19 @@ struct UploaderFixture {
         self.clock = clock
     }
 
+    /// A fixture sending to `server`, its policy adjusted by `policy`.
+    init(sendingTo server: FaultServer, policy: (inout UploadPolicy) -> Void = { _ in }) throws {
+        try self.init()
+        endpoint = server.baseURL
+        policy(&self.policy)
+    }
+
     func open() async throws -> Uploader {
         var configuration = UploaderConfiguration(endpoint: endpoint, appId: "test-app", dataDirectory: directory.path)
         configuration.clock = clock.clock
         configuration.random = randomOverride ?? RandomSource(seed: seed)
         configuration.policy = policy
+        configuration.explicitPolicy = explicitPolicy
         configuration.conditions = conditions
         configuration.backgroundTransfer = backgroundTransfer
         configuration.policyRefresh = policyRefresh
