@@ -1,5 +1,7 @@
-import MsgTrans
+import Foundation
 import Testing
+
+@testable import MsgTrans
 
 /// Decompression reuses pooled contexts, and a reused context behaves like a new one: same
 /// output, same limits, no state carried over from a failed stream.
@@ -77,5 +79,47 @@ struct ContextReuseTests {
         for index in 0..<64 {
             #expect(results[index] == plaintext(index), "payload \(index)")
         }
+    }
+}
+
+/// The pool's bounds: at most `maximumIdle` idle contexts per codec however many were in use at
+/// once, and no idle zstd context above `maximumRetainedBytes` after a large-window stream.
+@Suite("Decompression context pool bounds", .serialized)
+struct ContextPoolBoundTests {
+    @Test(arguments: [Compression.zstd, .zlib])
+    func manyConcurrentUsersLeaveAtMostTheIdleLimit(codec: Compression) async throws {
+        let payload = try PayloadCompressor.compress(Payloads.eventBatch(eventCount: 20, padding: 0), with: codec)
+        // 64 decompressions at once on more threads than the cooperative pool: many contexts alive.
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<64 {
+                group.addTask {
+                    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                        Thread {
+                            for _ in 0..<20 {
+                                _ = try? PayloadCompressor.decompress(payload, with: codec, maxOutputBytes: 1 << 20)
+                            }
+                            done.resume()
+                        }.start()
+                    }
+                }
+            }
+        }
+        let idle = DecompressionContextPool.shared.idle
+        #expect((codec == .zstd ? idle.zstd : idle.zlib) <= DecompressionContextPool.maximumIdle)
+    }
+
+    @Test func aContextThatGrewPastTheRetainedLimitIsFreed() throws {
+        // 8 MiB of varied text: the decoder needs a window far above 1 MiB.
+        var plaintext: [UInt8] = []
+        plaintext.reserveCapacity(8 << 20)
+        var state: UInt64 = 0x1234_5678
+        while plaintext.count < 8 << 20 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            plaintext.append(UInt8(ascii: "a") + UInt8(truncatingIfNeeded: state >> 59))
+        }
+        let compressed = try PayloadCompressor.compress(plaintext, with: .zstd)
+        let output = try PayloadCompressor.decompress(compressed, with: .zstd, maxOutputBytes: 16 << 20)
+        #expect(output == plaintext, "decoded \(output.count) bytes")
+        #expect(DecompressionContextPool.shared.idle.largestZstdBytes <= DecompressionContextPool.maximumRetainedBytes)
     }
 }

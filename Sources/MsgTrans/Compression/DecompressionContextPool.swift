@@ -53,6 +53,14 @@ struct DecompressionContextPool: ~Copyable {
         state.withLock { $0.statistics }
     }
 
+    /// The idle contexts kept now, per codec, and the size of the largest idle zstd context (for
+    /// tests of the bounds).
+    var idle: (zstd: Int, zlib: Int, largestZstdBytes: Int) {
+        state.withLock { state in
+            (state.zstd.count, state.zlib.count, state.zstd.map { ZSTD_sizeof_DCtx($0.pointer) }.max() ?? 0)
+        }
+    }
+
     // MARK: zstd
 
     /// Runs `body` with a zstd context reset to a fresh session with default parameters.
