@@ -30,9 +30,7 @@
 # pinned venv of scripts/bench/venv.sh (.build/venv-bench, created on first use).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DURATION=${DURATION:-15}
-CONNECTIONS=${CONNECTIONS:-32}
-THREADS=${THREADS:-2}
+source scripts/bench/common.sh
 PORT=${PORT:-14318}
 SCRATCH=${SCRATCH:-.build}
 SCENARIOS=${SCENARIOS:-rotel paused embedded}
@@ -40,7 +38,6 @@ MEDIA=${MEDIA:-json protobuf}
 CEILING=${CEILING:-1}
 JSON_PAYLOAD=docs/examples/otlp-logs.json
 
-source scripts/bench/common.sh
 bench_build
 source scripts/bench/venv.sh
 

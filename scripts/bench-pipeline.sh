@@ -49,9 +49,7 @@
 # scripts/bench/venv.sh (.build/venv-bench, created on first use).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DURATION=${DURATION:-15}
-CONNECTIONS=${CONNECTIONS:-32}
-THREADS=${THREADS:-2}
+source scripts/bench/common.sh
 IDENTITIES=${IDENTITIES:-1000}
 DRAIN_BATCHES=${DRAIN_BATCHES:-20000}
 DRAIN_TIMEOUT=${DRAIN_TIMEOUT:-120}
@@ -64,7 +62,6 @@ GATEWAY_URL=http://127.0.0.1:$PORT
 METRICS=$GATEWAY_URL/metrics
 ADMIN_URL=http://127.0.0.1:$ADMIN_PORT
 
-source scripts/bench/common.sh
 bench_build
 source scripts/bench/venv.sh
 

@@ -7,6 +7,11 @@
 
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
 
+# The load: wrk at 32 connections (2 threads) for 15 s, unless the environment says otherwise.
+DURATION=${DURATION:-15}
+CONNECTIONS=${CONNECTIONS:-32}
+THREADS=${THREADS:-2}
+
 bench_build() {
   if [ -n "${BIN:-}" ]; then return 0; fi
   local scratch=${SCRATCH:-.build}
