@@ -38,7 +38,7 @@ MEDIA=${MEDIA:-json protobuf}
 CEILING=${CEILING:-1}
 JSON_PAYLOAD=docs/examples/otlp-logs.json
 
-bench_build
+bench_build pulsegate pulsegate-bench
 source scripts/bench/venv.sh
 
 DATA=$(mktemp -d /tmp/pulsegate-bench.XXXXXX)

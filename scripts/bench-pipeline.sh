@@ -23,19 +23,21 @@
 #               (gateway CPU − paused intake CPU/req × requests accepted) / rows forwarded; ingest
 #               CPU µs per batch stored.
 #   4. drain    one identity's backlog: DRAIN_BATCHES batches of ONE identity accepted with
-#               forwarding paused (as in 2), the gateway stopped, a fresh ingest started, the gateway started
-#               again with --upstream pointing at it (and backoffMaxMs 10, so a retry time stored by
-#               the paused run is due at once instead of parking the head row): drained rows/s =
+#               forwarding paused (as in 2), the gateway stopped, a fresh ingest started, the
+#               gateway started again with --upstream pointing at it (and backoffMaxMs 10, so a
+#               retry time stored by the paused run is due at once instead of parking the head
+#               row): drained rows/s =
 #               rows forwarded between the restarted gateway's first /livez answer and the empty
 #               outbox (or DRAIN_TIMEOUT) / that time, gateway CPU µs per row in the same window,
 #               ingest CPU µs per batch (all its CPU since the gateway came back).
 # The outbox is polled every 0.1 s on the gateway's /metrics (its CPU is part of the gateway's);
 # the ingest's /stats only at the start and end of a measurement, after its CPU was read.
 #
-# Exactly once (pipeline and drain, counting everything the gateway accepted, warm-up included):
-# every batch the gateway answered 200 (its pulsegate_http_requests_total, which also counts the
-# answers in flight when wrk stopped) is a batch at the ingest, its records are the ingest's events,
-# the outbox is empty and nothing is dead-lettered. Replays the ingest absorbed by batch id
+# Exactly once (pipeline and drain, counting everything the gateway accepted, warm-up included,
+# read once the gateway stopped): every batch the gateway answered 200 (its
+# pulsegate_http_requests_total, which also counts the answers in flight when wrk stopped) is a
+# batch at the ingest, its records are the ingest's events, the outbox is empty (`pulsegate
+# outbox`) and nothing is dead-lettered. Replays the ingest absorbed by batch id
 # (`duplicateBatches` of its /stats) are reported, not counted twice. When the outbox did not drain
 # within DRAIN_TIMEOUT the verdict is INCOMPLETE if the batches at the ingest plus the rows left
 # are the batches accepted. The script exits 1 when the check fails (FAIL); a missed performance
@@ -62,7 +64,7 @@ GATEWAY_URL=http://127.0.0.1:$PORT
 METRICS=$GATEWAY_URL/metrics
 ADMIN_URL=http://127.0.0.1:$ADMIN_PORT
 
-bench_build
+bench_build pulsegate
 source scripts/bench/venv.sh
 
 DATA=$(mktemp -d /tmp/pulsegate-pipeline.XXXXXX)

@@ -2,7 +2,7 @@
 # Shell functions shared by the benchmark scripts (scripts/bench-gateway.sh,
 # scripts/bench-pipeline.sh). Sourced from the repository root after `set -euo pipefail`.
 #
-# bench_build: sets BIN to the folder of the release `pulsegate` and `pulsegate-bench` (built into
+# bench_build PRODUCT...: sets BIN to the folder of the release build of these products (built into
 # SCRATCH, default .build) unless BIN is already set (a debug build, or a prebuilt release).
 
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
@@ -15,9 +15,9 @@ THREADS=${THREADS:-2}
 bench_build() {
   if [ -n "${BIN:-}" ]; then return 0; fi
   local scratch=${SCRATCH:-.build}
+  local product
   echo "== building (release)" >&2
-  swift build -c release --scratch-path "$scratch" --product pulsegate >&2
-  swift build -c release --scratch-path "$scratch" --product pulsegate-bench >&2
+  for product in "$@"; do swift build -c release --scratch-path "$scratch" --product "$product" >&2; done
   BIN=$(swift build -c release --scratch-path "$scratch" --show-bin-path)
 }
 
