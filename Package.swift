@@ -142,7 +142,7 @@ let tests: [Target] = [
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "OTLPProtobufTests", dependencies: ["OTLPProtobuf", "PulseJSON"],
+        name: "OTLPProtobufTests", dependencies: ["OTLPProtobuf", "PulseJSON", "PulseTestSupport"],
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(name: "PulseStorageTests", dependencies: ["PulseStorage"], swiftSettings: swiftSettings),

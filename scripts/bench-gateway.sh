@@ -30,9 +30,7 @@
 # pinned venv of scripts/bench/venv.sh (.build/venv-bench, created on first use).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DURATION=${DURATION:-15}
-CONNECTIONS=${CONNECTIONS:-32}
-THREADS=${THREADS:-2}
+source scripts/bench/common.sh
 PORT=${PORT:-14318}
 SCRATCH=${SCRATCH:-.build}
 SCENARIOS=${SCENARIOS:-rotel paused embedded}
@@ -40,14 +38,7 @@ MEDIA=${MEDIA:-json protobuf}
 CEILING=${CEILING:-1}
 JSON_PAYLOAD=docs/examples/otlp-logs.json
 
-command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
-if [ -z "${BIN:-}" ]; then
-  echo "== building (release)" >&2
-  swift build -c release --scratch-path "$SCRATCH" --product pulsegate >&2
-  swift build -c release --scratch-path "$SCRATCH" --product pulsegate-bench >&2
-  BIN=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
-fi
-
+bench_build pulsegate pulsegate-bench
 source scripts/bench/venv.sh
 
 DATA=$(mktemp -d /tmp/pulsegate-bench.XXXXXX)
@@ -55,29 +46,12 @@ PROTOBUF_PAYLOAD=$DATA/otlp-logs.pb
 "$BENCH_PYTHON" scripts/bench/otlp-json-to-protobuf.py logs "$JSON_PAYLOAD" "$PROTOBUF_PAYLOAD"
 GATEWAY_PID=
 INGEST_PID=
-stop() {
-  local pid=$1
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid"; wait "$pid" || true; fi
-}
 cleanup() {
   stop "$GATEWAY_PID"
   stop "$INGEST_PID"
   rm -rf "$DATA"
 }
 trap cleanup EXIT
-
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-# utime + stime of a process in clock ticks.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-TICKS=$(getconf CLK_TCK)
-
-wait_for() {
-  for _ in $(seq 1 100); do
-    if curl -fsS "$1" >/dev/null 2>&1; then return 0; fi
-    sleep 0.1
-  done
-  curl -fsS "$1" >/dev/null
-}
 
 SUMMARY=()
 STORED_BYTES=
@@ -104,14 +78,8 @@ run_scenario() {
   esac
   if [ "$scenario" = rotel ]; then
     # The server's process under measurement is Rotel's; its gRPC receiver goes to a spare port.
-    "$ROTEL_AGENT" start --otlp-http-endpoint "127.0.0.1:$PORT" --otlp-grpc-endpoint "127.0.0.1:$((PORT + 2))" \
-      --exporter blackhole --pid-file "$dir/rotel.pid" >"$dir/rotel.log" 2>&1 &
-    GATEWAY_PID=$!
-    for _ in $(seq 1 100); do
-      if curl -fsS -o /dev/null -X POST -H 'Content-Type: application/json' --data '{}' \
-        "http://127.0.0.1:$PORT/v1/logs" 2>/dev/null; then break; fi
-      sleep 0.1
-    done
+    start_rotel "$PORT" "$dir"
+    GATEWAY_PID=$ROTEL_PID
   else
     if [ -n "${UPSTREAM:-}" ]; then upstream=$UPSTREAM; fi
     local args=(serve --listen "127.0.0.1:$PORT" --data-dir "$dir/gateway")
@@ -133,19 +101,16 @@ run_scenario() {
     "http://127.0.0.1:$PORT/v1/logs" -- "$payload" "$content_type")
   cpu_after=$(cpu_ticks "$GATEWAY_PID")
   echo "$wrk_out" >&2
-  value() { echo "$wrk_out" | awk -v key="bench.$1" '$1 == key { print $2 }'; }
   local rps p50 p99 requests non2xx cpu_us forwarded
-  rps=$(value durable_rps)
-  p50=$(value p50_ms)
-  p99=$(value p99_ms)
-  requests=$(value requests)
-  non2xx=$(value non_2xx)
-  cpu_us=$(awk -v t=$((cpu_after - cpu_before)) -v hz="$TICKS" -v n="$requests" \
-    'BEGIN { if (n > 0) printf "%.0f", t / hz * 1e6 / n; else print "-" }')
+  rps=$(wrk_value "$wrk_out" durable_rps)
+  p50=$(wrk_value "$wrk_out" p50_ms)
+  p99=$(wrk_value "$wrk_out" p99_ms)
+  requests=$(wrk_value "$wrk_out" requests)
+  non2xx=$(wrk_value "$wrk_out" non_2xx)
+  cpu_us=$(cpu_us_per $((cpu_after - cpu_before)) "$requests")
   forwarded=-
   if [ "$scenario" != rotel ]; then
-    forwarded=$(curl -fsS "http://127.0.0.1:$PORT/metrics" |
-      awk '/^pulsegate_forward_total\{kind="events",result="ok"\}/ { print $2 }')
+    forwarded=$(metric "http://127.0.0.1:$PORT/metrics" 'pulsegate_forward_total{kind="events",result="ok"}')
   fi
   if [ "$scenario" != rotel ] && [ -z "$STORED_BYTES" ] && command -v sqlite3 >/dev/null; then
     STORED_BYTES=$(sqlite3 "$dir/gateway/gateway.sqlite" \

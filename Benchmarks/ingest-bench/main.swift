@@ -3,7 +3,9 @@
 //   ingest-bench throughput [--connections N] [--batches B] [--events E] [--window W]
 //       N raw-socket clients each connect, then upload B event batches of E events (zstd), keeping
 //       up to W requests in flight; prints batches/s, events/s and commits. Every acknowledgement
-//       means the batch was committed with fsync.
+//       means the batch was committed with fsync. Also prints the server's CPU time per batch.
+//       --ulid uses time-ordered (ULID-like) event ids instead of random ones; --prepare-only stops
+//       after encoding the frames (the baseline of a callgrind comparison).
 //   ingest-bench idle [--connections N] [--processes P] [--sequential]
 //       Server RSS with N idle connections, before and after each completed CLIENT_CONNECT (all
 //       CONNECTs written at once, or one at a time per client process with --sequential).
@@ -43,6 +45,30 @@ func trimHeap() {
     typealias Trim = @convention(c) (Int) -> Int32
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
     _ = unsafeBitCast(symbol, to: Trim.self)(0)
+}
+
+/// User plus system CPU time of this process so far, in microseconds (`/proc/self/stat` fields 14 and 15).
+func processCPUMicroseconds() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+        let close = text.lastIndex(of: ")")
+    else { return -1 }
+    // Fields after the command name (which may contain spaces): state is field 3, utime 14, stime 15.
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 13, let user = Int(fields[11]), let system = Int(fields[12]) else { return -1 }
+    return (user + system) * 1_000_000 / Int(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// CPU time of the calling thread, in microseconds.
+func threadCPUMicroseconds() -> Int {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return time.tv_sec * 1_000_000 + time.tv_nsec / 1_000
+}
+
+/// The 1-minute load average, as `/proc/loadavg` reports it.
+func loadAverage() -> String {
+    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
+    return String(text.split(separator: " ").first ?? "?")
 }
 
 func mebibytes(_ bytes: Int) -> String {
@@ -122,7 +148,27 @@ func connectFrame(device: String, id: UInt32) -> [UInt8] {
     Frame(packetType: .request, bizType: 1, messageID: id, payload: connectPayload(device: device)).encoded()
 }
 
-func eventBatch(device: String, batch: Int, events: Int) -> [UInt8] {
+/// Event ids: random (UUIDv4-like, 32 hex) or time-ordered (ULID-like: 12 hex digits of a
+/// millisecond clock that advances per batch, then a per-batch counter and random bits).
+enum EventIDs: String {
+    case random, ulid
+}
+
+func eventID(_ kind: EventIDs, batch: Int, index: Int, using generator: inout SystemRandomNumberGenerator) -> String {
+    switch kind {
+    case .random:
+        return String(generator.next(), radix: 16) + String(generator.next(), radix: 16)
+    case .ulid:
+        let millis = String(1_764_400_000_000 + batch, radix: 16)
+        let counter = String(index, radix: 16)
+        let random = String(generator.next() >> 24, radix: 16)
+        let head = String(repeating: "0", count: 12 - millis.count) + millis
+        let middle = String(repeating: "0", count: 4 - counter.count) + counter
+        return head + middle + String(repeating: "0", count: 16 - random.count) + random
+    }
+}
+
+func eventBatch(device: String, batch: Int, events: Int, ids: EventIDs = .random) -> [UInt8] {
     var json = """
         {"identity":{"projectId":"bench_app","installationId":"inst-\(device)","deviceId":"\(device)",\
         "userId":null,"appVersion":"1.0","buildNumber":100,"sdkVersion":"2.3.0","platform":"ios",\
@@ -133,8 +179,8 @@ func eventBatch(device: String, batch: Int, events: Int) -> [UInt8] {
     let screens = ["home", "search", "product", "cart", "checkout", "settings", "profile"]
     for index in 0..<events {
         if index > 0 { json += "," }
-        // Unique per event (the database key), random like SDK ids.
-        let id = String(generator.next(), radix: 16) + String(generator.next(), radix: 16)
+        // Unique per event (the database key).
+        let id = eventID(ids, batch: batch, index: index, using: &generator)
         let trace = String(generator.next(), radix: 16)
         json += """
             {"id":"\(id)","timestamp":\(1_764_400_000_000 + Int(generator.next() % 1_000_000)),\
@@ -151,7 +197,11 @@ func eventBatch(device: String, batch: Int, events: Int) -> [UInt8] {
 
 // MARK: - Throughput
 
-func runThroughput(connections: Int, batches: Int, events: Int, window: Int) async throws {
+/// With `prepareOnly`, stops after encoding the frames: `valgrind --tool=callgrind` runs of both kinds
+/// let the client-side preparation be subtracted from the instruction count (scripts/bench-ingest.sh).
+func runThroughput(
+    connections: Int, batches: Int, events: Int, window: Int, ids: EventIDs, prepareOnly: Bool
+) async throws {
     _ = raiseOpenFileLimit()
     let directory = NSTemporaryDirectory() + "ingest-bench-" + UUID().uuidString
     defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -162,7 +212,7 @@ func runThroughput(connections: Int, batches: Int, events: Int, window: Int) asy
     let port = server.port
 
     print("ingest-bench throughput: \(connections) connections × \(batches) batches × \(events) events, zstd,")
-    print("  window \(window) in flight per connection; data in \(directory)")
+    print("  window \(window) in flight per connection, \(ids.rawValue) event ids; data in \(directory)")
     // Pre-encode every frame so the clients spend no CPU on JSON or zstd while measuring.
     var frames: [[[UInt8]]] = []
     var plaintextBytes = 0
@@ -170,7 +220,7 @@ func runThroughput(connections: Int, batches: Int, events: Int, window: Int) asy
     for connection in 0..<connections {
         var list: [[UInt8]] = []
         for batch in 0..<batches {
-            let plaintext = eventBatch(device: "d\(connection)", batch: batch, events: events)
+            let plaintext = eventBatch(device: "d\(connection)", batch: batch, events: events, ids: ids)
             let frame = try Frame.make(
                 packetType: .request, bizType: 5, messageID: UInt32(batch + 2), plaintext: plaintext, preferred: .zstd)
             plaintextBytes += plaintext.count
@@ -182,6 +232,10 @@ func runThroughput(connections: Int, batches: Int, events: Int, window: Int) asy
     let total = connections * batches
     print(
         "  batch size: \(plaintextBytes / total) bytes JSON, \(wireBytes / total) bytes zstd on the wire")
+    if prepareOnly {
+        await server.shutdown()
+        return
+    }
 
     // Connect every client first.
     var sockets: [Int32] = []
@@ -194,13 +248,17 @@ func runThroughput(connections: Int, batches: Int, events: Int, window: Int) asy
     }
 
     let failures = Atomic<Int>(0)
+    let clientCPU = Atomic<Int>(0)
     let done = DispatchGroup()
     let before = server.statistics()
+    let cpuBefore = processCPUMicroseconds()
     let started = Date()
     for (index, fd) in sockets.enumerated() {
         let list = frames[index]
         done.enter()
         Thread {
+            let threadStart = threadCPUMicroseconds()
+            defer { clientCPU.add(threadCPUMicroseconds() - threadStart, ordering: .relaxed) }
             var reader = FrameReader(fd: fd)
             var sent = 0
             var received = 0
@@ -230,6 +288,7 @@ func runThroughput(connections: Int, batches: Int, events: Int, window: Int) asy
         done.notify(queue: .global()) { continuation.resume() }
     }
     let seconds = Date().timeIntervalSince(started)
+    let serverCPU = processCPUMicroseconds() - cpuBefore - clientCPU.load(ordering: .relaxed)
     let after = server.statistics()
     let commits = after.commits - before.commits
     let jobs = after.committedJobs - before.committedJobs
@@ -240,6 +299,10 @@ func runThroughput(connections: Int, batches: Int, events: Int, window: Int) asy
         String(
             format: "  %d commits (fsync) for %d jobs: %.1f batches per commit; %d events stored; failures %d",
             commits, jobs, Double(jobs) / Double(max(1, commits)), stored, failures.load(ordering: .relaxed)))
+    print(
+        String(
+            format: "  server CPU %.0f µs per batch (process CPU minus the client threads'); load average %@",
+            Double(serverCPU) / Double(total), loadAverage()))
     for fd in sockets { close(fd) }
     await server.shutdown()
     if failures.load(ordering: .relaxed) > 0 || stored != total * events {
@@ -416,19 +479,49 @@ func option(_ name: String, _ fallback: Int) -> Int {
     return value
 }
 
+/// Runs `body` on the global executor while the main thread waits: the top level stays synchronous,
+/// so the main thread never enters `dispatch_main` (whose `sigsuspend` on a read-only signal mask
+/// valgrind 3.19 cannot run), and `valgrind --tool=callgrind ingest-bench …` works.
+func runBlocking(_ body: @escaping @Sendable () async throws -> Void) {
+    let finished = DispatchSemaphore(value: 0)
+    let failure = Mutex<String?>(nil)
+    Task {
+        do {
+            try await body()
+        } catch {
+            failure.withLock { $0 = "\(error)" }
+        }
+        finished.signal()
+    }
+    finished.wait()
+    if let message = failure.withLock({ $0 }) {
+        fail(message)
+    }
+}
+
 switch arguments.count > 1 ? arguments[1] : "" {
 case "throughput":
-    try await runThroughput(
-        connections: option("--connections", 16), batches: option("--batches", 200), events: option("--events", 64),
-        window: option("--window", 8))
+    let prepareOnly = arguments.contains("--prepare-only")
+    let ids: EventIDs = arguments.contains("--ulid") ? .ulid : .random
+    let (connections, batches, events, window) = (
+        option("--connections", 16), option("--batches", 200), option("--events", 64), option("--window", 8)
+    )
+    runBlocking {
+        try await runThroughput(
+            connections: connections, batches: batches, events: events, window: window, ids: ids,
+            prepareOnly: prepareOnly)
+    }
 case "idle":
-    try await runIdle(
-        connections: option("--connections", 10_000), processes: option("--processes", 2),
-        sequential: arguments.contains("--sequential"))
+    let (connections, processes) = (option("--connections", 10_000), option("--processes", 2))
+    let sequential = arguments.contains("--sequential")
+    runBlocking {
+        try await runIdle(connections: connections, processes: processes, sequential: sequential)
+    }
 default:
     print(
         """
-        usage: ingest-bench throughput [--connections N] [--batches B] [--events E] [--window W]
+        usage: ingest-bench throughput [--connections N] [--batches B] [--events E] [--window W] [--ulid]
+                                  [--prepare-only]
                ingest-bench idle [--connections N] [--processes P] [--sequential]
         """)
     exit(2)

@@ -1,6 +1,7 @@
 import Foundation
 import OTLPProtobuf
 import PulseJSON
+import PulseTestSupport
 import Testing
 
 /// The checked-in fixtures written by `scripts/generate-otlp-protobuf-fixtures.py`.
@@ -57,65 +58,6 @@ func transcodingError(
         return nil
     } catch {
         return error
-    }
-}
-
-/// Builds protobuf wire bytes for tests.
-struct Wire {
-    var bytes: [UInt8] = []
-
-    init() {}
-
-    init(_ build: (inout Wire) -> Void) {
-        build(&self)
-    }
-
-    mutating func raw(_ more: [UInt8]) { bytes += more }
-
-    mutating func varint(_ value: UInt64) {
-        var rest = value
-        while rest >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
-            rest >>= 7
-        }
-        bytes.append(UInt8(rest))
-    }
-
-    mutating func tag(_ number: UInt32, _ wireType: UInt8) {
-        varint(UInt64(number) << 3 | UInt64(wireType))
-    }
-
-    mutating func varintField(_ number: UInt32, _ value: UInt64) {
-        tag(number, 0)
-        varint(value)
-    }
-
-    mutating func fixed64Field(_ number: UInt32, _ value: UInt64) {
-        tag(number, 1)
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
-    }
-
-    mutating func doubleField(_ number: UInt32, _ value: Double) {
-        fixed64Field(number, value.bitPattern)
-    }
-
-    mutating func fixed32Field(_ number: UInt32, _ value: UInt32) {
-        tag(number, 5)
-        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
-    }
-
-    mutating func field(_ number: UInt32, _ payload: [UInt8]) {
-        tag(number, 2)
-        varint(UInt64(payload.count))
-        bytes += payload
-    }
-
-    mutating func field(_ number: UInt32, _ text: String) {
-        field(number, Array(text.utf8))
-    }
-
-    mutating func field(_ number: UInt32, _ build: (inout Wire) -> Void) {
-        field(number, Wire(build).bytes)
     }
 }
 

@@ -1,5 +1,6 @@
 import OTLPProtobuf
 import PulseJSON
+import PulseTestSupport
 import Testing
 
 /// The OTLP/JSON mapping and the limits.

@@ -1,5 +1,6 @@
 import OTLPProtobuf
 import PulseJSON
+import PulseTestSupport
 import Testing
 
 /// Wire-level behaviour through the public API: unknown fields, wire types, varints, lengths,

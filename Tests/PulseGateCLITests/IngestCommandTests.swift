@@ -1,5 +1,6 @@
 import Foundation
 import PulseIngest
+import PulseTestSupport
 import Synchronization
 import Testing
 
@@ -12,6 +13,21 @@ import Testing
         #expect(options.dataDirectory == "pulsegate-ingest")
         #expect(options.configPath == nil)
         #expect(options.admin == nil)
+        #expect(options.connectDeadlineMilliseconds == nil)
+        #expect(options.maxPartialFrameBytes == nil)
+    }
+
+    @Test func connectionLimitsFromFlagsAndEnvironment() throws {
+        let environment = [
+            "PULSEGATE_INGEST_CONNECT_DEADLINE_MS": "2500", "PULSEGATE_INGEST_MAX_PARTIAL_FRAME_BYTES": "1048576",
+        ]
+        let fromEnvironment = try IngestCommand.parse(arguments: [], environment: environment)
+        #expect(fromEnvironment.connectDeadlineMilliseconds == 2500)
+        #expect(fromEnvironment.maxPartialFrameBytes == 1_048_576)
+        let flags = try IngestCommand.parse(
+            arguments: ["--connect-deadline-ms", "700", "--max-partial-frame-bytes=4096"], environment: environment)
+        #expect(flags.connectDeadlineMilliseconds == 700)
+        #expect(flags.maxPartialFrameBytes == 4096)
     }
 
     @Test func environmentAndFlags() throws {
@@ -33,7 +49,10 @@ import Testing
         #expect(flags.configPath == "c.json")
     }
 
-    @Test(arguments: [["--listen"], ["--listen", "nowhere"], ["--bogus", "1"], ["serve"], ["--data-dir", ""]])
+    @Test(arguments: [
+        ["--listen"], ["--listen", "nowhere"], ["--bogus", "1"], ["serve"], ["--data-dir", ""],
+        ["--connect-deadline-ms", "0"], ["--connect-deadline-ms", "soon"], ["--max-partial-frame-bytes", "-1"],
+    ])
     func usageErrors(arguments: [String]) async {
         let captured = CapturedOutput()
         let status = await PulseGateCommandLine.run(
@@ -47,7 +66,10 @@ import Testing
         let status = await PulseGateCommandLine.run(
             arguments: ["ingest", "--help"], environment: [:], output: captured.output)
         #expect(status == 0)
-        for text in ["--listen", "--data-dir", "--config", "--admin", "PULSEGATE_INGEST_LISTEN", "SIGTERM"] {
+        for text in [
+            "--listen", "--data-dir", "--config", "--admin", "PULSEGATE_INGEST_LISTEN", "SIGTERM",
+            "--connect-deadline-ms", "--max-partial-frame-bytes",
+        ] {
             #expect(captured.stdout.contains(text))
         }
     }
@@ -93,5 +115,36 @@ import Testing
         #expect(captured.stdout.contains("stopped"))
         #expect(server.withLock { $0?.policy.apps["a"]?.policy.revision } == 2)
         #expect(FileManager.default.fileExists(atPath: directory + "/data/ingest.sqlite"))
+    }
+
+    /// `--connect-deadline-ms` reaches the server: a connection that sends nothing is closed after
+    /// it, long before the 10 s default.
+    @Test func theConnectDeadlineFlagClosesSilentConnections() async throws {
+        let directory = NSTemporaryDirectory() + "pulse-ingest-cli-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var options = try IngestCommand.parse(
+            arguments: ["--listen", "127.0.0.1:0", "--data-dir", directory, "--connect-deadline-ms", "300"],
+            environment: [:])
+        options.dataDirectory = directory
+        let (signals, continuation) = AsyncStream.makeStream(of: IngestCommand.Signal.self)
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let captured = CapturedOutput()
+        let run = Task {
+            try await IngestCommand.run(options: options, output: captured.output, signals: signals) { started in
+                portContinuation.yield(Int(started.port))
+            }
+        }
+        defer { continuation.yield(.terminate) }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let started = ContinuousClock.now
+        let closedAfter = try await onThread {
+            let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 8)
+            _ = try connection.readUntilClosed()
+            return ContinuousClock.now - started
+        }
+        #expect(closedAfter < .seconds(5))
+        continuation.yield(.terminate)
+        try await run.value
     }
 }

@@ -139,6 +139,30 @@ import Testing
         await upstream.stop()
     }
 
+    /// Many identities through a pool smaller than their number reconnect all the time; those
+    /// connects end healthy (the pool evicts the session for another identity), so they do not use
+    /// up the caps that exist for reconnects after failures.
+    @Test func healthySessionsEvictedForOtherIdentitiesDoNotUseUpTheConnectWindow() async throws {
+        let upstream = try await ScriptedUpstream.start()
+        let clock = TestClock()
+        let forwarding = ForwardingSettings(
+            maxConnections: 4, backoffBase: .milliseconds(1000), backoffMax: .milliseconds(1000),
+            connectWindow: .seconds(600), maxConnectsPerIdentity: 2, maxConnectsPerWindow: 10)
+        let harness = try await ForwarderTests.harness(upstream, clock: clock, forwarding: forwarding)
+        let identities = 40
+        for round in 0..<3 {
+            #expect(try await harness.post(Self.devices(identities), batchID: "churn-\(round)").status == 200)
+            #expect(await eventually(seconds: 60) { harness.gateway.outboxBatches == 0 })
+        }
+        #expect(upstream.uploads.count == identities * 3)
+        // Far more connects than either cap allows, none refused, all within one window.
+        #expect(upstream.connects > 10)
+        #expect(upstream.openConnections.peak <= 4)
+        #expect(Self.lines(harness, "connect attempts capped; waiting").isEmpty)
+        await harness.stop()
+        await upstream.stop()
+    }
+
     @Test func maxConnectionsBoundsUpstreamSocketsAndIdleOnesClose() async throws {
         let upstream = try await ScriptedUpstream.start()
         let clock = TestClock()

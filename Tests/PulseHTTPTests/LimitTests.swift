@@ -68,21 +68,32 @@ import Testing
         }
     }
 
-    @Test func endlessChunkedUploadIsCutOff() async throws {
-        try await withServer(Self.small, handler: Self.echo) { _, port in
-            let outcome = try await onThread { () -> String in
+    @Test func endlessChunkedUploadGets413() async throws {
+        let handled = Counter()
+        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { _ in
+            handled.increment()
+            return HTTPResponse(status: .ok)
+        }
+        try await withServer(Self.small, handler: handler) { _, port in
+            let (response, sent) = try await onThread { () -> (RawHTTPResponse, Int) in
                 let connection = try RawHTTPConnection(port: port)
                 try connection.send("POST /flood HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n")
                 let chunk = "400\r\n" + String(repeating: "b", count: 1024) + "\r\n"
-                do {
-                    for _ in 0..<64 { try connection.send(chunk) }
-                } catch {
-                    return "send failed"  // The server closed the connection under us.
+                // An upload that never ends: far past the limit, and past twice the limit (where the
+                // server used to reset the connection), until the server stops taking bytes.
+                var sent = 0
+                while sent < 4096 {
+                    do { try connection.send(chunk) } catch { break }
+                    sent += 1
+                    if sent > 2, !connection.nothingPending() { break }  // The answer is in.
                 }
-                return String(decoding: try connection.readUntilClosed(), as: UTF8.self)
+                return (try connection.readResponse(), sent)
             }
-            // Either the write failed, or the connection was closed without any response.
-            #expect(outcome == "send failed" || outcome.isEmpty)
+            #expect(response.status == 413)
+            #expect(response.header("Connection")?.lowercased() == "close")
+            #expect(response.body.isEmpty)
+            #expect(sent < 4096)
+            #expect(handled.current == 0)
         }
     }
 

@@ -144,6 +144,17 @@ public final class RawHTTPConnection: @unchecked Sendable {
         return response
     }
 
+    /// Reads what the peer has sent (waiting up to the receive timeout); empty at the end of the
+    /// stream. For another protocol on the same kind of socket (msgtrans frames). One thread may
+    /// read this way while another sends.
+    public func receiveAvailable() throws -> [UInt8] {
+        if pending.isEmpty, try !receiveMore() {
+            return []
+        }
+        defer { pending = [] }
+        return pending
+    }
+
     /// Reads until the peer closes; returns everything not yet consumed.
     public func readUntilClosed() throws -> [UInt8] {
         while try receiveMore() {}

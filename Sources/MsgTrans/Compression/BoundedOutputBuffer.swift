@@ -9,6 +9,20 @@ struct BoundedOutputBuffer {
     /// Bytes written so far.
     private(set) var count = 0
 
+    /// Runs `decode` over the bytes of `input` with a buffer bounded by `maxBytes` and returns
+    /// what it wrote (the frame both codecs' decompressors share).
+    static func decoding(
+        _ input: [UInt8], maxBytes: Int,
+        _ decode: (UnsafeRawBufferPointer, inout BoundedOutputBuffer) throws(MsgTransError) -> Void
+    ) throws(MsgTransError) -> [UInt8] {
+        var output = BoundedOutputBuffer(maxBytes: maxBytes, inputCount: input.count)
+        let outcome = input.withUnsafeBytes { raw in
+            Result { () throws(MsgTransError) in try decode(raw, &output) }
+        }
+        try outcome.get()
+        return output.finish()
+    }
+
     init(maxBytes: Int, inputCount: Int) {
         capacityLimit = maxBytes == Int.max ? Int.max : max(maxBytes, 0) + 1
         // Start small: about four times the input, between 4 KiB and 1 MiB.

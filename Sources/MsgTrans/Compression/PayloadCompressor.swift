@@ -16,7 +16,17 @@
 /// size above the limit is refused before decoding starts. The zstd decoder's window is capped
 /// as well (see ``zstdWindowLogMax(forMaxOutputBytes:)``), so a hostile frame header cannot make
 /// it reserve more memory than the output bound justifies.
+///
+/// Decompression contexts (zstd `DCtx`, zlib inflate streams) are reused from a small shared pool
+/// (at most 8 idle per codec; a zstd context that grew past 1 MiB is freed instead of kept), each
+/// reset to a fresh session before use, so the limits above apply to every stream exactly as with
+/// a new context; ``contextStatistics`` counts creations and reuses.
 public enum PayloadCompressor {
+    /// How many decompression contexts were created and reused since the process started.
+    public static var contextStatistics: DecompressionContextStatistics {
+        DecompressionContextPool.shared.statistics
+    }
+
     /// Compresses `bytes` with `compression`.
     ///
     /// - Parameter level: the codec level, or `nil` for the codec's default (zstd 3, zlib

@@ -20,27 +20,11 @@ enum ZlibCodec {
     }
 
     static func decompress(_ input: [UInt8], maxOutputBytes: Int) throws(MsgTransError) -> [UInt8] {
-        // zlib keeps a pointer back to the z_stream, so it must not move: allocate it explicitly.
-        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        defer {
-            stream.deinitialize(count: 1)
-            stream.deallocate()
-        }
-        let initStatus = inflateInit_(stream, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
-        guard initStatus == Z_OK else {
-            throw MsgTransError(.decompressionFailed, "zlib: inflateInit returned \(initStatus)")
-        }
-        defer { inflateEnd(stream) }
-
-        var output = BoundedOutputBuffer(maxBytes: maxOutputBytes, inputCount: input.count)
-        let outcome = input.withUnsafeBytes { raw in
-            Result { () throws(MsgTransError) in
+        try DecompressionContextPool.shared.withZlibStream { stream throws(MsgTransError) in
+            try BoundedOutputBuffer.decoding(input, maxBytes: maxOutputBytes) { raw, output throws(MsgTransError) in
                 try inflate(raw, stream: stream, into: &output, maxOutputBytes: maxOutputBytes)
             }
         }
-        try outcome.get()
-        return output.finish()
     }
 
     /// Runs inflate over the whole input; returns once the stream's end marker has been read.

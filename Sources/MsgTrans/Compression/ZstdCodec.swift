@@ -52,24 +52,17 @@ enum ZstdCodec {
         if declared < contentSizeError, declared > UInt64(maxOutputBytes) {
             throw tooLarge(maxOutputBytes)
         }
-        guard let context = ZSTD_createDCtx() else {
-            throw MsgTransError(.decompressionFailed, "zstd: cannot allocate a decompression context")
-        }
-        defer { ZSTD_freeDCtx(context) }
-        let windowLogMax = PayloadCompressor.zstdWindowLogMax(forMaxOutputBytes: maxOutputBytes)
-        let setResult = ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, windowLogMax)
-        guard ZSTD_isError(setResult) == 0 else {
-            throw MsgTransError(.decompressionFailed, "zstd: \(errorName(setResult))")
-        }
-
-        var output = BoundedOutputBuffer(maxBytes: maxOutputBytes, inputCount: input.count)
-        let outcome = input.withUnsafeBytes { raw in
-            Result { () throws(MsgTransError) in
+        return try DecompressionContextPool.shared.withZstdContext { context throws(MsgTransError) in
+            let windowLogMax = PayloadCompressor.zstdWindowLogMax(forMaxOutputBytes: maxOutputBytes)
+            let setResult = ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, windowLogMax)
+            guard ZSTD_isError(setResult) == 0 else {
+                throw MsgTransError(.decompressionFailed, "zstd: \(errorName(setResult))")
+            }
+            return try BoundedOutputBuffer.decoding(input, maxBytes: maxOutputBytes) {
+                raw, output throws(MsgTransError) in
                 try decompress(raw, context: context, into: &output, maxOutputBytes: maxOutputBytes)
             }
         }
-        try outcome.get()
-        return output.finish()
     }
 
     /// Runs the decoder over the whole input; returns once the single frame is complete.

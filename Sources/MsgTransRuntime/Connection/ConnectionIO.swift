@@ -61,6 +61,7 @@ extension MsgTransConnection: EventLoopSource {
                 statistics.add(.bytesIn, count)
                 decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                 processFrames()
+                guard accountPartialFrameBytes() else { return }
                 if count < buffer.count { break }
             } else if count == 0 {
                 endOfInput()
@@ -103,6 +104,23 @@ extension MsgTransConnection: EventLoopSource {
             // Release whatever capacity the last burst left behind: idle connections hold no buffer.
             decoder = FrameDecoder(limits: configuration.frameLimits)
         }
+    }
+
+    /// Updates this connection's share of the server's buffered partial-frame bytes; closes the
+    /// connection and returns `false` when the total would exceed the server's cap.
+    private func accountPartialFrameBytes() -> Bool {
+        guard let cap = partialFrameCap, phase != .closed else { return true }
+        let held = decoder.bufferedByteCount
+        guard held != accountedPartialBytes else { return true }
+        let total = statistics.addPartialFrameBytes(held - accountedPartialBytes)
+        accountedPartialBytes = held
+        guard total > cap, held > 0 else { return true }
+        statistics.add(.partialFrameCapCloses)
+        teardown(
+            MsgTransRuntimeError(
+                .overloaded, "incomplete frames buffered across connections reached the cap of \(cap) bytes"),
+            flush: false)
+        return false
     }
 
     /// The peer closed its sending side: answer what was received, then close.
@@ -519,11 +537,19 @@ extension MsgTransConnection: EventLoopSource {
             }
         }
         phase = .closed
+        if accountedPartialBytes != 0 {
+            _ = statistics.addPartialFrameBytes(-accountedPartialBytes)
+            accountedPartialBytes = 0
+        }
         eventLoop.unregister(fd: fd, registration: registration)
         Glibc.close(fd)
         if let lingerTimer {
             eventLoop.cancelTimer(lingerTimer)
             self.lingerTimer = nil
+        }
+        if let establishTimer {
+            eventLoop.cancelTimer(establishTimer)
+            self.establishTimer = nil
         }
         output = []
         outputOffset = 0

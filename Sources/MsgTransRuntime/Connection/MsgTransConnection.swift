@@ -68,6 +68,12 @@ public final class MsgTransConnection: @unchecked Sendable {
     var heldFrames = FIFO<Frame>()
     var admissionHeld = false
     var lingerTimer: TimerID?
+    /// Closes a server connection that is not established in time (see ``markEstablished()``).
+    var establishTimer: TimerID?
+    /// The server's cap on buffered partial-frame bytes, or `nil` (client connections).
+    var partialFrameCap: Int?
+    /// This connection's share of ``MsgTransStatistics/Snapshot/partialFrameBytes``.
+    var accountedPartialBytes = 0
 
     enum Phase {
         /// Reading and admitting.
@@ -250,6 +256,19 @@ public final class MsgTransConnection: @unchecked Sendable {
             }
         }
         try result.get()
+    }
+
+    // MARK: - Establishing
+
+    /// Tells the server side that the application's handshake succeeded on this connection, so
+    /// ``MsgTransServerConfiguration/establishTimeout`` no longer applies. Safe from any thread;
+    /// does nothing on a client connection or when called again.
+    public func markEstablished() {
+        eventLoop.execute {
+            guard let timer = self.establishTimer else { return }
+            self.eventLoop.cancelTimer(timer)
+            self.establishTimer = nil
+        }
     }
 
     // MARK: - Closing

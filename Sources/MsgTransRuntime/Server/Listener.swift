@@ -122,6 +122,19 @@ final class Listener: EventLoopSource, @unchecked Sendable {
             Glibc.close(client)
             return
         }
+        if configuration.maxPartialFrameBytes > 0 {
+            connection.partialFrameCap = configuration.maxPartialFrameBytes
+        }
+        if let timeout = configuration.establishTimeout, timeout > .zero {
+            connection.establishTimer = loop.scheduleTimer(at: MonotonicClock.deadline(after: timeout)) {
+                [weak connection, statistics] in
+                guard let connection else { return }
+                connection.establishTimer = nil
+                statistics.add(.establishTimeouts)
+                connection.teardown(
+                    MsgTransRuntimeError(.timeout, "the connection was not established within \(timeout)"), flush: true)
+            }
+        }
         connections[ObjectIdentifier(connection)] = connection
         connection.onClose = { [weak self] closed in
             guard let self else { return }

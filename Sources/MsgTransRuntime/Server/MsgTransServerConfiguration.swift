@@ -10,6 +10,17 @@ public struct MsgTransServerConfiguration: Sendable {
     /// How long ``MsgTransServer/shutdown()`` waits for running handlers to answer and output to
     /// flush before it closes the remaining connections. Default 10 s.
     public var shutdownGracePeriod: Duration
+    /// How long an accepted connection may take to be established — marked with
+    /// ``MsgTransConnection/markEstablished()`` by the application once its handshake succeeded —
+    /// before it is closed (counted in ``MsgTransStatistics/Snapshot/establishTimeouts``). `nil`, the
+    /// default, or a duration that is not positive, for no limit.
+    public var establishTimeout: Duration?
+    /// The most bytes of incomplete inbound frames buffered across all connections of the server.
+    /// A connection whose read would take the total over it is closed (counted in
+    /// ``MsgTransStatistics/Snapshot/partialFrameCapCloses``); complete frames are not counted. It
+    /// should leave room for at least one frame of the largest accepted size
+    /// (``FrameLimits/maxPayloadBytes``); 0 or less turns the cap off. Default 256 MiB.
+    public var maxPartialFrameBytes: Int
 
     /// Creates a configuration with the documented defaults.
     public init() {
@@ -17,5 +28,7 @@ public struct MsgTransServerConfiguration: Sendable {
         maxConnections = 16_384
         listenBacklog = 4096
         shutdownGracePeriod = .seconds(10)
+        establishTimeout = nil
+        maxPartialFrameBytes = 256 << 20
     }
 }

@@ -42,6 +42,15 @@ public final class MsgTransStatistics: Sendable {
         public var ignoredMessages: Int
         /// One-way messages dropped because the inbound bound was reached or their payload was malformed.
         public var droppedOneWays: Int
+        /// Bytes of incomplete inbound frames buffered across the connections (a gauge; tracked
+        /// on server connections, see ``MsgTransServerConfiguration/maxPartialFrameBytes``).
+        public var partialFrameBytes: Int
+        /// Connections closed because they were not established in time
+        /// (``MsgTransServerConfiguration/establishTimeout``).
+        public var establishTimeouts: Int
+        /// Connections closed because their incomplete frame would have taken the buffered total
+        /// over ``MsgTransServerConfiguration/maxPartialFrameBytes``.
+        public var partialFrameCapCloses: Int
     }
 
     enum Counter {
@@ -62,6 +71,9 @@ public final class MsgTransStatistics: Sendable {
         case admissionCloses
         case ignoredMessages
         case droppedOneWays
+        case partialFrameBytes
+        case establishTimeouts
+        case partialFrameCapCloses
     }
 
     private let openConnections = Atomic<Int>(0)
@@ -81,6 +93,9 @@ public final class MsgTransStatistics: Sendable {
     private let admissionCloses = Atomic<Int>(0)
     private let ignoredMessages = Atomic<Int>(0)
     private let droppedOneWays = Atomic<Int>(0)
+    private let partialFrameBytes = Atomic<Int>(0)
+    private let establishTimeouts = Atomic<Int>(0)
+    private let partialFrameCapCloses = Atomic<Int>(0)
 
     /// Creates zeroed counters.
     public init() {}
@@ -104,7 +119,10 @@ public final class MsgTransStatistics: Sendable {
             admissionReplies: admissionReplies.load(ordering: .relaxed),
             admissionCloses: admissionCloses.load(ordering: .relaxed),
             ignoredMessages: ignoredMessages.load(ordering: .relaxed),
-            droppedOneWays: droppedOneWays.load(ordering: .relaxed))
+            droppedOneWays: droppedOneWays.load(ordering: .relaxed),
+            partialFrameBytes: partialFrameBytes.load(ordering: .relaxed),
+            establishTimeouts: establishTimeouts.load(ordering: .relaxed),
+            partialFrameCapCloses: partialFrameCapCloses.load(ordering: .relaxed))
     }
 
     func add(_ counter: Counter, _ amount: Int = 1) {
@@ -126,6 +144,14 @@ public final class MsgTransStatistics: Sendable {
         case .admissionCloses: admissionCloses.wrappingAdd(amount, ordering: .relaxed)
         case .ignoredMessages: ignoredMessages.wrappingAdd(amount, ordering: .relaxed)
         case .droppedOneWays: droppedOneWays.wrappingAdd(amount, ordering: .relaxed)
+        case .partialFrameBytes: partialFrameBytes.wrappingAdd(amount, ordering: .relaxed)
+        case .establishTimeouts: establishTimeouts.wrappingAdd(amount, ordering: .relaxed)
+        case .partialFrameCapCloses: partialFrameCapCloses.wrappingAdd(amount, ordering: .relaxed)
         }
+    }
+
+    /// Adds `amount` to the buffered partial-frame bytes and returns the new total.
+    func addPartialFrameBytes(_ amount: Int) -> Int {
+        partialFrameBytes.wrappingAdd(amount, ordering: .relaxed).newValue
     }
 }

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <spawn.h>
 #include "pulse_shims.h"
@@ -12,7 +13,7 @@
 struct MHD_Daemon *pg_mhd_start_daemon(const pg_mhd_options *o,
                                        MHD_AccessHandlerCallback handler, void *handler_context,
                                        MHD_RequestCompletedCallback completed, void *completed_context) {
-    struct MHD_OptionItem items[12];
+    struct MHD_OptionItem items[14];
     int n = 0;
     if (o->connection_limit) items[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, o->connection_limit, NULL};
     if (o->per_ip_connection_limit) items[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_connection_limit, NULL};
@@ -21,6 +22,8 @@ struct MHD_Daemon *pg_mhd_start_daemon(const pg_mhd_options *o,
     if (o->connection_memory_limit) items[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)o->connection_memory_limit, NULL};
     if (o->listen_backlog) items[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, o->listen_backlog, NULL};
     if (o->bind_address) items[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, (void *)o->bind_address};
+    if (o->notify_connection) items[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)o->notify_connection, o->notify_connection_context};
+    if (o->uri_log) items[n++] = (struct MHD_OptionItem){MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)o->uri_log, o->uri_log_context};
     if (completed) items[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_context};
     items[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     return MHD_start_daemon(o->flags, o->port, NULL, NULL, handler, handler_context,
@@ -60,6 +63,22 @@ int pg_mhd_client_address(struct MHD_Connection *connection, char *host, size_t 
     return -1;
 }
 
+int pg_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return (info == NULL || info->connect_fd == MHD_INVALID_SOCKET) ? -1 : (int)info->connect_fd;
+}
+
+int pg_mhd_send_early_response(struct MHD_Connection *connection, const char *bytes, size_t length) {
+    int fd = pg_mhd_connection_fd(connection);
+    if (fd < 0 || bytes == NULL) return -1;
+    ssize_t sent;
+    do {
+        sent = send(fd, bytes, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (sent < 0 && errno == EINTR);
+    (void)shutdown(fd, SHUT_WR);
+    return sent == (ssize_t)length ? 0 : -1;
+}
+
 CURLcode pg_curl_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
 CURLcode pg_curl_setopt_off(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
 CURLcode pg_curl_setopt_string(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
@@ -75,6 +94,13 @@ CURLcode pg_curl_setopt_header_function(CURL *h, pg_curl_data_callback cb, void 
 }
 CURLcode pg_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 CURLcode pg_curl_getinfo_double(CURL *h, CURLINFO i, double *v) { return curl_easy_getinfo(h, i, v); }
+
+void pg_configure_allocator(int arena_max, size_t mmap_threshold_bytes) {
+    if (arena_max > 0) (void)mallopt(M_ARENA_MAX, arena_max);
+    if (mmap_threshold_bytes > 0) (void)mallopt(M_MMAP_THRESHOLD, (int)mmap_threshold_bytes);
+}
+
+void pg_release_free_memory(void) { (void)malloc_trim(0); }
 
 int pg_spawn_detached(const char *path, char *const argv[], char *const envp[], const char *output_path,
                       pid_t *pid) {

@@ -256,6 +256,20 @@ extern "C" void pgjson_parser_trim(pgjson_parser *parser) {
     parser->string_bytes = 0;
 }
 
+extern "C" int32_t pgjson_parser_take(pgjson_parser *parser, pgjson_node **nodes, uint8_t **strings) {
+    if (parser == nullptr || nodes == nullptr || strings == nullptr || !parser->nodes || !parser->dom.doc.string_buf) {
+        return -1;
+    }
+    *nodes = parser->nodes.release();
+    *strings = parser->dom.doc.string_buf.release();
+    pgjson_parser_trim(parser);
+    return 0;
+}
+
+extern "C" void pgjson_nodes_free(pgjson_node *nodes) { delete[] nodes; }
+
+extern "C" void pgjson_strings_free(uint8_t *strings) { delete[] strings; }
+
 extern "C" int32_t pgjson_parse(pgjson_parser *parser, const uint8_t *data, size_t len, pgjson_result *out) {
     try {
         return parse_into(parser, data, len, out);

@@ -26,6 +26,13 @@ enum IngestCommand {
                                                                               [PULSEGATE_INGEST_CONFIG]
           --admin HOST:PORT    admin HTTP endpoint: GET /stats, /events?app=…&limit=…, /crashes,
                                /connections, POST /control (default: none)   [PULSEGATE_INGEST_ADMIN]
+          --connect-deadline-ms N
+                               a connection that has not completed CLIENT_CONNECT within N ms is
+                               closed (default 10000)          [PULSEGATE_INGEST_CONNECT_DEADLINE_MS]
+          --max-partial-frame-bytes N
+                               bytes of unfinished frames held across all connections; the
+                               connection whose read goes over is closed (default 268435456)
+                                                       [PULSEGATE_INGEST_MAX_PARTIAL_FRAME_BYTES]
           -h, --help           Show this help.
 
         SIGNALS: SIGTERM/SIGINT shut down gracefully; SIGHUP reloads --config.
@@ -40,6 +47,10 @@ enum IngestCommand {
         var dataDirectory = "pulsegate-ingest"
         var configPath: String?
         var admin: IngestListenAddress?
+        /// `--connect-deadline-ms`; nil keeps ``IngestConfiguration/connectDeadline``'s default.
+        var connectDeadlineMilliseconds: Int?
+        /// `--max-partial-frame-bytes`; nil keeps the transport's default.
+        var maxPartialFrameBytes: Int?
     }
 
     /// A signal the running command reacts to.
@@ -66,6 +77,8 @@ enum IngestCommand {
         let flags = [
             "--listen": "PULSEGATE_INGEST_LISTEN", "--data-dir": "PULSEGATE_INGEST_DATA_DIR",
             "--config": "PULSEGATE_INGEST_CONFIG", "--admin": "PULSEGATE_INGEST_ADMIN",
+            "--connect-deadline-ms": "PULSEGATE_INGEST_CONNECT_DEADLINE_MS",
+            "--max-partial-frame-bytes": "PULSEGATE_INGEST_MAX_PARTIAL_FRAME_BYTES",
         ]
         for (flag, variable) in flags {
             if let value = environment[variable], !value.isEmpty {
@@ -110,7 +123,18 @@ enum IngestCommand {
             options.dataDirectory = directory
         }
         options.configPath = values["--config"]
+        options.connectDeadlineMilliseconds = try positiveInteger(values, "--connect-deadline-ms")
+        options.maxPartialFrameBytes = try positiveInteger(values, "--max-partial-frame-bytes")
         return options
+    }
+
+    /// A flag's value as a whole number of at least 1 (nil when the flag was not given).
+    private static func positiveInteger(_ values: [String: String], _ flag: String) throws(CLIError) -> Int? {
+        guard let text = values[flag] else { return nil }
+        guard let value = Int(text), value > 0 else {
+            throw CLIError(.usage, "ingest: \(flag) takes a whole number of at least 1, not '\(text)'")
+        }
+        return value
     }
 
     /// Starts the server and serves until a terminate signal arrives.
@@ -134,6 +158,12 @@ enum IngestCommand {
         configuration.admin = options.admin
         configuration.policyFile = options.configPath
         configuration.droppedLogLines = output.droppedWrites
+        if let milliseconds = options.connectDeadlineMilliseconds {
+            configuration.connectDeadline = .milliseconds(milliseconds)
+        }
+        if let bytes = options.maxPartialFrameBytes {
+            configuration.transport.maxPartialFrameBytes = bytes
+        }
         let server: IngestServer
         do {
             server = try await IngestServer.start(configuration)

@@ -108,13 +108,16 @@ enum ServeCommand {
         let logger = GatewayLogger(level: configuration.policy.logLevel, droppedLines: output.droppedWrites) { line in
             output.standardError(line)
         }
+        // Signals are taken over before anything starts: a SIGHUP or SIGTERM that arrives while the
+        // gateway starts waits in the stream instead of killing the process with its default action.
+        let signals = SignalStream([SIGTERM, SIGINT, SIGHUP])
         let system: GatewaySystem
         do {
             system = try await GatewaySystem.start(configuration, environment: GatewayEnvironment(logger: logger))
         } catch {
+            signals.cancel()
             throw CLIError(.runtime, "serve: the gateway could not start", underlying: error)
         }
-        let signals = SignalStream([SIGTERM, SIGINT, SIGHUP])
         for await signal in signals.stream {
             if signal == SIGHUP {
                 guard let path = options.configPath else {

@@ -1,3 +1,4 @@
+import CPulseShims
 import Foundation
 import PulseHTTP
 import PulseHashing
@@ -35,6 +36,7 @@ public enum GatewayApp {
         _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment()
     ) throws -> BoundGateway {
         try configuration.validate()
+        configureAllocator()
         do {
             try FileManager.default.createDirectory(
                 atPath: configuration.dataDirectory, withIntermediateDirectories: true)
@@ -49,12 +51,16 @@ public enum GatewayApp {
             throw GatewayError(.startFailed, error.message)
         }
         let router = RouterSlot(retryAfterSeconds: configuration.policy.retryAfterSeconds)
+        let memoryBudget = RequestMemoryBudget(limitBytes: configuration.requestMemoryBudgetBytes)
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(
                 host: configuration.listenHost, port: configuration.listenPort,
                 connectionLimit: configuration.httpConnectionLimit, idleTimeout: configuration.httpIdleTimeout,
                 threadCount: configuration.httpThreads, maxBodyBytes: configuration.maxBodyBytes,
-                shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds),
+                shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds, requestMemoryBudget: memoryBudget,
+                requestMemoryEstimate: GatewayIntake.reservation(headers:wireBytes:),
+                headerTimeout: configuration.httpHeaderTimeout, bodyTimeout: configuration.httpBodyTimeout,
+                minBodyBytesPerSecond: configuration.httpMinBodyBytesPerSecond),
             handler: { request in await router.handle(request) })
         do {
             try server.start()
@@ -162,7 +168,8 @@ public final class BoundGateway: Sendable {
             })
         let operations = OperationsEndpoints(
             store: store, forwarder: forwarder, metrics: metrics, logger: logger, clock: environment.clock,
-            policy: { [intake] in intake.policy }, dataDirectory: configuration.dataDirectory,
+            memoryBudget: server.memoryBudget, policy: { [intake] in intake.policy },
+            dataDirectory: configuration.dataDirectory,
             requiredFreeBytes: configuration.maxBodyBytes)
         router.set(
             GatewayRouter(
@@ -346,4 +353,20 @@ public final class RunningGateway: Sendable {
         lock.release()
         logger.info("stopped", ["outbox": "kept"])
     }
+}
+
+extension GatewayApp {
+    /// Sets glibc's allocator up for large, short-lived request buffers, once per process: a fixed
+    /// 256 KiB mmap threshold (glibc's dynamic threshold would otherwise climb to 32 MiB after the
+    /// first big free, keeping later bodies on the heap) and at most 4 arenas (per-thread arenas
+    /// each keep their own free memory). Freed request memory then goes back to the system; the
+    /// rest is returned by `malloc_trim` when a large request ends (``RequestMemoryBudget``).
+    static func configureAllocator() {
+        _ = allocatorConfigured
+    }
+
+    private static let allocatorConfigured: Bool = {
+        pg_configure_allocator(4, 256 * 1024)
+        return true
+    }()
 }

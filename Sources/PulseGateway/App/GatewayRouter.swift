@@ -60,6 +60,8 @@ struct OperationsEndpoints: Sendable {
     let metrics: GatewayMetrics
     let logger: GatewayLogger
     let clock: GatewayClock
+    /// The HTTP server's request-memory budget, for its gauges.
+    let memoryBudget: RequestMemoryBudget
     let policy: @Sendable () -> GatewayPolicy
     /// Where the database lives (for the free-space check after a failed commit).
     let dataDirectory: String
@@ -121,6 +123,8 @@ struct OperationsEndpoints: Sendable {
         gauges.groupCommits = database.groupCommits
         gauges.groupCommittedJobs = database.groupCommittedJobs
         gauges.largestGroupCommit = database.largestGroupCommit
+        gauges.requestMemoryReserved = memoryBudget.reservedBytes
+        gauges.requestMemoryBudget = memoryBudget.limitBytes
         gauges.logLinesDropped = logger.droppedLines
         let grace = Int64(policy().diagnosticsGapGraceSeconds) * 1_000
         gauges.diagnostics =

@@ -19,6 +19,7 @@ import PulseJSON
 ///   "logLevel": "info",
 ///   "trustedProxies": ["127.0.0.1", "10.0.0.0/8", "::1"],
 ///   "maxBodyBytes": 16777216,
+///   "requestMemoryBudgetBytes": 536870912,
 ///   "httpThreads": 2,
 ///   "forwarding": {"maxConnections": 256, "maxInFlight": 64, "idleTimeoutSeconds": 120,
 ///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000,
@@ -51,7 +52,11 @@ public struct ConfigurationFile: Sendable, Equatable {
     var diagnosticsGapGraceSeconds: Int?
     var trustedProxies: TrustedProxies?
     var maxBodyBytes: Int?
+    var requestMemoryBudgetBytes: Int?
     var httpThreads: Int?
+    var httpHeaderTimeoutSeconds: Int?
+    var httpBodyTimeoutSeconds: Int?
+    var httpMinBodyBytesPerSecond: Int?
     var maxConnections: Int?
     var maxInFlight: Int?
     var idleTimeoutSeconds: Int?
@@ -141,7 +146,11 @@ public struct ConfigurationFile: Sendable, Equatable {
                     throw GatewayError(.invalidConfiguration, "config key \"\(key)\": \(error.message)")
                 }
             case "maxBodyBytes": maxBodyBytes = try integer(key, value)
+            case "requestMemoryBudgetBytes": requestMemoryBudgetBytes = try integer(key, value)
             case "httpThreads": httpThreads = try integer(key, value)
+            case "httpHeaderTimeoutSeconds": httpHeaderTimeoutSeconds = try integer(key, value)
+            case "httpBodyTimeoutSeconds": httpBodyTimeoutSeconds = try integer(key, value)
+            case "httpMinBodyBytesPerSecond": httpMinBodyBytesPerSecond = try integer(key, value)
             case "forwarding":
                 guard value.kind == .object else { throw fail(key, "an object") }
                 for (inner, setting) in value.members {
@@ -187,7 +196,11 @@ public struct ConfigurationFile: Sendable, Equatable {
     public func apply(to configuration: inout GatewayConfiguration) {
         configuration.policy = policy(from: configuration.policy)
         if let maxBodyBytes { configuration.maxBodyBytes = maxBodyBytes }
+        if let requestMemoryBudgetBytes { configuration.requestMemoryBudgetBytes = requestMemoryBudgetBytes }
         if let httpThreads { configuration.httpThreads = httpThreads }
+        if let httpHeaderTimeoutSeconds { configuration.httpHeaderTimeout = .seconds(httpHeaderTimeoutSeconds) }
+        if let httpBodyTimeoutSeconds { configuration.httpBodyTimeout = .seconds(httpBodyTimeoutSeconds) }
+        if let httpMinBodyBytesPerSecond { configuration.httpMinBodyBytesPerSecond = httpMinBodyBytesPerSecond }
         if let maxConnections { configuration.forwarding.maxConnections = maxConnections }
         if let maxInFlight { configuration.forwarding.maxInFlight = maxInFlight }
         if let idleTimeoutSeconds { configuration.forwarding.idleTimeout = .seconds(idleTimeoutSeconds) }

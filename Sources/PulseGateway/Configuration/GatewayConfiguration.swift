@@ -17,12 +17,26 @@ public struct GatewayConfiguration: Sendable {
     public var policy: GatewayPolicy
     /// The largest decoded request body, in bytes (413 above it).
     public var maxBodyBytes: Int
+    /// The memory, in bytes, that requests in flight may reserve together (default 512 MiB): their
+    /// buffered wire bodies plus the estimated working set of decoding, parsing and mapping them
+    /// (``GatewayIntake/workingSet(format:decodedBytes:)``). A request that does not fit waits up to
+    /// a second, then gets 503 with `Retry-After`.
+    public var requestMemoryBudgetBytes: Int
     /// libmicrohttpd event-loop threads.
     public var httpThreads: Int
     /// The most HTTP connections at once.
     public var httpConnectionLimit: Int
     /// How long an HTTP connection may make no progress before it is closed.
     public var httpIdleTimeout: Duration
+    /// How long a request's line and headers may take to arrive (slowloris protection; see
+    /// `HTTPServerConfiguration.headerTimeout`). Config key `httpHeaderTimeoutSeconds`.
+    public var httpHeaderTimeout: Duration
+    /// How long a request body may take before ``httpMinBodyBytesPerSecond`` extends it. Config key
+    /// `httpBodyTimeoutSeconds`.
+    public var httpBodyTimeout: Duration
+    /// Every this many body bytes received extend ``httpBodyTimeout`` by one second (the minimum
+    /// average upload rate). Config key `httpMinBodyBytesPerSecond`.
+    public var httpMinBodyBytesPerSecond: Int
     /// How long SIGTERM waits for in-flight requests.
     public var shutdownGracePeriod: Duration
     /// How often expired dedup keys are pruned, and how many per slice.
@@ -36,8 +50,11 @@ public struct GatewayConfiguration: Sendable {
     public init(
         dataDirectory: String, listenHost: String = "127.0.0.1", listenPort: Int = 4318,
         upstream: UpstreamAddress? = nil, policy: GatewayPolicy = GatewayPolicy(),
-        maxBodyBytes: Int = 16 * 1024 * 1024, httpThreads: Int = 2, httpConnectionLimit: Int = 1024,
-        httpIdleTimeout: Duration = .seconds(30), shutdownGracePeriod: Duration = .seconds(10),
+        maxBodyBytes: Int = 16 * 1024 * 1024, requestMemoryBudgetBytes: Int = 512 * 1024 * 1024, httpThreads: Int = 2,
+        httpConnectionLimit: Int = 1024,
+        httpIdleTimeout: Duration = .seconds(30), httpHeaderTimeout: Duration = .seconds(10),
+        httpBodyTimeout: Duration = .seconds(20), httpMinBodyBytesPerSecond: Int = 500,
+        shutdownGracePeriod: Duration = .seconds(10),
         pruneInterval: Duration = .seconds(60), pruneSliceSize: Int = 500,
         forwarding: ForwardingSettings = ForwardingSettings()
     ) {
@@ -47,9 +64,13 @@ public struct GatewayConfiguration: Sendable {
         self.upstream = upstream
         self.policy = policy
         self.maxBodyBytes = maxBodyBytes
+        self.requestMemoryBudgetBytes = requestMemoryBudgetBytes
         self.httpThreads = httpThreads
         self.httpConnectionLimit = httpConnectionLimit
         self.httpIdleTimeout = httpIdleTimeout
+        self.httpHeaderTimeout = httpHeaderTimeout
+        self.httpBodyTimeout = httpBodyTimeout
+        self.httpMinBodyBytesPerSecond = httpMinBodyBytesPerSecond
         self.shutdownGracePeriod = shutdownGracePeriod
         self.pruneInterval = pruneInterval
         self.pruneSliceSize = pruneSliceSize
@@ -62,7 +83,11 @@ public struct GatewayConfiguration: Sendable {
         guard (0...65535).contains(listenPort) else { throw fail("listen port \(listenPort) is outside 0...65535") }
         guard !dataDirectory.isEmpty else { throw fail("the data directory must not be empty") }
         guard maxBodyBytes > 0 else { throw fail("maxBodyBytes must be positive") }
+        guard requestMemoryBudgetBytes > 0 else { throw fail("requestMemoryBudgetBytes must be positive") }
         guard pruneSliceSize > 0 else { throw fail("pruneSliceSize must be positive") }
+        guard httpHeaderTimeout > .zero else { throw fail("httpHeaderTimeoutSeconds must be positive") }
+        guard httpBodyTimeout > .zero else { throw fail("httpBodyTimeoutSeconds must be positive") }
+        guard httpMinBodyBytesPerSecond >= 0 else { throw fail("httpMinBodyBytesPerSecond must not be negative") }
         if let upstream, !(1...65535).contains(upstream.port) {
             throw fail("upstream port \(upstream.port) is outside 1...65535")
         }

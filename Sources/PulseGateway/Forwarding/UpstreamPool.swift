@@ -7,8 +7,12 @@ import Synchronization
 /// ``ForwardingSettings/maxConnections`` bounds the sessions open *and being opened*: when every
 /// slot holds a busy session, a new connect waits for a slot (a release or a close). Every connect
 /// first passes the ``ConnectWindow`` (per identity and overall); a refused one throws
-/// ``UpstreamFailure/Kind/throttled(until:)`` without touching the network. All times are on the
-/// injected monotonic clock.
+/// ``UpstreamFailure/Kind/throttled(until:)`` without touching the network. A session the pool
+/// closes while it is still open and idle (evicted for another identity, or idle past the timeout)
+/// was healthy, so its connect is taken back out of the window: the caps bound reconnects after
+/// failures (refused or failed connects, sessions the peer dropped, sessions discarded after a
+/// transport failure or a second 401), not the ordinary churn of many identities through a pool
+/// smaller than their number. All times are on the injected monotonic clock.
 final class UpstreamPool: Sendable {
     private struct Entry {
         var session: any UpstreamSession
@@ -72,6 +76,7 @@ final class UpstreamPool: Sendable {
                         })
                     else { return .wait(evicted) }
                     state.entries.removeValue(forKey: victim.key)
+                    if victim.value.session.isOpen { state.window.forgive(key: victim.key) }
                     evicted.append(victim.value.session)
                 }
                 state.window.record(key: key, now: now)
@@ -136,7 +141,11 @@ final class UpstreamPool: Sendable {
                     && (now - entry.value.lastUsed >= idleMilliseconds || now < entry.value.lastUsed
                         || !entry.value.session.isOpen)
             }.map(\.key)
-            return keys.compactMap { state.entries.removeValue(forKey: $0)?.session }
+            return keys.compactMap { key in
+                guard let session = state.entries.removeValue(forKey: key)?.session else { return nil }
+                if session.isOpen { state.window.forgive(key: key) }
+                return session
+            }
         }
         for session in victims { await session.close() }
         if !victims.isEmpty { freeSlot { _ in } }
@@ -218,6 +227,21 @@ struct ConnectWindow: Sendable {
     mutating func record(key: String, now: Int64) {
         byIdentity[key, default: []].append(now)
         all.append(now)
+    }
+
+    /// Takes the latest attempt of `key` back out of the window (its session proved healthy and
+    /// was closed by the pool, not lost).
+    mutating func forgive(key: String) {
+        guard var times = byIdentity[key], let latest = times.popLast() else { return }
+        byIdentity[key] = times.isEmpty ? nil : times
+        var index = all.count - 1
+        while index >= allStart {
+            if all[index] == latest {
+                all.remove(at: index)
+                return
+            }
+            index -= 1
+        }
     }
 
     /// Forgets attempts that left the window.

@@ -108,6 +108,11 @@ final class GatewayIntake: Sendable {
             throw IntakeRejection(error.suggestedStatus ?? .badRequest, error.message)
         }
         metrics.bytes(wire: request.body.count, decoded: body.count)
+        // The server reserved the wire body's estimate; a decoded body is bigger than that.
+        let encodedBytes = Self.isContentEncoded(request.headers) ? request.body.count : 0
+        if encodedBytes > 0 {
+            try await reserve(request, encodedBytes + Self.workingSet(format: format, decodedBytes: body.count), policy)
+        }
         let bodyHash = SHA256.hash(body)
         let batchID = headers.batchID ?? Hex.encode(bodyHash)
         let receivedAt = clock.now()
@@ -116,6 +121,11 @@ final class GatewayIntake: Sendable {
             fallbacks: headers.fallbacks)
         let json = try Self.otlpJSON(
             body, format: format, signal: signal, maxOutputBytes: Self.jsonLimit(maxBodyBytes))
+        if format == .protobuf {
+            // Now the size of what is parsed is known: the protobuf body plus its JSON's working set.
+            try await reserve(
+                request, encodedBytes + body.count + Self.workingSet(format: .json, decodedBytes: json.count), policy)
+        }
         let sequenceHeader = request.headers[DiagnosticsObservation.sequenceHeader]
         var (mapped, diagnostics) = try map(json, signal: signal, context: context, sequenceHeader: sequenceHeader)
 
@@ -191,6 +201,15 @@ final class GatewayIntake: Sendable {
         }
     }
 
+    /// Grows the request's memory reservation to `bytes`, or refuses the request with 503 and
+    /// `Retry-After` when the budget has no room within the wait.
+    private func reserve(_ request: HTTPRequest, _ bytes: Int, _ policy: GatewayPolicy) async throws(IntakeRejection) {
+        guard let memory = request.memory, !(await memory.grow(to: bytes)) else { return }
+        throw IntakeRejection(
+            .serviceUnavailable, "the gateway is busy with other large requests; retry later",
+            retryAfterSeconds: policy.retryAfterSeconds)
+    }
+
     private func map(_ body: [UInt8], signal: OTLPSignal, context: MappingContext, sequenceHeader: String?)
         throws(IntakeRejection) -> (MappedRequest, DiagnosticsObservation?)
     {
@@ -206,6 +225,41 @@ final class GatewayIntake: Sendable {
         let diagnostics = DiagnosticsObservation.extract(
             document.root, signal: signal, sequenceHeader: sequenceHeader, fallbacks: context.fallbacks)
         return (mapped, diagnostics)
+    }
+
+    // MARK: - Memory
+
+    /// What handling a body takes at its peak, per decoded byte, measured with 14 MiB bodies
+    /// (docs/operations.md): the body itself, the parser's buffers and node tape, and the mapped
+    /// Pulse batches — 5× for records with kilobyte attributes, 6.4× for records of tiny ones.
+    static let jsonWorkingSetFactor = 7
+    /// The first estimate for protobuf (the body plus its transcoded JSON's working set), corrected
+    /// once the JSON's size is known.
+    static let protobufWorkingSetFactor = 8
+
+    /// The memory a request reserves (``RequestMemoryBudget``) to decode, parse and map a body of
+    /// `decodedBytes` (including the decoded body itself).
+    static func workingSet(format: BodyFormat, decodedBytes: Int) -> Int {
+        let factor = format == .protobuf ? protobufWorkingSetFactor : jsonWorkingSetFactor
+        let (bytes, overflow) = decodedBytes.multipliedReportingOverflow(by: factor)
+        return overflow ? Int.max : bytes
+    }
+
+    /// The reservation the HTTP server makes for a wire body of `wireBytes`, before reading it: the
+    /// whole working set when the body is not content-encoded, otherwise the wire body only (the
+    /// intake grows the reservation once it knows the decoded size).
+    @Sendable static func reservation(headers: HTTPHeaders, wireBytes: Int) -> Int {
+        guard let format = bodyFormat(headers["Content-Type"]), !isContentEncoded(headers) else { return wireBytes }
+        return workingSet(format: format, decodedBytes: wireBytes)
+    }
+
+    /// Whether `Content-Encoding` names anything but identity.
+    static func isContentEncoded(_ headers: HTTPHeaders) -> Bool {
+        guard let value = headers["Content-Encoding"] else { return false }
+        return value.split(separator: ",").contains { element in
+            let name = element.trimmingCharacters(in: .whitespaces).lowercased()
+            return !name.isEmpty && name != "identity"
+        }
     }
 
     // MARK: - Media type

@@ -22,6 +22,7 @@ import Synchronization
 /// | `pulsegate_db_largest_group_commit` | gauge | |
 /// | `pulsegate_dedup_pruned_total` | counter | |
 /// | `pulsegate_log_lines_dropped_total` | counter | |
+/// | `pulsegate_request_memory_reserved_bytes`, `pulsegate_request_memory_budget_bytes` | gauge | |
 public final class GatewayMetrics: Sendable {
     private struct Counters {
         var requests: [String: Int] = [:]
@@ -110,6 +111,8 @@ public final class GatewayMetrics: Sendable {
         var largestGroupCommit = 0
         /// Log lines the log stream could not take (a full disk, a closed pipe).
         var logLinesDropped = 0
+        var requestMemoryReserved = 0
+        var requestMemoryBudget = 0
         /// Per app: devices known to `/v1/diagnostics`, those with gaps, and their missing batches.
         var diagnostics: [String: (devices: Int, withGaps: Int, missing: Int64)] = [:]
     }
@@ -176,6 +179,13 @@ public final class GatewayMetrics: Sendable {
         out += "pulsegate_db_group_committed_jobs_total \(gauges.groupCommittedJobs)\n"
         header("pulsegate_db_largest_group_commit", "gauge", "Most writes committed by one fsync so far.")
         out += "pulsegate_db_largest_group_commit \(gauges.largestGroupCommit)\n"
+        header(
+            "pulsegate_request_memory_reserved_bytes", "gauge",
+            "Memory reserved by requests in flight (bodies and their decoding working sets).")
+        out += "pulsegate_request_memory_reserved_bytes \(gauges.requestMemoryReserved)\n"
+        header(
+            "pulsegate_request_memory_budget_bytes", "gauge", "The request memory budget (requestMemoryBudgetBytes).")
+        out += "pulsegate_request_memory_budget_bytes \(gauges.requestMemoryBudget)\n"
         let apps = gauges.diagnostics.keys.sorted()
         header("pulsegate_diagnostics_devices", "gauge", "Installations that sent sequence numbers or diagnostics.")
         for app in apps {

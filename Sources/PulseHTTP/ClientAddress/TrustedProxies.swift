@@ -106,7 +106,7 @@ public struct TrustedProxies: Sendable, Equatable {
 
 extension Substring {
     /// Without leading and trailing spaces and tabs (the optional whitespace around list elements).
-    fileprivate var trimmingSpaces: Substring {
+    var trimmingSpaces: Substring {
         var result = self
         while let first = result.first, first == " " || first == "\t" { result = result.dropFirst() }
         while let last = result.last, last == " " || last == "\t" { result = result.dropLast() }

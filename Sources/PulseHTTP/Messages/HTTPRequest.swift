@@ -12,11 +12,15 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The peer's address, when known.
     public var remoteAddress: HTTPRemoteAddress?
+    /// The request's share of the server's ``RequestMemoryBudget`` (already holding the estimate for
+    /// the wire body), or `nil` for a request that did not come from an ``HTTPServer``. A handler
+    /// that is about to hold more — a decompressed or transcoded copy — grows it first.
+    public var memory: RequestMemoryReservation?
 
     /// Creates a request.
     public init(
         method: HTTPMethod, path: String, query: [HTTPQueryItem] = [], headers: HTTPHeaders = HTTPHeaders(),
-        body: [UInt8] = [], remoteAddress: HTTPRemoteAddress? = nil
+        body: [UInt8] = [], remoteAddress: HTTPRemoteAddress? = nil, memory: RequestMemoryReservation? = nil
     ) {
         self.method = method
         self.path = path
@@ -24,6 +28,7 @@ public struct HTTPRequest: Sendable {
         self.headers = headers
         self.body = body
         self.remoteAddress = remoteAddress
+        self.memory = memory
     }
 
     /// The value of the first query item with this name (case-sensitive), or `nil`.

@@ -61,10 +61,12 @@ public final class HTTPServer: Sendable {
         handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
     ) {
         self.configuration = configuration
-        core = ServerCore(
-            handler: handler, maxBodyBytes: configuration.maxBodyBytes,
-            retryAfterSeconds: configuration.shutdownRetryAfterSeconds)
+        core = ServerCore(handler: handler, configuration: configuration)
     }
+
+    /// The memory budget of requests in flight (``HTTPServerConfiguration/requestMemoryBudget``);
+    /// its ``RequestMemoryBudget/reservedBytes`` is what they hold now.
+    public var memoryBudget: RequestMemoryBudget { core.memoryBudget }
 
     deinit {
         // A server dropped without shutdown(): stop it now, synchronously and briefly.
@@ -79,6 +81,7 @@ public final class HTTPServer: Sendable {
             }
             MHD_stop_daemon(daemon.pointer)
             if listener >= 0 { close(listener) }
+            core.deadlines.stop()
         }
     }
 
@@ -109,6 +112,7 @@ public final class HTTPServer: Sendable {
                 throw HTTPServerError(.invalidState, "the server was already started")
             }
             let daemon = try startDaemon(address)
+            core.deadlines.start()
             let bound = Int(pg_mhd_bound_port(daemon))
             state.phase = .running(DaemonHandle(pointer: daemon), port: bound != 0 ? bound : configuration.port)
         }
@@ -126,6 +130,21 @@ public final class HTTPServer: Sendable {
         options.connection_memory_limit = configuration.headerMemoryLimit
         options.listen_backlog = UInt32(clamping: configuration.listenBacklog)
         let context = Unmanaged.passUnretained(core).toOpaque()
+        options.notify_connection = { cls, connection, _, event in
+            guard let cls, let connection else { return }
+            let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+            if event == .CONNECTION_NOTIFY_STARTED {
+                core.deadlines.accepted(connection, socket: pg_mhd_connection_fd(connection))
+            } else {
+                core.deadlines.closed(connection)
+            }
+        }
+        options.notify_connection_context = context
+        options.uri_log = { cls, target, connection in
+            guard let cls, let connection else { return nil }
+            return Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().sawTarget(target, connection: connection)
+        }
+        options.uri_log_context = context
         let daemon = withUnsafeMutablePointer(to: &storage) { storagePointer -> OpaquePointer? in
             if storagePointer.pointee != nil {
                 options.bind_address = UnsafeRawPointer(storagePointer).assumingMemoryBound(to: sockaddr.self)
@@ -139,10 +158,10 @@ public final class HTTPServer: Sendable {
                         connection: connection, url: url, method: method, uploadData: uploadData,
                         uploadDataSize: uploadDataSize, contextPointer: contextPointer)
                 }, context,
-                { cls, _, contextPointer, _ in
+                { cls, connection, contextPointer, _ in
                     guard let cls else { return }
                     Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().completed(
-                        contextPointer: contextPointer)
+                        connection: connection, contextPointer: contextPointer)
                 }, context)
         }
         guard let daemon else {
@@ -201,6 +220,7 @@ public final class HTTPServer: Sendable {
         }
         MHD_stop_daemon(daemon.pointer)
         if listener >= 0 { close(listener) }
+        core.deadlines.stop()
         finishStopping(daemonStopped: true)
     }
 

@@ -4,15 +4,35 @@
 /// itself, before a handler runs:
 ///
 /// - A body larger than ``maxBodyBytes`` *as received on the wire* (before any content decoding) is
-///   answered with 413. A declared `Content-Length` above the limit is rejected before the body is
-///   read; a chunked body is stopped from being buffered the moment it crosses the limit, the rest is
-///   discarded (up to another ``maxBodyBytes``, after which the connection is closed) and 413 is sent
-///   once the client stops sending. The decompressed limit is the handler's business
+///   answered with 413 (no body, `Connection: close`). A declared `Content-Length` above the limit
+///   is rejected before the body is read; a chunked body is answered the moment it crosses the
+///   limit, without reading the rest (an endless upload gets its 413 too), and the connection is
+///   closed. The decompressed limit is the handler's business
 ///   (``BodyDecoder/decode(_:contentEncoding:maxOutputBytes:)``).
 /// - Request line and headers must fit in ``headerMemoryLimit``; libmicrohttpd 0.9.75 answers larger
 ///   ones itself — 431 Request Header Fields Too Large for headers, 414 URI Too Long for an overlong
 ///   request line — and closes the connection. A request line it cannot parse at all gets no answer:
 ///   the connection is just closed. (It does not insist on `Host` for HTTP/1.1 requests.)
+/// - Request framing is checked before any body byte is read (RFC 9112): `Content-Length` together
+///   with `Transfer-Encoding`, more than one `Content-Length`, an invalid `Content-Length`, a header
+///   name that is not a token (such as `Content-Length : 5`), or `chunked` that is not the one and
+///   only transfer coding get 400; a transfer coding other than `chunked` gets 501. Each of these
+///   answers carries `Connection: close` and the connection is closed after it.
+/// - A request target with more than ``maxQueryParameters`` query parameters (or more than fit, at
+///   64 bytes each plus the target itself, in three quarters of ``headerMemoryLimit``) gets 414 URI
+///   Too Long and the connection is closed.
+/// - Read deadlines guard against clients that send slowly (slowloris): a request's line and
+///   headers must be complete within ``headerTimeout`` of the connection being accepted (on a
+///   kept-alive connection: the longer of ``headerTimeout`` and ``idleTimeout`` after the previous
+///   response); its body may take ``bodyTimeout`` plus one second for every
+///   ``minBodyBytesPerSecond`` bytes received. A connection that misses a deadline is closed without
+///   a response. Time spent in the handler does not count.
+/// - Requests in flight together reserve at most ``requestMemoryBudget``: each reserves
+///   ``requestMemoryEstimate`` of its wire body — all of a declared `Content-Length` before the
+///   body is read, a chunked body as it grows — and holds it until its response is sent (see
+///   ``RequestMemoryBudget``). A request that does not fit waits (its connection suspended, nothing
+///   read) up to ``requestMemoryWait``; then its body is read and dropped and it gets 503 with
+///   `Retry-After` (``shutdownRetryAfterSeconds``) and `Connection: close`.
 /// - A connection that makes no progress for ``idleTimeout`` — a slow client, or an idle
 ///   keep-alive connection — is closed by libmicrohttpd without a response (it sends no 408). A
 ///   connection whose request is being handled is suspended and never times out.
@@ -36,15 +56,44 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// The kernel listen backlog.
     public var listenBacklog: Int
-    /// The `Retry-After` value, in seconds, of the 503 sent to requests that arrive during shutdown.
+    /// The `Retry-After` value, in seconds, of the 503 sent to requests that arrive during shutdown
+    /// and to requests refused for the memory budget.
     public var shutdownRetryAfterSeconds: Int
+    /// The memory that requests in flight may reserve together (default 512 MiB): their buffered
+    /// bodies and whatever ``requestMemoryEstimate`` says decoding them takes. Servers made with
+    /// the same budget object share it.
+    public var requestMemoryBudget: RequestMemoryBudget
+    /// How long a request waits for room in the memory budget before it gets 503.
+    public var requestMemoryWait: Duration
+    /// The memory a request reserves for a wire body of the given size, given its headers (at
+    /// least the size itself; the default is just the size). Called on libmicrohttpd's threads:
+    /// keep it cheap.
+    public var requestMemoryEstimate: MemoryEstimate
+
+    /// Computes a request's memory reservation from its headers and wire body size.
+    public typealias MemoryEstimate = @Sendable (_ headers: HTTPHeaders, _ wireBytes: Int) -> Int
+    /// How long a request's line and headers may take to arrive, from the connection's accept (or
+    /// from the previous response on a kept-alive connection, at least ``idleTimeout`` then).
+    public var headerTimeout: Duration
+    /// How long a request body may take to arrive before ``minBodyBytesPerSecond`` extends it.
+    public var bodyTimeout: Duration
+    /// Every this many body bytes received extend ``bodyTimeout`` by one second (the minimum average
+    /// rate a slow client must keep up); 0 makes ``bodyTimeout`` a fixed limit for the whole body.
+    public var minBodyBytesPerSecond: Int
+    /// The most query parameters a request target may have.
+    public var maxQueryParameters: Int
 
     /// Creates a configuration; every parameter has a default.
     public init(
         host: String = "127.0.0.1", port: Int = 4318, connectionLimit: Int = 1024,
         perAddressConnectionLimit: Int = 0, idleTimeout: Duration = .seconds(30), threadCount: Int = 2,
         headerMemoryLimit: Int = 32 * 1024, maxBodyBytes: Int = 16 * 1024 * 1024, listenBacklog: Int = 511,
-        shutdownRetryAfterSeconds: Int = 5
+        shutdownRetryAfterSeconds: Int = 5,
+        requestMemoryBudget: RequestMemoryBudget = RequestMemoryBudget(limitBytes: 512 * 1024 * 1024),
+        requestMemoryWait: Duration = .seconds(1),
+        requestMemoryEstimate: @escaping MemoryEstimate = { _, wireBytes in wireBytes },
+        headerTimeout: Duration = .seconds(10), bodyTimeout: Duration = .seconds(20), minBodyBytesPerSecond: Int = 500,
+        maxQueryParameters: Int = 256
     ) {
         self.host = host
         self.port = port
@@ -56,6 +105,13 @@ public struct HTTPServerConfiguration: Sendable {
         self.maxBodyBytes = maxBodyBytes
         self.listenBacklog = listenBacklog
         self.shutdownRetryAfterSeconds = shutdownRetryAfterSeconds
+        self.requestMemoryBudget = requestMemoryBudget
+        self.requestMemoryWait = requestMemoryWait
+        self.requestMemoryEstimate = requestMemoryEstimate
+        self.headerTimeout = headerTimeout
+        self.bodyTimeout = bodyTimeout
+        self.minBodyBytesPerSecond = minBodyBytesPerSecond
+        self.maxQueryParameters = maxQueryParameters
     }
 
     /// Checks every field, throwing ``HTTPServerError/Code/invalidConfiguration`` for the first bad one.
@@ -70,6 +126,11 @@ public struct HTTPServerConfiguration: Sendable {
         guard maxBodyBytes > 0 else { throw fail("maxBodyBytes must be positive") }
         guard listenBacklog > 0 else { throw fail("listenBacklog must be positive") }
         guard shutdownRetryAfterSeconds >= 0 else { throw fail("shutdownRetryAfterSeconds must not be negative") }
+        guard requestMemoryWait >= .zero else { throw fail("requestMemoryWait must not be negative") }
+        guard headerTimeout > .zero else { throw fail("headerTimeout must be positive") }
+        guard bodyTimeout > .zero else { throw fail("bodyTimeout must be positive") }
+        guard minBodyBytesPerSecond >= 0 else { throw fail("minBodyBytesPerSecond must not be negative") }
+        guard maxQueryParameters > 0 else { throw fail("maxQueryParameters must be positive") }
     }
 
     /// ``idleTimeout`` in whole seconds, rounded up, at least 1.

@@ -12,8 +12,8 @@ struct ConnectionHandle: @unchecked Sendable {
 /// The hand-over point between a handler task and the libmicrohttpd thread that owns a suspended
 /// connection.
 ///
-/// Exactly one party wins ``fulfill(_:)``: the handler task when it returns, or a shutdown that ran out
-/// of patience. The winner stores the response and resumes the connection *while holding the lock*,
+/// Exactly one party wins ``fulfill(_:)`` (or ``proceed()``): the handler task when it returns (or the
+/// memory wait when it ends), or a shutdown that ran out of patience. The winner stores the response and resumes the connection *while holding the lock*,
 /// so anyone who later sees a non-suspended state knows the resume has already happened (a daemon must
 /// not be stopped while a connection is still suspended). The owning thread then picks the response up
 /// with ``take()`` in the next access-handler call and queues it there.
@@ -41,6 +41,18 @@ final class ResponseSlot: Sendable {
         state.withLock { state in
             guard case .suspended(let connection) = state else { return false }
             state = .ready(response)
+            MHD_resume_connection(connection.pointer)
+            return true
+        }
+    }
+
+    /// Resumes the connection without a response (the owning thread carries on with the request), if
+    /// nobody fulfilled the slot before. Returns whether this call won.
+    @discardableResult
+    func proceed() -> Bool {
+        state.withLock { state in
+            guard case .suspended(let connection) = state else { return false }
+            state = .delivered
             MHD_resume_connection(connection.pointer)
             return true
         }

@@ -14,6 +14,16 @@ final class ServerCore: Sendable {
     let handler: Handler
     let maxBodyBytes: Int
     let retryAfterSeconds: Int
+    /// What requests in flight may hold; each request reserves ``memoryEstimate`` of its body.
+    let memoryBudget: RequestMemoryBudget
+    let memoryEstimate: HTTPServerConfiguration.MemoryEstimate
+    let memoryWait: Duration
+    /// The per-request read deadlines (slowloris protection).
+    let deadlines: ReadDeadlines
+    /// The most query parameters a request target may have.
+    let maxQueryParameters: Int
+    /// libmicrohttpd's per-connection pool, which also has to hold the parsed query.
+    let headerMemoryLimit: Int
     /// Set when shutdown begins: new requests get 503.
     let shuttingDown = Atomic<Bool>(false)
     /// Requests that have a context (headers received, not yet completed).
@@ -27,10 +37,19 @@ final class ServerCore: Sendable {
         var closed = false
     }
 
-    init(handler: @escaping Handler, maxBodyBytes: Int, retryAfterSeconds: Int) {
+    init(handler: @escaping Handler, configuration: HTTPServerConfiguration) {
         self.handler = handler
-        self.maxBodyBytes = maxBodyBytes
-        self.retryAfterSeconds = retryAfterSeconds
+        self.maxBodyBytes = configuration.maxBodyBytes
+        self.retryAfterSeconds = configuration.shutdownRetryAfterSeconds
+        self.memoryBudget = configuration.requestMemoryBudget
+        self.memoryEstimate = configuration.requestMemoryEstimate
+        self.memoryWait = configuration.requestMemoryWait
+        self.deadlines = ReadDeadlines(
+            limits: .init(
+                headerTimeout: configuration.headerTimeout, bodyTimeout: configuration.bodyTimeout,
+                minBodyBytesPerSecond: configuration.minBodyBytesPerSecond, idleTimeout: configuration.idleTimeout))
+        self.maxQueryParameters = configuration.maxQueryParameters
+        self.headerMemoryLimit = configuration.headerMemoryLimit
     }
 
     /// Stops suspending connections, then answers every request whose handler is still running with
@@ -47,7 +66,8 @@ final class ServerCore: Sendable {
         return slots.reduce(0) { $0 + ($1.fulfill(response) ? 1 : 0) }
     }
 
-    /// The 503 sent to requests that arrive, or complete, during shutdown.
+    /// The 503 sent to requests that arrive, or complete, during shutdown, and to requests the
+    /// memory budget had no room for within ``memoryWait``.
     var unavailable: HTTPResponse {
         HTTPResponse(
             status: .serviceUnavailable, headers: ["Retry-After": String(retryAfterSeconds), "Connection": "close"])
@@ -64,37 +84,128 @@ final class ServerCore: Sendable {
         guard let raw = contextPointer.pointee else {
             return begin(connection: connection, url: url, method: method, contextPointer: contextPointer)
         }
+        // Already answered from the URI callback: close without reading further.
+        guard !Self.isAnsweredEarly(raw) else { return .NO }
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        return step(context, connection: connection, uploadData: uploadData, uploadDataSize: uploadDataSize)
+    }
+
+    /// One access-handler call for a request that already has its context.
+    private func step(
+        _ context: RequestContext, connection: OpaquePointer, uploadData: UnsafePointer<CChar>?,
+        uploadDataSize: UnsafeMutablePointer<Int>
+    ) -> MHD_Result {
         let size = uploadDataSize.pointee
         switch context.phase {
         case .receiving:
             if size > 0 {
                 guard let uploadData else { return .NO }
-                uploadDataSize.pointee = 0
                 if context.body.count + size > maxBodyBytes {
-                    context.body = []
-                    context.phase = .discarding(budget: maxBodyBytes)
-                    return .YES
+                    // A chunked body crossed the limit (a declared one was refused in begin).
+                    uploadDataSize.pointee = 0
+                    return answerWhileReceiving(context, connection: connection)
                 }
+                let needed = memoryEstimate(
+                    context.headers, max(context.declaredLength ?? 0, context.body.count + size))
+                if !context.memory.growNow(to: needed) {
+                    // Leave the bytes unconsumed: libmicrohttpd hands them over again after the resume.
+                    return awaitMemory(context, bytes: needed, connection: connection)
+                }
+                uploadDataSize.pointee = 0
+                deadlines.bodyReceived(connection, count: size)
                 UnsafeRawBufferPointer(start: uploadData, count: size).withMemoryRebound(to: UInt8.self) {
                     context.body.append(contentsOf: $0)
                 }
                 return .YES
             }
             return dispatch(context, connection: connection)
-        case .discarding(let budget):
+        case .awaitingMemory(let slot):
+            _ = suspensions.withLock { $0.slots.removeValue(forKey: ObjectIdentifier(slot)) }
+            if let refusal = slot.take() {
+                context.body = []
+                context.phase = .discarding(remaining: maxBodyBytes, response: refusal)
+            } else {
+                context.phase = .receiving
+            }
+            // A connection suspended in the first call is called once more without data after the
+            // resume; that is not the end of the body (nothing suspends on the final call).
+            guard size > 0 else { return .YES }
+            return step(context, connection: connection, uploadData: uploadData, uploadDataSize: uploadDataSize)
+        case .discarding(let remaining, let response):
             if size > 0 {
                 uploadDataSize.pointee = 0
-                guard size <= budget else { return .NO }  // Endless upload: close the connection.
-                context.phase = .discarding(budget: budget - size)
+                deadlines.bodyReceived(connection, count: size)
+                guard size <= remaining else {
+                    // Still sending: closed if answered already, else answered with 413 first.
+                    guard response != nil else { return .NO }
+                    return answerWhileReceiving(context, connection: connection)
+                }
+                context.phase = .discarding(remaining: remaining - size, response: response)
                 return .YES
             }
-            return queue(Self.bodyTooLarge, on: connection)
+            guard let response else { return .NO }
+            return queue(response, on: connection)
         case .handling(let slot):
             // Called again after the resume: the response is waiting in the slot.
             guard let response = slot.take() else { return .NO }
             return queue(response, on: connection)
         }
+    }
+
+    /// Answers 413 to a chunked body that crossed ``maxBodyBytes``, at once: an upload may never end,
+    /// and libmicrohttpd queues no response before the body is complete. The answer is written
+    /// straight to the socket (which is then shut for sending), the next ``maxBodyBytes`` are still
+    /// read and dropped so the client can read it before the connection closes (a close with unread
+    /// bytes would reset it and could destroy the answer in flight), and then the connection closes.
+    private func answerWhileReceiving(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
+        context.body = []
+        context.memory.release()
+        let written = Self.earlyTooLarge.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { pg_mhd_send_early_response(connection, $0.baseAddress, $0.count) }
+        }
+        guard written == 0 else { return .NO }
+        context.phase = .discarding(remaining: maxBodyBytes, response: nil)
+        return .YES
+    }
+
+    /// ``bodyTooLarge`` as raw bytes, for ``answerWhileReceiving(_:connection:)``.
+    private static let earlyTooLarge = Array(
+        "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".utf8)
+
+    /// Suspends the connection until the memory budget has room for `bytes` more for this request,
+    /// or ``memoryWait`` has passed (then the request is refused with 503 and `Retry-After`).
+    private func awaitMemory(_ context: RequestContext, bytes: Int, connection: OpaquePointer) -> MHD_Result {
+        guard let slot = suspend(connection) else {
+            context.body = []
+            context.phase = .discarding(remaining: maxBodyBytes, response: unavailable)
+            return .YES
+        }
+        context.phase = .awaitingMemory(slot)
+        let memory = context.memory
+        let refusal = unavailable
+        Task {
+            if await memory.grow(to: bytes) {
+                slot.proceed()
+            } else {
+                slot.fulfill(refusal)
+            }
+        }
+        return .YES
+    }
+
+    /// Suspends `connection` and registers its slot for a shutdown to force, or returns `nil` (not
+    /// suspended) once the shutdown has closed suspensions.
+    private func suspend(_ connection: OpaquePointer) -> ResponseSlot? {
+        let slot = ResponseSlot(suspended: ConnectionHandle(pointer: connection))
+        // Suspend before any task can resume it, and under the lock, so a shutdown either sees this
+        // slot or stops us suspending.
+        let suspended = suspensions.withLock { state in
+            guard !state.closed else { return false }
+            state.slots[ObjectIdentifier(slot)] = slot
+            MHD_suspend_connection(connection)
+            return true
+        }
+        return suspended ? slot : nil
     }
 
     /// The first call for a request: headers are complete, no body has been read yet.
@@ -106,41 +217,99 @@ final class ServerCore: Sendable {
             return queue(unavailable, on: connection)
         }
         let headers = Self.headers(of: connection)
+        if let refused = RequestFraming.rejection(of: headers) {
+            // Before any body byte is read; with `Connection: close` libmicrohttpd closes after the
+            // response, so bytes hidden in the body are never parsed as a request.
+            return queue(refused, on: connection)
+        }
         if let declared = headers["Content-Length"], let length = Int(declared), length > maxBodyBytes {
             // Rejected before any body byte is read; libmicrohttpd discards the rest and closes.
             return queue(Self.bodyTooLarge, on: connection)
         }
+        let declaredLength = headers["Content-Length"].flatMap { Int($0) }
         let context = RequestContext(
             method: HTTPMethod(method.map { String(cString: $0) } ?? ""),
             path: url.map { String(cString: $0) } ?? "/",
             query: Self.query(of: connection), headers: headers,
-            remoteAddress: Self.remoteAddress(of: connection))
-        if let declared = headers["Content-Length"], let length = Int(declared), length > 0 {
-            // Trust a declared length only so far: a client that declares 16 MiB and sends nothing
-            // should not make every connection hold that much.
-            context.body.reserveCapacity(min(length, Self.maxReservation))
-        }
+            remoteAddress: Self.remoteAddress(of: connection), declaredLength: declaredLength,
+            memory: RequestMemoryReservation(budget: memoryBudget, wait: memoryWait))
         contextPointer.pointee = Unmanaged.passRetained(context).toOpaque()
         activeRequests.add(1, ordering: .relaxed)
+        deadlines.headReceived(connection)
+        if let declaredLength, declaredLength > 0 {
+            // The whole estimate is reserved before any body byte is read (and waited for here, before
+            // a 100 Continue); the buffer itself grows only as bytes arrive, so a client that
+            // declares 16 MiB and sends nothing does not make the connection hold that much.
+            let needed = memoryEstimate(headers, declaredLength)
+            if !context.memory.growNow(to: needed) {
+                return awaitMemory(context, bytes: needed, connection: connection)
+            }
+            context.body.reserveCapacity(min(declaredLength, Self.maxReservation))
+        }
         return .YES
+    }
+
+    // MARK: - Request target
+
+    /// The context pointer of a request already answered from ``sawTarget(_:connection:)``: the
+    /// address 1, never dereferenced.
+    private static func isAnsweredEarly(_ raw: UnsafeMutableRawPointer) -> Bool { UInt(bitPattern: raw) == 1 }
+
+    /// Bytes of libmicrohttpd's pool one parsed query parameter takes (its record, with slack).
+    private static let poolBytesPerParameter = 64
+
+    /// The 414 for a target with too many query parameters, as raw bytes.
+    private static let earlyTooManyParameters: [UInt8] = {
+        let body = "too many query parameters\n"
+        return Array(
+            ("HTTP/1.1 414 URI Too Long\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)").utf8)
+    }()
+
+    /// libmicrohttpd's URI callback: the request line is in, its query not yet parsed.
+    ///
+    /// libmicrohttpd 0.9.75 stores every query parameter in the connection's memory pool; when they
+    /// do not fit it tries to answer 431, but that answer needs the same exhausted pool, so the client
+    /// gets nothing until the idle timeout. A target with more than ``maxQueryParameters``
+    /// parameters, or more than fit in three quarters of the pool, is therefore answered here with
+    /// 414 and `Connection: close`, written straight to the socket (nothing has been written for this
+    /// request yet, and libmicrohttpd reads the next request only after the previous response is
+    /// out), whose sending side is then shut; libmicrohttpd closes the connection when it next calls
+    /// the access handler, or when the deadlines or the client do. Returns the request's initial
+    /// context pointer.
+    func sawTarget(_ target: UnsafePointer<CChar>?, connection: OpaquePointer) -> UnsafeMutableRawPointer? {
+        guard let target else { return nil }
+        var length = 0
+        var parameters = 0
+        var inQuery = false
+        while target[length] != 0 {
+            let byte = UInt8(bitPattern: target[length])
+            if byte == UInt8(ascii: "?") && !inQuery {
+                inQuery = true
+                parameters = 1
+            } else if byte == UInt8(ascii: "&") && inQuery {
+                parameters += 1
+            }
+            length += 1
+        }
+        guard
+            parameters > maxQueryParameters
+                || parameters * Self.poolBytesPerParameter + length > headerMemoryLimit / 4 * 3
+        else { return nil }
+        _ = Self.earlyTooManyParameters.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { pg_mhd_send_early_response(connection, $0.baseAddress, $0.count) }
+        }
+        return UnsafeMutableRawPointer(bitPattern: 1)
     }
 
     /// The body is complete: suspend the connection and run the handler in a task.
     private func dispatch(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
-        let slot = ResponseSlot(suspended: ConnectionHandle(pointer: connection))
-        // Suspend before the task exists, so the task can never resume a connection that is not yet
-        // suspended; and under the lock, so a shutdown either sees this slot or stops us suspending.
-        let suspended = suspensions.withLock { state in
-            guard !state.closed else { return false }
-            state.slots[ObjectIdentifier(slot)] = slot
-            MHD_suspend_connection(connection)
-            return true
-        }
-        guard suspended else {
+        guard let slot = suspend(connection) else {
             context.body = []
             return queue(unavailable, on: connection)
         }
         context.phase = .handling(slot)
+        deadlines.handling(connection)
         let request = context.takeRequest()
         let handler = self.handler
         Task {
@@ -153,13 +322,20 @@ final class ServerCore: Sendable {
     // MARK: - Request completed
 
     /// libmicrohttpd is done with a request (response sent, client gone, or daemon stopping).
-    func completed(contextPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+    func completed(connection: OpaquePointer?, contextPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+        if let connection { deadlines.responded(connection) }
         guard let contextPointer, let raw = contextPointer.pointee else { return }
         contextPointer.pointee = nil
+        guard !Self.isAnsweredEarly(raw) else { return }
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
-        if case .handling(let slot) = context.phase {
+        switch context.phase {
+        case .handling(let slot), .awaitingMemory(let slot):
             _ = suspensions.withLock { $0.slots.removeValue(forKey: ObjectIdentifier(slot)) }
+        case .receiving, .discarding:
+            break
         }
+        context.body = []
+        context.memory.release()
         activeRequests.subtract(1, ordering: .relaxed)
     }
 

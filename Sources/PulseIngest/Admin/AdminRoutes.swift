@@ -153,6 +153,10 @@ struct AdminRoutes: Sendable {
         writer.field("pendingBatchCapacity", statistics.pendingBatchCapacity)
         writer.field("commits", statistics.commits)
         writer.field("committedJobs", statistics.committedJobs)
+        writer.field("groupCommits", statistics.groupCommits)
+        writer.field("largestGroupCommit", statistics.largestGroupCommit)
+        writer.field("decompressionContextsCreated", statistics.decompressionContextsCreated)
+        writer.field("decompressionContextsReused", statistics.decompressionContextsReused)
         writer.field("logLinesDropped", statistics.logLinesDropped)
         writer.key("rejections")
         writer.beginObject()
@@ -189,7 +193,7 @@ struct AdminRoutes: Sendable {
             writer.field("deviceId", event.deviceId)
             writer.field("receivedAtMs", event.receivedAtMs)
             writer.key("event")
-            writer.value((try? JSONValue.parse(Array(event.json.utf8))) ?? .null)
+            writer.value(canonical(event.json, as: PulseEvent.self))
         }
     }
 
@@ -200,8 +204,17 @@ struct AdminRoutes: Sendable {
             writer.field("installationId", crash.installationId)
             writer.field("receivedAtMs", crash.receivedAtMs)
             writer.key("crash")
-            writer.value((try? JSONValue.parse(Array(crash.json.utf8))) ?? .null)
+            writer.value(canonical(crash.json, as: CrashReport.self))
         }
+    }
+
+    /// A stored item as the listings show it: its canonical encoding, as the store kept it until it
+    /// began storing the bytes as received, so the listing reads the same for every row, old or new
+    /// (`nil` → `null` only for a row that no longer decodes).
+    private static func canonical<Item: PulseJSONCodable>(_ json: String, as type: Item.Type) -> JSONValue {
+        let stored = Array(json.utf8)
+        let bytes = (try? Item(decodingJSON: stored).encodeJSON()) ?? stored
+        return (try? JSONValue.parse(bytes)) ?? .null
     }
 
     static func encode(app: String, history: [ConnectionHistoryEntry]) -> [UInt8] {

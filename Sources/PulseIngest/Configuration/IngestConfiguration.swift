@@ -39,8 +39,14 @@ public struct IngestConfiguration: Sendable {
     public var storageBusyTimeout: Duration
     /// How long a control RPC sent from the admin endpoint waits for each client. Default 10 s.
     public var controlTimeout: Duration
-    /// Settings of the msgtrans server (connection limits, timeouts, shutdown grace period). The
-    /// ingest server installs its own overload (429) and failure (400/500) responders.
+    /// How long an accepted connection may take to complete `CLIENT_CONNECT` (its first frame sent
+    /// and the connect answered with success) before it is closed without a reply. Default 10 s.
+    /// It replaces ``MsgTransServerConfiguration/establishTimeout`` of ``transport``.
+    public var connectDeadline: Duration
+    /// Settings of the msgtrans server (connection limits, timeouts, shutdown grace period, the cap
+    /// on bytes of incomplete frames buffered across all connections,
+    /// ``MsgTransServerConfiguration/maxPartialFrameBytes``, default 256 MiB). The ingest server
+    /// installs its own overload (429) and failure (400/500) responders.
     /// `connection.frameLimits.maxDecompressedBytes` (16 MiB) is the ingest's one payload limit:
     /// a request whose plaintext is larger, whether it arrived plain or compressed, is answered
     /// 400 `payload larger than N bytes (uncompressed)`.
@@ -62,6 +68,7 @@ public struct IngestConfiguration: Sendable {
         maxGroupCommit = 512
         storageBusyTimeout = .seconds(5)
         controlTimeout = .seconds(10)
+        connectDeadline = .seconds(10)
         transport = MsgTransServerConfiguration()
         droppedLogLines = { 0 }
     }

@@ -66,6 +66,7 @@ extension PulseSession {
             sessionEnded(identity)
             return core.reject(.unavailable, "connection closed")
         }
+        connection.markEstablished()
         let result = ConnectResult(
             connectionId: identity.connectionId, serverTimeMs: now, configRevision: app.policy.revision,
             heartbeatIntervalMs: policy.heartbeatIntervalMs, collectKinds: app.policy.collectKinds)

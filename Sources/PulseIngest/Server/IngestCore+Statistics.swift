@@ -1,3 +1,4 @@
+import MsgTrans
 import MsgTransRuntime
 
 extension IngestCore {
@@ -6,10 +7,14 @@ extension IngestCore {
         let now = clock.nowMilliseconds()
         let (apps, rejections) = counters.snapshot(census: registry.census(at: now), knownApps: policy.apps.keys)
         let storage = store.executor.statistics
+        let contexts = PayloadCompressor.contextStatistics
         return IngestStatistics(
             openConnections: transport.snapshot().openConnections, pendingBatches: pending.pending,
             pendingBatchCapacity: pending.capacity, commits: storage.commits,
             committedJobs: storage.groupCommittedJobs, rejections: rejections, apps: apps,
-            logLinesDropped: droppedLogLines())
+            logLinesDropped: droppedLogLines(), groupCommits: storage.groupCommits,
+            largestGroupCommit: storage.largestGroupCommit,
+            decompressionContextsCreated: contexts.zstdContextsCreated + contexts.zlibStreamsCreated,
+            decompressionContextsReused: contexts.zstdContextsReused + contexts.zlibStreamsReused)
     }
 }

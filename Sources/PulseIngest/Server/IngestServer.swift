@@ -57,6 +57,7 @@ public final class IngestServer: Sendable {
         let lock = try IngestStore.lockDirectory(configuration.dataDirectory)
         let sessions = SessionSlot()
         var transportConfiguration = configuration.transport
+        transportConfiguration.establishTimeout = configuration.connectDeadline
         let maxPayloadBytes = IngestCore.maxPayloadBytes(configuration)
         transportConfiguration.connection.overloadResponder = { _ in
             sessions.core?.counters.recordRejection(code: PulseResponseCode.tooManyRequests.rawValue)

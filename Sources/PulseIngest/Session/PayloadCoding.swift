@@ -27,47 +27,64 @@ enum PayloadCoding {
         try ControlRPCRequest(decodingJSON: payload)
     }
 
-    /// An event batch reduced to what the store needs: each event's indexed fields and canonical JSON.
+    /// The parsers batch decoding shares (a parser keeps its buffers between documents); the
+    /// limits are those of `JSONParser()`, which decoded batches before.
+    static let parsers = JSONParserPool(capacity: 8)
+
+    /// An event batch reduced to what the store needs: each event's indexed fields and its JSON
+    /// exactly as received (a slice of `payload`, validated by the decode; see ``receivedItems(_:key:count:)``).
     static func decodeEventBatch(
         _ payload: [UInt8], connectionId: String
     ) throws(PulseProtocolError) -> BatchRecord<EventRecord> {
-        let batch = try EventBatch(decodingJSON: payload)
+        // Only the indexed fields are materialised; the rules are those of `EventBatch`.
+        let batch = try parsers.withParser { parser throws(PulseProtocolError) in
+            try EventBatchSummary(decodingJSON: payload, parser: parser)
+        }
+        let received: [ArraySlice<UInt8>]
+        if let slices = receivedItems(payload, key: "events", count: batch.events.count) {
+            received = slices
+        } else {
+            received = try EventBatch(decodingJSON: payload).events.map { $0.encodeJSON()[...] }
+        }
         var records: [EventRecord] = []
         records.reserveCapacity(batch.events.count)
-        var writer = JSONWriter(capacity: 512)
-        for event in batch.events {
-            writer.reset()
-            event.writeJSON(to: &writer)
+        for (event, json) in zip(batch.events, received) {
             records.append(
                 EventRecord(
                     id: event.id, timestampMs: event.timestamp, sessionId: event.sessionId, kind: event.kind.rawValue,
-                    name: event.name, crashId: crashId(of: event),
-                    json: String(decoding: writer.bytes, as: UTF8.self)))
+                    name: event.name, crashId: event.kind == .crash ? event.crashIdAttribute : nil, json: json))
         }
         return BatchRecord(
             batchId: batch.batchId, connectionId: connectionId, identity: stored(batch.identity), items: records)
     }
 
-    /// A crash batch reduced to what the store needs.
+    /// A crash batch reduced to what the store needs: each report's indexed fields and its JSON as
+    /// received.
     static func decodeCrashBatch(
         _ payload: [UInt8], connectionId: String
     ) throws(PulseProtocolError) -> BatchRecord<CrashRecord> {
-        let batch = try CrashBatch(decodingJSON: payload)
-        let records = batch.crashes.map { crash in
+        let batch = try parsers.withParser { parser throws(PulseProtocolError) in
+            try CrashBatch(decodingJSON: payload, parser: parser)
+        }
+        let received = receivedItems(payload, key: "crashes", count: batch.crashes.count)
+        let records = batch.crashes.enumerated().map { index, crash in
             CrashRecord(
                 crashId: crash.crashId, timestampMs: crash.timestamp, sessionId: crash.sessionId,
-                json: String(decoding: crash.encodeJSON(), as: UTF8.self))
+                json: received?[index] ?? crash.encodeJSON()[...])
         }
         return BatchRecord(
             batchId: batch.batchId, connectionId: connectionId, identity: stored(batch.identity), items: records)
     }
 
-    /// The `app.crash.id` attribute of a `Crash` event (the crash's identity across reports).
-    private static func crashId(of event: PulseEvent) -> String? {
-        guard event.kind == .crash,
-            case .string(let id)? = event.attributes.first(where: { $0.key == "app.crash.id" })?.value
-        else { return nil }
-        return id
+    /// The bytes of each element of the root member `key` of `payload` (already parsed and decoded,
+    /// so each slice is one valid JSON object the decode accepted), or `nil` when they cannot be
+    /// told apart byte for byte (an escaped member name; a count that differs from the decoded
+    /// one): then the caller stores the canonical re-encoding instead, which means the same.
+    private static func receivedItems(_ payload: [UInt8], key: String, count: Int) -> [ArraySlice<UInt8>]? {
+        guard let ranges = JSONRawSpans.arrayElements(ofMember: key, in: payload), ranges.count == count else {
+            return nil
+        }
+        return ranges.map { payload[$0] }
     }
 
     private static func stored(_ identity: BatchIdentity) -> StoredIdentity {

@@ -11,6 +11,17 @@ public struct IngestStatistics: Sendable, Equatable {
     public var commits: Int
     /// Jobs (batches and history updates) those commits carried.
     public var committedJobs: Int
+    /// Group commits of the store (batches and history updates committed together, one fsync
+    /// each); `committedJobs / groupCommits` is the jobs shared per commit.
+    public var groupCommits: Int
+    /// The most jobs one group commit carried: above 1 when pipelined requests of a connection, or
+    /// requests of several connections, shared one fsync.
+    public var largestGroupCommit: Int
+    /// Decompression contexts (zstd and zlib) created by this process (msgtrans payloads;
+    /// ``MsgTrans/PayloadCompressor/contextStatistics``): stays small because contexts are reused.
+    public var decompressionContextsCreated: Int
+    /// Decompressions that reused a pooled context instead of creating one.
+    public var decompressionContextsReused: Int
     /// Non-zero response codes sent, by code, since start (including admission rejections).
     public var rejections: [Int: Int]
     /// Per-app numbers, keyed by App ID.
@@ -22,8 +33,13 @@ public struct IngestStatistics: Sendable, Equatable {
     public init(
         openConnections: Int = 0, pendingBatches: Int = 0, pendingBatchCapacity: Int = 0, commits: Int = 0,
         committedJobs: Int = 0, rejections: [Int: Int] = [:], apps: [String: IngestAppStatistics] = [:],
-        logLinesDropped: Int = 0
+        logLinesDropped: Int = 0, groupCommits: Int = 0, largestGroupCommit: Int = 0,
+        decompressionContextsCreated: Int = 0, decompressionContextsReused: Int = 0
     ) {
+        self.groupCommits = groupCommits
+        self.largestGroupCommit = largestGroupCommit
+        self.decompressionContextsCreated = decompressionContextsCreated
+        self.decompressionContextsReused = decompressionContextsReused
         self.logLinesDropped = logLinesDropped
         self.openConnections = openConnections
         self.pendingBatches = pendingBatches

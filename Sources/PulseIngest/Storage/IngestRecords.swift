@@ -11,7 +11,7 @@ struct StoredIdentity: Sendable, Equatable {
     var packageName: String?
 }
 
-/// One event of a batch, reduced to the columns the store indexes plus its canonical JSON.
+/// One event of a batch, reduced to the columns the store indexes plus its JSON as received.
 struct EventRecord: Sendable {
     var id: String
     var timestampMs: Int64
@@ -20,15 +20,17 @@ struct EventRecord: Sendable {
     var name: String
     /// The `app.crash.id` attribute of a `Crash` event, if it has one.
     var crashId: String?
-    var json: String
+    /// The event object's bytes as the client sent them (valid UTF-8 JSON, checked by the decode).
+    var json: ArraySlice<UInt8>
 }
 
-/// One crash report of a batch, reduced to the columns the store indexes plus its canonical JSON.
+/// One crash report of a batch, reduced to the columns the store indexes plus its JSON as received.
 struct CrashRecord: Sendable {
     var crashId: String
     var timestampMs: Int64
     var sessionId: String?
-    var json: String
+    /// The report's bytes as the client sent them (valid UTF-8 JSON, checked by the decode).
+    var json: ArraySlice<UInt8>
 }
 
 /// A decoded batch ready to be committed.

@@ -14,7 +14,8 @@ public struct IngestedCrash: Sendable, Equatable {
     public var timestampMs: Int64
     /// When the server committed it, epoch milliseconds (server clock).
     public var receivedAtMs: Int64
-    /// The crash report object as canonical JSON.
+    /// The crash report object as the client sent it (rows stored before the ingest kept bytes as
+    /// received hold its canonical JSON; so does a report whose bytes could not be located).
     public var json: String
 
     /// Creates a crash value.

@@ -20,7 +20,8 @@ public struct IngestedEvent: Sendable, Equatable {
     public var timestampMs: Int64
     /// When the server committed it, epoch milliseconds (server clock).
     public var receivedAtMs: Int64
-    /// The event object as canonical JSON.
+    /// The event object as the client sent it (rows stored before the ingest kept bytes as
+    /// received hold its canonical JSON; so does an event whose bytes could not be located).
     public var json: String
 
     /// Creates an event value.

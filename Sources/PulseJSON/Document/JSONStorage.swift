@@ -1,3 +1,5 @@
+import CPulseSimdJSON
+
 /// The immutable node tape and string arena of one parsed document, shared by its nodes.
 ///
 /// One allocation holds both: first `nodeCount` 16-byte nodes, then the string bytes. Each node
@@ -17,6 +19,8 @@ final class JSONStorage: @unchecked Sendable {
     @usableFromInline let strings: UnsafePointer<UInt8>
     let nodeCount: Int
     let stringCount: Int
+    /// Whether `base` and `strings` are the parser's own buffers, adopted rather than copied.
+    private let adopted: Bool
 
     /// Copies `nodeCount` nodes from `nodes` and `stringCount` bytes from `strings`.
     init(nodes: UnsafeRawPointer, nodeCount: Int, strings: UnsafePointer<UInt8>?, stringCount: Int) {
@@ -30,10 +34,28 @@ final class JSONStorage: @unchecked Sendable {
         self.strings = UnsafePointer(stringBase)
         self.nodeCount = nodeCount
         self.stringCount = stringCount
+        adopted = false
+    }
+
+    /// Takes over the parser's node tape and string arena (``pgjson_parser_take``) without copying.
+    init(
+        adoptingNodes nodes: UnsafeMutablePointer<pgjson_node>, nodeCount: Int, strings: UnsafeMutablePointer<UInt8>,
+        stringCount: Int
+    ) {
+        base = UnsafeMutableRawPointer(nodes)
+        self.strings = UnsafePointer(strings)
+        self.nodeCount = nodeCount
+        self.stringCount = stringCount
+        adopted = true
     }
 
     deinit {
-        base.deallocate()
+        if adopted {
+            pgjson_nodes_free(base.assumingMemoryBound(to: pgjson_node.self))
+            pgjson_strings_free(UnsafeMutablePointer(mutating: strings))
+        } else {
+            base.deallocate()
+        }
     }
 
     @inlinable @inline(__always) func head(_ index: Int) -> UInt64 {

@@ -5,7 +5,8 @@ import CPulseSimdJSON
 /// Each parse validates the whole input (syntax, UTF-8, nesting depth, size) and produces a
 /// ``JSONDocument``. The parser keeps its buffers between parses, so reuse one parser per thread
 /// or task instead of creating one per document. Those buffers take up to about 30 bytes per input
-/// byte; after a document larger than ``retainedBytesLimit`` the parser releases them again.
+/// byte; after a document larger than ``retainedBytesLimit`` the parser releases them again (and
+/// the document adopts its node tape and strings from them instead of copying them).
 /// It is not `Sendable`: never share one across concurrent tasks.
 ///
 /// RFC 8259 is followed strictly: any value may be at the top level; no comments, trailing commas,
@@ -146,6 +147,19 @@ public final class JSONParser {
             let error = Self.error(code: code, result: result)
             if bytes.count > Self.retainedBytesLimit { pgjson_parser_trim(handle) }
             return .failure(error)
+        }
+        if bytes.count > Self.retainedBytesLimit {
+            // A large document keeps the parser's buffers (the parser starts afresh) instead of
+            // being copied out of them, so it never exists twice.
+            var nodes: UnsafeMutablePointer<pgjson_node>?
+            var strings: UnsafeMutablePointer<UInt8>?
+            if pgjson_parser_take(handle, &nodes, &strings) == 0, let nodes, let strings {
+                return .success(
+                    JSONDocument(
+                        storage: JSONStorage(
+                            adoptingNodes: nodes, nodeCount: result.node_count, strings: strings,
+                            stringCount: result.string_bytes)))
+            }
         }
         let storage = JSONStorage(
             nodes: UnsafeRawPointer(nodeBase), nodeCount: result.node_count, strings: result.strings,

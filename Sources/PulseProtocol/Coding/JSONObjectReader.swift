@@ -128,13 +128,22 @@ struct JSONObjectReader {
 
     /// The members of the free-form object at `key` in document order; absent or `null` gives `[]`.
     func members(_ key: String) throws(PulseProtocolError) -> [JSONMember] {
-        guard let value = optional(key) else {
+        guard let value = try objectNode(key), case .object(let members) = value.value else {
             return []
         }
-        guard value.kind == .object, case .object(let members) = value.value else {
+        return members
+    }
+
+    /// The free-form object at `key` without materialising it; `nil` when absent or `null`, an
+    /// error when it is not an object (the rule of ``members(_:)``).
+    func objectNode(_ key: String) throws(PulseProtocolError) -> JSONNode? {
+        guard let value = optional(key) else {
+            return nil
+        }
+        guard value.kind == .object else {
             throw mismatch(key, "an object")
         }
-        return members
+        return value
     }
 
     /// The elements of the array at `key`, or `nil` when it is absent or `null`.

@@ -30,17 +30,27 @@ extension PulseJSONCodable {
 
     /// Parses `bytes` with `parser` (reuse one per task on hot paths) and decodes a value.
     public init(decodingJSON bytes: [UInt8], parser: JSONParser) throws(PulseProtocolError) {
-        let document: JSONDocument
-        do {
-            document = try parser.parse(bytes)
-        } catch {
-            throw PulseProtocolError(code: .malformedJSON, message: "$: payload is not valid JSON", underlying: error)
+        self = try decodeDocument(bytes, parser: parser) { node throws(PulseProtocolError) in
+            try Self(jsonNode: node)
         }
-        do {
-            try self.init(jsonNode: document.root)
-        } catch {
-            throw error.at("$")
-        }
+    }
+}
+
+/// Parses `bytes` with `parser` and reads the root with `decode`: the payload-level errors every
+/// fast decoder reports (`$: payload is not valid JSON`, field errors prefixed with `$`).
+func decodeDocument<T>(
+    _ bytes: [UInt8], parser: JSONParser, _ decode: (JSONNode) throws(PulseProtocolError) -> T
+) throws(PulseProtocolError) -> T {
+    let document: JSONDocument
+    do {
+        document = try parser.parse(bytes)
+    } catch {
+        throw PulseProtocolError(code: .malformedJSON, message: "$: payload is not valid JSON", underlying: error)
+    }
+    do {
+        return try decode(document.root)
+    } catch {
+        throw error.at("$")
     }
 }
 

@@ -45,17 +45,29 @@ public struct EventBatch: Sendable, Hashable, Codable, PulseJSONCodable {
     }
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        (identity, events, batchId) = try Self.decode(node) { node throws(PulseProtocolError) in
+            try PulseEvent(jsonNode: node)
+        }
+    }
+
+    /// The batch rules shared by ``EventBatch`` and ``EventBatchSummary``: identity, a non-empty
+    /// `events` array (each element read by `event`, its errors prefixed `events[i]`), `batchId`.
+    static func decode<Event>(
+        _ node: JSONNode, event: (JSONNode) throws(PulseProtocolError) -> Event
+    ) throws(PulseProtocolError) -> (BatchIdentity, [Event], String) {
         let o = try JSONObjectReader(node)
-        identity = try o.object("identity") { node throws(PulseProtocolError) in try BatchIdentity(jsonNode: node) }
+        let identity = try o.object("identity") { node throws(PulseProtocolError) in
+            try BatchIdentity(jsonNode: node)
+        }
         guard let elements = try o.optionalArray("events") else {
             throw PulseProtocolError(code: .missingField, message: "events: required field is missing")
         }
-        var events: [PulseEvent] = []
+        var events: [Event] = []
         events.reserveCapacity(elements.underestimatedCount)
         var index = 0
         for element in elements {
             do {
-                events.append(try PulseEvent(jsonNode: element))
+                events.append(try event(element))
             } catch {
                 throw error.at("events[\(index)]")
             }
@@ -64,8 +76,7 @@ public struct EventBatch: Sendable, Hashable, Codable, PulseJSONCodable {
         if events.isEmpty {
             throw Self.emptyEvents
         }
-        self.events = events
-        batchId = try o.string("batchId")
+        return (identity, events, try o.string("batchId"))
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
@@ -91,4 +102,31 @@ public struct EventBatch: Sendable, Hashable, Codable, PulseJSONCodable {
 
     private static let emptyEvents = PulseProtocolError(
         code: .invalidValue, message: "events: a batch must contain at least one event")
+}
+
+/// A `CLIENT_EVENT_BATCH_UPLOAD` request read with exactly the rules of ``EventBatch`` (the same
+/// payloads are accepted, with the same errors), each event reduced to a ``PulseEventSummary``:
+/// for a receiver that stores the events' bytes as received and only needs what it indexes.
+public struct EventBatchSummary: Sendable, Hashable {
+    /// The identity of the whole batch.
+    public var identity: BatchIdentity
+    /// The events in queue order.
+    public var events: [PulseEventSummary]
+    /// The stable batch identifier.
+    public var batchId: String
+
+    /// Reads a batch from a parsed JSON node.
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        (identity, events, batchId) = try EventBatch.decode(node) { node throws(PulseProtocolError) in
+            try PulseEventSummary(jsonNode: node)
+        }
+    }
+
+    /// Parses `bytes` with `parser` and reads a batch, with the errors of
+    /// ``EventBatch``'s `init(decodingJSON:parser:)`.
+    public init(decodingJSON bytes: [UInt8], parser: JSONParser) throws(PulseProtocolError) {
+        self = try decodeDocument(bytes, parser: parser) { node throws(PulseProtocolError) in
+            try EventBatchSummary(jsonNode: node)
+        }
+    }
 }

@@ -69,20 +69,14 @@ public struct PulseEvent: Sendable, Hashable, Codable, PulseJSONCodable {
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
         let o = try JSONObjectReader(node)
-        id = try o.string("id")
-        timestamp = try o.int64("timestamp")
-        sessionId = try o.string("sessionId")
-        kind = try PulseEventKind(jsonNode: try o.required("kind"), field: "kind")
-        name = try o.string("name")
-        if let sourceNode = o.optional("source") {
-            do {
-                source = try EventSource(jsonNode: sourceNode)
-            } catch {
-                throw error.at("source")
-            }
-        } else {
-            source = .unknown
-        }
+        // The rules of every field but the attributes' contents are the summary's.
+        let summary = try PulseEventSummary(o)
+        id = summary.id
+        timestamp = summary.timestamp
+        sessionId = summary.sessionId
+        kind = summary.kind
+        name = summary.name
+        source = summary.source
         attributes = try o.members("attributes")
     }
 
@@ -103,5 +97,56 @@ public struct PulseEvent: Sendable, Hashable, Codable, PulseJSONCodable {
         }
         writer.endObject()
         writer.endObject()
+    }
+}
+
+/// An event as a receiver that keeps the event's bytes as received needs it: the fields it
+/// indexes, read and validated by exactly the rules of ``PulseEvent/init(jsonNode:)`` (one accepts
+/// what the other accepts, with the same errors), without materialising `attributes`, which is
+/// only checked to be an object (absent or `null` reads as `{}`).
+public struct PulseEventSummary: Sendable, Hashable {
+    /// The idempotency key.
+    public var id: String
+    /// When the event was recorded, epoch milliseconds.
+    public var timestamp: Int64
+    /// The app session the event belongs to.
+    public var sessionId: String
+    /// The record kind.
+    public var kind: PulseEventKind
+    /// The event name.
+    public var name: String
+    /// Where the event was recorded.
+    public var source: EventSource
+    /// The value of the first attribute named `app.crash.id` when it is a string (what
+    /// `attribute("app.crash.id")` of the decoded ``PulseEvent`` would give as `.string`).
+    public var crashIdAttribute: String?
+
+    /// Reads an event from a parsed JSON node.
+    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
+        try self.init(try JSONObjectReader(node))
+    }
+
+    /// The field rules of both event decoders (``PulseEvent/init(jsonNode:)`` reads through this).
+    init(_ o: JSONObjectReader) throws(PulseProtocolError) {
+        id = try o.string("id")
+        timestamp = try o.int64("timestamp")
+        sessionId = try o.string("sessionId")
+        kind = try PulseEventKind(jsonNode: try o.required("kind"), field: "kind")
+        name = try o.string("name")
+        if let sourceNode = o.optional("source") {
+            do {
+                source = try EventSource(jsonNode: sourceNode)
+            } catch {
+                throw error.at("source")
+            }
+        } else {
+            source = .unknown
+        }
+        crashIdAttribute = nil
+        guard let attributes = try o.objectNode("attributes") else { return }
+        for (key, value) in attributes.memberNodes where key.stringEquals("app.crash.id") {
+            crashIdAttribute = value.string
+            break
+        }
     }
 }

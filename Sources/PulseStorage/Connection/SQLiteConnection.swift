@@ -184,6 +184,15 @@ public final class SQLiteConnection {
         try execute(sql, bindings, cached: true)
     }
 
+    /// Runs one statement to completion with its parameters bound by `binding`, in order, without
+    /// boxing each value (see ``SQLiteBindings``); for hot insert loops.
+    ///
+    /// - Throws: ``StorageError``; ``StorageError/Code/misuse`` if `binding` binds fewer or more
+    ///   values than `sql` has parameters (the statement then does not run).
+    public func execute(_ sql: String, binding: (inout SQLiteBindings) throws -> Void) throws {
+        try run(sql, cached: true, binding: binding) { _ in true }
+    }
+
     /// Runs a query and maps every result row.
     ///
     /// - Parameters:
@@ -387,14 +396,38 @@ public final class SQLiteConnection {
         _ sql: String, _ bindings: [(any SQLiteBindable)?], cached: Bool,
         onRow: (borrowing SQLiteRow) throws -> Bool
     ) throws {
+        try run(sql, cached: cached, binding: { try $0.bind(contentsOf: bindings) }, onRow: onRow)
+    }
+
+    /// Steps `sql` with the parameters `binding` binds (which must be all of them), as above.
+    @inline(never)
+    private func run(
+        _ sql: String, cached: Bool, binding: (inout SQLiteBindings) throws -> Void,
+        onRow: (borrowing SQLiteRow) throws -> Bool
+    ) throws {
         let database = try openDatabase()
         let statement = try acquireStatement(sql, cached: cached, database: database)
-        defer { release(statement, cached: cached) }
+        var bindings = SQLiteBindings(handle: statement.handle, database: database, sql: sql)
+        defer {
+            // Reset and clear the bindings first: SQLite points into the arena until then.
+            release(statement, cached: cached)
+            bindings.deallocateArena()
+        }
         if rejectsWrites && sqlite3_stmt_readonly(statement.handle) == 0 {
             throw StorageError(
                 code: .readOnly, message: "a read-only job cannot run `\(StorageError.abbreviated(sql))`")
         }
-        try statement.bind(bindings, database: database)
+        try binding(&bindings)
+        try bindings.checkComplete()
+        try step(statement, sql: sql, database: database, onRow: onRow)
+    }
+
+    /// Steps a bound statement until `onRow` returns `false` or rows run out.
+    @inline(never)
+    private func step(
+        _ statement: PreparedStatement, sql: String, database: OpaquePointer,
+        onRow: (borrowing SQLiteRow) throws -> Bool
+    ) throws {
         while true {
             let resultCode = sqlite3_step(statement.handle)
             if resultCode == SQLITE_ROW {

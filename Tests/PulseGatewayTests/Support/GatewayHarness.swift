@@ -56,7 +56,7 @@ struct GatewayHarness: Sendable {
         directory: TemporaryDirectory? = nil, policy: GatewayPolicy = GatewayPolicy(),
         maxBodyBytes: Int = 16 << 20, clock: TestClock = TestClock(), monotonicClock: TestClock? = nil,
         connector: (any UpstreamConnector)? = nil, forwarding: ForwardingSettings = ForwardingSettings(),
-        random: GatewayRandom = .system
+        random: GatewayRandom = .system, configure: (inout GatewayConfiguration) -> Void = { _ in }
     ) async throws -> GatewayHarness {
         let directory = try directory ?? TemporaryDirectory()
         let logs = LogCollector()
@@ -69,6 +69,7 @@ struct GatewayHarness: Sendable {
             dataDirectory: directory.path, listenPort: 0, policy: policy, maxBodyBytes: maxBodyBytes,
             shutdownGracePeriod: .seconds(2), forwarding: forwarding)
         configuration.policy.logLevel = .debug
+        configure(&configuration)
         let gateway = try await GatewayApp.start(configuration, environment: environment)
         return GatewayHarness(directory: directory, gateway: gateway, clock: clock, logs: logs)
     }

@@ -29,6 +29,13 @@ typedef struct pg_mhd_options {
     unsigned int thread_pool_size;      /* MHD_OPTION_THREAD_POOL_SIZE */
     size_t connection_memory_limit;     /* header buffer per connection */
     unsigned int listen_backlog;
+    /* MHD_OPTION_NOTIFY_CONNECTION: told when a connection is accepted and when it is closed. */
+    MHD_NotifyConnectionCallback notify_connection;
+    void *notify_connection_context;
+    /* MHD_OPTION_URI_LOG_CALLBACK: sees the raw request target before libmicrohttpd parses its
+       query; what it returns becomes the request's context pointer. */
+    void *(*uri_log)(void *context, const char *uri, struct MHD_Connection *connection);
+    void *uri_log_context;
 } pg_mhd_options;
 
 /** Starts a daemon with the given options. Returns NULL on failure. */
@@ -46,6 +53,20 @@ uint16_t pg_mhd_bound_port(struct MHD_Daemon *daemon);
  */
 int pg_mhd_client_address(struct MHD_Connection *connection, char *host, size_t host_capacity, uint16_t *port);
 
+/** The connection's socket, or -1 when unknown. Wraps MHD_get_connection_info(CONNECTION_FD). */
+int pg_mhd_connection_fd(struct MHD_Connection *connection);
+
+/**
+ * Writes a complete response (`length` bytes: head and body) straight to a connection's socket and
+ * shuts its sending side (FIN), without going through libmicrohttpd. For the answers
+ * libmicrohttpd cannot give: a response while the request body is still arriving (it only queues
+ * responses before the body or after its end), and one from the URI callback, before it parses a
+ * query that may exhaust its pool. The caller keeps draining the body and then returns MHD_NO so
+ * libmicrohttpd closes the connection. Returns 0 when every byte was written at once,
+ * -1 otherwise (no socket, or the send buffer is full).
+ */
+int pg_mhd_send_early_response(struct MHD_Connection *connection, const char *bytes, size_t length);
+
 /* ---- libcurl ----------------------------------------------------------- */
 
 CURLcode pg_curl_setopt_long(CURL *handle, CURLoption option, long value);
@@ -60,6 +81,19 @@ CURLcode pg_curl_setopt_header_function(CURL *handle, pg_curl_data_callback call
 
 CURLcode pg_curl_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode pg_curl_getinfo_double(CURL *handle, CURLINFO info, double *value);
+
+/* ---- memory ------------------------------------------------------------ */
+
+/**
+ * Sets glibc's allocator up for a server whose requests allocate large, short-lived buffers:
+ * at most `arena_max` malloc arenas (0 leaves the default), and a fixed mmap threshold of
+ * `mmap_threshold_bytes` (0 leaves glibc's dynamic threshold), so every allocation at least that
+ * large gets its own mapping and goes back to the system when freed. Call it once, early.
+ */
+void pg_configure_allocator(int arena_max, size_t mmap_threshold_bytes);
+
+/** Returns free heap memory of every malloc arena to the system (glibc `malloc_trim(0)`). */
+void pg_release_free_memory(void);
 
 /* ---- processes --------------------------------------------------------- */
 

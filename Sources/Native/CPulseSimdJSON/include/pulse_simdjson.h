@@ -100,6 +100,18 @@ void pgjson_parser_trim(pgjson_parser *parser);
  */
 int32_t pgjson_parse(pgjson_parser *parser, const uint8_t *data, size_t len, pgjson_result *out);
 
+/*
+ * After a successful pgjson_parse: hands the result's node tape and string arena over to the
+ * caller instead of letting it copy them (a large document then never exists twice), and
+ * releases the parser's other buffers as pgjson_parser_trim does. The caller frees them with
+ * pgjson_nodes_free and pgjson_strings_free. Returns 0, or -1 when there is no result to take.
+ */
+int32_t pgjson_parser_take(pgjson_parser *parser, pgjson_node **nodes, uint8_t **strings);
+
+void pgjson_nodes_free(pgjson_node *nodes);
+
+void pgjson_strings_free(uint8_t *strings);
+
 /** The major version of the simdjson library compiled in (for diagnostics). */
 int pgjson_version(void);
 
