@@ -217,14 +217,9 @@ import Testing
     @Test func identitiesInBackoffAreNotRescannedOnEveryWake() async throws {
         // Nothing listens upstream: every identity's first connect fails and it backs off on the
         // injected clock, which does not move.
-        let port = try await ScriptedUpstream.freePort()
-        let clock = TestClock()
-        let connector = PulseClientUpstreamConnector(
-            host: "127.0.0.1", port: port, requestTimeout: .seconds(2), connectTimeout: .seconds(2))
-        let harness = try await GatewayHarness.start(
-            clock: clock, connector: connector,
-            forwarding: ForwardingSettings(backoffBase: .seconds(10), backoffMax: .seconds(60)),
-            random: GatewayRandom { 0.5 })
+        let (harness, _) = try await ForwarderTests.harnessWithoutUpstream(
+            forwarding: ForwardingSettings(backoffBase: .seconds(10), backoffMax: .seconds(60)))
+        let clock = harness.clock
         @Sendable func retries() -> Int { harness.logs.all.filter { $0.contains("will retry") }.count }
         #expect(try await harness.post(UpstreamContractTests.devices(300)).status == 200)
         #expect(await eventually(seconds: 60) { retries() >= 300 })
