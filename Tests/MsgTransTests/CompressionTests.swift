@@ -1,5 +1,6 @@
-import MsgTrans
 import Testing
+
+@testable import MsgTrans
 
 @Suite("Compression")
 struct CompressionTests {
@@ -26,6 +27,30 @@ struct CompressionTests {
         let compressed = try PayloadCompressor.compress(plaintext, with: .zlib)
         #expect(compressed.starts(with: [0x78, 0x9C]), "RFC 1950 at the default level")
         #expect(try PayloadCompressor.decompress(compressed, with: .zlib, maxOutputBytes: size) == plaintext)
+    }
+
+    @Test func zstdCompressionReusesABoundedPoolOfContexts() async throws {
+        let input = sample(70_000)
+        let reference = try PayloadCompressor.compress(input, with: .zstd, level: 1)
+        let before = ZstdCodec.contexts.createdCount
+        for _ in 0..<40 {
+            let same = try PayloadCompressor.compress(input, with: .zstd, level: 1) == reference
+            #expect(same)
+        }
+        // Sequential calls reuse one context (other suites may compress concurrently: at most the
+        // pool's capacity more).
+        #expect(ZstdCodec.contexts.createdCount - before <= CompressionContexts.capacity)
+        // A reused context carries nothing over from one call to the next.
+        let level3 = try PayloadCompressor.compress(input, with: .zstd, level: 3)
+        #expect(try PayloadCompressor.decompress(level3, with: .zstd, maxOutputBytes: input.count) == input)
+        #expect(try PayloadCompressor.compress(input, with: .zstd, level: 1) == reference)
+        // Many concurrent callers: every output is right, and the idle pool stays bounded.
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<32 {
+                group.addTask { try PayloadCompressor.compress(input, with: .zstd, level: 1) == reference }
+            }
+            for try await same in group { #expect(same) }
+        }
     }
 
     @Test func noneIsIdentity() throws {

@@ -141,14 +141,24 @@ import Testing
         await upstream.stop()
     }
 
-    @Test func outageKeepsRowsAndTheyDrainWhenTheUpstreamReturns() async throws {
+    /// A gateway on a test clock whose upstream port nothing listens on (every connect fails at
+    /// once), and that port.
+    static func harnessWithoutUpstream(forwarding: ForwardingSettings) async throws -> (GatewayHarness, Int) {
         let port = try await ScriptedUpstream.freePort()
-        let clock = TestClock()
         let connector = PulseClientUpstreamConnector(
             host: "127.0.0.1", port: port, requestTimeout: .seconds(2), connectTimeout: .seconds(2))
         let harness = try await GatewayHarness.start(
-            clock: clock, connector: connector, forwarding: ForwardingSettings(backoffBase: .milliseconds(100)),
-            random: GatewayRandom { 0.5 })
+            clock: TestClock(), connector: connector, forwarding: forwarding, random: GatewayRandom { 0.5 })
+        return (harness, port)
+    }
+
+    @Test func outageKeepsRowsAndTheyDrainWhenTheUpstreamReturns() async throws {
+        // A window of 1: this server handles the requests of a connection concurrently, so only one
+        // in flight makes its processing order the send order (the window's wire order is
+        // ForwardWindowTests' business).
+        let (harness, port) = try await Self.harnessWithoutUpstream(
+            forwarding: ForwardingSettings(backoffBase: .milliseconds(100), forwardWindow: 1))
+        let clock = harness.clock
         for index in 0..<3 {
             #expect(try await harness.post(Self.body, batchID: "o-\(index)").status == 200)
         }

@@ -1,3 +1,4 @@
+import MsgTrans
 import PulseHashing
 import PulseStorage
 import PulseTestSupport
@@ -53,10 +54,10 @@ import Testing
     static func outboxBatches(in directory: TemporaryDirectory) throws -> [(String, [String])] {
         let connection = try SQLiteConnection(path: directory.path + "/" + GatewayStore.fileName)
         return try connection.query(
-            "SELECT pulse_batch_id, payload, payload_encoding, payload_bytes FROM outbox ORDER BY seq"
+            "SELECT pulse_batch_id, payload, compression, payload_bytes FROM outbox ORDER BY seq"
         ) { row in
             let stored = StoredPayload(
-                bytes: try row.column(1), encoding: try row.column(2), plainCount: try row.column(3))
+                bytes: try row.column(1), compression: try row.column(2), plainCount: try row.column(3))
             let text = String(decoding: try stored.plaintext(), as: UTF8.self)
             let ids = text.split(separator: #""id":""#).dropFirst().map { String($0.prefix { $0 != "\"" }) }
             return (try row.column(0, as: String.self), ids)
@@ -159,22 +160,38 @@ import Testing
         await harness.stop(removing: false)
     }
 
-    @Test func outboxPayloadsAreStoredCompressedAndCountedInPlaintextBytes() async throws {
+    @Test func outboxPayloadsAreStoredInWireFormAndCountedInPlaintextBytes() async throws {
         let harness = try await GatewayHarness.start()
         defer { harness.directory.remove() }
-        #expect(try await harness.post(Self.body, batchID: "batch-1").status == 200)
+        let large = OTLP.logs(
+            records: (0..<10).map {
+                OTLP.record(1_700_000_000 + $0, attributes: [OTLP.string("log.record.uid", "u-\($0)")])
+            })
+        #expect(try await harness.post(large, batchID: "batch-1").status == 200)
+        #expect(try await harness.post(Self.body, batchID: "batch-2").status == 200)
         let connection = try SQLiteConnection(path: harness.directory.path + "/" + GatewayStore.fileName)
+        // Below the threshold: the plaintext, labelled none.
+        let small = try #require(
+            try connection.queryFirst("SELECT compression, payload_bytes, length(payload) FROM outbox WHERE seq = 2") {
+                (try $0.column(0, as: Int.self), try $0.column(1, as: Int.self), try $0.column(2, as: Int.self))
+            })
+        #expect(small.0 == 0)
+        #expect(small.1 < CompressionPolicy.defaultCompressionMinBytes)
+        #expect(small.1 == small.2)
         let row = try #require(
-            try connection.queryFirst("SELECT payload_encoding, payload_bytes, payload FROM outbox") {
+            try connection.queryFirst("SELECT compression, payload_bytes, payload FROM outbox WHERE seq = 1") {
                 (try $0.column(0, as: Int.self), try $0.column(1, as: Int.self), try $0.column(2, as: [UInt8].self))
             })
-        #expect(row.0 == StoredPayload.Encoding.zstd.rawValue)
+        // At least the one threshold: one zstd frame, labelled with the msgtrans zstd byte.
+        #expect(row.1 >= CompressionPolicy.defaultCompressionMinBytes)
+        #expect(row.0 == Int(MsgTrans.Compression.zstd.rawValue))
+        #expect(row.2.starts(with: [0x28, 0xB5, 0x2F, 0xFD]) as Bool)
         #expect(row.2.count < row.1)
         // The plaintext is the Pulse envelope, exactly as long as recorded; the byte cap counts it.
-        let plain = try StoredPayload(bytes: row.2, encoding: row.0, plainCount: row.1).plaintext()
+        let plain = try StoredPayload(bytes: row.2, compression: row.0, plainCount: row.1).plaintext()
         #expect(plain.count == row.1)
         #expect(String(decoding: plain, as: UTF8.self).hasPrefix("{\"identity\":"))
-        #expect(harness.gateway.store.outboxDepth.bytes == row.1)
+        #expect(harness.gateway.store.outboxDepth.bytes == row.1 + small.1)
         await harness.stop(removing: false)
     }
 

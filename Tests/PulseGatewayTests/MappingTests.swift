@@ -1,3 +1,4 @@
+import MsgTrans
 import PulseHashing
 import PulseJSON
 import Testing
@@ -151,12 +152,15 @@ import Testing
         #expect(mapped.drafts[1].kind == .events)
         #expect(mapped.drafts[1].recordCount == 1)
         // The fallback rows built on a 501 carry the crash as an event with the crash's identity.
+        let stored = StoredPayload(encoding: crash.payload, compression: .zstd)
         let row = OutboxRow(
-            seq: 1, app: "shop", identityKey: crash.identityKey, identity: crash.identity, kind: .crashes, priority: 0,
-            pulseBatchID: crash.pulseBatchID, payload: crash.payload, compression: crash.compression, recordCount: 1,
-            fallback: crash.fallback, httpBatchID: "b-1", attempts: 0, nextAttemptAt: 0, createdAt: 0)
-        let converted = CrashFallback.eventDrafts(for: row)
+            seq: 1, app: "shop", identityKey: crash.identityKey, kind: .crashes, priority: 0,
+            pulseBatchID: crash.pulseBatchID, payload: stored.bytes, compression: stored.compression.rawValue,
+            recordCount: 1, fallback: crash.fallback, httpBatchID: "b-1", attempts: 0, nextAttemptAt: 0, createdAt: 0,
+            plainCount: stored.plainCount)
+        let converted = CrashFallback.eventDrafts(for: row, connectPayload: crash.identity)
         try #require(converted.count == 1)
+        #expect(converted[0].identity == crash.identity)
         #expect(
             OTLP.text(converted[0].payload).hasPrefix(
                 #"{"identity":\#(OTLP.iosIdentity),"events":[{"id":"\#(crashEventID)""#))

@@ -109,3 +109,76 @@ import Testing
         } throws: { ($0 as? StorageError)?.code == .cannotOpen }
     }
 }
+
+/// The read-only reader: WAL reads beside the writer, statements kept prepared.
+@Suite struct ReaderTests {
+    @Test func readsNeverExpireTheirPreparedStatements() async throws {
+        let database = try TemporaryDatabase()
+        let executor = try await SQLiteExecutor(path: database.path)
+        try await executor.write { try $0.execute("CREATE TABLE t(x INTEGER)") }
+        let reader = try await SQLiteExecutor(path: database.path, options: .init(readOnly: true))
+        for value in 0..<20 {
+            try await executor.commit { try $0.execute("INSERT INTO t(x) VALUES (?)", [value]) }
+            for target in [executor, reader] {
+                let count = try await target.read { connection in
+                    try connection.queryFirst("SELECT count(*) FROM t WHERE x >= ?", [0]) {
+                        try $0.column(0, as: Int.self)
+                    }
+                }
+                #expect(count == value + 1)
+            }
+        }
+        // Toggling `PRAGMA query_only` around each read used to expire every cached statement.
+        #expect(try await executor.read { $0.statementReprepareCount } == 0)
+        #expect(try await reader.read { $0.statementReprepareCount } == 0)
+        let compiled = try await reader.read { $0.compileCount }
+        for _ in 0..<5 {
+            _ = try await reader.read { try $0.queryFirst("SELECT count(*) FROM t WHERE x >= ?", [0]) { _ in true } }
+        }
+        #expect(try await reader.read { $0.compileCount } == compiled)
+        try await reader.close()
+        try await executor.close()
+    }
+
+    @Test func theReaderDoesNotWaitForAnOpenWriteTransactionAndCannotWrite() async throws {
+        let database = try TemporaryDatabase()
+        let executor = try await SQLiteExecutor(path: database.path)
+        try await executor.write { connection in
+            try connection.execute("CREATE TABLE t(x INTEGER)")
+            try connection.execute("INSERT INTO t(x) VALUES (1)")
+        }
+        let reader = try await SQLiteExecutor(path: database.path, options: .init(readOnly: true))
+        let inside = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        // A write transaction held open on the writer's thread (as a long group commit would be).
+        let writing = Task {
+            try await executor.write { connection in
+                try connection.execute("INSERT INTO t(x) VALUES (2)")
+                inside.signal()
+                release.wait()
+            }
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                inside.wait()
+                continuation.resume()
+            }
+        }
+        // The reader sees the last committed snapshot at once.
+        let seen = try await reader.read { connection in
+            try connection.queryFirst("SELECT count(*) FROM t") { try $0.column(0, as: Int.self) }
+        }
+        #expect(seen == 1)
+        await #expect {
+            try await reader.read { try $0.execute("DELETE FROM t") }
+        } throws: { ($0 as? StorageError)?.code == .readOnly }
+        release.signal()
+        try await writing.value
+        let after = try await reader.read { connection in
+            try connection.queryFirst("SELECT count(*) FROM t") { try $0.column(0, as: Int.self) }
+        }
+        #expect(after == 2)
+        try await reader.close()
+        try await executor.close()
+    }
+}

@@ -1,4 +1,8 @@
-/// One-shot compression and bounded, streaming decompression of whole payloads.
+/// One-shot compression and bounded, streaming decompression of whole payloads: the one
+/// compression module of the project (msgtrans frames, the gateway's outbox rows).
+///
+/// zstd compression reuses a bounded pool of contexts (at most 8 kept idle), so compressing many
+/// small payloads does not pay for a fresh `ZSTD_compress` context each time.
 ///
 /// - zstd: output is exactly one standard frame (magic `28 b5 2f fd`) with its content size, at
 ///   level 3 unless told otherwise. Input must be exactly one standard frame: skippable frames,

@@ -90,13 +90,7 @@ public struct Frame: Sendable, Equatable {
         preferred: Compression,
         policy: CompressionPolicy = .init()
     ) throws(MsgTransError) -> Frame {
-        var compression = Compression.none
-        var payload = plaintext
-        if preferred != .none && plaintext.count >= policy.compressionMinBytes {
-            compression = preferred
-            let level: Int32? = preferred == .zstd ? policy.zstdLevel : nil
-            payload = try PayloadCompressor.compress(plaintext, with: preferred, level: level)
-        }
+        let (compression, payload) = try policy.encode(plaintext, preferred: preferred)
         guard UInt64(payload.count) <= UInt64(UInt32.max) else {
             throw MsgTransError(.payloadTooLarge, "payload of \(payload.count) bytes does not fit payload_len")
         }

@@ -167,6 +167,43 @@ public final class MsgTransConnection: @unchecked Sendable {
         let frame = try Self.makeFrame(
             .request, bizType: bizType, payload: payload, compression: compression,
             policy: configuration.compressionPolicy)
+        return try await perform(frame, timeout: timeout)
+    }
+
+    /// Sends a request whose payload is already in wire form and returns the peer's response.
+    ///
+    /// `wirePayload` goes into the frame exactly as given, labelled `compression`: nothing is
+    /// compressed here, so a retry of the same stored bytes puts identical bytes on the wire. The
+    /// caller vouches that `wirePayload` is a valid stream of `compression` (``PayloadCompressor``
+    /// produces one). Waits, times out and fails like ``request(bizType:payload:compression:timeout:)``.
+    ///
+    /// `onSubmitted` is called once the request has been handed to the connection's event loop,
+    /// before any response can arrive. Requests handed over one after another go on the wire in that
+    /// order (the wait for ``MsgTransConfiguration/maxOutstandingRequests`` is first come, first
+    /// served), so a caller that starts the next request only after `onSubmitted` sends in FIFO order.
+    /// It is not called when the request fails before it was handed over.
+    ///
+    /// - Throws: the errors of ``request(bizType:payload:compression:timeout:)``;
+    ///   ``MsgTransRuntimeError/Code/encodingFailed`` when the payload does not fit `payload_len`.
+    public func request(
+        bizType: UInt8, wirePayload: [UInt8], compression: Compression, timeout: Duration? = nil,
+        onSubmitted: (@Sendable () -> Void)? = nil
+    ) async throws(MsgTransRuntimeError) -> MsgTransMessage {
+        if let reason = closeReason {
+            throw reason
+        }
+        guard UInt64(wirePayload.count) <= UInt64(UInt32.max) else {
+            throw MsgTransRuntimeError(.encodingFailed, "payload of biz_type \(bizType) does not fit payload_len")
+        }
+        let frame = Frame(
+            compression: compression, packetType: .request, bizType: bizType, messageID: 0, payload: wirePayload)
+        return try await perform(frame, timeout: timeout, onSubmitted: onSubmitted)
+    }
+
+    private func perform(_ frame: Frame, timeout: Duration?, onSubmitted: (@Sendable () -> Void)? = nil)
+        async throws(MsgTransRuntimeError) -> MsgTransMessage
+    {
+        let bizType = frame.bizType
         let deadline = MonotonicClock.deadline(after: timeout ?? configuration.requestTimeout)
         let request = OutboundRequest(frame: frame, deadline: deadline)
         let result = await withTaskCancellationHandler {
@@ -175,6 +212,8 @@ public final class MsgTransConnection: @unchecked Sendable {
                 let submitted = eventLoop.execute { self.submit(request) }
                 if !submitted {
                     request.promise.complete(.failure(self.closeReason ?? Self.loopStopped))
+                } else {
+                    onSubmitted?()
                 }
             }
         } onCancel: {

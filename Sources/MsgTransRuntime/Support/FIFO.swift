@@ -1,16 +1,19 @@
 /// A small first-in first-out queue that allocates nothing while empty.
-struct FIFO<Element> {
+public struct FIFO<Element> {
     private var storage: [Element] = []
     private var head = 0
 
-    var isEmpty: Bool { head == storage.count }
-    var count: Int { storage.count - head }
+    /// Creates an empty queue.
+    public init() {}
 
-    mutating func append(_ element: Element) {
+    public var isEmpty: Bool { head == storage.count }
+    public var count: Int { storage.count - head }
+
+    public mutating func append(_ element: Element) {
         storage.append(element)
     }
 
-    mutating func popFirst() -> Element? {
+    public mutating func popFirst() -> Element? {
         guard head < storage.count else { return nil }
         let element = storage[head]
         head += 1
@@ -25,7 +28,7 @@ struct FIFO<Element> {
     }
 
     /// Removes every element matching `predicate`, keeping the order of the rest.
-    mutating func removeAll(where predicate: (Element) -> Bool) {
+    public mutating func removeAll(where predicate: (Element) -> Bool) {
         var kept: [Element] = []
         kept.reserveCapacity(count)
         for index in head..<storage.count where !predicate(storage[index]) {
@@ -36,10 +39,12 @@ struct FIFO<Element> {
     }
 
     /// Removes and returns all elements in order.
-    mutating func drain() -> [Element] {
+    public mutating func drain() -> [Element] {
         let elements = Array(storage[head...])
         storage = []
         head = 0
         return elements
     }
 }
+
+extension FIFO: Sendable where Element: Sendable {}

@@ -42,7 +42,7 @@ public struct PulseClientConfiguration: Sendable {
         connectTimeout = .seconds(10)
         maxInFlightRequests = 8
         compression = .zstd
-        compressionMinBytes = 1024
+        compressionMinBytes = CompressionPolicy.defaultCompressionMinBytes
         reconnectPolicy = PulseReconnectPolicy()
         keepConnected = true
     }

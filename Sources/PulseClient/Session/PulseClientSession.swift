@@ -188,12 +188,53 @@ public final class PulseClientSession: Sendable {
         guard bizType != .clientConnect else {
             throw PulseClientError(.requestFailed, "CLIENT_CONNECT is sent by the session itself")
         }
-        let first = try await sendOnce(bizType: bizType, payload: payload, timeout: timeout)
+        return try await sendRetryingUnauthorized(bizType: bizType, body: .plaintext(payload), timeout: timeout)
+    }
+
+    /// Sends one Pulse request whose payload is already in msgtrans wire form: `wirePayload` is a
+    /// stream of `compression` (or the plaintext for `.none`) and goes on the wire byte for byte,
+    /// on the first attempt and on the retry after a 401 alike. Otherwise as
+    /// ``send(bizType:payload:timeout:)``.
+    ///
+    /// `onSubmitted` is called when the first attempt has been handed to the connection (see
+    /// `MsgTransConnection.request(bizType:wirePayload:compression:timeout:onSubmitted:)`): a caller
+    /// that sends the next request only after it keeps its requests in FIFO order on the wire.
+    /// With `retryingUnauthorized` `false` a 401 is returned as it is, without re-registering or
+    /// sending again (the other requests in flight on the connection are left alone): a caller with
+    /// several requests in flight decides itself what goes first. Its next request with
+    /// `retryingUnauthorized` re-registers when it is answered 401 too.
+    ///
+    /// - Throws: the errors of ``send(bizType:payload:timeout:)``.
+    public func send(
+        bizType: PulseBizType, wirePayload: [UInt8], compression: Compression, timeout: Duration? = nil,
+        retryingUnauthorized: Bool = true, onSubmitted: (@Sendable () -> Void)? = nil
+    ) async throws(PulseClientError) -> PulseResponse {
+        guard bizType != .clientConnect else {
+            throw PulseClientError(.requestFailed, "CLIENT_CONNECT is sent by the session itself")
+        }
+        let body = RequestBody.wire(wirePayload, compression)
+        if retryingUnauthorized {
+            return try await sendRetryingUnauthorized(
+                bizType: bizType, body: body, timeout: timeout, onSubmitted: onSubmitted)
+        }
+        return try await sendOnce(bizType: bizType, body: body, timeout: timeout, onSubmitted: onSubmitted).response
+    }
+
+    /// A request payload: plaintext (compressed by the session's policy) or already in wire form.
+    private enum RequestBody {
+        case plaintext([UInt8])
+        case wire([UInt8], Compression)
+    }
+
+    private func sendRetryingUnauthorized(
+        bizType: PulseBizType, body: RequestBody, timeout: Duration?, onSubmitted: (@Sendable () -> Void)? = nil
+    ) async throws(PulseClientError) -> PulseResponse {
+        let first = try await sendOnce(bizType: bizType, body: body, timeout: timeout, onSubmitted: onSubmitted)
         guard first.response.code == PulseResponseCode.unauthorized.rawValue else {
             return first.response
         }
         await abandon(generation: first.generation, reason: .unauthorized)
-        return try await sendOnce(bizType: bizType, payload: payload, timeout: timeout).response
+        return try await sendOnce(bizType: bizType, body: body, timeout: timeout).response
     }
 
     /// Uploads one encoded CLIENT_EVENT_BATCH_UPLOAD payload (`{"identity":…,"events":[…],"batchId":…}`).
@@ -652,13 +693,22 @@ public final class PulseClientSession: Sendable {
 
     // MARK: - Helpers
 
-    private func sendOnce(bizType: PulseBizType, payload: [UInt8], timeout: Duration?)
-        async throws(PulseClientError) -> (response: PulseResponse, generation: UInt64)
-    {
+    private func sendOnce(
+        bizType: PulseBizType, body: RequestBody, timeout: Duration?, onSubmitted: (@Sendable () -> Void)? = nil
+    ) async throws(PulseClientError) -> (response: PulseResponse, generation: UInt64) {
         let budget = timeout ?? configuration.requestTimeout
         let (connection, generation) = try await connection(deadline: clock.now + budget)
-        let message = try await request(
-            on: connection, bizType: bizType, payload: payload, compression: compression(for: bizType), timeout: budget)
+        let message: MsgTransMessage
+        switch body {
+        case .plaintext(let payload):
+            message = try await request(
+                on: connection, bizType: bizType, payload: payload, compression: compression(for: bizType),
+                timeout: budget)
+        case .wire(let payload, let compression):
+            message = try await request(
+                on: connection, bizType: bizType, payload: payload, compression: compression, wire: true,
+                timeout: budget, onSubmitted: onSubmitted)
+        }
         return (try PulseResponse(bizType: bizType, payload: message.payload), generation)
     }
 
@@ -673,9 +723,14 @@ public final class PulseClientSession: Sendable {
 
     private func request(
         on connection: MsgTransConnection, bizType: PulseBizType, payload: [UInt8], compression: Compression,
-        timeout: Duration?
+        wire: Bool = false, timeout: Duration?, onSubmitted: (@Sendable () -> Void)? = nil
     ) async throws(PulseClientError) -> MsgTransMessage {
         do throws(MsgTransRuntimeError) {
+            if wire {
+                return try await connection.request(
+                    bizType: bizType.rawValue, wirePayload: payload, compression: compression, timeout: timeout,
+                    onSubmitted: onSubmitted)
+            }
             return try await connection.request(
                 bizType: bizType.rawValue, payload: payload, compression: compression, timeout: timeout)
         } catch {

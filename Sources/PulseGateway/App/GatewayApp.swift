@@ -131,7 +131,8 @@ public final class BoundGateway: Sendable {
         } else if let upstream = configuration.upstream {
             connector = PulseClientUpstreamConnector(
                 host: upstream.host, port: upstream.port, requestTimeout: configuration.forwarding.requestTimeout,
-                connectTimeout: configuration.forwarding.connectTimeout, metrics: metrics)
+                connectTimeout: configuration.forwarding.connectTimeout, metrics: metrics,
+                maxInFlightPerConnection: configuration.forwarding.forwardWindow)
             upstreamDescription = upstream.description
         } else {
             // `pulsegate serve` never gets here: its composition (GatewaySystem) starts the embedded

@@ -23,7 +23,8 @@ import PulseJSON
 ///   "httpThreads": 2,
 ///   "forwarding": {"maxConnections": 256, "maxInFlight": 64, "idleTimeoutSeconds": 120,
 ///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000,
-///                  "connectWindowSeconds": 600, "maxConnectsPerIdentity": 20, "maxConnectsPerWindow": 6000}
+///                  "connectWindowSeconds": 600, "maxConnectsPerIdentity": 20, "maxConnectsPerWindow": 6000,
+///                  "forwardWindow": 8}
 /// }
 /// ```
 ///
@@ -64,6 +65,7 @@ public struct ConfigurationFile: Sendable, Equatable {
     var backoffMaxMilliseconds: Int?
     var connectWindowSeconds: Int?
     var maxConnectsPerIdentity: Int?
+    var forwardWindow: Int?
     var maxConnectsPerWindow: Int?
 
     /// An empty file (nothing set).
@@ -163,6 +165,7 @@ public struct ConfigurationFile: Sendable, Equatable {
                     case "connectWindowSeconds": connectWindowSeconds = try integer(name, setting)
                     case "maxConnectsPerIdentity": maxConnectsPerIdentity = try integer(name, setting)
                     case "maxConnectsPerWindow": maxConnectsPerWindow = try integer(name, setting)
+                    case "forwardWindow": forwardWindow = try integer(name, setting)
                     default: throw GatewayError(.invalidConfiguration, "unknown config key \"\(name)\"")
                     }
                 }
@@ -207,6 +210,7 @@ public struct ConfigurationFile: Sendable, Equatable {
         if let connectWindowSeconds { configuration.forwarding.connectWindow = .seconds(connectWindowSeconds) }
         if let maxConnectsPerIdentity { configuration.forwarding.maxConnectsPerIdentity = maxConnectsPerIdentity }
         if let maxConnectsPerWindow { configuration.forwarding.maxConnectsPerWindow = maxConnectsPerWindow }
+        if let forwardWindow { configuration.forwarding.forwardWindow = forwardWindow }
     }
 }
 

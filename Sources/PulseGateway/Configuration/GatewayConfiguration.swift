@@ -245,6 +245,14 @@ public struct ForwardingSettings: Sendable, Equatable {
     public var maxConnectsPerIdentity: Int
     /// Connect attempts all identities together may start within ``connectWindow``. Default 6,000.
     public var maxConnectsPerWindow: Int
+    /// The most requests in flight on one identity's connection (the Pulse contract's
+    /// per-connection bound; the SDK's default is 8). Rows are read as one read of the next
+    /// `forwardWindow` rows and sent in FIFO order; see ``Forwarder`` for the ordering a consumer
+    /// can rely on. 1 to 64 (``forwardWindowRange``), default 8.
+    public var forwardWindow: Int
+
+    /// The permitted ``forwardWindow`` values.
+    public static let forwardWindowRange = 1...64
 
     /// Creates settings.
     public init(
@@ -252,8 +260,9 @@ public struct ForwardingSettings: Sendable, Equatable {
         requestTimeout: Duration = .seconds(15), connectTimeout: Duration = .seconds(10),
         backoffBase: Duration = .seconds(1), backoffMax: Duration = .seconds(300),
         rescanInterval: Duration = .seconds(30), connectWindow: Duration = .seconds(600),
-        maxConnectsPerIdentity: Int = 20, maxConnectsPerWindow: Int = 6_000
+        maxConnectsPerIdentity: Int = 20, maxConnectsPerWindow: Int = 6_000, forwardWindow: Int = 8
     ) {
+        self.forwardWindow = forwardWindow
         self.connectWindow = connectWindow
         self.maxConnectsPerIdentity = maxConnectsPerIdentity
         self.maxConnectsPerWindow = maxConnectsPerWindow
@@ -272,6 +281,9 @@ public struct ForwardingSettings: Sendable, Equatable {
         guard maxConnections > 0, maxInFlight > 0 else { throw fail("maxConnections and maxInFlight must be positive") }
         guard backoffBase > .zero, backoffMax >= backoffBase else {
             throw fail("backoff must be positive with backoffMax >= backoffBase")
+        }
+        guard Self.forwardWindowRange.contains(forwardWindow) else {
+            throw fail("forwardWindow must be 1 to 64")
         }
         guard connectWindow > .zero, maxConnectsPerIdentity > 0, maxConnectsPerWindow > 0 else {
             throw fail("connectWindowSeconds, maxConnectsPerIdentity and maxConnectsPerWindow must be positive")

@@ -1,3 +1,5 @@
+import MsgTrans
+import MsgTransRuntime
 import PulseHashing
 import PulseProtocol
 import Synchronization
@@ -51,11 +53,25 @@ final class Forwarder: Sendable {
         /// The connect-attempt window refused this identity until this monotonic time (a rescan
         /// does not make it due earlier).
         var throttledUntil: Int64 = 0
+        /// In ``State/ready``.
+        var queued = false
+        /// Rows were announced while a worker was draining: it must not forget the identity when
+        /// its last read came back empty (the read may have preceded their commit).
+        var announcedWhileActive = false
     }
 
     private struct State {
         var identities: [String: IdentityState] = [:]
+        /// Idle identities that are due, in the order they became due: the scheduler starts
+        /// workers from here instead of scanning every identity on every wake.
+        var ready = FIFO<String>()
+        /// Idle identities waiting for their `notBefore`, earliest first (entries go stale when
+        /// the identity changes; they are checked when they come due).
+        var waiting = DeadlineHeap()
         var activeWorkers = 0
+        /// Identities the scheduler looked at when starting workers (for tests: it grows with the
+        /// identities that came due, not with all identities known).
+        var schedulerVisits = 0
         var stopping = false
         var scheduler: Task<Void, Never>?
         var workers: [String: Task<Void, Never>] = [:]
@@ -85,6 +101,9 @@ final class Forwarder: Sendable {
         self.limiter = AsyncLimiter(settings.maxInFlight)
     }
 
+    /// Identities the scheduler has looked at so far (see ``State/schedulerVisits``).
+    var schedulerVisits: Int { state.withLock { $0.schedulerVisits } }
+
     /// Open upstream connections.
     var openConnections: Int { pool.openCount }
 
@@ -111,9 +130,16 @@ final class Forwarder: Sendable {
 
     /// Announces new outbox rows (called by the intake after a commit).
     func announce(_ drafts: [OutboxDraft]) {
+        let now = monotonic.now()
+        let horizon = horizonMilliseconds
         state.withLock { state in
-            for draft in drafts where state.identities[draft.identityKey] == nil {
-                state.identities[draft.identityKey] = IdentityState(app: draft.app, connectPayload: draft.identity)
+            for draft in drafts {
+                if state.identities[draft.identityKey] == nil {
+                    state.identities[draft.identityKey] = IdentityState(app: draft.app, connectPayload: draft.identity)
+                } else if state.identities[draft.identityKey]?.active == true {
+                    state.identities[draft.identityKey]?.announcedWhileActive = true
+                }
+                Self.enqueue(draft.identityKey, in: &state, now: now, horizon: horizon)
             }
         }
         wake.signal()
@@ -149,8 +175,17 @@ final class Forwarder: Sendable {
         do {
             try await store.refreshDepth()
             let pending = try await store.pendingIdentities()
+            let horizon = horizonMilliseconds
             state.withLock { state in
                 state.lastRescan = now
+                // Rebuilt from the outbox: drops stale entries, and a wait that a clock step
+                // made too long is found here.
+                state.waiting = DeadlineHeap()
+                // Idle identities without rows are forgotten (a worker would find nothing).
+                let keys = Set(pending.map(\.identityKey))
+                state.identities = state.identities.filter {
+                    $0.value.active || $0.value.queued || keys.contains($0.key)
+                }
                 for identity in pending {
                     let notBefore = dueTime(storedAt: identity.nextAttemptAt)
                     if var known = state.identities[identity.identityKey] {
@@ -160,6 +195,7 @@ final class Forwarder: Sendable {
                         state.identities[identity.identityKey] = IdentityState(
                             app: identity.app, connectPayload: identity.identity, notBefore: notBefore)
                     }
+                    Self.enqueue(identity.identityKey, in: &state, now: now, horizon: horizon)
                 }
             }
         } catch {
@@ -174,16 +210,42 @@ final class Forwarder: Sendable {
         max(Self.milliseconds(settings.backoffMax), Self.milliseconds(settings.connectWindow)) * 2 + 1000
     }
 
+    /// Puts an idle identity in the ready queue when it is due (or its wait lies beyond the
+    /// horizon), else in the waiting heap. Does nothing for an active or already queued identity.
+    private static func enqueue(_ key: String, in state: inout State, now: Int64, horizon: Int64) {
+        guard let identity = state.identities[key], !identity.active, !identity.queued else { return }
+        if identity.notBefore <= now || identity.notBefore - now > horizon {
+            state.identities[key]?.queued = true
+            state.ready.append(key)
+        } else {
+            state.waiting.push(identity.notBefore, key)
+        }
+    }
+
+    /// Starts workers for ready identities (moving those whose wait is over from the heap first),
+    /// at most `maxConnections` at once. Costs the identities that are due, not all identities.
     private func startDueWorkers(now: Int64) {
         let horizon = horizonMilliseconds
         state.withLock { state in
             guard !state.stopping else { return }
-            let due = state.identities.filter { entry in
-                !entry.value.active && (entry.value.notBefore <= now || entry.value.notBefore - now > horizon)
+            while let (deadline, key) = state.waiting.popDue(now: now) {
+                state.schedulerVisits += 1
+                // A stale entry: the identity now waits for a later time (it has a newer entry).
+                if let identity = state.identities[key], identity.notBefore > deadline, identity.notBefore > now {
+                    continue
+                }
+                Self.enqueue(key, in: &state, now: now, horizon: horizon)
             }
-            for (key, identity) in due.sorted(by: { $0.value.notBefore < $1.value.notBefore }) {
-                guard state.activeWorkers < settings.maxConnections else { break }
-                state.identities[key]?.active = true
+            while state.activeWorkers < settings.maxConnections, let key = state.ready.popFirst() {
+                state.schedulerVisits += 1
+                guard var identity = state.identities[key] else { continue }
+                identity.queued = false
+                guard !identity.active else {
+                    state.identities[key] = identity
+                    continue
+                }
+                identity.active = true
+                state.identities[key] = identity
                 state.activeWorkers += 1
                 let payload = identity.connectPayload
                 state.workers[key] = Task { await self.drain(key: key, connectPayload: payload) }
@@ -196,29 +258,34 @@ final class Forwarder: Sendable {
         var notBefore: Int64 = 0
         var forget = false
         defer {
+            let now = monotonic.now()
+            let horizon = horizonMilliseconds
             state.withLock { state in
                 state.activeWorkers -= 1
                 state.workers[key] = nil
-                if forget {
+                let announced = state.identities[key]?.announcedWhileActive ?? false
+                state.identities[key]?.announcedWhileActive = false
+                if forget && !announced {
                     state.identities[key] = nil
                 } else {
                     state.identities[key]?.active = false
                     state.identities[key]?.notBefore = notBefore
+                    Self.enqueue(key, in: &state, now: now, horizon: horizon)
                 }
             }
             pool.release(key)
             wake.signal()
         }
         while !state.withLock({ $0.stopping }) {
-            let row: OutboxRow?
+            let rows: [OutboxRow]
             do {
-                row = try await store.head(identityKey: key)
+                rows = try await store.nextRows(identityKey: key, limit: settings.forwardWindow)
             } catch {
                 logger.error("outbox read failed", ["error": "\(error)"])
                 notBefore = monotonic.now() + 1000
                 return
             }
-            guard let row else {
+            guard let row = rows.first else {
                 forget = true
                 return
             }
@@ -227,7 +294,11 @@ final class Forwarder: Sendable {
                 notBefore = due
                 return
             }
-            let retryAt = await deliver(row, key: key, connectPayload: connectPayload)
+            let window = Self.window(rows, isDue: { self.dueTime(storedAt: $0.nextAttemptAt) <= self.monotonic.now() })
+            let retryAt =
+                window.count > 1
+                ? await deliver(window: window, key: key, connectPayload: connectPayload)
+                : await deliver(row, key: key, connectPayload: connectPayload)
             if let retryAt {
                 notBefore = retryAt
                 return
@@ -235,7 +306,154 @@ final class Forwarder: Sendable {
         }
     }
 
+    // MARK: - Window
+
+    /// The rows sent together: the head and the due event rows right behind it that never failed,
+    /// at most ``ForwardingSettings/forwardWindow`` (what was read). A head that failed before
+    /// (`attempts > 0`), a crash batch or a crash-priority row (the `Crash` events that replaced a
+    /// crash batch after a 501) is sent alone, with the single-row handling (the
+    /// session's re-register on 401, the config pull on 409, the crash fallback on 501); the window
+    /// opens again once it is delivered.
+    static func window(_ rows: [OutboxRow], isDue: (OutboxRow) -> Bool) -> [OutboxRow] {
+        func windowed(_ row: OutboxRow) -> Bool { row.attempts == 0 && row.kind == .events && row.priority > 0 }
+        guard let head = rows.first, windowed(head) else { return Array(rows.prefix(1)) }
+        return Array(rows.prefix { windowed($0) && isDue($0) })
+    }
+
+    /// What became of one row of a window.
+    private enum WindowOutcome: Sendable {
+        /// Answered `{"code":0,"data":true}`: delete it.
+        case accepted
+        /// Not sent: an older row of the window had failed first. Untouched.
+        case notSent
+        /// Failed (rescheduled) or refused for good (dead-lettered); the identity's next wake.
+        case failed(wakeAt: Int64)
+        /// Dead-lettered: it left the outbox, nothing newer waits for it.
+        case settled
+    }
+
+    /// Sends a window of event rows on one connection: in FIFO order (a row is handed to the
+    /// connection only after the row before it was), up to the window in flight at once. The
+    /// first row that fails stops the window: no row behind it is sent (rows already in flight
+    /// finish). A failed row is rescheduled (backoff; a 401 or 409 is due at once, to be resent
+    /// alone with its single-row handling) and, having `attempts > 0`, is sent alone before any
+    /// newer row. Accepted rows are deleted together in one group-commit job.
+    private func deliver(window rows: [OutboxRow], key: String, connectPayload: [UInt8]) async -> Int64? {
+        let session: any UpstreamSession
+        switch await openSession(for: rows[0], key: key, connectPayload: connectPayload) {
+        case .ready(let ready): session = ready
+        case .settled(let retryAt): return retryAt
+        }
+        let sequencer = WindowSequencer()
+        let outcomes = await withTaskGroup(of: (Int, WindowOutcome).self) { group in
+            for (index, row) in rows.enumerated() {
+                group.addTask {
+                    await sequencer.waitForTurn(index)
+                    guard !sequencer.isStopped else {
+                        sequencer.handedOver(index)
+                        return (index, .notSent)
+                    }
+                    let outcome = await self.send(row, index: index, on: session, key: key, sequencer: sequencer)
+                    sequencer.handedOver(index)
+                    if case .failed = outcome { sequencer.stop() }
+                    return (index, outcome)
+                }
+            }
+            var outcomes: [(Int, WindowOutcome)] = []
+            for await outcome in group { outcomes.append(outcome) }
+            return outcomes.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        if sequencer.lostConnection { await pool.discard(key) }
+        let accepted = zip(rows, outcomes).filter { if case .accepted = $0.1 { true } else { false } }.map(\.0)
+        if !accepted.isEmpty {
+            do {
+                try await store.delete(seqs: accepted.map(\.seq))
+                for row in accepted { metrics.forwarded(kind: row.kind, result: "ok") }
+            } catch {
+                logger.error("outbox delete failed", ["rows": String(accepted.count), "error": "\(error)"])
+                return monotonic.now() + 1000
+            }
+        }
+        let wakes = outcomes.compactMap { outcome -> Int64? in
+            if case .failed(let wakeAt) = outcome { wakeAt } else { nil }
+        }
+        return wakes.min()
+    }
+
+    /// Sends one row of a window and applies every outcome but acceptance (deleted in a batch).
+    private func send(
+        _ row: OutboxRow, index: Int, on session: any UpstreamSession, key: String, sequencer: WindowSequencer
+    ) async -> WindowOutcome {
+        await limiter.acquire()
+        defer { limiter.release() }
+        let started = ContinuousClock.now
+        let reply: UpstreamReply
+        do {
+            reply = try await session.request(
+                .clientEventBatchUpload, wirePayload: row.payload,
+                compression: Compression(rawValue: row.compression) ?? .none, retryingUnauthorized: false,
+                onSubmitted: { sequencer.handedOver(index) })
+        } catch {
+            markReachable(false)
+            sequencer.connectionLost()
+            return .failed(wakeAt: await retryLater(row, reason: error.message))
+        }
+        markReachable(true)
+        let elapsed = ContinuousClock.now - started
+        metrics.forwardLatency(
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        if reply.confirmsAcceptance { return .accepted }
+        let message = reply.message ?? ""
+        switch reply.code {
+        case 401, 409:
+            // Resent at once, alone, where the single-row handling re-registers or pulls the config.
+            return .failed(wakeAt: await retryLater(row, reason: "code \(reply.code): \(message)", immediately: true))
+        case 0:
+            return .failed(wakeAt: await retryLater(row, reason: "code 0 without data true"))
+        case 429, 500, 502...599:
+            return .failed(wakeAt: await retryLater(row, reason: "code \(reply.code): \(message)"))
+        default:
+            // 400, 403, 404, 501 to an event batch and unknown codes: refused for good.
+            if let retryAt = await deadLetter(row, code: reply.code, message: message) {
+                return .failed(wakeAt: retryAt)
+            }
+            return .settled
+        }
+    }
+
     // MARK: - Delivery
+
+    private enum SessionStep {
+        case ready(any UpstreamSession)
+        /// No session: the head row was rescheduled, dead-lettered or throttled; when to go on.
+        case settled(Int64?)
+    }
+
+    /// The identity's session, or what became of `row` when none can be had.
+    private func openSession(for row: OutboxRow, key: String, connectPayload: [UInt8]) async -> SessionStep {
+        do {
+            return .ready(try await pool.acquire(key: key, connectPayload: connectPayload))
+        } catch {
+            switch error.kind {
+            case .throttled(let until):
+                logger.debug("connect attempts capped; waiting", ["seq": String(row.seq)])
+                // Jitter, so identities capped together do not come back in lock step.
+                let jitter = Int64(random.unit() * Double(Self.milliseconds(settings.backoffBase)))
+                let wakeAt = max(until, monotonic.now() + 1) + jitter
+                state.withLock { $0.identities[key]?.throttledUntil = wakeAt }
+                return .settled(wakeAt)
+            case .transport:
+                markReachable(false)
+                return .settled(await retryLater(row, reason: error.message))
+            case .connectRejected(let code):
+                markReachable(true)
+                if code == 400 || code == 403 || code == 404 {
+                    return .settled(await deadLetter(row, code: code, message: error.message))
+                }
+                return .settled(await retryLater(row, reason: error.message))
+            }
+        }
+    }
 
     /// Sends one row and applies the outcome; returns when to retry the identity, or `nil` to go on.
     private func deliver(_ row: OutboxRow, key: String, connectPayload: [UInt8]) async -> Int64? {
@@ -244,36 +462,20 @@ final class Forwarder: Sendable {
         var pulledConfig = false
         while true {
             let session: any UpstreamSession
-            do {
-                session = try await pool.acquire(key: key, connectPayload: connectPayload)
-            } catch {
-                switch error.kind {
-                case .throttled(let until):
-                    logger.debug("connect attempts capped; waiting", ["seq": String(row.seq)])
-                    // Jitter, so identities capped together do not come back in lock step.
-                    let jitter = Int64(random.unit() * Double(Self.milliseconds(settings.backoffBase)))
-                    let wakeAt = max(until, monotonic.now() + 1) + jitter
-                    state.withLock { $0.identities[key]?.throttledUntil = wakeAt }
-                    return wakeAt
-                case .transport:
-                    markReachable(false)
-                    return await retryLater(row, reason: error.message)
-                case .connectRejected(let code):
-                    markReachable(true)
-                    if code == 400 || code == 403 || code == 404 {
-                        return await deadLetter(row, code: code, message: error.message)
-                    }
-                    return await retryLater(row, reason: error.message)
-                }
+            switch await self.openSession(for: row, key: key, connectPayload: connectPayload) {
+            case .ready(let ready): session = ready
+            case .settled(let retryAt): return retryAt
             }
             if row.kind == .crashes && session.lacksCrashUpload {
-                return await fallBack(row, reason: "upstream lacks crash upload")
+                return await fallBack(row, connectPayload: connectPayload, reason: "upstream lacks crash upload")
             }
             let operation: PulseBizType = row.kind == .crashes ? .clientCrashBatchUpload : .clientEventBatchUpload
             let started = ContinuousClock.now
             let reply: UpstreamReply
             do {
-                reply = try await session.request(operation, payload: row.payload)
+                reply = try await session.request(
+                    operation, wirePayload: row.payload, compression: Compression(rawValue: row.compression) ?? .none,
+                    retryingUnauthorized: true, onSubmitted: nil)
             } catch {
                 markReachable(false)
                 await pool.discard(key)
@@ -305,7 +507,8 @@ final class Forwarder: Sendable {
                 return await deadLetter(row, code: reply.code, message: message)
             case 501 where row.kind == .crashes:
                 session.lacksCrashUpload = true
-                return await fallBack(row, reason: "upstream answered 501 to crash upload")
+                return await fallBack(
+                    row, connectPayload: connectPayload, reason: "upstream answered 501 to crash upload")
             case 501:
                 return await deadLetter(row, code: reply.code, message: message)
             case 401:
@@ -343,8 +546,8 @@ final class Forwarder: Sendable {
         return now + ahead
     }
 
-    private func retryLater(_ row: OutboxRow, reason: String) async -> Int64 {
-        let delay = max(1, backoffMilliseconds(attempts: row.attempts))
+    private func retryLater(_ row: OutboxRow, reason: String, immediately: Bool = false) async -> Int64 {
+        let delay = immediately ? 0 : max(1, backoffMilliseconds(attempts: row.attempts))
         let retryAt = clock.now() + delay
         let wakeAt = monotonic.now() + delay
         metrics.forwarded(kind: row.kind, result: "retry")
@@ -374,9 +577,9 @@ final class Forwarder: Sendable {
     }
 
     /// Replaces a crash row by `Crash` events in event batches, sent next.
-    private func fallBack(_ row: OutboxRow, reason: String) async -> Int64? {
+    private func fallBack(_ row: OutboxRow, connectPayload: [UInt8], reason: String) async -> Int64? {
         metrics.forwarded(kind: row.kind, result: "fallback")
-        let drafts = CrashFallback.eventDrafts(for: row)
+        let drafts = CrashFallback.eventDrafts(for: row, connectPayload: connectPayload)
         logger.info(
             "sending crash reports as Crash events",
             ["seq": String(row.seq), "reason": reason, "batches": String(drafts.count)])
@@ -398,8 +601,10 @@ final class Forwarder: Sendable {
 
 /// Turns a crash row into event rows carrying the same records as `Crash` events.
 enum CrashFallback {
-    static func eventDrafts(for row: OutboxRow) -> [OutboxDraft] {
-        guard let blob = row.fallback, let events = EventChunks.split(blob), let identity = identityJSON(row.payload)
+    /// `connectPayload` is the row's identity as CONNECT sends it (the `identities` row).
+    static func eventDrafts(for row: OutboxRow, connectPayload: [UInt8]) -> [OutboxDraft] {
+        guard let blob = row.fallback, let events = EventChunks.split(blob),
+            let plaintext = try? row.storedPayload.plaintext(), let identity = identityJSON(plaintext)
         else { return [] }
         let (batches, _) = BatchSplitter.events.split(identity: identity, items: events) { chunk in
             var hasher = SHA256()
@@ -410,10 +615,9 @@ enum CrashFallback {
         }
         return batches.map { batch in
             OutboxDraft(
-                app: row.app, identityKey: row.identityKey, identity: row.identity, kind: .events,
+                app: row.app, identityKey: row.identityKey, identity: connectPayload, kind: .events,
                 pulseBatchID: batch.batchID, payload: batch.payload,
-                compression: batch.payload.count >= OTLPMapper.compressionMinBytes
-                    ? OTLPMapper.compressionZstd : OTLPMapper.compressionNone,
+                compression: StoredPayload.compression(forPlaintextOf: batch.payload.count).rawValue,
                 recordCount: batch.count, fallback: nil)
         }
     }
@@ -433,5 +637,96 @@ enum CrashFallback {
             index += 1
         }
         return nil
+    }
+}
+
+/// Hands a window's rows to the connection one after another: row `i` may be sent once row
+/// `i - 1` was handed over (or finished without being sent), so the rows reach the wire in FIFO
+/// order. Once stopped (a row failed), rows not yet handed over are not sent.
+final class WindowSequencer: Sendable {
+    private struct State {
+        /// Rows `0..<next` were handed over.
+        var next = 0
+        var stopped = false
+        var lostConnection = false
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    var isStopped: Bool { state.withLock { $0.stopped } }
+    /// Whether a request of the window failed without an answer (its connection is not reused).
+    var lostConnection: Bool { state.withLock { $0.lostConnection } }
+
+    /// Waits until every row before `index` was handed over.
+    func waitForTurn(_ index: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.next >= index { return true }
+                state.waiters[index] = continuation
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Row `index` was handed over (or will not be): the next row may go. Idempotent.
+    func handedOver(_ index: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.next == index else { return nil }
+            state.next = index + 1
+            return state.waiters.removeValue(forKey: index + 1)
+        }
+        waiter?.resume()
+    }
+
+    func stop() {
+        state.withLock { $0.stopped = true }
+    }
+
+    func connectionLost() {
+        state.withLock {
+            $0.lostConnection = true
+            $0.stopped = true
+        }
+    }
+}
+
+/// A binary min-heap of (deadline, identity key).
+struct DeadlineHeap {
+    private var entries: [(deadline: Int64, key: String)] = []
+
+    var count: Int { entries.count }
+
+    mutating func push(_ deadline: Int64, _ key: String) {
+        entries.append((deadline, key))
+        var child = entries.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard entries[child].deadline < entries[parent].deadline else { break }
+            entries.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    /// Removes and returns the earliest entry if its deadline is at most `now`.
+    mutating func popDue(now: Int64) -> (Int64, String)? {
+        guard let first = entries.first, first.deadline <= now else { return nil }
+        let last = entries.removeLast()
+        if !entries.isEmpty {
+            entries[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1
+                let right = left + 1
+                var smallest = parent
+                if left < entries.count && entries[left].deadline < entries[smallest].deadline { smallest = left }
+                if right < entries.count && entries[right].deadline < entries[smallest].deadline { smallest = right }
+                if smallest == parent { break }
+                entries.swapAt(parent, smallest)
+                parent = smallest
+            }
+        }
+        return (first.deadline, first.key)
     }
 }

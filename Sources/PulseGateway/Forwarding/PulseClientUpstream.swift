@@ -1,3 +1,4 @@
+import MsgTrans
 import PulseClient
 import PulseJSON
 import PulseProtocol
@@ -19,6 +20,8 @@ struct PulseClientUpstreamConnector: UpstreamConnector {
     /// Counts every real handshake (TCP connect plus CLIENT_CONNECT) of every session made here,
     /// by result, as `pulsegate_upstream_connects_total`.
     var metrics: GatewayMetrics? = nil
+    /// The most requests in flight on one connection (``ForwardingSettings/forwardWindow``).
+    var maxInFlightPerConnection = 8
 
     func open(connectPayload: [UInt8], policy: PolicyCache?) async throws(UpstreamFailure) -> any UpstreamSession {
         let identity: ConnectRequest
@@ -46,6 +49,7 @@ struct PulseClientUpstreamConnector: UpstreamConnector {
         configuration.requestTimeout = requestTimeout
         configuration.connectTimeout = connectTimeout
         configuration.keepConnected = keepConnected
+        configuration.maxInFlightRequests = maxInFlightPerConnection
         if let metrics {
             configuration.handshakeObserver = { outcome in
                 switch outcome {
@@ -105,10 +109,15 @@ final class PulseClientUpstreamSession: UpstreamSession {
         set { state.withLock { $0.lacksCrashUpload = newValue } }
     }
 
-    func request(_ operation: PulseBizType, payload: [UInt8]) async throws(UpstreamFailure) -> UpstreamReply {
+    func request(
+        _ operation: PulseBizType, wirePayload: [UInt8], compression: Compression, retryingUnauthorized: Bool,
+        onSubmitted: (@Sendable () -> Void)?
+    ) async throws(UpstreamFailure) -> UpstreamReply {
         let response: PulseResponse
         do {
-            response = try await session.send(bizType: operation, payload: payload)
+            response = try await session.send(
+                bizType: operation, wirePayload: wirePayload, compression: compression,
+                retryingUnauthorized: retryingUnauthorized, onSubmitted: onSubmitted)
         } catch {
             throw UpstreamFailure(kind: .transport, message: "\(operation) failed: \(error.message)")
         }

@@ -1,3 +1,4 @@
+import MsgTrans
 import PulseProtocol
 
 /// A Pulse response envelope as the forwarder needs it.
@@ -35,8 +36,15 @@ struct UpstreamFailure: Error, Sendable, CustomStringConvertible {
 protocol UpstreamSession: AnyObject, Sendable {
     /// Sends a request and returns the response envelope. A 401 has already been answered by
     /// re-registering and sending once more (the Pulse client session does that); a 401 seen here
-    /// is the second one.
-    func request(_ operation: PulseBizType, payload: [UInt8]) async throws(UpstreamFailure) -> UpstreamReply
+    /// is the second one. `wirePayload` is sent as it is, labelled `compression` (an outbox row's
+    /// stored wire form), on both attempts. `onSubmitted` runs once the first attempt is queued on
+    /// the connection (the window sends the next row only after it, keeping FIFO order on the wire).
+    /// With `retryingUnauthorized` `false` the first 401 is returned as it is, instead of being
+    /// answered by re-registering and sending once more.
+    func request(
+        _ operation: PulseBizType, wirePayload: [UInt8], compression: Compression, retryingUnauthorized: Bool,
+        onSubmitted: (@Sendable () -> Void)?
+    ) async throws(UpstreamFailure) -> UpstreamReply
     /// Pulls the app's configuration snapshot (CLIENT_CONFIG_PULL) into the gateway's policy cache:
     /// what a 409 asks for before the one retry.
     func pullConfig() async

@@ -61,11 +61,6 @@ struct MappedRequest: Sendable, Equatable {
 enum OTLPMapper {
     /// Offsets up to this magnitude are treated as network delay and not applied.
     static let clockOffsetThresholdMilliseconds: Int64 = 5 * 60 * 1000
-    /// Payloads of at least this many bytes are sent zstd-compressed.
-    static let compressionMinBytes = 1024
-    /// msgtrans compression bytes.
-    static let compressionNone: UInt8 = 0
-    static let compressionZstd: UInt8 = 1
 
     /// Maps a parsed export request.
     ///
@@ -251,8 +246,7 @@ private struct ResourceMapper {
             OutboxDraft(
                 app: app, identityKey: key, identity: connect, kind: kind, pulseBatchID: batch.batchID,
                 payload: batch.payload,
-                compression: batch.payload.count >= OTLPMapper.compressionMinBytes
-                    ? OTLPMapper.compressionZstd : OTLPMapper.compressionNone,
+                compression: StoredPayload.compression(forPlaintextOf: batch.payload.count).rawValue,
                 recordCount: batch.count, fallback: fallback)
         }
         if !collected.crashes.isEmpty {

@@ -17,6 +17,14 @@ import PulseStorage
 /// - `diagnostics_device`, `diagnostics_received`: per (app, installation) delivery state and the received
 ///   batch sequence numbers as ranges (`docs/diagnostics.md`).
 ///
+/// Migration `006` stores each outbox and dead-letter row in wire form: `payload` is exactly the
+/// msgtrans frame payload and `compression` its frame compression byte (``StoredPayload``), sent
+/// as stored. Rows stored zstd-compressed by `004` are already one zstd frame: they keep their
+/// bytes and are labelled zstd; plain ones are labelled none (a valid frame at any size). It also
+/// stores each identity once: `identities` (`identity_key` unique, `app`, the CONNECT payload
+/// `connect`); rows refer to it by `identity_id`, and the per-row `identity` copy is dropped.
+/// Identities no row refers to any more are pruned with expired dedup keys.
+///
 /// Migration `004` adds `payload_encoding` and `payload_bytes` to both tables: payloads are
 /// stored zstd-compressed (`payload_encoding` 1) when that makes them smaller, so a commit writes
 /// about a fifth of the bytes; `payload_bytes` keeps the plaintext length, which is what the
@@ -145,6 +153,33 @@ enum GatewaySchema {
                 DROP TABLE dedup;
                 ALTER TABLE dedup_by_body RENAME TO dedup;
                 CREATE INDEX dedup_by_expiry ON dedup(expires_at);
+                """)
+        migrator.append(
+            "006_outbox_wire_form_and_identities",
+            sql: """
+                CREATE TABLE identities (
+                    id INTEGER PRIMARY KEY,
+                    identity_key TEXT NOT NULL UNIQUE,
+                    app TEXT NOT NULL,
+                    connect BLOB NOT NULL
+                );
+                INSERT OR IGNORE INTO identities(identity_key, app, connect)
+                    SELECT identity_key, app, identity FROM outbox ORDER BY seq;
+                INSERT OR IGNORE INTO identities(identity_key, app, connect)
+                    SELECT identity_key, app, identity FROM dead_letter ORDER BY seq;
+                ALTER TABLE outbox ADD COLUMN identity_id INTEGER NOT NULL DEFAULT 0;
+                UPDATE outbox SET identity_id = (SELECT id FROM identities WHERE identity_key = outbox.identity_key),
+                    compression = CASE payload_encoding WHEN 1 THEN 1 ELSE 0 END;
+                DROP INDEX outbox_by_identity;
+                CREATE INDEX outbox_by_identity ON outbox(identity_id, priority, seq);
+                ALTER TABLE outbox DROP COLUMN identity;
+                ALTER TABLE outbox DROP COLUMN payload_encoding;
+                ALTER TABLE dead_letter ADD COLUMN identity_id INTEGER NOT NULL DEFAULT 0;
+                UPDATE dead_letter SET identity_id =
+                        (SELECT id FROM identities WHERE identity_key = dead_letter.identity_key),
+                    compression = CASE payload_encoding WHEN 1 THEN 1 ELSE 0 END;
+                ALTER TABLE dead_letter DROP COLUMN identity;
+                ALTER TABLE dead_letter DROP COLUMN payload_encoding;
                 """)
         return migrator
     }

@@ -1,3 +1,4 @@
+import MsgTrans
 import PulseStorage
 import Synchronization
 
@@ -5,7 +6,10 @@ import Synchronization
 /// (`gateway.sqlite` in the data directory), owned by one ``PulseStorage/SQLiteExecutor``.
 ///
 /// Intake commits go through the executor's group commit, so concurrent HTTP requests share one
-/// fsync'd transaction. The forwarder's deletes and reschedules use the same group commit.
+/// fsync'd transaction. The forwarder's deletes and reschedules use the same group commit. The
+/// forwarder's reads go to a second, read-only connection on its own thread (``reader``): a WAL
+/// reader, so they never queue behind a commit and never block one, and their prepared
+/// statements stay cached.
 ///
 /// The public surface is what `pulsegate outbox` needs; the gateway itself uses the internal API.
 public final class GatewayStore: Sendable {
@@ -15,6 +19,8 @@ public final class GatewayStore: Sendable {
     static let checkpointPages = 1_000
 
     let executor: SQLiteExecutor
+    /// The read-only connection the forwarder reads the outbox through.
+    let reader: SQLiteExecutor
     /// Rows and payload bytes in the outbox, kept in memory for the intake's cap check.
     private let depth = Mutex(Depth())
     /// Whether the last intake commit failed (what `/readyz` reports).
@@ -52,7 +58,15 @@ public final class GatewayStore: Sendable {
             _ = try await executor.write { connection in
                 try GatewaySchema.migrator.migrate(connection)
             }
-            let store = GatewayStore(executor: executor)
+            let reader: SQLiteExecutor
+            do {
+                reader = try await SQLiteExecutor(
+                    path: path, options: SQLiteConnection.Options(readOnly: true), threadName: "pulse.gateway.rd")
+            } catch {
+                try? await executor.close()
+                throw error
+            }
+            let store = GatewayStore(executor: executor, reader: reader)
             try await store.refreshDepth()
             return store
         } catch let error as GatewayError {
@@ -62,13 +76,17 @@ public final class GatewayStore: Sendable {
         }
     }
 
-    private init(executor: SQLiteExecutor) {
+    private init(executor: SQLiteExecutor, reader: SQLiteExecutor) {
         self.executor = executor
+        self.reader = reader
     }
 
     /// Waits for queued work and closes the database.
     public func close() async throws {
+        var failure: (any Error)?
+        do { try await reader.close() } catch { failure = error }
         try await executor.close()
+        if let failure { throw failure }
     }
 
     // MARK: - Readiness
@@ -100,7 +118,7 @@ public final class GatewayStore: Sendable {
         drafts: [OutboxDraft], diagnostics: DiagnosticsObservation? = nil, conflict: Bool = false
     ) async throws -> IntakeOutcome {
         // Compressed here, on the request's task: the commit thread only binds the bytes.
-        let stored = drafts.map { StoredPayload(encoding: $0.payload) }
+        let stored = drafts.map { Self.stored($0) }
         let outcome = try await executor.commit { connection -> IntakeOutcome in
             // Point lookups only: a collector with a static batch id has one row per body.
             let key: [(any SQLiteBindable)?] = [app, batchID, bodyHash]
@@ -130,8 +148,11 @@ public final class GatewayStore: Sendable {
                 [app, batchID, bodyHash, now, now + retentionMilliseconds, sentAt, conflict ? 1 : 0])
             var seqs: [Int64] = []
             seqs.reserveCapacity(drafts.count)
+            var identities: [String: Int64] = [:]
             for (draft, payload) in zip(drafts, stored) {
-                try Self.insert(draft, payload: payload, httpBatchID: batchID, now: now, connection: connection)
+                try Self.insert(
+                    draft, payload: payload, httpBatchID: batchID, now: now, identities: &identities,
+                    connection: connection)
                 seqs.append(connection.lastInsertRowID)
             }
             if let diagnostics {
@@ -149,20 +170,48 @@ public final class GatewayStore: Sendable {
         return outcome
     }
 
+    /// A draft's payload in wire form, with the compression the draft chose.
+    private static func stored(_ draft: OutboxDraft) -> StoredPayload {
+        StoredPayload(encoding: draft.payload, compression: Compression(rawValue: draft.compression) ?? .none)
+    }
+
+    /// The `identities` row of `draft`'s identity, created on first sight. `known` caches the ids
+    /// already looked up in this transaction.
+    private static func identityID(
+        of draft: OutboxDraft, known: inout [String: Int64], connection: SQLiteConnection
+    ) throws -> Int64 {
+        if let id = known[draft.identityKey] { return id }
+        let id: Int64
+        if let found = try connection.queryFirst(
+            "SELECT id FROM identities WHERE identity_key = ?", [draft.identityKey],
+            { try $0.column(0, as: Int64.self) }
+        ) {
+            id = found
+        } else {
+            try connection.execute(
+                "INSERT INTO identities(identity_key, app, connect) VALUES (?, ?, ?)",
+                [draft.identityKey, draft.app, draft.identity])
+            id = connection.lastInsertRowID
+        }
+        known[draft.identityKey] = id
+        return id
+    }
+
     private static func insert(
         _ draft: OutboxDraft, payload: StoredPayload, httpBatchID: String, now: Int64, priority: Int? = nil,
-        connection: SQLiteConnection
+        identities: inout [String: Int64], connection: SQLiteConnection
     ) throws {
+        let identityID = try identityID(of: draft, known: &identities, connection: connection)
         try connection.execute(
             """
-            INSERT INTO outbox(app, identity_key, identity, kind, priority, pulse_batch_id, payload, compression,
-                record_count, fallback, http_batch_id, next_attempt_at, created_at, payload_encoding, payload_bytes)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO outbox(app, identity_key, identity_id, kind, priority, pulse_batch_id, payload, compression,
+                record_count, fallback, http_batch_id, next_attempt_at, created_at, payload_bytes)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
-                draft.app, draft.identityKey, draft.identity, draft.kind.rawValue, priority ?? draft.priority,
-                draft.pulseBatchID, payload.bytes, Int(draft.compression), draft.recordCount, draft.fallback,
-                httpBatchID, now, now, payload.encoding.rawValue, payload.plainCount,
+                draft.app, draft.identityKey, identityID, draft.kind.rawValue, priority ?? draft.priority,
+                draft.pulseBatchID, payload.bytes, Int(payload.compression.rawValue), draft.recordCount,
+                draft.fallback, httpBatchID, now, now, payload.plainCount,
             ])
     }
 
@@ -171,7 +220,7 @@ public final class GatewayStore: Sendable {
 
     /// Recounts the outbox from the database.
     func refreshDepth() async throws {
-        let counted = try await executor.read { connection in
+        let counted = try await reader.read { connection in
             try connection.queryFirst("SELECT count(*), coalesce(sum(payload_bytes), 0) FROM outbox") { row in
                 Depth(rows: try row.column(0, as: Int.self), bytes: try row.column(1, as: Int.self))
             } ?? Depth()
@@ -181,7 +230,8 @@ public final class GatewayStore: Sendable {
 
     // MARK: - Pruning
 
-    /// Deletes at most `limit` expired dedup rows; returns how many were deleted.
+    /// Deletes at most `limit` expired dedup rows; returns how many were deleted. Also deletes up
+    /// to `limit` identities no outbox or dead-letter row refers to any more.
     func pruneExpired(now: Int64, limit: Int) async throws -> Int {
         try await executor.commit { connection in
             try connection.execute(
@@ -189,7 +239,14 @@ public final class GatewayStore: Sendable {
                 DELETE FROM dedup WHERE (app, batch_id, body_hash) IN
                     (SELECT app, batch_id, body_hash FROM dedup WHERE expires_at <= ? LIMIT ?)
                 """, [now, limit])
-            return connection.changes
+            let pruned = connection.changes
+            try connection.execute(
+                """
+                DELETE FROM identities WHERE id IN (SELECT id FROM identities i
+                    WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.identity_id = i.id)
+                    AND NOT EXISTS (SELECT 1 FROM dead_letter d WHERE d.identity_id = i.id) LIMIT ?)
+                """, [limit])
+            return pruned
         }
     }
 
@@ -205,10 +262,12 @@ public final class GatewayStore: Sendable {
 
     /// Every identity that has outbox rows, with the earliest due time of its head.
     func pendingIdentities() async throws -> [PendingIdentity] {
-        try await executor.read { connection in
+        try await reader.read { connection in
             try connection.query(
                 """
-                SELECT identity_key, app, identity, min(next_attempt_at) FROM outbox GROUP BY identity_key
+                SELECT i.identity_key, i.app, i.connect, o.due FROM
+                    (SELECT identity_id, min(next_attempt_at) AS due FROM outbox GROUP BY identity_id) AS o
+                    JOIN identities AS i ON i.id = o.identity_id
                 """
             ) { row in
                 PendingIdentity(
@@ -219,52 +278,61 @@ public final class GatewayStore: Sendable {
     }
 
     /// The head of an identity's queue (crash batches first, then FIFO), or `nil` when empty.
-    /// The payload is decompressed here, on the caller's task, after the read left the executor.
     func head(identityKey: String) async throws -> OutboxRow? {
-        let found = try await executor.read { connection in
-            try connection.queryFirst(
-                """
-                SELECT seq, app, identity_key, identity, kind, priority, pulse_batch_id, payload, compression,
-                    record_count, fallback, http_batch_id, attempts, next_attempt_at, created_at, payload_encoding,
-                    payload_bytes
-                FROM outbox WHERE identity_key = ? ORDER BY priority, seq LIMIT 1
-                """, [identityKey]
-            ) { row in try Self.outboxRow(row) }
-        }
-        guard let found else { return nil }
-        var row = found.0
-        row.payload = try found.1.plaintext()
-        return row
+        try await nextRows(identityKey: identityKey, limit: 1).first
     }
 
-    /// A row with an empty `payload`, and its stored payload.
-    private static func outboxRow(_ row: borrowing SQLiteRow) throws -> (OutboxRow, StoredPayload) {
-        let stored = StoredPayload(
-            bytes: try row.column(7), encoding: try row.column(15), plainCount: try row.column(16))
-        let outboxRow = OutboxRow(
+    /// The first `limit` rows of an identity's queue (crash batches first, then FIFO), in wire
+    /// form, in one read on the read-only connection.
+    func nextRows(identityKey: String, limit: Int) async throws -> [OutboxRow] {
+        try await reader.read { connection in
+            try connection.query(
+                """
+                SELECT seq, app, identity_key, kind, priority, pulse_batch_id, payload, compression, record_count,
+                    fallback, http_batch_id, attempts, next_attempt_at, created_at, payload_bytes
+                FROM outbox WHERE identity_id = (SELECT id FROM identities WHERE identity_key = ?)
+                ORDER BY priority, seq LIMIT ?
+                """, [identityKey, max(1, limit)]
+            ) { row in try Self.outboxRow(row) }
+        }
+    }
+
+    private static func outboxRow(_ row: borrowing SQLiteRow) throws -> OutboxRow {
+        OutboxRow(
             seq: try row.column(0), app: try row.column(1), identityKey: try row.column(2),
-            identity: try row.column(3), kind: OutboxBatchKind(rawValue: try row.column(4)) ?? .events,
-            priority: try row.column(5), pulseBatchID: try row.column(6), payload: [],
-            compression: UInt8(clamping: try row.column(8, as: Int.self)), recordCount: try row.column(9),
-            fallback: try row.column(10), httpBatchID: try row.column(11), attempts: try row.column(12),
-            nextAttemptAt: try row.column(13), createdAt: try row.column(14))
-        return (outboxRow, stored)
+            kind: OutboxBatchKind(rawValue: try row.column(3)) ?? .events, priority: try row.column(4),
+            pulseBatchID: try row.column(5), payload: try row.column(6),
+            compression: UInt8(clamping: try row.column(7, as: Int.self)), recordCount: try row.column(8),
+            fallback: try row.column(9), httpBatchID: try row.column(10), attempts: try row.column(11),
+            nextAttemptAt: try row.column(12), createdAt: try row.column(13), plainCount: try row.column(14))
     }
 
     /// Deletes a delivered row.
     func delete(seq: Int64) async throws {
-        let removed = try await executor.commit { connection -> Int in
-            let bytes = try connection.queryFirst("SELECT payload_bytes FROM outbox WHERE seq = ?", [seq]) { row in
-                try row.column(0, as: Int.self)
+        try await delete(seqs: [seq])
+    }
+
+    /// Deletes delivered rows, all in one group-commit job (it rides the intake's commits).
+    func delete(seqs: [Int64]) async throws {
+        guard !seqs.isEmpty else { return }
+        let (rows, bytes) = try await executor.commit { connection -> (Int, Int) in
+            var rows = 0
+            var bytes = 0
+            for seq in seqs {
+                let size = try connection.queryFirst("SELECT payload_bytes FROM outbox WHERE seq = ?", [seq]) { row in
+                    try row.column(0, as: Int.self)
+                }
+                try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
+                if connection.changes > 0 {
+                    rows += 1
+                    bytes += size ?? 0
+                }
             }
-            try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
-            return connection.changes > 0 ? (bytes ?? 0) : -1
+            return (rows, bytes)
         }
-        if removed >= 0 {
-            depth.withLock {
-                $0.rows -= 1
-                $0.bytes -= removed
-            }
+        depth.withLock {
+            $0.rows -= rows
+            $0.bytes -= bytes
         }
     }
 
@@ -285,12 +353,11 @@ public final class GatewayStore: Sendable {
             }
             try connection.execute(
                 """
-                INSERT OR REPLACE INTO dead_letter(seq, app, identity_key, identity, kind, priority, pulse_batch_id,
-                    payload, compression, record_count, fallback, http_batch_id, attempts, created_at, failed_at,
-                    code, message, payload_encoding, payload_bytes)
-                SELECT seq, app, identity_key, identity, kind, priority, pulse_batch_id, payload, compression,
-                    record_count, fallback, http_batch_id, attempts + 1, created_at, ?, ?, ?, payload_encoding,
-                    payload_bytes
+                INSERT OR REPLACE INTO dead_letter(seq, app, identity_key, identity_id, kind, priority,
+                    pulse_batch_id, payload, compression, record_count, fallback, http_batch_id, attempts, created_at,
+                    failed_at, code, message, payload_bytes)
+                SELECT seq, app, identity_key, identity_id, kind, priority, pulse_batch_id, payload, compression,
+                    record_count, fallback, http_batch_id, attempts + 1, created_at, ?, ?, ?, payload_bytes
                 FROM outbox WHERE seq = ?
                 """, [now, code, message, seq])
             try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
@@ -307,16 +374,18 @@ public final class GatewayStore: Sendable {
     /// Replaces a crash row by event rows carrying the same records (the upstream answered 501).
     /// The new rows keep crash priority, so they still go ahead of the identity's event batches.
     func replaceWithFallback(seq: Int64, httpBatchID: String, drafts: [OutboxDraft], now: Int64) async throws {
-        let stored = drafts.map { StoredPayload(encoding: $0.payload) }
+        let stored = drafts.map { Self.stored($0) }
         let removed = try await executor.commit { connection -> Int in
             let bytes = try connection.queryFirst("SELECT payload_bytes FROM outbox WHERE seq = ?", [seq]) { row in
                 try row.column(0, as: Int.self)
             }
             try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
             guard connection.changes > 0 else { return -1 }
+            var identities: [String: Int64] = [:]
             for (draft, payload) in zip(drafts, stored) {
                 try Self.insert(
-                    draft, payload: payload, httpBatchID: httpBatchID, now: now, priority: 0, connection: connection)
+                    draft, payload: payload, httpBatchID: httpBatchID, now: now, priority: 0, identities: &identities,
+                    connection: connection)
             }
             return bytes ?? 0
         }
@@ -331,7 +400,7 @@ public final class GatewayStore: Sendable {
 
     /// The creation time of the oldest outbox row, if any.
     func oldestCreatedAt() async throws -> Int64? {
-        try await executor.read { connection in
+        try await reader.read { connection in
             try connection.queryFirst("SELECT created_at FROM outbox ORDER BY seq LIMIT 1") { row in
                 try row.column(0, as: Int64.self)
             }
@@ -340,7 +409,7 @@ public final class GatewayStore: Sendable {
 
     /// The number of dead letters.
     func deadLetterCount() async throws -> Int {
-        try await executor.read { connection in
+        try await reader.read { connection in
             try connection.queryFirst("SELECT count(*) FROM dead_letter") { row in try row.column(0, as: Int.self) }
                 ?? 0
         }
@@ -456,11 +525,11 @@ public final class GatewayStore: Sendable {
             for seq in selected {
                 try connection.execute(
                     """
-                    INSERT INTO outbox(seq, app, identity_key, identity, kind, priority, pulse_batch_id, payload,
+                    INSERT INTO outbox(seq, app, identity_key, identity_id, kind, priority, pulse_batch_id, payload,
                         compression, record_count, fallback, http_batch_id, attempts, next_attempt_at, created_at,
-                        payload_encoding, payload_bytes)
-                    SELECT seq, app, identity_key, identity, kind, priority, pulse_batch_id, payload, compression,
-                        record_count, fallback, http_batch_id, 0, ?, created_at, payload_encoding, payload_bytes
+                        payload_bytes)
+                    SELECT seq, app, identity_key, identity_id, kind, priority, pulse_batch_id, payload, compression,
+                        record_count, fallback, http_batch_id, 0, ?, created_at, payload_bytes
                     FROM dead_letter WHERE seq = ?
                     """, [now, seq])
                 if connection.changes > 0 {

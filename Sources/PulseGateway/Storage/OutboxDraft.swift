@@ -39,11 +39,12 @@ struct OutboxRow: Sendable, Equatable {
     var seq: Int64
     var app: String
     var identityKey: String
-    var identity: [UInt8]
     var kind: OutboxBatchKind
     var priority: Int
     var pulseBatchID: String
+    /// The payload in wire form: the msgtrans frame payload, sent as it is (``StoredPayload``).
     var payload: [UInt8]
+    /// The msgtrans compression byte of `payload`.
     var compression: UInt8
     var recordCount: Int
     var fallback: [UInt8]?
@@ -51,4 +52,11 @@ struct OutboxRow: Sendable, Equatable {
     var attempts: Int
     var nextAttemptAt: Int64
     var createdAt: Int64
+    /// The plaintext length of `payload`.
+    var plainCount: Int
+
+    /// The stored payload (for the crash fallback, which needs the plaintext).
+    var storedPayload: StoredPayload {
+        StoredPayload(bytes: payload, compression: Int(compression), plainCount: plainCount)
+    }
 }

@@ -37,14 +37,21 @@ public final class SQLiteConnection {
         /// commit have been resumed, so the checkpoint's I/O overlaps the callers' next work instead
         /// of delaying their answers. Durability is the same: a commit is fsync'd in the WAL either way.
         public var deferredCheckpointPages: Int?
+        /// Opens the file read-only (`SQLITE_OPEN_READONLY`): the database must exist and already be in
+        /// WAL mode (a writer connection set it), and every write fails with ``StorageError/Code/readOnly``.
+        /// A WAL reader never blocks the writer and never waits for its commits: it reads the last
+        /// committed snapshot. `synchronous` and checkpoints are the writer's business and not set.
+        public var readOnly: Bool
 
         /// Creates options; the defaults suit a server process.
         public init(
-            busyTimeoutMilliseconds: Int = 5_000, statementCacheCapacity: Int = 64, deferredCheckpointPages: Int? = nil
+            busyTimeoutMilliseconds: Int = 5_000, statementCacheCapacity: Int = 64, deferredCheckpointPages: Int? = nil,
+            readOnly: Bool = false
         ) {
             self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
             self.statementCacheCapacity = max(1, statementCacheCapacity)
             self.deferredCheckpointPages = deferredCheckpointPages.map { max(1, $0) }
+            self.readOnly = readOnly
         }
     }
 
@@ -59,6 +66,11 @@ public final class SQLiteConnection {
     /// Pages in the WAL after the last commit, reported by SQLite's WAL hook (deferred checkpoints only).
     private let walPages = WALPageCount()
 
+    /// While set, a statement that would write fails with ``StorageError/Code/readOnly`` before it runs
+    /// (checked with `sqlite3_stmt_readonly` on the cached statement). Unlike `PRAGMA query_only`, setting
+    /// it changes nothing in SQLite, so it never expires the prepared statements.
+    var rejectsWrites = false
+
     /// Number of times SQL text was compiled (`sqlite3_prepare`); lets tests observe statement-cache hits.
     private(set) var compileCount = 0
 
@@ -70,7 +82,10 @@ public final class SQLiteConnection {
         self.path = path
         self.options = options
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags =
+            options.readOnly
+            ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let resultCode = sqlite3_open_v2(path, &handle, flags, nil)
         guard resultCode == SQLITE_OK, let handle else {
             let error = StorageError(resultCode: resultCode, database: handle, context: "open `\(path)`")
@@ -94,6 +109,14 @@ public final class SQLiteConnection {
         guard let database else { throw StorageError.closedConnection }
         sqlite3_extended_result_codes(database, 1)
         sqlite3_busy_timeout(database, Int32(clamping: options.busyTimeoutMilliseconds))
+        if options.readOnly {
+            let journalMode = try pragma("PRAGMA journal_mode") { row in try row.column(0, as: String.self) }
+            guard journalMode?.lowercased() == "wal" else {
+                throw StorageError(
+                    code: .cannotOpen, message: "`\(path)` is not in WAL mode (got \(journalMode ?? "nil"))")
+            }
+            return
+        }
 
         let journalMode = try pragma("PRAGMA journal_mode = WAL") { row in try row.column(0, as: String.self) }
         guard journalMode?.lowercased() == "wal" else {
@@ -205,6 +228,9 @@ public final class SQLiteConnection {
     /// Statements are not cached. Never build the text from untrusted values.
     public func executeScript(_ sql: String) throws {
         let database = try openDatabase()
+        if rejectsWrites {
+            throw StorageError(code: .readOnly, message: "a read-only job cannot run a script")
+        }
         var errorMessage: UnsafeMutablePointer<CChar>?
         let resultCode = sqlite3_exec(database, sql, nil, nil, &errorMessage)
         defer { sqlite3_free(errorMessage) }
@@ -387,6 +413,10 @@ public final class SQLiteConnection {
             release(statement, cached: cached)
             bindings.deallocateArena()
         }
+        if rejectsWrites && sqlite3_stmt_readonly(statement.handle) == 0 {
+            throw StorageError(
+                code: .readOnly, message: "a read-only job cannot run `\(StorageError.abbreviated(sql))`")
+        }
         try binding(&bindings)
         try bindings.checkComplete()
         try step(statement, sql: sql, database: database, onRow: onRow)
@@ -479,6 +509,12 @@ public final class SQLiteConnection {
 
     /// Number of statements currently cached.
     var cachedStatementCount: Int { cache.count }
+
+    /// How often SQLite had to re-prepare the cached statements because they had expired (a schema
+    /// change or a pragma such as `query_only`), summed over the cache (`SQLITE_STMTSTATUS_REPREPARE`).
+    var statementReprepareCount: Int {
+        cache.values.reduce(0) { $0 + Int(sqlite3_stmt_status($1.handle, SQLITE_STMTSTATUS_REPREPARE, 0)) }
+    }
 }
 
 /// The WAL size SQLite reports to a connection's WAL hook; only touched on the connection's thread.

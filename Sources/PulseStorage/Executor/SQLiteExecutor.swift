@@ -5,7 +5,9 @@
 /// milliseconds, which would starve the pool). Jobs run one at a time, in submission order, except that all
 /// queued ``commit(_:)`` jobs are taken together (see below).
 ///
-/// - ``read(_:)`` runs in a read-only snapshot (a deferred transaction with `PRAGMA query_only`).
+/// - ``read(_:)`` runs in a read-only snapshot (a deferred transaction in which writes fail; statements stay
+///   prepared). An executor opened with ``SQLiteConnection/Options/readOnly`` is a WAL reader: its reads run
+///   beside another executor's writes and never wait for its commits.
 /// - ``write(_:)`` runs in its own `BEGIN IMMEDIATE` … `COMMIT` transaction.
 /// - ``commit(_:)`` is **group commit**: when the thread becomes free it takes every queued `commit` job (up to
 ///   the batch limit) and runs them in one shared transaction, each inside its own `SAVEPOINT`, then issues one
@@ -183,10 +185,11 @@ extension StorageError {
 }
 
 extension SQLiteConnection {
-    /// Runs `body` in a deferred (snapshot) transaction with `query_only` set, so it cannot write.
+    /// Runs `body` in a deferred (snapshot) transaction in which every write fails
+    /// (``SQLiteConnection/rejectsWrites``). No pragma is toggled, so cached statements stay prepared.
     func readOnlySnapshot<T>(_ body: () throws -> T) throws -> T {
-        try execute("PRAGMA query_only = 1")
-        defer { try? execute("PRAGMA query_only = 0") }
+        rejectsWrites = true
+        defer { rejectsWrites = false }
         try execute("BEGIN DEFERRED")
         let result: T
         do {

@@ -1,0 +1,242 @@
+import MsgTrans
+import MsgTransRuntime
+import PulseStorage
+import Synchronization
+import Testing
+
+@testable import PulseGateway
+
+/// The forward window against a raw msgtrans upstream that sees the wire bytes: up to 8 requests
+/// in flight on one identity's connection, FIFO hand-over, a failed row resent before anything
+/// newer, no row deleted without `{"code":0,"data":true}`, and every retry byte-identical to the
+/// stored row.
+@Suite struct ForwardWindowTests {
+    struct StoredRow: Sendable {
+        var batchID: String
+        var payload: [UInt8]
+        var compression: UInt8
+    }
+
+    /// A data directory whose outbox holds `count` event rows of one identity (each at least the
+    /// compression threshold, so stored as one zstd frame), written by a gateway without upstream.
+    static func prefilled(_ count: Int) async throws -> (TemporaryDirectory, [StoredRow]) {
+        let harness = try await GatewayHarness.start()
+        for index in 0..<count {
+            let body = OTLP.logs(
+                records: (0..<10).map {
+                    OTLP.record(1_700_000_000 + $0, attributes: [OTLP.string("log.record.uid", "u-\(index)-\($0)")])
+                })
+            #expect(try await harness.post(body, batchID: "w-\(index)").status == 200)
+        }
+        await harness.stop(removing: false)
+        let connection = try SQLiteConnection(path: harness.directory.path + "/" + GatewayStore.fileName)
+        let rows = try connection.query("SELECT pulse_batch_id, payload, compression FROM outbox ORDER BY seq") {
+            StoredRow(
+                batchID: try $0.column(0), payload: try $0.column(1),
+                compression: UInt8(try $0.column(2, as: Int.self)))
+        }
+        try connection.close()
+        #expect(rows.count == count)
+        #expect(rows.allSatisfy { $0.compression == Compression.zstd.rawValue })
+        return (harness.directory, rows)
+    }
+
+    static func forwarding(window: Int = 8) -> ForwardingSettings {
+        ForwardingSettings(backoffBase: .seconds(1), backoffMax: .seconds(60), forwardWindow: window)
+    }
+
+    static func connector(_ port: Int) -> PulseClientUpstreamConnector {
+        PulseClientUpstreamConnector(
+            host: "127.0.0.1", port: port, requestTimeout: .seconds(2), connectTimeout: .seconds(5),
+            maxInFlightPerConnection: 8)
+    }
+
+    /// Steps the injected clock until the outbox is empty.
+    static func drain(_ harness: GatewayHarness) async -> Bool {
+        await eventually(seconds: 60) {
+            harness.clock.advance(by: 2_000)
+            harness.gateway.pokeForwarder()
+            return harness.gateway.outboxBatches == 0
+        }
+    }
+
+    @Test func aWindowOfEightIsInFlightAndEveryRetryIsByteIdenticalToTheStoredRow() async throws {
+        let (directory, stored) = try await Self.prefilled(16)
+        defer { directory.remove() }
+        let failing = stored[2].batchID
+        let upstream = RawUpstream.start(holdUploads: 8) { received in
+            received.batchID == failing && received.attempt <= 2 ? .code(503) : .accept
+        }
+        defer { upstream.stop() }
+        let harness = try await GatewayHarness.start(
+            directory: directory, connector: Self.connector(upstream.port), forwarding: Self.forwarding(),
+            random: GatewayRandom { 0.5 })
+        #expect(await Self.drain(harness))
+        // Eight requests were in flight on the connection at once.
+        #expect(upstream.peakOutstanding == 8)
+        let uploads = upstream.uploads
+        #expect(uploads.filter { $0.batchID == failing }.count == 3)
+        #expect(Set(uploads.compactMap(\.batchID)) == Set(stored.map(\.batchID)))
+        // On the wire: the stored compression byte and payload bytes, on every attempt.
+        let byID = Dictionary(uniqueKeysWithValues: stored.map { ($0.batchID, $0) })
+        for upload in uploads {
+            let row = try #require(upload.batchID.flatMap { byID[$0] })
+            #expect(upload.compression.rawValue == row.compression)
+            #expect(upload.wirePayload == row.payload, "batch \(row.batchID) attempt \(upload.attempt)")
+        }
+        #expect(upstream.received.filter { $0.bizType == 1 }.count == 1)
+        await harness.stop(removing: false)
+    }
+
+    enum Failure: String, CaseIterable, Sendable {
+        case unavailable, timeout, disconnect, unauthorized, conflict
+
+        var action: RawUpstream.Action {
+            switch self {
+            case .unavailable: .code(503)
+            case .timeout: .noAnswer
+            case .disconnect: .disconnect
+            case .unauthorized: .code(401)
+            case .conflict: .code(409)
+            }
+        }
+
+        /// Whether the row waits for its backoff (else it is resent at once, alone).
+        var backsOff: Bool { self == .unavailable || self == .timeout || self == .disconnect }
+    }
+
+    @Test(arguments: Failure.allCases)
+    func aFailedRowIsResentBeforeAnyNewerRowAndNothingIsDeletedUnaccepted(failure: Failure) async throws {
+        let (directory, stored) = try await Self.prefilled(12)
+        defer { directory.remove() }
+        let k = 3
+        let failing = stored[k].batchID
+        let accepted = Mutex<[String]>([])
+        let upstream = RawUpstream.start(holdUploads: 8) { received in
+            let action: RawUpstream.Action =
+                received.batchID == failing && received.attempt == 1 ? failure.action : .accept
+            if action == .accept, let id = received.batchID { accepted.withLock { $0.append(id) } }
+            return action
+        }
+        defer { upstream.stop() }
+        let clock = TestClock()
+        let harness = try await GatewayHarness.start(
+            directory: directory, clock: clock, connector: Self.connector(upstream.port),
+            forwarding: Self.forwarding(), random: GatewayRandom { 0.5 })
+        let path = directory.path + "/" + GatewayStore.fileName
+        let outbox: @Sendable () throws -> [String: Int] = {
+            let connection = try SQLiteConnection(path: path)
+            defer { try? connection.close() }
+            return Dictionary(
+                uniqueKeysWithValues: try connection.query("SELECT pulse_batch_id, attempts FROM outbox") {
+                    (try $0.column(0, as: String.self), try $0.column(1, as: Int.self))
+                })
+        }
+        if failure.backsOff {
+            // The first window went out; the failed row is still in the outbox, waiting for its
+            // backoff on the injected clock, and nothing newer than the window was sent.
+            #expect(await eventually(seconds: 30) { (try? outbox())?[failing] == 1 })
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(
+                upstream.uploads.allSatisfy { upload in stored.prefix(8).contains { $0.batchID == upload.batchID } })
+            #expect(try outbox()[failing] == 1)
+        }
+        #expect(await Self.drain(harness))
+        let order = upstream.uploads.compactMap(\.batchID)
+        let index = Dictionary(uniqueKeysWithValues: stored.enumerated().map { ($0.element.batchID, $0.offset) })
+        let firstFailure = try #require(order.firstIndex(of: failing))
+        let resend = try #require(order[(firstFailure + 1)...].firstIndex(of: failing))
+        // Between the failure and its resend only rows of the window already in flight arrive
+        // (each once): nothing outside the first window.
+        for id in order[(firstFailure + 1)..<resend] {
+            #expect(index[id]! < 8, "row \(index[id]!) was sent between row \(k)'s failure and its resend")
+        }
+        // After the resend, no row arrives for the first time that is older than the window's end
+        // without having been sent before (FIFO), and every row newer than the window comes after.
+        let firstArrival = Dictionary(order.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: min)
+        for row in stored[8...] {
+            #expect(firstArrival[row.batchID]! > resend)
+        }
+        // First sends are in FIFO order.
+        let firsts = stored.map { firstArrival[$0.batchID]! }
+        #expect(firsts == firsts.sorted())
+        // Every row left the outbox only after the upstream accepted it.
+        #expect(Set(accepted.withLock { $0 }) == Set(stored.map(\.batchID)))
+        #expect(harness.gateway.outboxBatches == 0)
+        await harness.stop(removing: false)
+    }
+
+    @Test func theWindowIsConfigurableFromOneToSixtyFour() throws {
+        for window in [1, 8, 64] {
+            #expect(throws: Never.self) { try Self.forwarding(window: window).validate() }
+        }
+        for window in [0, 65] {
+            #expect(throws: GatewayError.self) { try Self.forwarding(window: window).validate() }
+        }
+        let file = try ConfigurationFile(parsing: Array(#"{"forwarding":{"forwardWindow":16}}"#.utf8))
+        var configuration = GatewayConfiguration(dataDirectory: "/tmp")
+        file.apply(to: &configuration)
+        #expect(configuration.forwarding.forwardWindow == 16)
+    }
+
+    @Test func aWindowOfOneSendsOneRequestAtATime() async throws {
+        let (directory, stored) = try await Self.prefilled(4)
+        defer { directory.remove() }
+        let upstream = RawUpstream.start(holdUploads: 2)
+        defer { upstream.stop() }
+        let harness = try await GatewayHarness.start(
+            directory: directory, connector: Self.connector(upstream.port), forwarding: Self.forwarding(window: 1))
+        #expect(await Self.drain(harness))
+        #expect(upstream.peakOutstanding == 1)
+        #expect(upstream.uploads.compactMap(\.batchID) == stored.map(\.batchID))
+        await harness.stop(removing: false)
+    }
+}
+
+/// The scheduler's ready queue: waking for one due identity costs that identity, not a scan of
+/// every identity the forwarder knows.
+@Suite struct ReadyQueueTests {
+    @Test func theHeapYieldsDeadlinesInOrderAndTheQueueIsFIFO() {
+        var heap = DeadlineHeap()
+        for (deadline, key) in [(50, "e"), (10, "a"), (40, "d"), (20, "b"), (30, "c"), (10, "a2")] {
+            heap.push(Int64(deadline), key)
+        }
+        #expect(heap.popDue(now: 5) == nil)
+        var popped: [Int64] = []
+        while let (deadline, _) = heap.popDue(now: 35) { popped.append(deadline) }
+        #expect(popped == [10, 10, 20, 30])
+        #expect(heap.count == 2)
+        var queue = FIFO<String>()
+        for index in 0..<3000 { queue.append("k\(index)") }
+        var order: [String] = []
+        while let key = queue.popFirst() { order.append(key) }
+        #expect(order == (0..<3000).map { "k\($0)" })
+        #expect(queue.count == 0)
+    }
+
+    @Test func identitiesInBackoffAreNotRescannedOnEveryWake() async throws {
+        // Nothing listens upstream: every identity's first connect fails and it backs off on the
+        // injected clock, which does not move.
+        let (harness, _) = try await ForwarderTests.harnessWithoutUpstream(
+            forwarding: ForwardingSettings(backoffBase: .seconds(10), backoffMax: .seconds(60)))
+        let clock = harness.clock
+        @Sendable func retries() -> Int { harness.logs.all.filter { $0.contains("will retry") }.count }
+        #expect(try await harness.post(UpstreamContractTests.devices(300)).status == 200)
+        #expect(await eventually(seconds: 60) { retries() >= 300 })
+        let forwarder = try #require(harness.gateway.forwarder)
+        let before = forwarder.schedulerVisits
+        // Twenty new identities, one request each: each wake starts the new one only.
+        for index in 0..<20 {
+            #expect(try await harness.post(UpstreamContractTests.devices(1, from: 1000 + index)).status == 200)
+            #expect(await eventually(seconds: 30) { retries() >= 301 + index })
+        }
+        let visits = forwarder.schedulerVisits - before
+        #expect(visits >= 20)
+        #expect(visits < 300, "the scheduler looked at \(visits) identities for 20 due ones")
+        // The backed-off identities still come due when the clock reaches them.
+        clock.advance(by: 10_000)
+        harness.gateway.pokeForwarder()
+        #expect(await eventually(seconds: 60) { retries() >= 640 })
+        await harness.stop()
+    }
+}

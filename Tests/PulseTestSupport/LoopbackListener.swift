@@ -1,0 +1,33 @@
+import Glibc
+
+/// A TCP listening socket on `127.0.0.1` at a free port, for test servers that speak a protocol
+/// over plain blocking sockets.
+public struct LoopbackListener: Sendable {
+    /// The listening descriptor (the caller accepts on it and closes it).
+    public let descriptor: Int32
+    /// The port the kernel chose.
+    public let port: Int
+
+    /// Binds and listens; `nil` (with `errno` set) when the kernel refuses.
+    public init?(backlog: Int32 = 64) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ready = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, backlog) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard ready else {
+            close(fd)
+            return nil
+        }
+        descriptor = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+}
