@@ -3,7 +3,8 @@
 # 20-record OTLP logs payload of docs/examples/otlp-logs.json (as JSON, and the same request as
 # OTLP/protobuf) at 32 connections, each request with a unique Apsio-Batch-Id (every 200 is a new
 # durable write: dedup row + outbox rows committed and fsync'd before the answer), and prints
-# durable requests/s, p50/p99 latency and the server's CPU time per request. In the same run it
+# durable requests/s, p50/p99 latency, the server's CPU time per request and the jobs per fsync
+# of its group commit (pulsegate_commit_jobs_per_fsync in /metrics, over the measured run). In the same run it
 # measures the peer a user would otherwise run — Rotel, the Rust OTLP collector (PyPI `rotel`,
 # blackhole exporter, nothing durable), on the same wrk load and bodies — and the raw SQLite
 # group-commit ceiling of this machine (`pulsegate-bench sqlite-ceiling`: the gateway's
@@ -26,7 +27,8 @@
 # Environment: DURATION (s, default 15), CONNECTIONS (32), THREADS (wrk threads, 2), PORT (14318),
 # SCENARIOS, MEDIA, BIN (a folder holding pulsegate and pulsegate-bench: skips the release build),
 # UPSTREAM (HOST:PORT; overrides the scenarios' upstream), SCRATCH (SwiftPM
-# scratch path), CEILING (1; 0 skips the ceiling). Rotel and the protobuf classes come from the
+# scratch path), CEILING (1; 0 skips the ceiling), GATHER_US and GATHER_JOBS (the gateway's
+# commitGatherMicroseconds and commitGatherJobs; unset keeps its defaults, GATHER_US=0 turns gathering off). Rotel and the protobuf classes come from the
 # pinned venv of scripts/bench/venv.sh (.build/venv-bench, created on first use).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +54,13 @@ cleanup() {
   rm -rf "$DATA"
 }
 trap cleanup EXIT
+
+# "jobs groups" of the gateway's group commit so far (pulsegate_commit_jobs_per_fsync _sum and _count).
+commit_groups() {
+  curl -fsS "http://127.0.0.1:$PORT/metrics" |
+    awk '$1 == "pulsegate_commit_jobs_per_fsync_sum" { s = $2 } $1 == "pulsegate_commit_jobs_per_fsync_count" { c = $2 }
+      END { print s + 0, c + 0 }'
+}
 
 SUMMARY=()
 STORED_BYTES=
@@ -83,6 +92,13 @@ run_scenario() {
   else
     if [ -n "${UPSTREAM:-}" ]; then upstream=$UPSTREAM; fi
     local args=(serve --listen "127.0.0.1:$PORT" --data-dir "$dir/gateway")
+    if [ -n "${GATHER_US:-}${GATHER_JOBS:-}" ]; then
+      local settings=()
+      if [ -n "${GATHER_US:-}" ]; then settings+=("\"commitGatherMicroseconds\": $GATHER_US"); fi
+      if [ -n "${GATHER_JOBS:-}" ]; then settings+=("\"commitGatherJobs\": $GATHER_JOBS"); fi
+      (IFS=,; echo "{${settings[*]}}") >"$dir/config.json"
+      args+=(--config "$dir/config.json")
+    fi
     if [ -n "$upstream" ]; then args+=(--upstream "$upstream"); fi
     "$BIN/pulsegate" "${args[@]}" 2>"$dir/gateway.log" &
     GATEWAY_PID=$!
@@ -92,16 +108,18 @@ run_scenario() {
   echo "== $scenario/$media: warm-up (2 s)" >&2
   wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s scripts/bench/gateway.lua "http://127.0.0.1:$PORT/v1/logs" \
     -- "$payload" "$content_type" >/dev/null
-  local load_before cpu_before cpu_after wrk_out
+  local load_before cpu_before cpu_after wrk_out fsync_before= fsync_after=
   load_before=$(loadavg)
+  if [ "$scenario" != rotel ]; then fsync_before=$(commit_groups); fi
   cpu_before=$(cpu_ticks "$GATEWAY_PID")
   echo "== $scenario/$media: wrk $CONNECTIONS connections, $THREADS threads, ${DURATION}s, $(wc -c <"$payload") byte payload" \
     "(load average $load_before)" >&2
   wrk_out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" -s scripts/bench/gateway.lua \
     "http://127.0.0.1:$PORT/v1/logs" -- "$payload" "$content_type")
   cpu_after=$(cpu_ticks "$GATEWAY_PID")
+  if [ "$scenario" != rotel ]; then fsync_after=$(commit_groups); fi
   echo "$wrk_out" >&2
-  local rps p50 p99 requests non2xx cpu_us forwarded
+  local rps p50 p99 requests non2xx cpu_us forwarded jobs_per_fsync=-
   rps=$(wrk_value "$wrk_out" durable_rps)
   p50=$(wrk_value "$wrk_out" p50_ms)
   p99=$(wrk_value "$wrk_out" p99_ms)
@@ -109,6 +127,11 @@ run_scenario() {
   non2xx=$(wrk_value "$wrk_out" non_2xx)
   cpu_us=$(cpu_us_per $((cpu_after - cpu_before)) "$requests")
   forwarded=-
+  if [ -n "$fsync_before" ] && [ -n "$fsync_after" ]; then
+    # Both are "jobs groups": the histogram's _sum and _count.
+    jobs_per_fsync=$(echo "$fsync_before $fsync_after" |
+      awk '{ g = $4 - $2; if (g > 0) printf "%.1f", ($3 - $1) / g; else print "-" }')
+  fi
   if [ "$scenario" != rotel ]; then
     forwarded=$(metric "http://127.0.0.1:$PORT/metrics" 'pulsegate_forward_total{kind="events",result="ok"}')
   fi
@@ -120,8 +143,8 @@ run_scenario() {
   GATEWAY_PID=
   stop "$INGEST_PID"
   INGEST_PID=
-  SUMMARY+=("$(printf '%-18s %9s %8s %8s %10s %10s %8s  %s' "$scenario/$media" "$rps" "$p50" "$p99" "$cpu_us" \
-    "${forwarded:-0}" "$non2xx" "$load_before")")
+  SUMMARY+=("$(printf '%-18s %9s %8s %8s %10s %10s %8s %9s  %s' "$scenario/$media" "$rps" "$p50" "$p99" "$cpu_us" \
+    "${forwarded:-0}" "$non2xx" "$jobs_per_fsync" "$load_before")")
   RPS["$scenario/$media"]=$rps
   LAST_RPS=$rps
   if [ "$scenario" = embedded ] && [ "$media" = json ]; then EMBEDDED_RPS=$rps; fi
@@ -145,8 +168,8 @@ if [ "$CEILING" = 1 ]; then
 fi
 
 echo
-printf '%-18s %9s %8s %8s %10s %10s %8s  %s\n' scenario/media "durable/s" "p50 ms" "p99 ms" "CPU us/req" forwarded \
-  non-2xx "load average (1/5/15 min) before"
+printf '%-18s %9s %8s %8s %10s %10s %8s %9s  %s\n' scenario/media "durable/s" "p50 ms" "p99 ms" "CPU us/req" forwarded \
+  non-2xx jobs/fsync "load average (1/5/15 min) before"
 for line in "${SUMMARY[@]}"; do echo "$line"; done
 if [ -n "$CEILING_VALUE" ]; then
   echo "sqlite ceiling: $CEILING_VALUE commits/s"
@@ -166,3 +189,4 @@ done
 echo "CPU us/req: the server process's user+system CPU per request (embedded: includes the ingest server;"
 echo "rotel: Rotel's, with nothing durable)."
 echo "forwarded: Pulse batches the forwarder delivered during the run."
+echo "jobs/fsync: group-commit jobs (intake requests, forwarder acknowledgements) per fsync during the run."

@@ -120,7 +120,8 @@ public final class BoundGateway: Sendable {
         if let upstream { configuration.upstream = upstream }
         let logger = environment.logger
         logger.level = configuration.policy.logLevel
-        let store = try await GatewayStore.open(dataDirectory: configuration.dataDirectory)
+        let store = try await GatewayStore.open(
+            dataDirectory: configuration.dataDirectory, commitGathering: configuration.commitGathering)
         let metrics = GatewayMetrics()
 
         var connector: (any UpstreamConnector)?

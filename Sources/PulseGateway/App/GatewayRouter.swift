@@ -123,6 +123,8 @@ struct OperationsEndpoints: Sendable {
         gauges.groupCommits = database.groupCommits
         gauges.groupCommittedJobs = database.groupCommittedJobs
         gauges.largestGroupCommit = database.largestGroupCommit
+        gauges.groupSizeCounts = database.groupSizeCounts
+        gauges.groupSizeSum = database.groupSizeSum
         gauges.requestMemoryReserved = memoryBudget.reservedBytes
         gauges.requestMemoryBudget = memoryBudget.limitBytes
         gauges.logLinesDropped = logger.droppedLines

@@ -21,6 +21,8 @@ import PulseJSON
 ///   "maxBodyBytes": 16777216,
 ///   "requestMemoryBudgetBytes": 536870912,
 ///   "httpThreads": 2,
+///   "commitGatherMicroseconds": 300,
+///   "commitGatherJobs": 32,
 ///   "forwarding": {"maxConnections": 256, "maxInFlight": 64, "idleTimeoutSeconds": 120,
 ///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000,
 ///                  "connectWindowSeconds": 600, "maxConnectsPerIdentity": 20, "maxConnectsPerWindow": 6000,
@@ -57,6 +59,8 @@ public struct ConfigurationFile: Sendable, Equatable {
     var httpHeaderTimeoutSeconds: Int?
     var httpBodyTimeoutSeconds: Int?
     var httpMinBodyBytesPerSecond: Int?
+    var commitGatherMicroseconds: Int?
+    var commitGatherJobs: Int?
     var maxConnections: Int?
     var maxInFlight: Int?
     var idleTimeoutSeconds: Int?
@@ -151,6 +155,8 @@ public struct ConfigurationFile: Sendable, Equatable {
             case "httpHeaderTimeoutSeconds": httpHeaderTimeoutSeconds = try integer(key, value)
             case "httpBodyTimeoutSeconds": httpBodyTimeoutSeconds = try integer(key, value)
             case "httpMinBodyBytesPerSecond": httpMinBodyBytesPerSecond = try integer(key, value)
+            case "commitGatherMicroseconds": commitGatherMicroseconds = try integer(key, value)
+            case "commitGatherJobs": commitGatherJobs = try integer(key, value)
             case "forwarding":
                 guard value.kind == .object else { throw fail(key, "an object") }
                 for (inner, setting) in value.members {
@@ -201,6 +207,8 @@ public struct ConfigurationFile: Sendable, Equatable {
         if let httpHeaderTimeoutSeconds { configuration.httpHeaderTimeout = .seconds(httpHeaderTimeoutSeconds) }
         if let httpBodyTimeoutSeconds { configuration.httpBodyTimeout = .seconds(httpBodyTimeoutSeconds) }
         if let httpMinBodyBytesPerSecond { configuration.httpMinBodyBytesPerSecond = httpMinBodyBytesPerSecond }
+        if let commitGatherMicroseconds { configuration.commitGatherMicroseconds = commitGatherMicroseconds }
+        if let commitGatherJobs { configuration.commitGatherJobs = commitGatherJobs }
         if let maxConnections { configuration.forwarding.maxConnections = maxConnections }
         if let maxInFlight { configuration.forwarding.maxInFlight = maxInFlight }
         if let idleTimeoutSeconds { configuration.forwarding.idleTimeout = .seconds(idleTimeoutSeconds) }

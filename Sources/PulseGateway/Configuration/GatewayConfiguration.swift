@@ -1,4 +1,5 @@
 import PulseHTTP
+import PulseStorage
 
 /// Everything the gateway needs to run. Built by `pulsegate serve` from flags, environment and
 /// the config file (see ``ConfigurationFile``); tests build it directly.
@@ -45,6 +46,19 @@ public struct GatewayConfiguration: Sendable {
     public var pruneSliceSize: Int
     /// Upstream connection and retry settings.
     public var forwarding: ForwardingSettings
+    /// How long, in microseconds, an intake commit may wait for other requests to share its fsync
+    /// (default 300; 0 turns gathering off; at most ``commitGatherMicrosecondsRange``'s upper bound).
+    /// It waits only when requests are arriving closer together than this, so a lone request is
+    /// not delayed. Config key `commitGatherMicroseconds`.
+    public var commitGatherMicroseconds: Int
+    /// The gathering ends as soon as this many requests are queued for the commit (default 32, at
+    /// most 512, the group-commit batch limit). Config key `commitGatherJobs`.
+    public var commitGatherJobs: Int
+
+    /// The accepted ``commitGatherMicroseconds``: up to 10 ms.
+    public static let commitGatherMicrosecondsRange = 0...10_000
+    /// The accepted ``commitGatherJobs``.
+    public static let commitGatherJobsRange = 1...512
 
     /// Creates a configuration with defaults for everything but the data directory.
     public init(
@@ -56,8 +70,11 @@ public struct GatewayConfiguration: Sendable {
         httpBodyTimeout: Duration = .seconds(20), httpMinBodyBytesPerSecond: Int = 500,
         shutdownGracePeriod: Duration = .seconds(10),
         pruneInterval: Duration = .seconds(60), pruneSliceSize: Int = 500,
-        forwarding: ForwardingSettings = ForwardingSettings()
+        forwarding: ForwardingSettings = ForwardingSettings(), commitGatherMicroseconds: Int = 300,
+        commitGatherJobs: Int = 32
     ) {
+        self.commitGatherMicroseconds = commitGatherMicroseconds
+        self.commitGatherJobs = commitGatherJobs
         self.dataDirectory = dataDirectory
         self.listenHost = listenHost
         self.listenPort = listenPort
@@ -88,11 +105,24 @@ public struct GatewayConfiguration: Sendable {
         guard httpHeaderTimeout > .zero else { throw fail("httpHeaderTimeoutSeconds must be positive") }
         guard httpBodyTimeout > .zero else { throw fail("httpBodyTimeoutSeconds must be positive") }
         guard httpMinBodyBytesPerSecond >= 0 else { throw fail("httpMinBodyBytesPerSecond must not be negative") }
+        guard Self.commitGatherMicrosecondsRange.contains(commitGatherMicroseconds) else {
+            throw fail("commitGatherMicroseconds must be 0 to 10000")
+        }
+        guard Self.commitGatherJobsRange.contains(commitGatherJobs) else {
+            throw fail("commitGatherJobs must be 1 to 512")
+        }
         if let upstream, !(1...65535).contains(upstream.port) {
             throw fail("upstream port \(upstream.port) is outside 1...65535")
         }
         try policy.validate()
         try forwarding.validate()
+    }
+}
+
+extension GatewayConfiguration {
+    /// The group-commit gathering these settings ask for.
+    var commitGathering: GroupGathering {
+        GroupGathering(window: UInt64(max(0, commitGatherMicroseconds)) * 1_000, groupSize: commitGatherJobs)
     }
 }
 

@@ -1,3 +1,4 @@
+import PulseStorage
 import Synchronization
 
 /// The gateway's counters, rendered in the Prometheus text format by `GET /metrics`.
@@ -20,6 +21,7 @@ import Synchronization
 /// | `pulsegate_upstream_connects_total` | counter | `result` (`ok`, `rejected`, `timeout`, `failed`): real handshakes, TCP connect plus CLIENT_CONNECT |
 /// | `pulsegate_db_commits_total`, `pulsegate_db_group_commits_total`, `pulsegate_db_group_committed_jobs_total` | counter | |
 /// | `pulsegate_db_largest_group_commit` | gauge | |
+/// | `pulsegate_commit_jobs_per_fsync` | histogram (`le` 1 … 512) | |
 /// | `pulsegate_dedup_pruned_total` | counter | |
 /// | `pulsegate_log_lines_dropped_total` | counter | |
 /// | `pulsegate_request_memory_reserved_bytes`, `pulsegate_request_memory_budget_bytes` | gauge | |
@@ -109,6 +111,10 @@ public final class GatewayMetrics: Sendable {
         var groupCommits = 0
         var groupCommittedJobs = 0
         var largestGroupCommit = 0
+        /// Committed group commits by size (per ``SQLiteExecutor/Statistics/groupSizeBounds``, the last
+        /// one above them) and the jobs they held.
+        var groupSizeCounts: [Int] = []
+        var groupSizeSum = 0
         /// Log lines the log stream could not take (a full disk, a closed pipe).
         var logLinesDropped = 0
         var requestMemoryReserved = 0
@@ -179,6 +185,18 @@ public final class GatewayMetrics: Sendable {
         out += "pulsegate_db_group_committed_jobs_total \(gauges.groupCommittedJobs)\n"
         header("pulsegate_db_largest_group_commit", "gauge", "Most writes committed by one fsync so far.")
         out += "pulsegate_db_largest_group_commit \(gauges.largestGroupCommit)\n"
+        header(
+            "pulsegate_commit_jobs_per_fsync", "histogram",
+            "Jobs (intake requests and other group-commit writes) per group-commit fsync; sum/count is the mean.")
+        var cumulative = 0
+        for (index, bound) in SQLiteExecutor.Statistics.groupSizeBounds.enumerated() {
+            cumulative += index < gauges.groupSizeCounts.count ? gauges.groupSizeCounts[index] : 0
+            out += "pulsegate_commit_jobs_per_fsync_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        }
+        let groups = gauges.groupSizeCounts.reduce(0, +)
+        out += "pulsegate_commit_jobs_per_fsync_bucket{le=\"+Inf\"} \(groups)\n"
+        out += "pulsegate_commit_jobs_per_fsync_sum \(gauges.groupSizeSum)\n"
+        out += "pulsegate_commit_jobs_per_fsync_count \(groups)\n"
         header(
             "pulsegate_request_memory_reserved_bytes", "gauge",
             "Memory reserved by requests in flight (bodies and their decoding working sets).")

@@ -47,14 +47,18 @@ public final class GatewayStore: Sendable {
 
     /// Opens (creating and migrating if needed) the store in `dataDirectory`.
     ///
+    /// `commitGathering` lets an intake commit wait briefly for others to share its fsync (see
+    /// `GatewayConfiguration.commitGatherMicroseconds`); off by default.
+    ///
     /// - Throws: ``GatewayError`` with code `storage`.
-    public static func open(dataDirectory: String) async throws -> GatewayStore {
+    public static func open(dataDirectory: String, commitGathering: GroupGathering = .off) async throws -> GatewayStore
+    {
         let path = dataDirectory.hasSuffix("/") ? dataDirectory + fileName : dataDirectory + "/" + fileName
         do {
             // Checkpoints run after a batch's callers were answered, not inside its COMMIT.
             let executor = try await SQLiteExecutor(
                 path: path, options: SQLiteConnection.Options(deferredCheckpointPages: Self.checkpointPages),
-                threadName: "pulse.gateway.db")
+                gathering: commitGathering, threadName: "pulse.gateway.db")
             _ = try await executor.write { connection in
                 try GatewaySchema.migrator.migrate(connection)
             }

@@ -17,6 +17,8 @@ final class ExecutorCore: Sendable {
         let run: @Sendable (SQLiteConnection) -> Bool
         /// Resumes the caller: with `error` if given, else with the kept result or error.
         let finish: @Sendable (StorageError?) -> Void
+        /// When it was queued (nanoseconds of the gathering clock; 0 while gathering is off).
+        var arrival: UInt64 = 0
     }
 
     enum Job: Sendable {
@@ -27,6 +29,8 @@ final class ExecutorCore: Sendable {
     private enum Work {
         case single(SingleJob)
         case batch([GroupJob])
+        /// Gathering: wait for more group jobs until this time (or a wake-up).
+        case gather(until: UInt64)
         case shutdown
     }
 
@@ -38,15 +42,27 @@ final class ExecutorCore: Sendable {
         var closeResult: Result<Void, StorageError>?
         var closeWaiters: [CheckedContinuation<Void, any Error>] = []
         var thread: ObjectIdentifier?
+        var gathering: GatheringStateMachine
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let wakeup = DispatchSemaphore(value: 0)
     private let maximumBatchSize: Int
+    private let gatheringEnabled: Bool
+    /// Monotonic nanoseconds, for the gathering window.
+    private let nanoseconds: @Sendable () -> UInt64
     let statistics = Mutex(SQLiteExecutor.Statistics())
 
-    init(maximumBatchSize: Int) {
+    init(
+        maximumBatchSize: Int, gathering: GroupGathering, nanoseconds: @escaping @Sendable () -> UInt64
+    ) {
         self.maximumBatchSize = max(1, maximumBatchSize)
+        // A group never holds more than the batch limit, so gathering stops there at the latest.
+        var gathering = gathering
+        gathering.groupSize = min(gathering.groupSize, self.maximumBatchSize)
+        self.gatheringEnabled = gathering.window > 0
+        self.nanoseconds = nanoseconds
+        self.state = Mutex(State(gathering: GatheringStateMachine(gathering)))
     }
 
     // MARK: - Caller side
@@ -70,11 +86,24 @@ final class ExecutorCore: Sendable {
 
     /// Queues `job`; returns false (without queueing) once closing has begun.
     func submit(_ job: Job) -> Bool {
+        var job = job
+        if gatheringEnabled, case .grouped(var groupJob) = job {
+            groupJob.arrival = nanoseconds()
+            job = .grouped(groupJob)
+        }
         let (accepted, wake) = state.withLock { state -> (Bool, Bool) in
             guard !state.closing else { return (false, false) }
             state.queue.append(job)
-            let wake = state.idle
-            state.idle = false
+            var wakesThread = true
+            if case .grouped(let groupJob) = job, gatheringEnabled {
+                state.gathering.arrived(at: groupJob.arrival)
+                // A gathering thread wakes at its deadline anyway; wake it early only for a full group.
+                wakesThread = state.gathering.wakesThread(queued: state.queue.count)
+            }
+            let wake = state.idle && wakesThread
+            if wake {
+                state.idle = false
+            }
             return (true, wake)
         }
         if wake {
@@ -121,6 +150,11 @@ final class ExecutorCore: Sendable {
         state.withLock { $0.closing }
     }
 
+    /// Whether the thread is waiting for a group to fill (for tests).
+    var isGathering: Bool {
+        state.withLock { $0.gathering.isGathering }
+    }
+
     // MARK: - Thread side
 
     private func threadMain(
@@ -146,6 +180,11 @@ final class ExecutorCore: Sendable {
                 // A job must never leave a transaction open for the next one.
                 connection.rollbackIgnoringErrors()
                 connection.checkpointIfDue()
+            case .gather(let deadline):
+                let now = nanoseconds()
+                if deadline > now {
+                    _ = wakeup.wait(timeout: .now() + .nanoseconds(Int(min(deadline - now, UInt64(Int.max)))))
+                }
             case .batch(let jobs):
                 runBatch(jobs, on: connection)
                 connection.rollbackIgnoringErrors()
@@ -176,14 +215,30 @@ final class ExecutorCore: Sendable {
     }
 
     /// Blocks until there is work. A queued single job runs alone; otherwise every queued group job (up to the
-    /// batch limit) is taken at once. Shutdown comes only after the queue is drained.
+    /// batch limit) is taken at once, unless the gathering window says to wait for more first (never while a
+    /// single job or a close is waiting). Shutdown comes only after the queue is drained.
     private func nextWork() -> Work {
         while true {
             let work = state.withLock { state -> Work? in
+                // Awake now: a submitter must signal again before the next wait.
+                state.idle = false
                 if let first = state.queue.first {
                     if case .single(let job) = first {
                         state.queue.removeFirst()
                         return .single(job)
+                    }
+                    if gatheringEnabled, case .grouped(let oldest) = first {
+                        let hurry =
+                            state.closing || state.queue.contains { if case .single = $0 { true } else { false } }
+                        if !hurry {
+                            let action = state.gathering.next(
+                                queued: state.queue.count, oldestArrival: oldest.arrival, now: nanoseconds())
+                            if case .wait(let deadline) = action {
+                                state.idle = true
+                                return .gather(until: deadline)
+                            }
+                        }
+                        state.gathering.taken()
                     }
                     var batch: [GroupJob] = []
                     var rest: [Job] = []
@@ -308,6 +363,7 @@ final class ExecutorCore: Sendable {
                 statistics.commits += 1
                 statistics.groupCommits += 1
                 statistics.largestGroupCommit = max(statistics.largestGroupCommit, batchSize)
+                statistics.recordGroupSize(batchSize)
             }
             statistics.groupCommittedJobs += committed
             statistics.groupFailedJobs += failed

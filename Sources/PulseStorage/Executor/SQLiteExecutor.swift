@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The single owner of a ``SQLiteConnection``, running every blocking SQLite call on its own dedicated thread.
 ///
 /// Work is submitted as synchronous closures that receive the connection; callers `await` the result while the
@@ -13,7 +15,9 @@
 ///   the batch limit) and runs them in one shared transaction, each inside its own `SAVEPOINT`, then issues one
 ///   `COMMIT` — one fsync for the whole batch. A job that throws is rolled back to its savepoint and fails alone;
 ///   the others still commit. Every caller resumes only after `COMMIT` returned, so success means durable. If
-///   `COMMIT` fails, every job of the batch fails. A lone job is never delayed: there is no gathering timer.
+///   `COMMIT` fails, every job of the batch fails. With a ``GroupGathering`` window the thread may wait briefly
+///   for more jobs before that `COMMIT` when the recent arrivals say more are coming; a lone job is never
+///   delayed (and with the default, ``GroupGathering/off``, no job is).
 ///
 /// Once a job is submitted it runs to completion even if the calling task is cancelled.
 ///
@@ -42,9 +46,24 @@ public final class SQLiteExecutor: Sendable {
         public var groupFailedJobs = 0
         /// The most jobs committed together in one batch.
         public var largestGroupCommit = 0
+        /// Committed group-commit batches by size: `groupSizeCounts[i]` counts the batches of more than
+        /// `groupSizeBounds[i - 1]` and at most `groupSizeBounds[i]` jobs; the last element counts larger ones.
+        public var groupSizeCounts = [Int](repeating: 0, count: Statistics.groupSizeBounds.count + 1)
+        /// Jobs taken by committed group-commit batches, including jobs that threw inside a batch that
+        /// committed (they shared its fsync): jobs per fsync is `groupSizeSum / groupCommits`.
+        public var groupSizeSum = 0
+
+        /// The upper bounds of ``groupSizeCounts``.
+        public static let groupSizeBounds = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 
         /// Creates zeroed statistics.
         public init() {}
+
+        mutating func recordGroupSize(_ size: Int) {
+            let bucket = Self.groupSizeBounds.firstIndex { size <= $0 } ?? Self.groupSizeBounds.count
+            groupSizeCounts[bucket] += 1
+            groupSizeSum += size
+        }
     }
 
     private let core: ExecutorCore
@@ -55,14 +74,26 @@ public final class SQLiteExecutor: Sendable {
     ///   - path: the database file, created if missing.
     ///   - options: connection settings.
     ///   - maximumBatchSize: the most ``commit(_:)`` jobs shared by one transaction.
+    ///   - gathering: how long a group commit may wait for more jobs (its group size is capped at
+    ///     `maximumBatchSize`); off by default.
     ///   - threadName: the name of the executor's thread, as seen in debuggers, `top -H` and thread dumps
     ///     (Linux keeps at most 15 bytes).
     /// - Throws: ``StorageError`` if the connection cannot be opened or configured.
-    public init(
+    public convenience init(
         path: String, options: SQLiteConnection.Options = SQLiteConnection.Options(), maximumBatchSize: Int = 512,
-        threadName: String = "pulse.sqlite"
+        gathering: GroupGathering = .off, threadName: String = "pulse.sqlite"
     ) async throws {
-        let core = ExecutorCore(maximumBatchSize: maximumBatchSize)
+        try await self.init(
+            path: path, options: options, maximumBatchSize: maximumBatchSize, gathering: gathering,
+            nanoseconds: { DispatchTime.now().uptimeNanoseconds }, threadName: threadName)
+    }
+
+    /// Opens the database with `nanoseconds` as the gathering window's monotonic clock (tests step it).
+    init(
+        path: String, options: SQLiteConnection.Options = SQLiteConnection.Options(), maximumBatchSize: Int = 512,
+        gathering: GroupGathering, nanoseconds: @escaping @Sendable () -> UInt64, threadName: String = "pulse.sqlite"
+    ) async throws {
+        let core = ExecutorCore(maximumBatchSize: maximumBatchSize, gathering: gathering, nanoseconds: nanoseconds)
         try await withCheckedThrowingContinuation { (opened: CheckedContinuation<Void, any Error>) in
             core.start(
                 name: threadName, open: { try SQLiteConnection(path: path, options: options) }, opened: opened)
@@ -156,6 +187,11 @@ public final class SQLiteExecutor: Sendable {
     /// Whether ``close()`` has begun (for tests).
     var isClosing: Bool {
         core.isClosing
+    }
+
+    /// Whether the thread is waiting for a commit group to fill (for tests).
+    var isGathering: Bool {
+        core.isGathering
     }
 
     private func submitSingle<T: Sendable>(
