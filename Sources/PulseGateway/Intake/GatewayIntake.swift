@@ -317,7 +317,7 @@ final class GatewayIntake: Sendable {
                 errorMessage: rejected > 0 ? message ?? "" : "")
             return HTTPResponse(status: .ok, headers: ["Content-Type": OTLPProtobuf.mediaType], body: body)
         }
-        var writer = PayloadWriter(capacity: 128)
+        var writer = JSONWriter(capacity: 128)
         writer.beginObject()
         if rejected > 0 {
             writer.key("partialSuccess")
@@ -342,7 +342,7 @@ final class GatewayIntake: Sendable {
             body = OTLPProtobuf.encodeStatus(code: Int32(grpcCode(rejection.status)), message: rejection.message)
             headers = ["Content-Type": OTLPProtobuf.mediaType]
         case .json:
-            var writer = PayloadWriter(capacity: 128)
+            var writer = JSONWriter(capacity: 128)
             writer.beginObject()
             writer.key("code")
             writer.int(Int64(grpcCode(rejection.status)))

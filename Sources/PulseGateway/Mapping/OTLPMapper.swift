@@ -169,7 +169,7 @@ private struct ResourceMapper {
     let context: MappingContext
     let clockOffset: Int64?
     /// Reused per record: the attributes object.
-    var attributes = PayloadWriter(capacity: 2048)
+    var attributes = JSONWriter(capacity: 2048)
 
     init(signal: OTLPSignal, context: MappingContext) {
         self.signal = signal
@@ -651,7 +651,7 @@ private struct ResourceMapper {
         id: String, timestamp: Int64, sessionID: String, kind: EventKind, name: String, module: String?,
         imageUUID: String?
     ) -> [UInt8] {
-        var writer = PayloadWriter(capacity: attributes.bytes.count + 160)
+        var writer = JSONWriter(capacity: attributes.count + 160)
         writer.beginObject()
         writer.field("id", id)
         writer.field("timestamp", timestamp)
@@ -674,7 +674,7 @@ private struct ResourceMapper {
         crashID: String, timestamp: Int64, sessionID: String?, scan: RecordScan, body: JSONNode?,
         identity: ResolvedIdentity
     ) -> [UInt8] {
-        var writer = PayloadWriter(capacity: attributes.bytes.count + 400)
+        var writer = JSONWriter(capacity: attributes.count + 400)
         writer.beginObject()
         writer.field("crashId", crashID)
         writer.field("timestamp", timestamp)

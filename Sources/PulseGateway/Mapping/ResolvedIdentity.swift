@@ -96,7 +96,7 @@ struct ResolvedIdentity: Sendable, Equatable {
 
     /// The batch `identity` object, keys in wire order.
     func batchIdentityJSON() -> [UInt8] {
-        var writer = PayloadWriter(capacity: 256)
+        var writer = JSONWriter(capacity: 256)
         writer.beginObject()
         writer.field("projectId", projectID)
         writer.field("installationId", installationID)
@@ -113,7 +113,7 @@ struct ResolvedIdentity: Sendable, Equatable {
 
     /// The `CLIENT_CONNECT` request payload that binds an upstream connection to this identity.
     func connectPayload() -> [UInt8] {
-        var writer = PayloadWriter(capacity: 320)
+        var writer = JSONWriter(capacity: 320)
         writer.beginObject()
         writer.field("protocolVersion", 2)
         writer.field("appId", projectID)
