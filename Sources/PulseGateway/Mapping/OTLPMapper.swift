@@ -1,5 +1,6 @@
 import PulseHashing
 import PulseJSON
+import PulseProtocol
 
 /// What the mapping needs to know about the HTTP request.
 struct MappingContext: Sendable {
@@ -325,9 +326,9 @@ private struct ResourceMapper {
         return deviceTime + clockOffset
     }
 
-    private func kind(override: String?, resourceIndex: Int) throws(IntakeRejection) -> EventKind? {
+    private func kind(override: String?, resourceIndex: Int) throws(IntakeRejection) -> PulseEventKind? {
         guard let override else { return nil }
-        guard let kind = EventKind(rawValue: override) else {
+        guard let kind = PulseEventKind(rawValue: override) else {
             throw IntakeRejection(
                 .badRequest,
                 "resource \(resourceIndex): apsio.event.kind \"\(override.prefix(40))\" is not one of Analytics, Crash,"
@@ -376,7 +377,7 @@ private struct ResourceMapper {
         let eventName =
             scan.eventName.flatMap { $0.isEmpty ? nil : $0 }
             ?? record["eventName"]?.string.flatMap { $0.isEmpty ? nil : $0 }
-        let kind: EventKind
+        let kind: PulseEventKind
         if let override = try self.kind(override: scan.kindOverride, resourceIndex: position.0) {
             kind = override
         } else if scan.crashID != nil || eventName == "device.crash" {
@@ -466,7 +467,7 @@ private struct ResourceMapper {
         let time = timestamp(deviceTime: AnyValue.nanosToMillis(span["startTimeUnixNano"]))
         attributes.endObject()
 
-        let kind: EventKind
+        let kind: PulseEventKind
         if let override = try self.kind(override: scan.kindOverride, resourceIndex: position.0) {
             kind = override
         } else if scan.networkMarker || spanKind == 3 {
@@ -551,7 +552,7 @@ private struct ResourceMapper {
         let time = timestamp(deviceTime: end ?? start)
         attributes.endObject()
 
-        let kind: EventKind
+        let kind: PulseEventKind
         if let override = try self.kind(override: scan.kindOverride, resourceIndex: position.0) {
             kind = override
         } else if Self.runtimePrefixes.contains(where: { name.hasPrefix($0) }) {
@@ -648,24 +649,14 @@ private struct ResourceMapper {
 
     /// A Pulse event with the current attributes object.
     private func encodeEvent(
-        id: String, timestamp: Int64, sessionID: String, kind: EventKind, name: String, module: String?,
+        id: String, timestamp: Int64, sessionID: String, kind: PulseEventKind, name: String, module: String?,
         imageUUID: String?
     ) -> [UInt8] {
         var writer = JSONWriter(capacity: attributes.count + 160)
-        writer.beginObject()
-        writer.field("id", id)
-        writer.field("timestamp", timestamp)
-        writer.field("sessionId", sessionID)
-        writer.field("kind", kind.rawValue)
-        writer.field("name", name)
-        writer.key("source")
-        writer.beginObject()
-        writer.field("module", module)
-        writer.field("imageUuid", imageUUID)
-        writer.endObject()
-        writer.key("attributes")
-        writer.raw(attributes.bytes)
-        writer.endObject()
+        writer.pulseEvent(
+            id: id, timestamp: timestamp, sessionId: sessionID, kind: kind, name: name, module: module,
+            imageUuid: imageUUID
+        ) { $0.raw(attributes.bytes) }
         return writer.bytes
     }
 
@@ -674,36 +665,21 @@ private struct ResourceMapper {
         crashID: String, timestamp: Int64, sessionID: String?, scan: RecordScan, body: JSONNode?,
         identity: ResolvedIdentity
     ) -> [UInt8] {
-        var writer = JSONWriter(capacity: attributes.count + 400)
-        writer.beginObject()
-        writer.field("crashId", crashID)
-        writer.field("timestamp", timestamp)
-        writer.field("sessionId", sessionID)
-        writer.field("signal", scan.crashSignal)
-        writer.field("exceptionType", scan.exceptionType)
-        writer.field("message", scan.exceptionMessage ?? body?["stringValue"]?.string)
-        writer.field("stack", scan.exceptionStacktrace)
-        writer.key("build")
-        writer.beginObject()
-        writer.field("appVersion", identity.appVersion)
-        writer.field("buildNumber", identity.buildNumber)
-        writer.key("imageUuids")
-        writer.beginArray()
-        if !scan.imageUUIDs.isEmpty {
-            for uuid in scan.imageUUIDs { writer.string(uuid) }
-        } else if let build = scan.buildID ?? identity.buildID, Int64(build) == nil {
-            writer.string(build)
+        var imageUUIDs = scan.imageUUIDs
+        if imageUUIDs.isEmpty, let build = scan.buildID ?? identity.buildID, Int64(build) == nil {
+            imageUUIDs = [build]
         }
-        writer.endArray()
-        writer.field("osVersion", identity.osVersion)
-        writer.field("architecture", identity.architecture)
-        writer.endObject()
-        writer.key("attachments")
-        writer.beginArray()
-        writer.endArray()
-        writer.key("attributes")
-        writer.raw(attributes.bytes)
-        writer.endObject()
+        let build = CrashBuild(
+            appVersion: identity.appVersion, buildNumber: identity.buildNumber, imageUuids: imageUUIDs,
+            osVersion: identity.osVersion, architecture: identity.architecture)
+        var writer = JSONWriter(capacity: attributes.count + 400)
+        writer.pulseCrashReport(
+            crashId: crashID, timestamp: timestamp, sessionId: sessionID, signal: scan.crashSignal,
+            exceptionType: scan.exceptionType, message: scan.exceptionMessage ?? body?["stringValue"]?.string,
+            // The OTLP stack trace is one string (`exception.stacktrace`), not frames.
+            stack: { writer in
+                if let stack = scan.exceptionStacktrace { writer.string(stack) } else { writer.null() }
+            }, build: build, attachments: { _ in }, attributes: { $0.raw(attributes.bytes) })
         return writer.bytes
     }
 

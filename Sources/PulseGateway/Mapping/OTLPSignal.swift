@@ -52,15 +52,3 @@ enum OTLPSignal: String, Sendable, CaseIterable {
         }
     }
 }
-
-/// The eight Pulse event kinds, spelled as on the wire.
-enum EventKind: String, Sendable, CaseIterable {
-    case analytics = "Analytics"
-    case crash = "Crash"
-    case error = "Error"
-    case log = "Log"
-    case network = "Network"
-    case performance = "Performance"
-    case runtime = "Runtime"
-    case breadcrumb = "Breadcrumb"
-}

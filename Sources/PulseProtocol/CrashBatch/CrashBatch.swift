@@ -66,17 +66,11 @@ public struct CrashBatch: Sendable, Hashable, Codable, PulseJSONCodable {
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.key("identity")
-        identity.writeJSON(to: &writer)
-        writer.key("crashes")
-        writer.beginArray()
-        for crash in crashes {
-            crash.writeJSON(to: &writer)
-        }
-        writer.endArray()
-        writer.field("batchId", batchId)
-        writer.endObject()
+        writer.pulseBatch(
+            identity: { identity.writeJSON(to: &$0) }, itemsKey: "crashes",
+            items: { writer in
+                for crash in crashes { crash.writeJSON(to: &writer) }
+            }, batchId: batchId)
     }
 
     /// The canonical JSON bytes (fast path; no Foundation).

@@ -113,34 +113,22 @@ public struct CrashReport: Sendable, Hashable, Codable, PulseJSONCodable {
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("crashId", crashId)
-        writer.field("timestamp", timestamp)
-        writer.field("sessionId", sessionId)
-        writer.field("signal", signal)
-        writer.field("exceptionType", exceptionType)
-        writer.field("message", message)
-        writer.key("stack")
-        if let stack {
-            stack.writeJSON(to: &writer)
-        } else {
-            writer.null()
-        }
-        writer.key("build")
-        build.writeJSON(to: &writer)
-        writer.key("attachments")
-        writer.beginArray()
-        for attachment in attachments {
-            attachment.writeJSON(to: &writer)
-        }
-        writer.endArray()
-        writer.key("attributes")
-        writer.beginObject()
-        for member in attributes {
-            writer.key(member.key)
-            writer.value(member.value)
-        }
-        writer.endObject()
-        writer.endObject()
+        writer.pulseCrashReport(
+            crashId: crashId, timestamp: timestamp, sessionId: sessionId, signal: signal, exceptionType: exceptionType,
+            message: message,
+            stack: { writer in
+                if let stack { stack.writeJSON(to: &writer) } else { writer.null() }
+            }, build: build,
+            attachments: { writer in
+                for attachment in attachments { attachment.writeJSON(to: &writer) }
+            },
+            attributes: { writer in
+                writer.beginObject()
+                for member in attributes {
+                    writer.key(member.key)
+                    writer.value(member.value)
+                }
+                writer.endObject()
+            })
     }
 }

@@ -69,17 +69,11 @@ public struct EventBatch: Sendable, Hashable, Codable, PulseJSONCodable {
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.key("identity")
-        identity.writeJSON(to: &writer)
-        writer.key("events")
-        writer.beginArray()
-        for event in events {
-            event.writeJSON(to: &writer)
-        }
-        writer.endArray()
-        writer.field("batchId", batchId)
-        writer.endObject()
+        writer.pulseBatch(
+            identity: { identity.writeJSON(to: &$0) }, itemsKey: "events",
+            items: { writer in
+                for event in events { event.writeJSON(to: &writer) }
+            }, batchId: batchId)
     }
 
     /// The canonical JSON bytes (fast path; no Foundation).

@@ -39,9 +39,6 @@ public struct EventSource: Sendable, Hashable, Codable, PulseJSONCodable {
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("module", module)
-        writer.field("imageUuid", imageUuid)
-        writer.endObject()
+        writer.pulseEventSource(module: module, imageUuid: imageUuid)
     }
 }

@@ -87,21 +87,16 @@ public struct PulseEvent: Sendable, Hashable, Codable, PulseJSONCodable {
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("id", id)
-        writer.field("timestamp", timestamp)
-        writer.field("sessionId", sessionId)
-        writer.field("kind", kind.rawValue)
-        writer.field("name", name)
-        writer.key("source")
-        source.writeJSON(to: &writer)
-        writer.key("attributes")
-        writer.beginObject()
-        for member in attributes {
-            writer.key(member.key)
-            writer.value(member.value)
+        writer.pulseEvent(
+            id: id, timestamp: timestamp, sessionId: sessionId, kind: kind, name: name, module: source.module,
+            imageUuid: source.imageUuid
+        ) { writer in
+            writer.beginObject()
+            for member in attributes {
+                writer.key(member.key)
+                writer.value(member.value)
+            }
+            writer.endObject()
         }
-        writer.endObject()
-        writer.endObject()
     }
 }
