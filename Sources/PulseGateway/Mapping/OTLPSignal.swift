@@ -1,9 +1,10 @@
-/// The three OTLP/HTTP signals the intake accepts.
-enum OTLPSignal: String, Sendable, CaseIterable {
-    case logs
-    case traces
-    case metrics
+import OTLPProtobuf
 
+/// The three OTLP/HTTP signals the intake accepts: the transcoder's enum (one signal enum for the
+/// gateway and `OTLPProtobuf`), with what the intake and the mapping need to know of each.
+typealias OTLPSignal = OTLPProtobufSignal
+
+extension OTLPProtobufSignal {
     /// The route, e.g. `/v1/logs`.
     var path: String { "/v1/\(rawValue)" }
 
