@@ -8,7 +8,7 @@ import PulseJSON
 /// have their own, larger limits (``PulseLimits``). Crash events inside event batches remain valid.
 ///
 /// ``encodeJSON()`` and ``init(decodingJSON:)`` are the fast, Foundation-free codecs.
-public struct CrashBatch: Sendable, Hashable, Codable, PulseJSONCodable {
+public struct CrashBatch: Sendable, Hashable, PulseJSONCodable {
     /// The identity of the whole batch.
     public var identity: BatchIdentity
     /// The crashes, oldest first.
@@ -21,27 +21,6 @@ public struct CrashBatch: Sendable, Hashable, Codable, PulseJSONCodable {
         self.identity = identity
         self.crashes = crashes
         self.batchId = batchId
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case identity, crashes, batchId
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        identity = try c.decode(BatchIdentity.self, forKey: .identity)
-        crashes = try c.decode([CrashReport].self, forKey: .crashes)
-        batchId = try c.decode(String.self, forKey: .batchId)
-        if crashes.isEmpty {
-            throw Self.emptyCrashes
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(identity, forKey: .identity)
-        try c.encode(crashes, forKey: .crashes)
-        try c.encode(batchId, forKey: .batchId)
     }
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {

@@ -8,7 +8,7 @@ import PulseJSON
 /// `NSInvalidArgumentException`), `message`, `stack` (array of ``CrashFrame`` or a string), `build`
 /// (required, ``CrashBuild``), `attachments` (default `[]`, metadata only), `attributes` (free-form
 /// object, default `{}`). The other fields are nullable.
-public struct CrashReport: Sendable, Hashable, Codable, PulseJSONCodable {
+public struct CrashReport: Sendable, Hashable, PulseJSONCodable {
     /// The crash's stable id (`app.crash.id`).
     public var crashId: String
     /// When the crash happened, epoch milliseconds.
@@ -46,38 +46,6 @@ public struct CrashReport: Sendable, Hashable, Codable, PulseJSONCodable {
         self.build = build
         self.attachments = attachments
         self.attributes = attributes
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case crashId, timestamp, sessionId, signal, exceptionType, message, stack, build, attachments, attributes
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        crashId = try c.decode(String.self, forKey: .crashId)
-        timestamp = try c.decode(Int64.self, forKey: .timestamp)
-        sessionId = try c.decodeIfPresent(String.self, forKey: .sessionId)
-        signal = try c.decodeIfPresent(String.self, forKey: .signal)
-        exceptionType = try c.decodeIfPresent(String.self, forKey: .exceptionType)
-        message = try c.decodeIfPresent(String.self, forKey: .message)
-        stack = try c.decodeIfPresent(CrashStack.self, forKey: .stack)
-        build = try c.decode(CrashBuild.self, forKey: .build)
-        attachments = try c.decode([CrashAttachment].self, forKey: .attachments, default: [])
-        attributes = try c.decodeMembers(forKey: .attributes)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(crashId, forKey: .crashId)
-        try c.encode(timestamp, forKey: .timestamp)
-        try c.encodeNullable(sessionId, forKey: .sessionId)
-        try c.encodeNullable(signal, forKey: .signal)
-        try c.encodeNullable(exceptionType, forKey: .exceptionType)
-        try c.encodeNullable(message, forKey: .message)
-        try c.encodeNullable(stack, forKey: .stack)
-        try c.encode(build, forKey: .build)
-        try c.encode(attachments, forKey: .attachments)
-        try c.encodeMembers(attributes, forKey: .attributes)
     }
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
