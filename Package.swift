@@ -96,7 +96,8 @@ let modules: [Target] = [
     .target(
         name: "PulseUploader",
         dependencies: [
-            "PulseStorage", "PulseJSON", "PulseProtocol", "PulseHashing", "CCurl", "CPulseShims", "CZlib", "CZstd",
+            "PulseStorage", "PulseJSON", "PulseProtocol", "PulseHashing", "OTLPProtobuf", "CCurl", "CPulseShims",
+            "CZlib", "CZstd",
         ],
         swiftSettings: swiftSettings),
     .target(

@@ -5,9 +5,6 @@ import OTLPProtobuf
 typealias OTLPSignal = OTLPProtobufSignal
 
 extension OTLPProtobufSignal {
-    /// The route, e.g. `/v1/logs`.
-    var path: String { "/v1/\(rawValue)" }
-
     /// The top-level array of an export request.
     var resourceKey: String {
         switch self {
