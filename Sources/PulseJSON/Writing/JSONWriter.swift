@@ -114,9 +114,7 @@ public struct JSONWriter: Sendable {
     @inlinable
     public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) {
         separate()
-        storage.append(UInt8(ascii: "\""))
-        appendEscaped(key)
-        storage.append(UInt8(ascii: "\""))
+        quoted(utf8: key)
         storage.append(UInt8(ascii: ":"))
         needsComma = false
     }
@@ -143,9 +141,7 @@ public struct JSONWriter: Sendable {
     @inlinable
     public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
         separate()
-        storage.append(UInt8(ascii: "\""))
-        appendEscaped(value)
-        storage.append(UInt8(ascii: "\""))
+        quoted(utf8: value)
         needsComma = true
     }
 
@@ -296,11 +292,17 @@ public struct JSONWriter: Sendable {
     /// `"…"` with the contents escaped.
     @inlinable
     mutating func quoted(_ text: String) {
-        storage.append(UInt8(ascii: "\""))
-        if text.utf8.withContiguousStorageIfAvailable({ appendEscaped($0) }) == nil {
+        if text.utf8.withContiguousStorageIfAvailable({ quoted(utf8: $0) }) == nil {
             var copy = text
-            copy.withUTF8 { appendEscaped($0) }
+            copy.withUTF8 { quoted(utf8: $0) }
         }
+    }
+
+    /// `"…"` with the UTF-8 contents escaped.
+    @inlinable @inline(__always)
+    mutating func quoted(utf8: UnsafeBufferPointer<UInt8>) {
+        storage.append(UInt8(ascii: "\""))
+        appendEscaped(utf8)
         storage.append(UInt8(ascii: "\""))
     }
 
