@@ -104,18 +104,14 @@ public struct JSONWriter: Sendable {
     /// Writes an object key and its colon; the member's value must follow.
     @inlinable
     public mutating func key(_ key: String) {
-        separate()
-        quoted(key)
-        storage.append(UInt8(ascii: ":"))
+        quotedToken(key, colon: true)
         needsComma = false
     }
 
     /// Writes an object key given as UTF-8 (for example straight from a parsed document) and its colon.
     @inlinable
     public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) {
-        separate()
-        quoted(utf8: key)
-        storage.append(UInt8(ascii: ":"))
+        quotedToken(utf8: key, colon: true)
         needsComma = false
     }
 
@@ -132,25 +128,21 @@ public struct JSONWriter: Sendable {
     /// Writes a string value.
     @inlinable
     public mutating func string(_ value: String) {
-        separate()
-        quoted(value)
+        quotedToken(value, colon: false)
         needsComma = true
     }
 
     /// Writes a string value given as UTF-8 (for example straight from a parsed document).
     @inlinable
     public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
-        separate()
-        quoted(utf8: value)
+        quotedToken(utf8: value, colon: false)
         needsComma = true
     }
 
     /// Writes an integer value.
     @inlinable
     public mutating func int(_ value: Int64) {
-        separate()
-        if value < 0 { storage.append(UInt8(ascii: "-")) }
-        appendDigits(value.magnitude)
+        appendInteger(value.magnitude, negative: value < 0)
         needsComma = true
     }
 
@@ -163,8 +155,7 @@ public struct JSONWriter: Sendable {
     /// Writes an unsigned integer value.
     @inlinable
     public mutating func uint(_ value: UInt64) {
-        separate()
-        appendDigits(value)
+        appendInteger(value, negative: false)
         needsComma = true
     }
 
@@ -289,21 +280,102 @@ public struct JSONWriter: Sendable {
         storage.append(d)
     }
 
-    /// `"…"` with the contents escaped.
+    /// The pending comma, `"…"` with the contents escaped, and a colon after keys.
     @inlinable
-    mutating func quoted(_ text: String) {
-        if text.utf8.withContiguousStorageIfAvailable({ quoted(utf8: $0) }) == nil {
+    mutating func quotedToken(_ text: String, colon: Bool) {
+        if text.utf8.withContiguousStorageIfAvailable({ quotedToken(utf8: $0, colon: colon) }) == nil {
             var copy = text
-            copy.withUTF8 { quoted(utf8: $0) }
+            copy.withUTF8 { quotedToken(utf8: $0, colon: colon) }
         }
     }
 
-    /// `"…"` with the UTF-8 contents escaped.
-    @inlinable @inline(__always)
-    mutating func quoted(utf8: UnsafeBufferPointer<UInt8>) {
+    /// Strings up to this many UTF-8 bytes that need no escaping are written with one append.
+    @usableFromInline static let shortStringLimit = 56
+
+    /// The pending comma, `"…"` with the UTF-8 contents escaped, and a colon after keys. A short
+    /// string without bytes to escape (most keys and values) is assembled on the stack and
+    /// appended at once.
+    @usableFromInline
+    mutating func quotedToken(utf8: UnsafeBufferPointer<UInt8>, colon: Bool) {
+        let count = utf8.count
+        if count <= Self.shortStringLimit, let base = utf8.baseAddress,
+            !Self.needsEscaping(utf8, separators: escapesLineSeparators)
+        {
+            var scratch: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+            let comma = needsComma
+            withUnsafeMutableBytes(of: &scratch) { raw in
+                let out = raw.bindMemory(to: UInt8.self).baseAddress!
+                var length = 0
+                if comma {
+                    out[0] = UInt8(ascii: ",")
+                    length = 1
+                }
+                out[length] = UInt8(ascii: "\"")
+                (out + length + 1).update(from: base, count: count)
+                length += count + 1
+                out[length] = UInt8(ascii: "\"")
+                length += 1
+                if colon {
+                    out[length] = UInt8(ascii: ":")
+                    length += 1
+                }
+                storage.append(contentsOf: UnsafeBufferPointer(start: out, count: length))
+            }
+            return
+        }
+        separate()
         storage.append(UInt8(ascii: "\""))
         appendEscaped(utf8)
         storage.append(UInt8(ascii: "\""))
+        if colon { storage.append(UInt8(ascii: ":")) }
+    }
+
+    /// Whether any byte of `utf8` is below 0x20, `"`, `\\` or (with `separators`) 0xE2.
+    @inline(__always)
+    private static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>, separators: Bool) -> Bool {
+        guard let base = utf8.baseAddress else { return false }
+        let count = utf8.count
+        var i = 0
+        while i + 8 <= count {
+            if mayNeedEscape(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self), separators: separators) {
+                return true
+            }
+            i += 8
+        }
+        while i < count {
+            let byte = base[i]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C || (separators && byte == 0xE2) { return true }
+            i += 1
+        }
+        return false
+    }
+
+    /// The pending comma, a minus sign when `negative`, and the decimal digits of `magnitude`,
+    /// with one append.
+    @usableFromInline
+    mutating func appendInteger(_ magnitude: UInt64, negative: Bool) {
+        var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        let comma = needsComma
+        withUnsafeMutableBytes(of: &scratch) { raw in
+            let out = raw.bindMemory(to: UInt8.self)
+            var position = 32
+            var rest = magnitude
+            repeat {
+                let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 10)
+                position -= 1
+                out[position] = 0x30 &+ UInt8(truncatingIfNeeded: remainder)
+                rest = quotient
+            } while rest != 0
+            if negative {
+                position -= 1
+                out[position] = UInt8(ascii: "-")
+            }
+            if comma {
+                position -= 1
+                out[position] = UInt8(ascii: ",")
+            }
+            storage.append(contentsOf: UnsafeBufferPointer(rebasing: out[position...]))
+        }
     }
 
     /// The decimal digits of `value`.
