@@ -162,7 +162,6 @@ public struct JSONWriter: Sendable {
     /// Writes a floating-point value; NaN and infinities are written as `null`.
     @inlinable
     public mutating func double(_ value: Double) {
-        separate()
         appendDouble(value)
         needsComma = true
     }
@@ -378,42 +377,22 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    /// The decimal digits of `value`.
-    @usableFromInline
-    mutating func appendDigits(_ value: UInt64) {
-        if value < 10 {
-            storage.append(0x30 &+ UInt8(truncatingIfNeeded: value))
-            return
-        }
-        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &scratch) { raw in
-            let digits = raw.bindMemory(to: UInt8.self)
-            var position = 24
-            var rest = value
-            repeat {
-                let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 10)
-                position -= 1
-                digits[position] = 0x30 &+ UInt8(truncatingIfNeeded: remainder)
-                rest = quotient
-            } while rest != 0
-            storage.append(contentsOf: UnsafeBufferPointer(rebasing: digits[position...]))
-        }
-    }
-
+    /// The pending comma and the shortest form of `value` (`null` when it is not finite).
     @usableFromInline
     mutating func appendDouble(_ value: Double) {
         guard value.isFinite else {
+            separate()
             appendLiteral(0x6E, 0x75, 0x6C, 0x6C)
             return
         }
         // Integral values of moderate size: digits plus ".0", exactly what `description` prints.
         if value.magnitude < 1e15, let integral = exactInt64(value), !(integral == 0 && value.sign == .minus) {
-            if integral < 0 { storage.append(UInt8(ascii: "-")) }
-            appendDigits(integral.magnitude)
+            appendInteger(integral.magnitude, negative: integral < 0)
             storage.append(UInt8(ascii: "."))
             storage.append(UInt8(ascii: "0"))
             return
         }
+        separate()
         var text = value.description
         text.withUTF8 { storage.append(contentsOf: $0) }
     }
