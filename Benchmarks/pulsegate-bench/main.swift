@@ -18,6 +18,9 @@ case "json-loop" where arguments.count == 3 && Int(arguments[2]) != nil:
 case "mapping":
     // The gateway's OTLP/JSON mapping with and without the strict type checks.
     exit(MappingBenchmark.run() ? 0 : 1)
+case "mapping-loop" where arguments.count == 2 && Int(arguments[1]) != nil:
+    // Maps the sample request a fixed number of times, untimed, for profilers (callgrind).
+    exit(MappingBenchmark.loop(iterations: Int(arguments[1])!) ? 0 : 1)
 case "sqlite-ceiling":
     // Raw SQLite group-commit ceiling for scripts/bench-gateway.sh.
     exit(await SQLiteCeiling.run(Array(arguments.dropFirst())) ? 0 : 1)
@@ -28,6 +31,7 @@ default:
                pulsegate-bench json-samples [directory]      write the sample documents
                pulsegate-bench json-loop <workload> <count>  run one workload for a profiler
                pulsegate-bench mapping                       OTLP/JSON mapping with and without type checks
+               pulsegate-bench mapping-loop <count>          map the sample request <count> times, for a profiler
                pulsegate-bench sqlite-ceiling [--seconds S] [--concurrency N] [--payload-bytes B] [--dir D]
         """)
     exit(2)

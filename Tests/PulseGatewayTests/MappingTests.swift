@@ -239,10 +239,8 @@ import Testing
     }
 
     @Test func batchesSplitAtSixtyFourEventsInOrder() throws {
-        let records = (0..<130).map {
-            OTLP.record(1_700_000_000 + $0, attributes: [OTLP.string("log.record.uid", "u-\($0)")])
-        }
-        let mapped = try OTLP.map(OTLP.logs(records: records), signal: .logs)
+        // 130 records with log.record.uid u-0 … u-129.
+        let mapped = try OTLP.map(GoldenOutputTests.splitByCount, signal: .logs)
         #expect(mapped.drafts.map(\.recordCount) == [64, 64, 2])
         #expect(mapped.drafts.allSatisfy { $0.payload.count <= 65_536 })
         #expect(Set(mapped.drafts.map(\.pulseBatchID)).count == 3)
@@ -257,16 +255,8 @@ import Testing
     }
 
     @Test func batchesSplitByBytesAndDropOversizedEvents() throws {
-        let big = String(repeating: "x", count: 20_000)
-        let huge = String(repeating: "y", count: 70_000)
-        var records = (0..<5).map {
-            OTLP.record(
-                1_700_000_000, attributes: [OTLP.string("log.record.uid", "u-\($0)"), OTLP.string("blob", big)])
-        }
-        records.insert(
-            OTLP.record(1_700_000_000, attributes: [OTLP.string("log.record.uid", "huge"), OTLP.string("blob", huge)]),
-            at: 2)
-        let mapped = try OTLP.map(OTLP.logs(records: records), signal: .logs)
+        // Five records of 20,000 bytes with one of 70,000 bytes (uid "huge") third.
+        let mapped = try OTLP.map(GoldenOutputTests.splitByBytes, signal: .logs)
         #expect(mapped.records == 6)
         #expect(mapped.rejected == 1)
         #expect(mapped.rejectionMessage(.logs)?.hasPrefix("1 log record dropped") == true)

@@ -27,6 +27,15 @@ enum MappingBenchmark {
         return true
     }
 
+    /// Validates and maps the sample request `iterations` times, untimed (instruction counts under
+    /// `valgrind --tool=callgrind` compare builds on a loaded machine).
+    static func loop(iterations: Int) -> Bool {
+        let document = try! JSONParser().parse(SampleDocuments.otlpLogs())
+        var events = 0
+        for _ in 0..<iterations { events &+= MappingBenchmarkHooks.mapLogs(document.root, validating: true) }
+        return events > 0
+    }
+
     static func format(_ value: Double) -> String {
         let scaled = (value * 100).rounded() / 100
         return String(describing: scaled)

@@ -1,4 +1,5 @@
 import PulseHTTP
+import PulseJSON
 
 /// `GET /v1/diagnostics?app=<appId>`: per installation of the app, what the gateway received and what the
 /// uploader says it attempted (`docs/diagnostics.md`; 400 without a valid `app`, 403/401 as for uploads).
@@ -38,10 +39,10 @@ struct DiagnosticsEndpoint: Sendable {
         }
         let now = clock.now()
         let grace = Int64(policy.diagnosticsGapGraceSeconds) * 1_000
-        var body = PayloadWriter(capacity: 1_024)
+        var body = JSONWriter(capacity: 1_024)
         var devicesWithGaps = 0
         var missingTotal: Int64 = 0
-        var entries = PayloadWriter(capacity: 1_024)
+        var entries = JSONWriter(capacity: 1_024)
         entries.beginArray()
         for (_, device) in devices {
             let gaps = DiagnosticsLedger.gaps(device.received, now: now, graceMilliseconds: grace)
@@ -73,7 +74,7 @@ struct DiagnosticsEndpoint: Sendable {
     private static func write(
         _ device: DiagnosticsLedger.Device,
         gaps: (missing: [DiagnosticsLedger.MissingRange], pending: [DiagnosticsLedger.MissingRange]), missing: Int64,
-        into writer: inout PayloadWriter
+        into writer: inout JSONWriter
     ) {
         func ranges(_ list: [DiagnosticsLedger.MissingRange]) {
             writer.beginArray()

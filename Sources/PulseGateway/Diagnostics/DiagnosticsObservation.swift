@@ -68,7 +68,7 @@ struct DiagnosticsObservation: Sendable, Equatable {
             installationID: String(installationID.prefix(128)), deviceID: String(deviceID.prefix(128)),
             sequence: headerSequence)
         if let attributes = found?.attributes {
-            var writer = PayloadWriter(capacity: 2_048)
+            var writer = JSONWriter(capacity: 2_048)
             writer.beginObject()
             for entry in attributes.elements {
                 guard let key = entry["key"]?.string else { continue }

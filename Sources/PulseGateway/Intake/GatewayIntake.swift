@@ -300,7 +300,7 @@ final class GatewayIntake: Sendable {
             var limits = OTLPProtobufLimits()
             limits.maxOutputBytes = maxOutputBytes
             do {
-                return try OTLPProtobuf.transcodeToJSON(body, signal: signal.protobufSignal, limits: limits)
+                return try OTLPProtobuf.transcodeToJSON(body, signal: signal, limits: limits)
             } catch {
                 throw IntakeRejection(
                     .badRequest, "the body is not a valid OTLP protobuf export request: \(error.message)")
@@ -313,11 +313,11 @@ final class GatewayIntake: Sendable {
     static func success(signal: OTLPSignal, rejected: Int, message: String?, format: BodyFormat) -> HTTPResponse {
         if format == .protobuf {
             let body = OTLPProtobuf.encodeResponse(
-                signal: signal.protobufSignal, rejected: Int64(rejected),
+                signal: signal, rejected: Int64(rejected),
                 errorMessage: rejected > 0 ? message ?? "" : "")
             return HTTPResponse(status: .ok, headers: ["Content-Type": OTLPProtobuf.mediaType], body: body)
         }
-        var writer = PayloadWriter(capacity: 128)
+        var writer = JSONWriter(capacity: 128)
         writer.beginObject()
         if rejected > 0 {
             writer.key("partialSuccess")
@@ -342,7 +342,7 @@ final class GatewayIntake: Sendable {
             body = OTLPProtobuf.encodeStatus(code: Int32(grpcCode(rejection.status)), message: rejection.message)
             headers = ["Content-Type": OTLPProtobuf.mediaType]
         case .json:
-            var writer = PayloadWriter(capacity: 128)
+            var writer = JSONWriter(capacity: 128)
             writer.beginObject()
             writer.key("code")
             writer.int(Int64(grpcCode(rejection.status)))
@@ -376,17 +376,6 @@ final class GatewayIntake: Sendable {
 enum BodyFormat: Sendable, Equatable {
     case json
     case protobuf
-}
-
-extension OTLPSignal {
-    /// The same signal for the protobuf transcoder.
-    var protobufSignal: OTLPProtobufSignal {
-        switch self {
-        case .logs: return .logs
-        case .traces: return .traces
-        case .metrics: return .metrics
-        }
-    }
 }
 
 /// A parser used by one request at a time (taken from and returned to the intake's pool).

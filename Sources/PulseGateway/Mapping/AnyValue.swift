@@ -71,7 +71,7 @@ enum AnyValue {
     /// Writes an `AnyValue` as plain JSON: strings, booleans, int64 as numbers, doubles, arrays,
     /// key/value lists as objects (sensitive keys redacted at every level), bytes as their base64
     /// text; an empty or unknown value as `null`.
-    static func write(_ value: JSONNode?, into writer: inout PayloadWriter, depth: Int = 0) {
+    static func write(_ value: JSONNode?, into writer: inout JSONWriter, depth: Int = 0) {
         guard let value, value.kind == .object, depth < 32 else {
             writer.null()
             return

@@ -1,3 +1,4 @@
+import PulseJSON
 import PulseProtocol
 
 /// Splits encoded items (events or crash reports) into Pulse batch envelopes, FIFO.
@@ -35,29 +36,27 @@ struct BatchSplitter {
     func split(
         identity: [UInt8], items: [[UInt8]], batchID: (Int) -> String
     ) -> (batches: [Batch], dropped: Int) {
-        let prefix = Array("{\"identity\":".utf8) + identity + Array(",\"\(arrayKey)\":[".utf8)
-        let suffixHead = Array("],\"batchId\":\"".utf8)
-        let suffixTail = Array("\"}".utf8)
-        let fixed = prefix.count + suffixHead.count + Self.batchIDLength + suffixTail.count
+        let arrayKey = arrayKey
+        // The envelope (PulseProtocol's `pulseBatch`) without items: its size with an id of the fixed length.
+        func envelope(_ range: Range<Int>, batchID: String, capacity: Int) -> [UInt8] {
+            var writer = JSONWriter(capacity: capacity)
+            writer.pulseBatch(
+                identity: { $0.raw(identity) }, itemsKey: arrayKey,
+                items: { writer in
+                    for position in range { writer.raw(items[position]) }
+                }, batchId: batchID)
+            return writer.bytes
+        }
+        let fixed = envelope(0..<0, batchID: String(repeating: "0", count: Self.batchIDLength), capacity: 512).count
         var batches: [Batch] = []
         var dropped = 0
         var start = 0
         var index = 0
         var size = fixed
         func emit(_ range: Range<Int>) {
-            var payload = [UInt8]()
-            payload.reserveCapacity(size)
-            payload.append(contentsOf: prefix)
-            for position in range {
-                if position > range.lowerBound { payload.append(0x2C) }
-                payload.append(contentsOf: items[position])
-            }
             let id = batchID(batches.count)
             precondition(id.utf8.count == Self.batchIDLength, "Pulse batch ids have a fixed length")
-            payload.append(contentsOf: suffixHead)
-            payload.append(contentsOf: Array(id.utf8))
-            payload.append(contentsOf: suffixTail)
-            batches.append(Batch(payload: payload, range: range, batchID: id))
+            batches.append(Batch(payload: envelope(range, batchID: id, capacity: size), range: range, batchID: id))
         }
         while index < items.count {
             let item = items[index]

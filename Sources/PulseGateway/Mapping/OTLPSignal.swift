@@ -1,12 +1,10 @@
-/// The three OTLP/HTTP signals the intake accepts.
-enum OTLPSignal: String, Sendable, CaseIterable {
-    case logs
-    case traces
-    case metrics
+import OTLPProtobuf
 
-    /// The route, e.g. `/v1/logs`.
-    var path: String { "/v1/\(rawValue)" }
+/// The three OTLP/HTTP signals the intake accepts: the transcoder's enum (one signal enum for the
+/// gateway and `OTLPProtobuf`), with what the intake and the mapping need to know of each.
+typealias OTLPSignal = OTLPProtobufSignal
 
+extension OTLPProtobufSignal {
     /// The top-level array of an export request.
     var resourceKey: String {
         switch self {
@@ -51,16 +49,4 @@ enum OTLPSignal: String, Sendable, CaseIterable {
         default: return nil
         }
     }
-}
-
-/// The eight Pulse event kinds, spelled as on the wire.
-enum EventKind: String, Sendable, CaseIterable {
-    case analytics = "Analytics"
-    case crash = "Crash"
-    case error = "Error"
-    case log = "Log"
-    case network = "Network"
-    case performance = "Performance"
-    case runtime = "Runtime"
-    case breadcrumb = "Breadcrumb"
 }

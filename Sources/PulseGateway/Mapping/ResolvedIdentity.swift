@@ -1,5 +1,6 @@
 import PulseHashing
 import PulseJSON
+import PulseProtocol
 
 /// The Pulse identity of one OTLP resource (see the identity table in `docs/mapping.md`).
 struct ResolvedIdentity: Sendable, Equatable {
@@ -94,43 +95,23 @@ struct ResolvedIdentity: Sendable, Equatable {
         "device.model.identifier", "device.model.name", "session.id", "os.version", "host.arch",
     ]
 
-    /// The batch `identity` object, keys in wire order.
+    /// The batch `identity` object (PulseProtocol's ``BatchIdentity`` writes it, keys in wire order).
     func batchIdentityJSON() -> [UInt8] {
-        var writer = PayloadWriter(capacity: 256)
-        writer.beginObject()
-        writer.field("projectId", projectID)
-        writer.field("installationId", installationID)
-        writer.field("deviceId", deviceID)
-        writer.field("userId", userID)
-        writer.field("appVersion", appVersion)
-        writer.field("buildNumber", buildNumber)
-        writer.field("sdkVersion", sdkVersion)
-        writer.field("platform", platform)
-        writer.field("packageName", packageName)
-        writer.endObject()
-        return writer.bytes
+        BatchIdentity(
+            projectId: projectID, installationId: installationID, deviceId: deviceID, userId: userID,
+            appVersion: appVersion, buildNumber: buildNumber, sdkVersion: sdkVersion, platform: platform,
+            packageName: packageName
+        ).encodeJSON()
     }
 
-    /// The `CLIENT_CONNECT` request payload that binds an upstream connection to this identity.
+    /// The `CLIENT_CONNECT` request payload that binds an upstream connection to this identity
+    /// (PulseProtocol's ``ConnectRequest`` writes it).
     func connectPayload() -> [UInt8] {
-        var writer = PayloadWriter(capacity: 320)
-        writer.beginObject()
-        writer.field("protocolVersion", 2)
-        writer.field("appId", projectID)
-        writer.field("deviceId", deviceID)
-        writer.field("installationId", installationID)
-        writer.field("platform", platform)
-        writer.field("deviceType", deviceType)
-        writer.field("packageName", packageName)
-        writer.field("appVersion", appVersion)
-        writer.field("buildNumber", buildNumber)
-        writer.field("sdkVersion", sdkVersion)
-        writer.key("capabilities")
-        writer.beginArray()
-        for capability in Self.capabilities { writer.string(capability) }
-        writer.endArray()
-        writer.endObject()
-        return writer.bytes
+        ConnectRequest(
+            protocolVersion: ConnectRequest.currentProtocolVersion, appId: projectID, deviceId: deviceID,
+            installationId: installationID, platform: platform, deviceType: deviceType, packageName: packageName,
+            appVersion: appVersion, buildNumber: buildNumber, sdkVersion: sdkVersion, capabilities: Self.capabilities
+        ).encodeJSON()
     }
 
     /// The capabilities the gateway announces upstream.

@@ -1,3 +1,4 @@
+import PulseJSON
 import Synchronization
 
 /// Log levels, least to most severe.
@@ -74,7 +75,7 @@ public final class GatewayLogger: Sendable {
     /// Writes one line when `level` is at or above the logger's level.
     public func log(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         guard level >= self.level else { return }
-        var writer = PayloadWriter(capacity: 160)
+        var writer = JSONWriter(capacity: 160)
         writer.beginObject()
         writer.key("ts")
         writer.string(Self.timestamp(clock()))
@@ -87,8 +88,9 @@ public final class GatewayLogger: Sendable {
             writer.string(value)
         }
         writer.endObject()
-        writer.bytes.append(0x0A)
-        sink(String(decoding: writer.bytes, as: UTF8.self))
+        var line = writer.bytes
+        line.append(0x0A)
+        sink(String(decoding: line, as: UTF8.self))
     }
 
     /// `debug` line.

@@ -24,124 +24,166 @@
 ///   read back as a double. Non-finite values (NaN, ±infinity) have no JSON form and are written
 ///   as `null`.
 ///
-/// The output lives in a buffer the writer owns; ``bytes`` copies it out (once, at the end, is the
-/// intended use). ``count`` is the cheap way to ask for the size so far.
+/// The output is a `[UInt8]` with reserved capacity; ``bytes`` hands it out without copying. Besides
+/// `String`s, keys and strings can come as raw UTF-8 buffers (``key(utf8:)``, ``string(utf8:)``), so
+/// text read from a parsed document is copied once, straight into the output, and already encoded
+/// JSON can be spliced in with ``raw(_:)``. This is the one JSON writer of the project: the Pulse
+/// wire writers (`PulseProtocol`), the gateway's mapping and answers, the logs.
 public struct JSONWriter: Sendable {
-    private var buffer: JSONOutputBuffer
+    @usableFromInline var storage: [UInt8]
     /// Whether U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR are escaped (for output that
     /// may be embedded in JavaScript source). Off by default.
     public var escapesLineSeparators: Bool
     /// Whether the next value or key must be preceded by a comma.
-    private var needsComma = false
+    @usableFromInline var needsComma = false
 
     /// Creates a writer with room for `capacity` bytes before it must grow.
+    @inlinable
     public init(capacity: Int = 1024, escapesLineSeparators: Bool = false) {
-        buffer = JSONOutputBuffer(capacity: capacity)
+        storage = []
+        storage.reserveCapacity(capacity)
         self.escapesLineSeparators = escapesLineSeparators
     }
 
-    /// The encoded bytes so far (a copy of the writer's buffer).
+    /// The encoded bytes so far (shared with the writer, copied only if the writer writes on).
     ///
     /// Setting it replaces the output and starts a new top-level value (no comma is inserted
     /// before the next value).
+    @inlinable
     public var bytes: [UInt8] {
-        get { buffer.array }
+        get { storage }
         set {
-            buffer = JSONOutputBuffer(capacity: newValue.count + 64)
-            newValue.withUnsafeBufferPointer { buffer.append($0) }
+            storage = newValue
             needsComma = false
         }
     }
 
     /// The number of bytes written so far.
-    public var count: Int { buffer.count }
+    @inlinable
+    public var count: Int { storage.count }
 
     /// Clears the output, keeping its capacity, to encode another document.
+    @inlinable
     public mutating func reset() {
-        unique().count = 0
+        storage.removeAll(keepingCapacity: true)
         needsComma = false
     }
 
     // MARK: Structure
 
     /// Opens an object (`{`).
+    @inlinable
     public mutating func beginObject() {
-        let buffer = unique()
-        if needsComma { buffer.append(UInt8(ascii: ",")) }
-        buffer.append(UInt8(ascii: "{"))
+        separate()
+        storage.append(UInt8(ascii: "{"))
         needsComma = false
     }
 
     /// Closes the innermost object (`}`).
+    @inlinable
     public mutating func endObject() {
-        unique().append(UInt8(ascii: "}"))
+        storage.append(UInt8(ascii: "}"))
         needsComma = true
     }
 
     /// Opens an array (`[`).
+    @inlinable
     public mutating func beginArray() {
-        let buffer = unique()
-        if needsComma { buffer.append(UInt8(ascii: ",")) }
-        buffer.append(UInt8(ascii: "["))
+        separate()
+        storage.append(UInt8(ascii: "["))
         needsComma = false
     }
 
     /// Closes the innermost array (`]`).
+    @inlinable
     public mutating func endArray() {
-        unique().append(UInt8(ascii: "]"))
+        storage.append(UInt8(ascii: "]"))
         needsComma = true
     }
 
     /// Writes an object key and its colon; the member's value must follow.
+    @inlinable
     public mutating func key(_ key: String) {
-        writeString(key, colon: true)
+        quotedToken(key, colon: true)
         needsComma = false
+    }
+
+    /// Writes an object key given as UTF-8 (for example straight from a parsed document) and its colon.
+    @inlinable
+    public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) {
+        quotedToken(utf8: key, colon: true)
+        needsComma = false
+    }
+
+    /// Appends an already encoded JSON value as it is (the caller vouches that it is JSON).
+    @inlinable
+    public mutating func raw(_ json: [UInt8]) {
+        separate()
+        storage.append(contentsOf: json)
+        needsComma = true
     }
 
     // MARK: Scalars
 
     /// Writes a string value.
+    @inlinable
     public mutating func string(_ value: String) {
-        writeString(value, colon: false)
+        quotedToken(value, colon: false)
+        needsComma = true
+    }
+
+    /// Writes a string value given as UTF-8 (for example straight from a parsed document).
+    @inlinable
+    public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
+        quotedToken(utf8: value, colon: false)
         needsComma = true
     }
 
     /// Writes an integer value.
+    @inlinable
     public mutating func int(_ value: Int64) {
-        writeInteger(value.magnitude, negative: value < 0)
+        appendInteger(value.magnitude, negative: value < 0)
         needsComma = true
     }
 
     /// Writes an integer value.
+    @inlinable
     public mutating func int(_ value: Int) {
         int(Int64(value))
     }
 
     /// Writes an unsigned integer value.
+    @inlinable
     public mutating func uint(_ value: UInt64) {
-        writeInteger(value, negative: false)
+        appendInteger(value, negative: false)
         needsComma = true
     }
 
     /// Writes a floating-point value; NaN and infinities are written as `null`.
+    @inlinable
     public mutating func double(_ value: Double) {
-        writeDouble(value)
+        appendDouble(value)
         needsComma = true
     }
 
     /// Writes `true` or `false`.
+    @inlinable
     public mutating func bool(_ value: Bool) {
+        separate()
         if value {
-            writeLiteral(0x74, 0x72, 0x75, 0x65)  // true
+            appendLiteral(0x74, 0x72, 0x75, 0x65)  // true
         } else {
-            writeLiteral(0x66, 0x61, 0x6C, 0x73, 0x65)  // false
+            appendLiteral(0x66, 0x61, 0x6C, 0x73)  // fals
+            storage.append(0x65)  // e
         }
         needsComma = true
     }
 
     /// Writes `null`.
+    @inlinable
     public mutating func null() {
-        writeLiteral(0x6E, 0x75, 0x6C, 0x6C)
+        separate()
+        appendLiteral(0x6E, 0x75, 0x6C, 0x6C)
         needsComma = true
     }
 
@@ -171,36 +213,42 @@ public struct JSONWriter: Sendable {
     // MARK: Fields (key + value, nil as null)
 
     /// Writes a member whose value is a string, or `null` for `nil`.
+    @inlinable
     public mutating func field(_ key: String, _ value: String?) {
         self.key(key)
         if let value { string(value) } else { null() }
     }
 
     /// Writes a member whose value is an integer, or `null` for `nil`.
+    @inlinable
     public mutating func field(_ key: String, _ value: Int64?) {
         self.key(key)
         if let value { int(value) } else { null() }
     }
 
     /// Writes a member whose value is an integer, or `null` for `nil`.
+    @inlinable
     public mutating func field(_ key: String, _ value: Int?) {
         self.key(key)
         if let value { int(Int64(value)) } else { null() }
     }
 
     /// Writes a member whose value is an unsigned integer, or `null` for `nil`.
+    @inlinable
     public mutating func field(_ key: String, _ value: UInt64?) {
         self.key(key)
         if let value { uint(value) } else { null() }
     }
 
     /// Writes a member whose value is a double (non-finite as `null`), or `null` for `nil`.
+    @inlinable
     public mutating func field(_ key: String, _ value: Double?) {
         self.key(key)
         if let value { double(value) } else { null() }
     }
 
     /// Writes a member whose value is a Boolean, or `null` for `nil`.
+    @inlinable
     public mutating func field(_ key: String, _ value: Bool?) {
         self.key(key)
         if let value { bool(value) } else { null() }
@@ -214,148 +262,139 @@ public struct JSONWriter: Sendable {
 
     // MARK: Internals
     //
-    // Every public call checks once that the buffer is not shared (copy-on-write), reserves room
-    // for its whole token (comma, quotes, escapes, digits, colon) and stores bytes directly. String
-    // contents are scanned eight bytes at a time for the few bytes that need escaping.
+    // Bytes are appended to the array (its reserved capacity makes that a store); string contents
+    // are scanned eight bytes at a time for the few bytes that need escaping, and the runs between
+    // them are copied with one append each.
 
-    /// Strings up to this many UTF-8 bytes reserve their worst-case escaped size at once; longer
-    /// ones are escaped in chunks of this size.
-    private static let chunkLimit = 512
-
-    /// The buffer, copied first if another writer value shares it.
-    @inline(__always)
-    private mutating func unique() -> JSONOutputBuffer {
-        if !isKnownUniquelyReferenced(&buffer) { buffer = buffer.copy() }
-        return buffer
+    @inlinable @inline(__always)
+    mutating func separate() {
+        if needsComma { storage.append(UInt8(ascii: ",")) }
     }
 
-    /// Writes up to `capacity` bytes produced by `fill` (which returns how many it wrote), with
-    /// the pending comma in front.
-    @inline(__always)
-    private mutating func emit(capacity: Int, _ fill: (UnsafeMutablePointer<UInt8>) -> Int) {
-        let buffer = unique()
-        var out = buffer.reserve(capacity + 1)
-        var written = 0
-        if needsComma {
-            out.pointee = UInt8(ascii: ",")
-            out += 1
-            written = 1
-        }
-        buffer.count += written + fill(out)
+    @inlinable @inline(__always)
+    mutating func appendLiteral(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) {
+        storage.append(a)
+        storage.append(b)
+        storage.append(c)
+        storage.append(d)
     }
 
-    private mutating func writeLiteral(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8, _ e: UInt8? = nil) {
-        emit(capacity: 5) { out in
-            out[0] = a
-            out[1] = b
-            out[2] = c
-            out[3] = d
-            guard let e else { return 4 }
-            out[4] = e
-            return 5
+    /// The pending comma, `"…"` with the contents escaped, and a colon after keys.
+    @inlinable
+    mutating func quotedToken(_ text: String, colon: Bool) {
+        if text.utf8.withContiguousStorageIfAvailable({ quotedToken(utf8: $0, colon: colon) }) == nil {
+            var copy = text
+            copy.withUTF8 { quotedToken(utf8: $0, colon: colon) }
         }
     }
 
-    /// Writes the decimal digits of `value` at `out`; returns how many.
-    @inline(__always)
-    private static func writeDigits(_ value: UInt64, to out: UnsafeMutablePointer<UInt8>) -> Int {
-        var digits = 1
-        var probe = value
-        while probe >= 10 {
-            probe /= 10
-            digits += 1
-        }
-        var position = digits
-        var rest = value
-        repeat {
-            let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 10)
-            position -= 1
-            out[position] = 0x30 &+ UInt8(truncatingIfNeeded: remainder)
-            rest = quotient
-        } while rest != 0
-        return digits
-    }
+    /// Strings up to this many UTF-8 bytes that need no escaping are written with one append.
+    @usableFromInline static let shortStringLimit = 56
 
-    private mutating func writeInteger(_ magnitude: UInt64, negative: Bool) {
-        emit(capacity: 21) { out in
-            guard negative else { return Self.writeDigits(magnitude, to: out) }
-            out[0] = UInt8(ascii: "-")
-            return 1 + Self.writeDigits(magnitude, to: out + 1)
-        }
-    }
-
-    private mutating func writeDouble(_ value: Double) {
-        guard value.isFinite else {
-            writeLiteral(0x6E, 0x75, 0x6C, 0x6C)
-            return
-        }
-        // Integral values of moderate size: digits plus ".0", exactly what `description` prints.
-        if value.magnitude < 1e15, let integral = exactInt64(value), !(integral == 0 && value.sign == .minus) {
-            emit(capacity: 20) { out in
+    /// The pending comma, `"…"` with the UTF-8 contents escaped, and a colon after keys. A short
+    /// string without bytes to escape (most keys and values) is assembled on the stack and
+    /// appended at once.
+    @usableFromInline
+    mutating func quotedToken(utf8: UnsafeBufferPointer<UInt8>, colon: Bool) {
+        let count = utf8.count
+        if count <= Self.shortStringLimit, let base = utf8.baseAddress,
+            !Self.needsEscaping(utf8, separators: escapesLineSeparators)
+        {
+            var scratch: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+            let comma = needsComma
+            withUnsafeMutableBytes(of: &scratch) { raw in
+                let out = raw.bindMemory(to: UInt8.self).baseAddress!
                 var length = 0
-                if integral < 0 {
-                    out[0] = UInt8(ascii: "-")
+                if comma {
+                    out[0] = UInt8(ascii: ",")
                     length = 1
                 }
-                length += Self.writeDigits(integral.magnitude, to: out + length)
-                out[length] = UInt8(ascii: ".")
-                out[length + 1] = UInt8(ascii: "0")
-                return length + 2
-            }
-            return
-        }
-        var text = value.description
-        text.withUTF8 { utf8 in
-            emit(capacity: utf8.count) { out in
-                out.update(from: utf8.baseAddress!, count: utf8.count)
-                return utf8.count
-            }
-        }
-    }
-
-    /// Writes `"…"` (with the pending comma, and a colon after it for keys).
-    private mutating func writeString(_ text: String, colon: Bool) {
-        if let done = text.utf8.withContiguousStorageIfAvailable({ writeString(utf8: $0, colon: colon) }) {
-            return done
-        }
-        var copy = text
-        copy.withUTF8 { writeString(utf8: $0, colon: colon) }
-    }
-
-    private mutating func writeString(utf8: UnsafeBufferPointer<UInt8>, colon: Bool) {
-        let separators = escapesLineSeparators
-        if utf8.count <= Self.chunkLimit {
-            // Worst case: every byte becomes a six-byte \u00XX escape.
-            emit(capacity: utf8.count * 6 + 3) { out in
-                out[0] = UInt8(ascii: "\"")
-                var length = 1 + Self.escape(utf8, into: out + 1, separators: separators)
+                out[length] = UInt8(ascii: "\"")
+                (out + length + 1).update(from: base, count: count)
+                length += count + 1
                 out[length] = UInt8(ascii: "\"")
                 length += 1
                 if colon {
                     out[length] = UInt8(ascii: ":")
                     length += 1
                 }
-                return length
+                storage.append(contentsOf: UnsafeBufferPointer(start: out, count: length))
             }
             return
         }
-        emit(capacity: 1) { out in
-            out[0] = UInt8(ascii: "\"")
-            return 1
+        separate()
+        storage.append(UInt8(ascii: "\""))
+        appendEscaped(utf8)
+        storage.append(UInt8(ascii: "\""))
+        if colon { storage.append(UInt8(ascii: ":")) }
+    }
+
+    /// Whether any byte of `utf8` is below 0x20, `"`, `\\` or (with `separators`) 0xE2.
+    @inline(__always)
+    private static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>, separators: Bool) -> Bool {
+        guard let base = utf8.baseAddress else { return false }
+        let count = utf8.count
+        var i = 0
+        while i + 8 <= count {
+            if mayNeedEscape(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self), separators: separators) {
+                return true
+            }
+            i += 8
         }
-        // Long strings: escape chunk by chunk, so the buffer grows with the output, not 6x the input.
-        var start = 0
-        while start < utf8.count {
-            var end = min(start + Self.chunkLimit, utf8.count)
-            // Cut on a character boundary so no multi-byte sequence (U+2028!) spans two chunks.
-            while end < utf8.count, utf8[end] & 0xC0 == 0x80 { end -= 1 }
-            let chunk = UnsafeBufferPointer(rebasing: utf8[start..<end])
-            let out = buffer.reserve(chunk.count * 6)
-            buffer.count += Self.escape(chunk, into: out, separators: separators)
-            start = end
+        while i < count {
+            let byte = base[i]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C || (separators && byte == 0xE2) { return true }
+            i += 1
         }
-        buffer.append(UInt8(ascii: "\""))
-        if colon { buffer.append(UInt8(ascii: ":")) }
+        return false
+    }
+
+    /// The pending comma, a minus sign when `negative`, and the decimal digits of `magnitude`,
+    /// with one append.
+    @usableFromInline
+    mutating func appendInteger(_ magnitude: UInt64, negative: Bool) {
+        var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        let comma = needsComma
+        withUnsafeMutableBytes(of: &scratch) { raw in
+            let out = raw.bindMemory(to: UInt8.self)
+            var position = 32
+            var rest = magnitude
+            repeat {
+                let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 10)
+                position -= 1
+                out[position] = 0x30 &+ UInt8(truncatingIfNeeded: remainder)
+                rest = quotient
+            } while rest != 0
+            if negative {
+                position -= 1
+                out[position] = UInt8(ascii: "-")
+            }
+            if comma {
+                position -= 1
+                out[position] = UInt8(ascii: ",")
+            }
+            storage.append(contentsOf: UnsafeBufferPointer(rebasing: out[position...]))
+        }
+    }
+
+    /// The pending comma and the shortest form of `value` (`null` when it is not finite).
+    @usableFromInline
+    mutating func appendDouble(_ value: Double) {
+        guard value.isFinite else {
+            separate()
+            appendLiteral(0x6E, 0x75, 0x6C, 0x6C)
+            return
+        }
+        // Integral values of moderate size: digits plus ".0", exactly what `description` prints.
+        if value.magnitude < 1e15, let integral = exactInt64(value), !(integral == 0 && value.sign == .minus) {
+            appendInteger(integral.magnitude, negative: integral < 0)
+            storage.append(UInt8(ascii: "."))
+            storage.append(UInt8(ascii: "0"))
+            return
+        }
+        separate()
+        var text = value.description
+        text.withUTF8 { storage.append(contentsOf: $0) }
     }
 
     /// Whether any of the eight bytes in `word` is below 0x20, `"`, `\\` or (with `separators`)
@@ -375,29 +414,21 @@ public struct JSONWriter: Sendable {
         return found != 0
     }
 
-    /// Writes the escaped form of `utf8` to `out` (room for `6 * utf8.count` bytes); returns its length.
-    private static func escape(
-        _ utf8: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, separators: Bool
-    ) -> Int {
-        guard let base = utf8.baseAddress else { return 0 }
+    /// Appends the escaped form of `utf8` (without quotes).
+    @usableFromInline
+    mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        guard let base = utf8.baseAddress else { return }
+        let separators = escapesLineSeparators
         let count = utf8.count
-        var written = 0
         var runStart = 0
         var i = 0
         while i < count {
             if i + 8 <= count {
                 let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-                if !mayNeedEscape(word, separators: separators) {
+                if !Self.mayNeedEscape(word, separators: separators) {
                     i += 8
                     continue
                 }
-            } else {
-                // The tail (under eight bytes): pad a word with harmless "a"s and test it at once.
-                var word: UInt64 = 0x6161_6161_6161_6161
-                withUnsafeMutableBytes(of: &word) { raw in
-                    raw.baseAddress!.copyMemory(from: base + i, byteCount: count - i)
-                }
-                if !mayNeedEscape(word, separators: separators) { break }
             }
             let byte = base[i]
             guard byte < 0x20 || byte == 0x22 || byte == 0x5C || (separators && byte == 0xE2) else {
@@ -410,44 +441,32 @@ public struct JSONWriter: Sendable {
                     i += 1
                     continue
                 }
-                (out + written).update(from: base + runStart, count: i - runStart)
-                written += i - runStart
-                out[written] = UInt8(ascii: "\\")
-                out[written + 1] = UInt8(ascii: "u")
-                out[written + 2] = UInt8(ascii: "2")
-                out[written + 3] = UInt8(ascii: "0")
-                out[written + 4] = UInt8(ascii: "2")
-                out[written + 5] = base[i + 2] == 0xA8 ? UInt8(ascii: "8") : UInt8(ascii: "9")
-                written += 6
+                storage.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: i - runStart))
+                appendLiteral(UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "2"), UInt8(ascii: "0"))
+                storage.append(UInt8(ascii: "2"))
+                storage.append(base[i + 2] == 0xA8 ? UInt8(ascii: "8") : UInt8(ascii: "9"))
                 i += 3
                 runStart = i
                 continue
             }
-            (out + written).update(from: base + runStart, count: i - runStart)
-            written += i - runStart
-            out[written] = UInt8(ascii: "\\")
+            storage.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: i - runStart))
+            storage.append(UInt8(ascii: "\\"))
             switch byte {
-            case 0x22: out[written + 1] = UInt8(ascii: "\"")
-            case 0x5C: out[written + 1] = UInt8(ascii: "\\")
-            case 0x08: out[written + 1] = UInt8(ascii: "b")
-            case 0x0C: out[written + 1] = UInt8(ascii: "f")
-            case 0x0A: out[written + 1] = UInt8(ascii: "n")
-            case 0x0D: out[written + 1] = UInt8(ascii: "r")
-            case 0x09: out[written + 1] = UInt8(ascii: "t")
+            case 0x22: storage.append(UInt8(ascii: "\""))
+            case 0x5C: storage.append(UInt8(ascii: "\\"))
+            case 0x08: storage.append(UInt8(ascii: "b"))
+            case 0x0C: storage.append(UInt8(ascii: "f"))
+            case 0x0A: storage.append(UInt8(ascii: "n"))
+            case 0x0D: storage.append(UInt8(ascii: "r"))
+            case 0x09: storage.append(UInt8(ascii: "t"))
             default:
-                out[written + 1] = UInt8(ascii: "u")
-                out[written + 2] = UInt8(ascii: "0")
-                out[written + 3] = UInt8(ascii: "0")
-                out[written + 4] = hexDigit(byte >> 4)
-                out[written + 5] = hexDigit(byte & 0xF)
-                written += 4
+                appendLiteral(UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), Self.hexDigit(byte >> 4))
+                storage.append(Self.hexDigit(byte & 0xF))
             }
-            written += 2
             i += 1
             runStart = i
         }
-        (out + written).update(from: base + runStart, count: count - runStart)
-        return written + count - runStart
+        storage.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: count - runStart))
     }
 
     @inline(__always)

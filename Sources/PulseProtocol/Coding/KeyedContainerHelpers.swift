@@ -17,18 +17,6 @@ struct DynamicCodingKey: CodingKey, Hashable {
     }
 }
 
-extension KeyedEncodingContainer {
-    /// Encodes `value`, or an explicit JSON `null` when it is `nil`. Pulse encoders write every
-    /// field; Swift's synthesized `encodeIfPresent` would omit the key instead.
-    mutating func encodeNullable<T: Encodable>(_ value: T?, forKey key: Key) throws {
-        if let value {
-            try encode(value, forKey: key)
-        } else {
-            try encodeNil(forKey: key)
-        }
-    }
-}
-
 extension KeyedDecodingContainer {
     /// Decodes an optional field, treating a missing key and `null` alike as `defaultValue`.
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key, default defaultValue: T) throws -> T {

@@ -4,7 +4,7 @@ import PulseJSON
 ///
 /// Wire keys in canonical order: `configRevision` (int64, 0 when the client has never applied a
 /// snapshot; default 0), `capabilities` (array of strings, default `[]`).
-public struct ConfigPullRequest: Sendable, Hashable, Codable {
+public struct ConfigPullRequest: Sendable, Hashable {
     /// The revision of the snapshot the client currently applies; 0 for none.
     public var configRevision: Int64
     /// The client's capability tokens, the same vocabulary as ``ConnectRequest/capabilities``.
@@ -31,22 +31,6 @@ public struct ConfigPullRequest: Sendable, Hashable, Codable {
             return .forbidden
         }
         return .ok
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case configRevision, capabilities
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        configRevision = try c.decode(Int64.self, forKey: .configRevision, default: 0)
-        capabilities = try c.decode([String].self, forKey: .capabilities, default: [])
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(configRevision, forKey: .configRevision)
-        try c.encode(capabilities, forKey: .capabilities)
     }
 }
 

@@ -7,7 +7,7 @@ import PulseJSON
 /// `deviceType`, `packageName`, `appVersion`, `buildNumber`, `sdkVersion`, `capabilities`.
 /// `packageName` and `appVersion` may be `null`; `buildNumber` defaults to 0 and `capabilities` to `[]`
 /// when absent; every other field is required.
-public struct ConnectRequest: Sendable, Hashable, Codable {
+public struct ConnectRequest: Sendable, Hashable {
     /// The Pulse protocol version the client speaks; 2 for this registry.
     public var protocolVersion: Int
     /// The public App ID.
@@ -51,41 +51,6 @@ public struct ConnectRequest: Sendable, Hashable, Codable {
         self.buildNumber = buildNumber
         self.sdkVersion = sdkVersion
         self.capabilities = capabilities
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case protocolVersion, appId, deviceId, installationId, platform, deviceType, packageName, appVersion
-        case buildNumber, sdkVersion, capabilities
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        protocolVersion = try c.decode(Int.self, forKey: .protocolVersion)
-        appId = try c.decode(String.self, forKey: .appId)
-        deviceId = try c.decode(String.self, forKey: .deviceId)
-        installationId = try c.decode(String.self, forKey: .installationId)
-        platform = try c.decode(String.self, forKey: .platform)
-        deviceType = try c.decode(String.self, forKey: .deviceType)
-        packageName = try c.decodeIfPresent(String.self, forKey: .packageName)
-        appVersion = try c.decodeIfPresent(String.self, forKey: .appVersion)
-        buildNumber = try c.decode(Int64.self, forKey: .buildNumber, default: 0)
-        sdkVersion = try c.decode(String.self, forKey: .sdkVersion)
-        capabilities = try c.decode([String].self, forKey: .capabilities, default: [])
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(protocolVersion, forKey: .protocolVersion)
-        try c.encode(appId, forKey: .appId)
-        try c.encode(deviceId, forKey: .deviceId)
-        try c.encode(installationId, forKey: .installationId)
-        try c.encode(platform, forKey: .platform)
-        try c.encode(deviceType, forKey: .deviceType)
-        try c.encodeNullable(packageName, forKey: .packageName)
-        try c.encodeNullable(appVersion, forKey: .appVersion)
-        try c.encode(buildNumber, forKey: .buildNumber)
-        try c.encode(sdkVersion, forKey: .sdkVersion)
-        try c.encode(capabilities, forKey: .capabilities)
     }
 }
 

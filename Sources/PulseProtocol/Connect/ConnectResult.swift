@@ -5,7 +5,7 @@ import PulseJSON
 /// Wire keys in canonical order: `connected`, `protocolVersion`, `connectionId`, `serverTimeMs`,
 /// `configRevision`, `heartbeatIntervalMs`, `collectKinds`. Absent fields default to: `configRevision`
 /// 0, `heartbeatIntervalMs` 60000, `collectKinds` `[]` (meaning all kinds); the others are required.
-public struct ConnectResult: Sendable, Hashable, Codable {
+public struct ConnectResult: Sendable, Hashable {
     /// Always `true` in a success response.
     public var connected: Bool
     /// The protocol version the server speaks.
@@ -37,34 +37,6 @@ public struct ConnectResult: Sendable, Hashable, Codable {
         self.configRevision = configRevision
         self.heartbeatIntervalMs = heartbeatIntervalMs
         self.collectKinds = collectKinds
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case connected, protocolVersion, connectionId, serverTimeMs, configRevision, heartbeatIntervalMs
-        case collectKinds
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        connected = try c.decode(Bool.self, forKey: .connected)
-        protocolVersion = try c.decode(Int.self, forKey: .protocolVersion)
-        connectionId = try c.decode(String.self, forKey: .connectionId)
-        serverTimeMs = try c.decode(Int64.self, forKey: .serverTimeMs)
-        configRevision = try c.decode(Int64.self, forKey: .configRevision, default: 0)
-        heartbeatIntervalMs = try c.decode(
-            Int64.self, forKey: .heartbeatIntervalMs, default: ConnectResult.defaultHeartbeatIntervalMs)
-        collectKinds = try c.decode([PulseEventKind].self, forKey: .collectKinds, default: [])
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(connected, forKey: .connected)
-        try c.encode(protocolVersion, forKey: .protocolVersion)
-        try c.encode(connectionId, forKey: .connectionId)
-        try c.encode(serverTimeMs, forKey: .serverTimeMs)
-        try c.encode(configRevision, forKey: .configRevision)
-        try c.encode(heartbeatIntervalMs, forKey: .heartbeatIntervalMs)
-        try c.encode(collectKinds, forKey: .collectKinds)
     }
 }
 

@@ -6,7 +6,7 @@ import PulseJSON
 /// object of route-specific arguments, default `{}`), `schemaVersion` (default 1). The result is
 /// route-specific and travels as a ``ControlRPCResult`` in a ``PulseEnvelope``; a route the receiver does not
 /// allowlist gets code 404 and the connection stays open.
-public struct ControlRPCRequest: Sendable, Hashable, Codable, PulseJSONCodable {
+public struct ControlRPCRequest: Sendable, Hashable, PulseJSONCodable {
     /// The route to invoke.
     public var route: ControlRoute
     /// Route-specific arguments in document order.
@@ -19,24 +19,6 @@ public struct ControlRPCRequest: Sendable, Hashable, Codable, PulseJSONCodable {
         self.route = route
         self.args = args
         self.schemaVersion = schemaVersion
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case route, args, schemaVersion
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        route = try c.decode(ControlRoute.self, forKey: .route)
-        args = try c.decodeMembers(forKey: .args)
-        schemaVersion = try c.decode(Int.self, forKey: .schemaVersion, default: 1)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(route, forKey: .route)
-        try c.encodeMembers(args, forKey: .args)
-        try c.encode(schemaVersion, forKey: .schemaVersion)
     }
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {

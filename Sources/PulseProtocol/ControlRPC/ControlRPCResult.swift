@@ -4,21 +4,13 @@ import PulseJSON
 /// carried as `data` of a ``PulseEnvelope``.
 ///
 /// The value is written exactly as held (the fast codec keeps member order and number kinds).
-public struct ControlRPCResult: Sendable, Hashable, Codable, PulseJSONCodable {
+public struct ControlRPCResult: Sendable, Hashable, PulseJSONCodable {
     /// The route-specific result.
     public var value: JSONValue
 
     /// Wraps a result value.
     public init(_ value: JSONValue) {
         self.value = value
-    }
-
-    public init(from decoder: any Decoder) throws {
-        value = try CodableJSONValue(from: decoder).value
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        try CodableJSONValue(value).encode(to: encoder)
     }
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {

@@ -5,7 +5,7 @@
 /// route that breaks the syntax makes the request malformed (code 400). Syntax says nothing about
 /// support: each peer allowlists the routes it serves and answers any other well-formed route with code
 /// 404, including routes outside the allocated namespaces (see ``namespace``).
-public struct ControlRoute: Sendable, Hashable, Codable, CustomStringConvertible {
+public struct ControlRoute: Sendable, Hashable, CustomStringConvertible {
     /// The allocated route namespaces.
     public enum Namespace: String, Sendable, Hashable, CaseIterable {
         /// `config.*`
@@ -93,14 +93,5 @@ public struct ControlRoute: Sendable, Hashable, Codable, CustomStringConvertible
             }
         }
         return !atSegmentStart && segments >= 2 && segments <= maxSegments
-    }
-
-    public init(from decoder: any Decoder) throws {
-        try self.init(validating: try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(name)
     }
 }

@@ -5,7 +5,7 @@ import PulseJSON
 ///
 /// Wire keys in canonical order, all required: `name`, `contentType`, `byteCount` (int64, >= 0),
 /// `sha256` (64 lowercase hex characters).
-public struct CrashAttachment: Sendable, Hashable, Codable, PulseJSONCodable {
+public struct CrashAttachment: Sendable, Hashable, PulseJSONCodable {
     /// The attachment's file name.
     public var name: String
     /// Its media type, for example `application/x-minidump`.
@@ -33,27 +33,6 @@ public struct CrashAttachment: Sendable, Hashable, Codable, PulseJSONCodable {
         if sha256.utf8.count != 64 || !isHex {
             throw PulseProtocolError(code: .invalidValue, message: "sha256: expected 64 lowercase hex characters")
         }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case name, contentType, byteCount, sha256
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        name = try c.decode(String.self, forKey: .name)
-        contentType = try c.decode(String.self, forKey: .contentType)
-        byteCount = try c.decode(Int64.self, forKey: .byteCount)
-        sha256 = try c.decode(String.self, forKey: .sha256)
-        try validate()
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(name, forKey: .name)
-        try c.encode(contentType, forKey: .contentType)
-        try c.encode(byteCount, forKey: .byteCount)
-        try c.encode(sha256, forKey: .sha256)
     }
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {

@@ -8,7 +8,7 @@ import PulseJSON
 /// have their own, larger limits (``PulseLimits``). Crash events inside event batches remain valid.
 ///
 /// ``encodeJSON()`` and ``init(decodingJSON:)`` are the fast, Foundation-free codecs.
-public struct CrashBatch: Sendable, Hashable, Codable, PulseJSONCodable {
+public struct CrashBatch: Sendable, Hashable, PulseJSONCodable {
     /// The identity of the whole batch.
     public var identity: BatchIdentity
     /// The crashes, oldest first.
@@ -21,27 +21,6 @@ public struct CrashBatch: Sendable, Hashable, Codable, PulseJSONCodable {
         self.identity = identity
         self.crashes = crashes
         self.batchId = batchId
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case identity, crashes, batchId
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        identity = try c.decode(BatchIdentity.self, forKey: .identity)
-        crashes = try c.decode([CrashReport].self, forKey: .crashes)
-        batchId = try c.decode(String.self, forKey: .batchId)
-        if crashes.isEmpty {
-            throw Self.emptyCrashes
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(identity, forKey: .identity)
-        try c.encode(crashes, forKey: .crashes)
-        try c.encode(batchId, forKey: .batchId)
     }
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
@@ -66,17 +45,11 @@ public struct CrashBatch: Sendable, Hashable, Codable, PulseJSONCodable {
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.key("identity")
-        identity.writeJSON(to: &writer)
-        writer.key("crashes")
-        writer.beginArray()
-        for crash in crashes {
-            crash.writeJSON(to: &writer)
-        }
-        writer.endArray()
-        writer.field("batchId", batchId)
-        writer.endObject()
+        writer.pulseBatch(
+            identity: { identity.writeJSON(to: &$0) }, itemsKey: "crashes",
+            items: { writer in
+                for crash in crashes { crash.writeJSON(to: &writer) }
+            }, batchId: batchId)
     }
 
     /// The canonical JSON bytes (fast path; no Foundation).

@@ -6,7 +6,7 @@ import PulseJSON
 /// Wire keys in canonical order: `appVersion` (nullable), `buildNumber` (default 0), `imageUuids`
 /// (default `[]`: the UUIDs of the loaded images needed for symbolication), `osVersion` (nullable),
 /// `architecture` (nullable, for example `arm64`).
-public struct CrashBuild: Sendable, Hashable, Codable, PulseJSONCodable {
+public struct CrashBuild: Sendable, Hashable, PulseJSONCodable {
     /// The app's display version.
     public var appVersion: String?
     /// The platform build number.
@@ -28,28 +28,6 @@ public struct CrashBuild: Sendable, Hashable, Codable, PulseJSONCodable {
         self.imageUuids = imageUuids
         self.osVersion = osVersion
         self.architecture = architecture
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case appVersion, buildNumber, imageUuids, osVersion, architecture
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        appVersion = try c.decodeIfPresent(String.self, forKey: .appVersion)
-        buildNumber = try c.decode(Int64.self, forKey: .buildNumber, default: 0)
-        imageUuids = try c.decode([String].self, forKey: .imageUuids, default: [])
-        osVersion = try c.decodeIfPresent(String.self, forKey: .osVersion)
-        architecture = try c.decodeIfPresent(String.self, forKey: .architecture)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encodeNullable(appVersion, forKey: .appVersion)
-        try c.encode(buildNumber, forKey: .buildNumber)
-        try c.encode(imageUuids, forKey: .imageUuids)
-        try c.encodeNullable(osVersion, forKey: .osVersion)
-        try c.encodeNullable(architecture, forKey: .architecture)
     }
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {

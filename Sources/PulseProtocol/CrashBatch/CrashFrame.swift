@@ -6,7 +6,7 @@ import PulseJSON
 /// Wire keys in canonical order: `module`, `imageUuid`, `address` (hex string such as
 /// `"0x1a2b3c"`), `imageOffset` (int64, offset of the address from the image's load address),
 /// `symbol`, `file`, `line`.
-public struct CrashFrame: Sendable, Hashable, Codable, PulseJSONCodable {
+public struct CrashFrame: Sendable, Hashable, PulseJSONCodable {
     /// The binary image (module) name.
     public var module: String?
     /// The image's UUID, used to find its symbols.
@@ -34,32 +34,6 @@ public struct CrashFrame: Sendable, Hashable, Codable, PulseJSONCodable {
         self.symbol = symbol
         self.file = file
         self.line = line
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case module, imageUuid, address, imageOffset, symbol, file, line
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        module = try c.decodeIfPresent(String.self, forKey: .module)
-        imageUuid = try c.decodeIfPresent(String.self, forKey: .imageUuid)
-        address = try c.decodeIfPresent(String.self, forKey: .address)
-        imageOffset = try c.decodeIfPresent(Int64.self, forKey: .imageOffset)
-        symbol = try c.decodeIfPresent(String.self, forKey: .symbol)
-        file = try c.decodeIfPresent(String.self, forKey: .file)
-        line = try c.decodeIfPresent(Int.self, forKey: .line)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encodeNullable(module, forKey: .module)
-        try c.encodeNullable(imageUuid, forKey: .imageUuid)
-        try c.encodeNullable(address, forKey: .address)
-        try c.encodeNullable(imageOffset, forKey: .imageOffset)
-        try c.encodeNullable(symbol, forKey: .symbol)
-        try c.encodeNullable(file, forKey: .file)
-        try c.encodeNullable(line, forKey: .line)
     }
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {

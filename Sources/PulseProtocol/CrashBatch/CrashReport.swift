@@ -8,7 +8,7 @@ import PulseJSON
 /// `NSInvalidArgumentException`), `message`, `stack` (array of ``CrashFrame`` or a string), `build`
 /// (required, ``CrashBuild``), `attachments` (default `[]`, metadata only), `attributes` (free-form
 /// object, default `{}`). The other fields are nullable.
-public struct CrashReport: Sendable, Hashable, Codable, PulseJSONCodable {
+public struct CrashReport: Sendable, Hashable, PulseJSONCodable {
     /// The crash's stable id (`app.crash.id`).
     public var crashId: String
     /// When the crash happened, epoch milliseconds.
@@ -48,38 +48,6 @@ public struct CrashReport: Sendable, Hashable, Codable, PulseJSONCodable {
         self.attributes = attributes
     }
 
-    enum CodingKeys: String, CodingKey {
-        case crashId, timestamp, sessionId, signal, exceptionType, message, stack, build, attachments, attributes
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        crashId = try c.decode(String.self, forKey: .crashId)
-        timestamp = try c.decode(Int64.self, forKey: .timestamp)
-        sessionId = try c.decodeIfPresent(String.self, forKey: .sessionId)
-        signal = try c.decodeIfPresent(String.self, forKey: .signal)
-        exceptionType = try c.decodeIfPresent(String.self, forKey: .exceptionType)
-        message = try c.decodeIfPresent(String.self, forKey: .message)
-        stack = try c.decodeIfPresent(CrashStack.self, forKey: .stack)
-        build = try c.decode(CrashBuild.self, forKey: .build)
-        attachments = try c.decode([CrashAttachment].self, forKey: .attachments, default: [])
-        attributes = try c.decodeMembers(forKey: .attributes)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(crashId, forKey: .crashId)
-        try c.encode(timestamp, forKey: .timestamp)
-        try c.encodeNullable(sessionId, forKey: .sessionId)
-        try c.encodeNullable(signal, forKey: .signal)
-        try c.encodeNullable(exceptionType, forKey: .exceptionType)
-        try c.encodeNullable(message, forKey: .message)
-        try c.encodeNullable(stack, forKey: .stack)
-        try c.encode(build, forKey: .build)
-        try c.encode(attachments, forKey: .attachments)
-        try c.encodeMembers(attributes, forKey: .attributes)
-    }
-
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
         let o = try JSONObjectReader(node)
         crashId = try o.string("crashId")
@@ -113,34 +81,22 @@ public struct CrashReport: Sendable, Hashable, Codable, PulseJSONCodable {
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("crashId", crashId)
-        writer.field("timestamp", timestamp)
-        writer.field("sessionId", sessionId)
-        writer.field("signal", signal)
-        writer.field("exceptionType", exceptionType)
-        writer.field("message", message)
-        writer.key("stack")
-        if let stack {
-            stack.writeJSON(to: &writer)
-        } else {
-            writer.null()
-        }
-        writer.key("build")
-        build.writeJSON(to: &writer)
-        writer.key("attachments")
-        writer.beginArray()
-        for attachment in attachments {
-            attachment.writeJSON(to: &writer)
-        }
-        writer.endArray()
-        writer.key("attributes")
-        writer.beginObject()
-        for member in attributes {
-            writer.key(member.key)
-            writer.value(member.value)
-        }
-        writer.endObject()
-        writer.endObject()
+        writer.pulseCrashReport(
+            crashId: crashId, timestamp: timestamp, sessionId: sessionId, signal: signal, exceptionType: exceptionType,
+            message: message,
+            stack: { writer in
+                if let stack { stack.writeJSON(to: &writer) } else { writer.null() }
+            }, build: build,
+            attachments: { writer in
+                for attachment in attachments { attachment.writeJSON(to: &writer) }
+            },
+            attributes: { writer in
+                writer.beginObject()
+                for member in attributes {
+                    writer.key(member.key)
+                    writer.value(member.value)
+                }
+                writer.endObject()
+            })
     }
 }

@@ -2,28 +2,11 @@ import PulseJSON
 
 /// The stack of a crash: structured frames (a JSON array) or an unparsed textual trace (a JSON
 /// string), for example a platform crash log section.
-public enum CrashStack: Sendable, Hashable, Codable, PulseJSONCodable {
+public enum CrashStack: Sendable, Hashable, PulseJSONCodable {
     /// Frames, innermost first.
     case frames([CrashFrame])
     /// A raw textual stack trace.
     case text(String)
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let text = try? container.decode(String.self) {
-            self = .text(text)
-        } else {
-            self = .frames(try container.decode([CrashFrame].self))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .frames(let frames): try container.encode(frames)
-        case .text(let text): try container.encode(text)
-        }
-    }
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
         if let text = node.string {

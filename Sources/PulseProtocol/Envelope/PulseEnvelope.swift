@@ -59,32 +59,6 @@ extension PulseEnvelope where Payload == Bool {
 extension PulseEnvelope: Equatable where Payload: Equatable {}
 extension PulseEnvelope: Hashable where Payload: Hashable {}
 
-extension PulseEnvelope: Codable where Payload: Codable {
-    enum CodingKeys: String, CodingKey {
-        case code
-        case msg
-        case data
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        code = try container.decode(Int.self, forKey: .code, default: 0)
-        msg = try container.decodeIfPresent(String.self, forKey: .msg)
-        if code == PulseResponseCode.ok.rawValue {
-            data = try container.decodeIfPresent(Payload.self, forKey: .data)
-        } else {
-            data = try? container.decodeIfPresent(Payload.self, forKey: .data)
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(code, forKey: .code)
-        try container.encodeNullable(msg, forKey: .msg)
-        try container.encodeNullable(data, forKey: .data)
-    }
-}
-
 extension PulseEnvelope: PulseJSONCodable where Payload: PulseJSONCodable {
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
         let o = try JSONObjectReader(node)

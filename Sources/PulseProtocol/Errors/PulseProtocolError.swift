@@ -1,6 +1,7 @@
 /// The one error type of the `PulseProtocol` module.
 ///
-/// Thrown by the payload decoders (both the `Codable` conformances and the fast byte codecs) and by
+/// Thrown by the payload decoders (the fast byte codecs, and the `Decodable` conformance of
+/// ``ConfigSnapshot`` that config files use) and by
 /// validating initialisers such as ``ControlRoute/init(validating:)``. The description names the
 /// offending field or value token but never contains payload bytes or secrets.
 public struct PulseProtocolError: Error, Sendable, CustomStringConvertible {

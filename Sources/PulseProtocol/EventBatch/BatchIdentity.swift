@@ -8,7 +8,7 @@ import PulseJSON
 /// `installationId`, `deviceId`, `userId` (nullable), `appVersion` (nullable), `buildNumber` (default
 /// 0), `sdkVersion`, `platform`, `packageName` (nullable, like `CLIENT_CONNECT`'s). The other strings
 /// are required.
-public struct BatchIdentity: Sendable, Hashable, Codable, PulseJSONCodable {
+public struct BatchIdentity: Sendable, Hashable, PulseJSONCodable {
     /// The App ID.
     public var projectId: String
     /// The installation identifier.
@@ -42,36 +42,6 @@ public struct BatchIdentity: Sendable, Hashable, Codable, PulseJSONCodable {
         self.sdkVersion = sdkVersion
         self.platform = platform
         self.packageName = packageName
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case projectId, installationId, deviceId, userId, appVersion, buildNumber, sdkVersion, platform, packageName
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        projectId = try c.decode(String.self, forKey: .projectId)
-        installationId = try c.decode(String.self, forKey: .installationId)
-        deviceId = try c.decode(String.self, forKey: .deviceId)
-        userId = try c.decodeIfPresent(String.self, forKey: .userId)
-        appVersion = try c.decodeIfPresent(String.self, forKey: .appVersion)
-        buildNumber = try c.decode(Int64.self, forKey: .buildNumber, default: 0)
-        sdkVersion = try c.decode(String.self, forKey: .sdkVersion)
-        platform = try c.decode(String.self, forKey: .platform)
-        packageName = try c.decodeIfPresent(String.self, forKey: .packageName)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(projectId, forKey: .projectId)
-        try c.encode(installationId, forKey: .installationId)
-        try c.encode(deviceId, forKey: .deviceId)
-        try c.encodeNullable(userId, forKey: .userId)
-        try c.encodeNullable(appVersion, forKey: .appVersion)
-        try c.encode(buildNumber, forKey: .buildNumber)
-        try c.encode(sdkVersion, forKey: .sdkVersion)
-        try c.encode(platform, forKey: .platform)
-        try c.encodeNullable(packageName, forKey: .packageName)
     }
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {

@@ -8,7 +8,7 @@ import PulseJSON
 /// empty `events` array and any unknown event kind, so one bad record rejects the whole batch.
 ///
 /// ``encodeJSON()`` and ``init(decodingJSON:)`` are the fast, Foundation-free codecs for this hot path.
-public struct EventBatch: Sendable, Hashable, Codable, PulseJSONCodable {
+public struct EventBatch: Sendable, Hashable, PulseJSONCodable {
     /// The identity of the whole batch.
     public var identity: BatchIdentity
     /// The events in queue order.
@@ -21,27 +21,6 @@ public struct EventBatch: Sendable, Hashable, Codable, PulseJSONCodable {
         self.identity = identity
         self.events = events
         self.batchId = batchId
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case identity, events, batchId
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        identity = try c.decode(BatchIdentity.self, forKey: .identity)
-        events = try c.decode([PulseEvent].self, forKey: .events)
-        batchId = try c.decode(String.self, forKey: .batchId)
-        if events.isEmpty {
-            throw Self.emptyEvents
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(identity, forKey: .identity)
-        try c.encode(events, forKey: .events)
-        try c.encode(batchId, forKey: .batchId)
     }
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
@@ -80,17 +59,11 @@ public struct EventBatch: Sendable, Hashable, Codable, PulseJSONCodable {
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.key("identity")
-        identity.writeJSON(to: &writer)
-        writer.key("events")
-        writer.beginArray()
-        for event in events {
-            event.writeJSON(to: &writer)
-        }
-        writer.endArray()
-        writer.field("batchId", batchId)
-        writer.endObject()
+        writer.pulseBatch(
+            identity: { identity.writeJSON(to: &$0) }, itemsKey: "events",
+            items: { writer in
+                for event in events { event.writeJSON(to: &writer) }
+            }, batchId: batchId)
     }
 
     /// The canonical JSON bytes (fast path; no Foundation).

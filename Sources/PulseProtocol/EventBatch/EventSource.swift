@@ -1,7 +1,7 @@
 import PulseJSON
 
 /// Where an event was recorded: `{"module":…,"imageUuid":…}`, both nullable.
-public struct EventSource: Sendable, Hashable, Codable, PulseJSONCodable {
+public struct EventSource: Sendable, Hashable, PulseJSONCodable {
     /// The module (library or framework) that produced the event.
     public var module: String?
     /// The UUID of the binary image containing the call site.
@@ -16,22 +16,6 @@ public struct EventSource: Sendable, Hashable, Codable, PulseJSONCodable {
         self.imageUuid = imageUuid
     }
 
-    enum CodingKeys: String, CodingKey {
-        case module, imageUuid
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        module = try c.decodeIfPresent(String.self, forKey: .module)
-        imageUuid = try c.decodeIfPresent(String.self, forKey: .imageUuid)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encodeNullable(module, forKey: .module)
-        try c.encodeNullable(imageUuid, forKey: .imageUuid)
-    }
-
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
         let o = try JSONObjectReader(node)
         module = try o.optionalString("module")
@@ -39,9 +23,6 @@ public struct EventSource: Sendable, Hashable, Codable, PulseJSONCodable {
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("module", module)
-        writer.field("imageUuid", imageUuid)
-        writer.endObject()
+        writer.pulseEventSource(module: module, imageUuid: imageUuid)
     }
 }

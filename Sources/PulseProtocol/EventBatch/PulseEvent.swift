@@ -6,7 +6,7 @@ import PulseJSON
 /// characters), `timestamp` (epoch ms when recorded), `sessionId`, `kind`, `name`, `source` (absent or
 /// `null` reads as both-`null`), `attributes` (an object of any JSON values; absent or `null` reads
 /// as `{}`). `id`, `timestamp`, `sessionId`, `kind` and `name` are required.
-public struct PulseEvent: Sendable, Hashable, Codable, PulseJSONCodable {
+public struct PulseEvent: Sendable, Hashable, PulseJSONCodable {
     /// The idempotency key; replays with the same id are stored once.
     public var id: String
     /// When the event was recorded, epoch milliseconds.
@@ -41,32 +41,6 @@ public struct PulseEvent: Sendable, Hashable, Codable, PulseJSONCodable {
         attributes.first { $0.key == key }?.value
     }
 
-    enum CodingKeys: String, CodingKey {
-        case id, timestamp, sessionId, kind, name, source, attributes
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decode(String.self, forKey: .id)
-        timestamp = try c.decode(Int64.self, forKey: .timestamp)
-        sessionId = try c.decode(String.self, forKey: .sessionId)
-        kind = try c.decode(PulseEventKind.self, forKey: .kind)
-        name = try c.decode(String.self, forKey: .name)
-        source = try c.decode(EventSource.self, forKey: .source, default: .unknown)
-        attributes = try c.decodeMembers(forKey: .attributes)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(timestamp, forKey: .timestamp)
-        try c.encode(sessionId, forKey: .sessionId)
-        try c.encode(kind, forKey: .kind)
-        try c.encode(name, forKey: .name)
-        try c.encode(source, forKey: .source)
-        try c.encodeMembers(attributes, forKey: .attributes)
-    }
-
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
         let o = try JSONObjectReader(node)
         // The rules of every field but the attributes' contents are the summary's.
@@ -81,22 +55,17 @@ public struct PulseEvent: Sendable, Hashable, Codable, PulseJSONCodable {
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("id", id)
-        writer.field("timestamp", timestamp)
-        writer.field("sessionId", sessionId)
-        writer.field("kind", kind.rawValue)
-        writer.field("name", name)
-        writer.key("source")
-        source.writeJSON(to: &writer)
-        writer.key("attributes")
-        writer.beginObject()
-        for member in attributes {
-            writer.key(member.key)
-            writer.value(member.value)
+        writer.pulseEvent(
+            id: id, timestamp: timestamp, sessionId: sessionId, kind: kind, name: name, module: source.module,
+            imageUuid: source.imageUuid
+        ) { writer in
+            writer.beginObject()
+            for member in attributes {
+                writer.key(member.key)
+                writer.value(member.value)
+            }
+            writer.endObject()
         }
-        writer.endObject()
-        writer.endObject()
     }
 }
 

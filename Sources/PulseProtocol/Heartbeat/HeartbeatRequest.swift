@@ -4,7 +4,7 @@ import PulseJSON
 ///
 /// Wire keys in canonical order: `connectionId`, `clientTimeMs`, `sdkVersion`; all required. A
 /// connection ID or SDK version that differs from the connected identity gets code 403.
-public struct HeartbeatRequest: Sendable, Hashable, Codable {
+public struct HeartbeatRequest: Sendable, Hashable {
     /// The connection ID issued in ``ConnectResult/connectionId``.
     public var connectionId: String
     /// The client clock, epoch milliseconds.
@@ -17,24 +17,6 @@ public struct HeartbeatRequest: Sendable, Hashable, Codable {
         self.connectionId = connectionId
         self.clientTimeMs = clientTimeMs
         self.sdkVersion = sdkVersion
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case connectionId, clientTimeMs, sdkVersion
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        connectionId = try c.decode(String.self, forKey: .connectionId)
-        clientTimeMs = try c.decode(Int64.self, forKey: .clientTimeMs)
-        sdkVersion = try c.decode(String.self, forKey: .sdkVersion)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(connectionId, forKey: .connectionId)
-        try c.encode(clientTimeMs, forKey: .clientTimeMs)
-        try c.encode(sdkVersion, forKey: .sdkVersion)
     }
 }
 

@@ -5,7 +5,7 @@ import PulseJSON
 /// Wire keys in canonical order: `accepted`, `serverTimeMs`, `configRevision`, `heartbeatIntervalMs`,
 /// `collectKinds`. Absent fields default to: `configRevision` 0, `heartbeatIntervalMs` 60000,
 /// `collectKinds` `[]`; `accepted` and `serverTimeMs` are required.
-public struct HeartbeatResult: Sendable, Hashable, Codable {
+public struct HeartbeatResult: Sendable, Hashable {
     /// Whether the heartbeat was accepted.
     public var accepted: Bool
     /// The server clock, epoch milliseconds.
@@ -35,29 +35,6 @@ public struct HeartbeatResult: Sendable, Hashable, Codable {
     /// ``heartbeatIntervalMs`` clamped to ``clientIntervalRangeMs``, the value a client schedules with.
     public var clampedHeartbeatIntervalMs: Int64 {
         min(max(heartbeatIntervalMs, Self.clientIntervalRangeMs.lowerBound), Self.clientIntervalRangeMs.upperBound)
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case accepted, serverTimeMs, configRevision, heartbeatIntervalMs, collectKinds
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        accepted = try c.decode(Bool.self, forKey: .accepted)
-        serverTimeMs = try c.decode(Int64.self, forKey: .serverTimeMs)
-        configRevision = try c.decode(Int64.self, forKey: .configRevision, default: 0)
-        heartbeatIntervalMs = try c.decode(
-            Int64.self, forKey: .heartbeatIntervalMs, default: ConnectResult.defaultHeartbeatIntervalMs)
-        collectKinds = try c.decode([PulseEventKind].self, forKey: .collectKinds, default: [])
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(accepted, forKey: .accepted)
-        try c.encode(serverTimeMs, forKey: .serverTimeMs)
-        try c.encode(configRevision, forKey: .configRevision)
-        try c.encode(heartbeatIntervalMs, forKey: .heartbeatIntervalMs)
-        try c.encode(collectKinds, forKey: .collectKinds)
     }
 }
 

@@ -2,7 +2,7 @@
 ///
 /// Decoding is lenient by contract: any value other than `optional` or `forced` (including a missing
 /// one) means ``none``.
-public enum UpdateAction: String, Sendable, Hashable, CaseIterable, Codable {
+public enum UpdateAction: String, Sendable, Hashable, CaseIterable {
     /// No update is offered.
     case none
     /// An update is available; the user may skip it.
@@ -13,14 +13,5 @@ public enum UpdateAction: String, Sendable, Hashable, CaseIterable, Codable {
     /// Maps a wire string, treating anything unknown as ``none``.
     public init(wireValue: String) {
         self = UpdateAction(rawValue: wireValue) ?? .none
-    }
-
-    public init(from decoder: any Decoder) throws {
-        self.init(wireValue: try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
     }
 }

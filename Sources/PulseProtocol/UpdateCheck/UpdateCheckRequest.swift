@@ -5,7 +5,7 @@ import PulseJSON
 /// Wire keys in canonical order: `platform`, `appKey`, `packageName`, `buildNumber`. `buildNumber`
 /// defaults to 0 when absent; the others are required. Versions are ordered by this monotonic build
 /// number, never by comparing display versions.
-public struct UpdateCheckRequest: Sendable, Hashable, Codable {
+public struct UpdateCheckRequest: Sendable, Hashable {
     /// The platform, for example `ios`.
     public var platform: String
     /// The App ID (AppKey).
@@ -21,26 +21,6 @@ public struct UpdateCheckRequest: Sendable, Hashable, Codable {
         self.appKey = appKey
         self.packageName = packageName
         self.buildNumber = buildNumber
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case platform, appKey, packageName, buildNumber
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        platform = try c.decode(String.self, forKey: .platform)
-        appKey = try c.decode(String.self, forKey: .appKey)
-        packageName = try c.decode(String.self, forKey: .packageName)
-        buildNumber = try c.decode(Int64.self, forKey: .buildNumber, default: 0)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(platform, forKey: .platform)
-        try c.encode(appKey, forKey: .appKey)
-        try c.encode(packageName, forKey: .packageName)
-        try c.encode(buildNumber, forKey: .buildNumber)
     }
 }
 

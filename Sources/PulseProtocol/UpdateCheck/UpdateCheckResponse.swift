@@ -8,7 +8,7 @@ import PulseJSON
 /// Encoding writes `code`, `msg`, `data` and then, when `data` is present, the five update fields
 /// again at the root. Decoding reads the envelope; the root copy is exposed as ``rootCopy`` for
 /// diagnostics only. New code reads ``decision``, which fails open to "no update".
-public struct UpdateCheckResponse: Sendable, Hashable, Codable {
+public struct UpdateCheckResponse: Sendable, Hashable {
     /// The envelope (`code`, `msg`, `data`).
     public let envelope: PulseEnvelope<UpdateCheckResult>
     /// The compatibility copy found at the root, or `nil` when the root has no `action` key.
@@ -27,19 +27,6 @@ public struct UpdateCheckResponse: Sendable, Hashable, Codable {
             return .noUpdate
         }
         return data
-    }
-
-    public init(from decoder: any Decoder) throws {
-        envelope = try PulseEnvelope<UpdateCheckResult>(from: decoder)
-        let root = try decoder.container(keyedBy: UpdateCheckResult.CodingKeys.self)
-        rootCopy = root.contains(.action) ? try? UpdateCheckResult(from: decoder) : nil
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        try envelope.encode(to: encoder)
-        if let data = envelope.data {
-            try data.encode(to: encoder)
-        }
     }
 }
 

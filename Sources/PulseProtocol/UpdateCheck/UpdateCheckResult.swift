@@ -4,7 +4,7 @@ import PulseJSON
 ///
 /// Wire keys in canonical order: `action`, `latestVersionName`, `latestBuildNumber`, `releaseNotes`,
 /// `downloadUrl`. Everything but `action` may be `null`; an absent or unknown `action` means `none`.
-public struct UpdateCheckResult: Sendable, Hashable, Codable {
+public struct UpdateCheckResult: Sendable, Hashable {
     /// What the app should do.
     public var action: UpdateAction
     /// The display version of the latest build.
@@ -29,28 +29,6 @@ public struct UpdateCheckResult: Sendable, Hashable, Codable {
         self.latestBuildNumber = latestBuildNumber
         self.releaseNotes = releaseNotes
         self.downloadUrl = downloadUrl
-    }
-
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case action, latestVersionName, latestBuildNumber, releaseNotes, downloadUrl
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        action = try c.decode(UpdateAction.self, forKey: .action, default: .none)
-        latestVersionName = try c.decodeIfPresent(String.self, forKey: .latestVersionName)
-        latestBuildNumber = try c.decodeIfPresent(Int64.self, forKey: .latestBuildNumber)
-        releaseNotes = try c.decodeIfPresent(String.self, forKey: .releaseNotes)
-        downloadUrl = try c.decodeIfPresent(String.self, forKey: .downloadUrl)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(action, forKey: .action)
-        try c.encodeNullable(latestVersionName, forKey: .latestVersionName)
-        try c.encodeNullable(latestBuildNumber, forKey: .latestBuildNumber)
-        try c.encodeNullable(releaseNotes, forKey: .releaseNotes)
-        try c.encodeNullable(downloadUrl, forKey: .downloadUrl)
     }
 }
 

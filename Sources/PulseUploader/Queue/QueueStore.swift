@@ -47,7 +47,7 @@ enum QueueStore {
             FROM queue_total t WHERE t.id = 1
             """,
             [
-                record.signal.rawValue, record.recordClass.rawValue, record.signal.rawValue,
+                record.signal.storageCode, record.recordClass.rawValue, record.signal.storageCode,
                 record.recordClass.rawValue,
             ]
         ) { row in
@@ -81,7 +81,7 @@ enum QueueStore {
             // Dropping may have emptied part of this record's group.
             let group = try connection.queryFirst(
                 "SELECT records, bytes FROM pending_group WHERE signal = ? AND class = ?",
-                [record.signal.rawValue, record.recordClass.rawValue]
+                [record.signal.storageCode, record.recordClass.rawValue]
             ) { row in (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self)) }
             groupRecords = group?.0 ?? 0
             groupBytes = group?.1 ?? 0
@@ -92,7 +92,7 @@ enum QueueStore {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
-                record.signal.rawValue, record.recordClass.rawValue, resourceId, record.createdMilliseconds,
+                record.signal.storageCode, record.recordClass.rawValue, resourceId, record.createdMilliseconds,
                 record.recordId, record.crashId, size, record.fragment,
             ])
         let reached =

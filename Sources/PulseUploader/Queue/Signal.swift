@@ -1,26 +1,26 @@
-/// The OTLP signal a record or batch belongs to; each has its own endpoint path.
-public enum Signal: Int, Sendable, CaseIterable, CustomStringConvertible {
-    /// Log records (`/v1/logs`): logs, events, crashes, exits, session summaries, attachments.
-    case logs = 0
-    /// Spans (`/v1/traces`).
-    case traces = 1
-    /// Metric points (`/v1/metrics`).
-    case metrics = 2
+import OTLPProtobuf
 
-    /// The OTLP/HTTP path, e.g. `/v1/logs`.
-    public var path: String {
+/// The OTLP signal a record or batch belongs to; each has its own endpoint path
+/// (``OTLPProtobufSignal/path``). The project's one signal enum.
+public typealias Signal = OTLPProtobufSignal
+
+extension OTLPProtobufSignal {
+    /// The code the uploader's queue stores for the signal (0 logs, 1 traces, 2 metrics).
+    var storageCode: Int {
         switch self {
-        case .logs: return "/v1/logs"
-        case .traces: return "/v1/traces"
-        case .metrics: return "/v1/metrics"
+        case .logs: return 0
+        case .traces: return 1
+        case .metrics: return 2
         }
     }
 
-    public var description: String {
-        switch self {
-        case .logs: return "logs"
-        case .traces: return "traces"
-        case .metrics: return "metrics"
+    /// The signal of a stored code; `nil` for an unknown code.
+    init?(storageCode: Int) {
+        switch storageCode {
+        case 0: self = .logs
+        case 1: self = .traces
+        case 2: self = .metrics
+        default: return nil
         }
     }
 }

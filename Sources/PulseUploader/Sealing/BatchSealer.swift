@@ -59,7 +59,7 @@ struct BatchSealer {
         }
         var sealed: [Sealed] = []
         for (signalRaw, classRaw, records, bytes) in groups {
-            guard let signal = Signal(rawValue: signalRaw), let recordClass = RecordClass(rawValue: classRaw) else {
+            guard let signal = Signal(storageCode: signalRaw), let recordClass = RecordClass(rawValue: classRaw) else {
                 continue
             }
             let trigger: SealTrigger
@@ -101,7 +101,7 @@ struct BatchSealer {
     {
         try connection.queryFirst(
             "SELECT min(created_ms) FROM record WHERE signal = ? AND class = ?",
-            [signal.rawValue, recordClass.rawValue]
+            [signal.storageCode, recordClass.rawValue]
         ) { row in try row.column(0, as: Int64?.self) } ?? nil
     }
 
@@ -124,7 +124,7 @@ struct BatchSealer {
                 """
                 SELECT id, resource_id, created_ms, fragment FROM record
                 WHERE signal = ? AND class = ? AND id > ? ORDER BY id LIMIT ?
-                """, [signal.rawValue, recordClass.rawValue, afterId, perBatch]
+                """, [signal.storageCode, recordClass.rawValue, afterId, perBatch]
             ) { row in
                 Row(
                     id: try row.column(0, as: Int64.self), resourceId: try row.column(1, as: Int64.self),
@@ -205,12 +205,12 @@ struct BatchSealer {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
-                batchId, signal.rawValue, recordClass.rawValue, background ? 1 : 0, now, oldest, rows.count,
+                batchId, signal.storageCode, recordClass.rawValue, background ? 1 : 0, now, oldest, rows.count,
                 raw.count, policy.encoding.rawValue, body, body.count, now, sequence,
             ])
         try connection.execute(
             "DELETE FROM record WHERE signal = ? AND class = ? AND id >= ? AND id <= ?",
-            [signal.rawValue, recordClass.rawValue, rows[0].id, rows[rows.count - 1].id])
+            [signal.storageCode, recordClass.rawValue, rows[0].id, rows[rows.count - 1].id])
         return Sealed(
             batchId: batchId, sequence: sequence, hasDiagnosticsRecord: attached, signal: signal,
             recordClass: recordClass, records: rows.count, rawBytes: raw.count,

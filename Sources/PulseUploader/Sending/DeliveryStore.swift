@@ -177,7 +177,7 @@ enum DeliveryStore {
             ) { row in
                 Claimed(
                     seq: try row.column(0, as: Int64.self), batchId: try row.column(1, as: String.self),
-                    signal: Signal(rawValue: try row.column(2, as: Int.self)) ?? .logs,
+                    signal: Signal(storageCode: try row.column(2, as: Int.self)) ?? .logs,
                     recordClass: RecordClass(rawValue: try row.column(3, as: Int.self)) ?? .standard,
                     encoding: BodyEncoding(rawValue: try row.column(4, as: String.self)) ?? .gzip,
                     body: try row.column(5, as: [UInt8].self), attempts: try row.column(6, as: Int.self) + 1,

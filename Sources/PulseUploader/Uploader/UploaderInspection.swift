@@ -29,7 +29,7 @@ extension Uploader {
             ) { row in
                 StoredBatch(
                     batchId: try row.column(0, as: String.self),
-                    signal: Signal(rawValue: try row.column(1, as: Int.self)) ?? .logs,
+                    signal: Signal(storageCode: try row.column(1, as: Int.self)) ?? .logs,
                     recordClass: RecordClass(rawValue: try row.column(2, as: Int.self)) ?? .standard,
                     encoding: BodyEncoding(rawValue: try row.column(3, as: String.self)) ?? .gzip,
                     body: try row.column(4, as: [UInt8].self), records: try row.column(5, as: Int.self),

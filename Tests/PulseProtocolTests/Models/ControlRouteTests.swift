@@ -31,9 +31,9 @@ import Testing
 
     @Test func decodingRejectsMalformedRoutesWithAClearError() throws {
         do {
-            _ = try codableDecode([ControlRoute].self, #"["Telemetry.Flush"]"#)
+            _ = try ControlRPCRequest(decodingJSON: utf8(#"{"route":"Telemetry.Flush","args":{}}"#))
             Issue.record("expected an error")
-        } catch let error as PulseProtocolError {
+        } catch {
             #expect(error.code == .invalidValue)
             #expect(error.description.contains("\"Telemetry.Flush\""))
         }

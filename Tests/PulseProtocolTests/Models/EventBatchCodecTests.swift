@@ -37,17 +37,7 @@ import Testing
         #expect(decoded.encodeJSON() == bytes)
     }
 
-    @Test func codableAndFastCodecsAgree() throws {
-        let batch = Samples.eventBatch(count: 16)
-        // Codable output decoded by the fast codec.
-        let viaCodable = try EventBatch(decodingJSON: utf8(try codableJSON(batch)))
-        #expect(viaCodable.membersSorted == batch.membersSorted)
-        // Fast output decoded by Codable.
-        let viaFast = try codableDecode(EventBatch.self, String(decoding: batch.encodeJSON(), as: UTF8.self))
-        #expect(viaFast.membersSorted == batch.membersSorted)
-    }
-
-    @Test func unknownKindIsRejectedByNameInBothCodecs() throws {
+    @Test func unknownKindIsRejectedByName() throws {
         let json = Self.smallJSON.replacingOccurrences(of: #""kind":"Network""#, with: #""kind":"network""#)
         do {
             _ = try EventBatch(decodingJSON: utf8(json))
@@ -55,13 +45,6 @@ import Testing
         } catch {
             #expect(error.code == .unknownEventKind)
             #expect(error.message.hasPrefix("$.events[0].kind: unknown event kind \"network\""))
-        }
-        do {
-            _ = try codableDecode(EventBatch.self, json)
-            Issue.record("Codable accepted an unknown kind")
-        } catch let error as PulseProtocolError {
-            #expect(error.code == .unknownEventKind)
-            #expect(error.message.contains("\"network\""))
         }
     }
 
@@ -81,7 +64,6 @@ import Testing
             #"{"identity":"# + String(decoding: Samples.identity.encodeJSON(), as: UTF8.self)
             + #","events":[],"batchId":"b"}"#
         #expect(throws: PulseProtocolError.self) { try EventBatch(decodingJSON: utf8(json)) }
-        #expect(throws: (any Error).self) { try codableDecode(EventBatch.self, json) }
     }
 
     @Test func unknownKeysAreIgnoredAndDefaultsApply() throws {
@@ -95,7 +77,6 @@ import Testing
         #expect(batch.identity.userId == nil)
         #expect(batch.events[0].source == .unknown)
         #expect(batch.events[0].attributes == [])
-        #expect(try codableDecode(EventBatch.self, json) == batch)
         // Re-encoding writes every field, with explicit nulls.
         let encoded = String(decoding: batch.encodeJSON(), as: UTF8.self)
         #expect(encoded.contains(#""userId":null,"appVersion":null,"buildNumber":0"#))

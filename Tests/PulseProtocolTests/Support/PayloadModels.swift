@@ -2,20 +2,15 @@ import Foundation
 import PulseJSON
 import PulseProtocol
 
-/// The payload models a fixture may name, each as "decode with the fast codec, re-encode" plus
-/// "decode with Codable".
+/// The payload models a fixture may name, each as "decode with the fast codec, re-encode".
 enum PayloadModels {
     struct Model: Sendable {
         /// Fast-decodes the plaintext and returns the canonical re-encoding.
         let reencode: @Sendable ([UInt8]) throws -> [UInt8]
-        /// Decodes the plaintext with Foundation's `JSONDecoder` (throws on failure).
-        let decodeWithCodable: @Sendable ([UInt8]) throws -> Void
     }
 
-    static func model<T: PulseJSONCodable & Codable>(_ type: T.Type) -> Model {
-        Model(
-            reencode: { bytes in try T(decodingJSON: bytes).encodeJSON() },
-            decodeWithCodable: { bytes in _ = try JSONDecoder().decode(T.self, from: Data(bytes)) })
+    static func model<T: PulseJSONCodable>(_ type: T.Type) -> Model {
+        Model(reencode: { bytes in try T(decodingJSON: bytes).encodeJSON() })
     }
 
     static let all: [String: Model] = [

@@ -1,4 +1,5 @@
 import Foundation
+import PulseProtocol
 
 /// Encodes with Foundation's `JSONEncoder` (sorted keys so the text is deterministic).
 func codableJSON<T: Encodable>(_ value: T) throws -> String {
@@ -15,4 +16,24 @@ func codableDecode<T: Decodable>(_ type: T.Type, _ json: String) throws -> T {
 /// Encodes then decodes with Foundation's coders.
 func codableRoundTrip<T: Codable>(_ value: T) throws -> T {
     try codableDecode(T.self, try codableJSON(value))
+}
+
+/// Decodes with the fast codec.
+func fastDecode<T: PulseJSONCodable>(_ type: T.Type, _ json: String) throws -> T {
+    try T(decodingJSON: Array(json.utf8))
+}
+
+/// The canonical JSON text of the fast codec.
+func fastJSON<T: PulseJSONCodable>(_ value: T) -> String {
+    String(decoding: value.encodeJSON(), as: UTF8.self)
+}
+
+/// Encodes then decodes with the fast codec.
+func fastRoundTrip<T: PulseJSONCodable>(_ value: T) throws -> T {
+    try T(decodingJSON: value.encodeJSON())
+}
+
+/// The bytes of a string literal.
+func utf8(_ text: String) -> [UInt8] {
+    Array(text.utf8)
 }

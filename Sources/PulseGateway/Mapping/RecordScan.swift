@@ -1,0 +1,70 @@
+import PulseJSON
+
+/// The record attributes the rules look at, collected while the attributes are written.
+struct RecordScan {
+    var logRecordUID: String?
+    var crashID: String?
+    var eventName: String?
+    var kindOverride: String?
+    var exceptionType: String?
+    var exceptionMessage: String?
+    var exceptionStacktrace: String?
+    var crashSignal: String?
+    var sessionID: String?
+    var buildID: String?
+    var imageUUIDs: [String] = []
+    var networkMarker = false
+
+    /// What an attribute key means to the mapping (one dictionary lookup per key).
+    enum Role {
+        case logRecordUID, crashID, eventName, kindOverride, exceptionType, exceptionMessage, exceptionStacktrace
+        case crashSignal, sessionID, buildID, imageUUIDs
+        /// Marks a span as network; URL ones also lose their query and fragment.
+        case network(url: Bool)
+        /// A URL attribute that is not a network marker.
+        case url
+        /// Dropped entirely (`url.query`, `url.fragment`).
+        case dropped
+    }
+
+    static let roles: [String: Role] = {
+        var roles: [String: Role] = [
+            "log.record.uid": .logRecordUID, "app.crash.id": .crashID, "event.name": .eventName,
+            "apsio.event.kind": .kindOverride, "exception.type": .exceptionType,
+            "exception.message": .exceptionMessage, "exception.stacktrace": .exceptionStacktrace,
+            "app.crash.signal": .crashSignal, "session.id": .sessionID, "app.build_id": .buildID,
+            "app.crash.image_uuids": .imageUUIDs,
+        ]
+        for key in ["http.request.method", "http.method", "rpc.system", "db.system"] {
+            roles[key] = .network(url: false)
+        }
+        for key in Redaction.urlKeys { roles[key] = .url }
+        for key in ["url.full", "http.url"] { roles[key] = .network(url: true) }
+        for key in Redaction.droppedKeys { roles[key] = .dropped }
+        return roles
+    }()
+
+    /// Notes `value` for `role`.
+    mutating func observe(_ role: Role, _ value: JSONNode?) {
+        switch role {
+        case .logRecordUID: logRecordUID = logRecordUID ?? AnyValue.string(value)
+        case .crashID: crashID = crashID ?? AnyValue.string(value)
+        case .eventName: eventName = eventName ?? AnyValue.string(value)
+        case .kindOverride: kindOverride = kindOverride ?? AnyValue.string(value)
+        case .exceptionType: exceptionType = exceptionType ?? AnyValue.string(value)
+        case .exceptionMessage: exceptionMessage = exceptionMessage ?? AnyValue.string(value)
+        case .exceptionStacktrace: exceptionStacktrace = exceptionStacktrace ?? AnyValue.string(value)
+        case .crashSignal: crashSignal = crashSignal ?? AnyValue.string(value)
+        case .sessionID: sessionID = sessionID ?? AnyValue.string(value)
+        case .buildID: buildID = buildID ?? AnyValue.string(value)
+        case .imageUUIDs:
+            if let values = value?["arrayValue"]?["values"] {
+                for element in values.elements {
+                    if let text = AnyValue.string(element) { imageUUIDs.append(text) }
+                }
+            }
+        case .network: networkMarker = true
+        case .url, .dropped: break
+        }
+    }
+}
