@@ -78,19 +78,29 @@ final class RawUpstream: Sendable {
     var peakOutstanding: Int { state.withLock { $0.peakOutstanding } }
 
     func stop() {
-        let fds = state.withLock { state -> [Int32] in
+        // Connection descriptors are shut down under the lock, and a connection's thread closes
+        // its descriptor under the same lock after taking it off the list: a number another test's
+        // server reused after that close is never touched.
+        let first = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
             state.stopped = true
-            return state.connectionFDs
+            for fd in state.connectionFDs { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+            return true
         }
+        guard first else { return }
+        // The accept thread closes the listening descriptor once its accept fails, so it never
+        // accepts on a number that was closed and reused.
         Glibc.shutdown(listenFD, Int32(SHUT_RDWR))
-        Glibc.close(listenFD)
-        for fd in fds { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop() {
         while true {
             let fd = accept(listenFD, nil, nil)
-            if fd < 0 { return }
+            if fd < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                Glibc.close(listenFD)
+                return
+            }
             let serial = state.withLock { state -> Int? in
                 if state.stopped { return nil }
                 state.accepted += 1
@@ -99,6 +109,7 @@ final class RawUpstream: Sendable {
             }
             guard let serial else {
                 Glibc.close(fd)
+                Glibc.close(listenFD)
                 return
             }
             Thread { self.serve(fd, serial: serial) }.start()
@@ -106,7 +117,12 @@ final class RawUpstream: Sendable {
     }
 
     private func serve(_ fd: Int32, serial: Int) {
-        defer { Glibc.close(fd) }
+        defer {
+            state.withLock { state in
+                state.connectionFDs.removeAll { $0 == fd }
+                Glibc.close(fd)
+            }
+        }
         var decoder = FrameDecoder()
         var outstanding: [(Frame, Received)] = []
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
