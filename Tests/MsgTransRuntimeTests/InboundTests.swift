@@ -46,13 +46,33 @@ struct InboundTests {
             MsgTransRequestHandler { _, _ in MsgTransReply(reply) }
         }
         let raw = await RawSocket.connect(host: "127.0.0.1", port: server.port)
-        var requests: [UInt8] = []
-        for id in 1...1000 {
-            Frame.request(bizType: 5, id: UInt32(id), [UInt8](repeating: 2, count: 4 << 10)).encode(into: &requests)
+        func requests(_ ids: ClosedRange<Int>) -> [UInt8] {
+            var bytes: [UInt8] = []
+            for id in ids {
+                Frame.request(bizType: 5, id: UInt32(id), [UInt8](repeating: 2, count: 4 << 10)).encode(into: &bytes)
+            }
+            return bytes
         }
-        let writing = Task { await raw.write(requests) }
+        // First 400 requests: their answers (25 MB) fill the socket buffers and the outbound
+        // buffer, and the server stops reading. (Sending all 1000 at once let a loaded machine
+        // read every request before the first handler had answered, so nothing was full yet.)
+        // One writer, so the two parts never interleave; the second waits for `proceed`.
+        let (proceed, go) = AsyncStream.makeStream(of: Void.self)
+        let writing = Task {
+            await raw.write(requests(1...400))
+            for await _ in proceed { break }
+            await raw.write(requests(401...1000))
+        }
+        var read = server.statistics.snapshot().framesIn
+        for _ in 0..<100 {
+            try await Task.sleep(for: .milliseconds(100))
+            let now = server.statistics.snapshot().framesIn
+            if now > 0 && now == read { break }
+            read = now
+        }
+        go.yield()
         try await Task.sleep(for: .milliseconds(300))
-        // 1000 answers (64 MB) cannot all be buffered: the server stopped reading long before.
+        // 1000 answers (64 MB) cannot all be buffered: the server does not read the rest.
         #expect(server.statistics.snapshot().framesIn < 1000)
         var ids = Set<UInt32>()
         for _ in 1...1000 {
