@@ -40,60 +40,29 @@ import Testing
 
         // An hour earlier by the wall clock (the monotonic clocks are left alone, as an NTP step
         // leaves them): the stored next-attempt times now lie an hour ahead.
-        let port = try unusedLoopbackPort()
-        let wrapper = Process()
-        wrapper.executableURL = URL(fileURLWithPath: Self.faketime)
-        wrapper.arguments = [
-            "-f", "-1h", executable, "serve", "--listen", "127.0.0.1:\(port)", "--upstream",
-            ingest.address.description, "--data-dir", dataDirectory, "--config", config,
-        ]
-        var environment = ProcessInfo.processInfo.environment
-        environment["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
-        wrapper.environment = environment
-        let errors = Pipe()
-        wrapper.standardError = errors
-        wrapper.standardOutput = FileHandle.nullDevice
-        wrapper.standardInput = FileHandle.nullDevice
-        try wrapper.run()
-        let logs = ChildOutputLines(errors.fileHandleForReading)
-        // faketime forks the gateway and does not pass signals on: stop the gateway itself.
-        let gateway = Self.childProcess(of: wrapper.processIdentifier)
+        let stepped = try await GatewayProcess.start(
+            executable: executable, dataDirectory: dataDirectory, upstream: ingest.address, config: config,
+            launcher: [Self.faketime, "-f", "-1h"], environment: ["FAKETIME_DONT_FAKE_MONOTONIC": "1"])
         defer {
-            if let gateway { kill(gateway, SIGKILL) }
-            if wrapper.isRunning { kill(wrapper.processIdentifier, SIGKILL) }
+            // The launcher lives as long as the gateway: once it exited, the pid may be reused.
+            if stepped.process.isRunning {
+                kill(stepped.servePID, SIGKILL)
+                kill(stepped.process.processIdentifier, SIGKILL)
+            }
         }
-        let up = await eventually(seconds: 60) {
-            (try? await GatewayHTTP.request(port: port, "GET", "/livez", headers: []).status) == 200
-        }
-        #expect(up, "the gateway under faketime did not come up: \(logs.all.suffix(5))")
+        let logs = stepped.logs
         // It retries against the closed port once more, then the upstream returns.
         #expect(await eventually { logs.all.contains { $0.contains("will retry") } })
-        let stepped = try #require(logs.all.first { $0.contains("gateway listening") })
-        #expect(!stepped.contains(Self.hourString(offset: 0)), "the wall clock was not stepped: \(stepped)")
+        let listening = try #require(logs.all.first { $0.contains("gateway listening") })
+        #expect(!listening.contains(Self.hourString(offset: 0)), "the wall clock was not stepped: \(listening)")
         try await ingest.restart()
         let delivered = await eventually(seconds: 20) {
             (try? await ingest.eventIDs(app: "shop").sorted()) == ["step-1", "step-2", "step-3"]
         }
         #expect(delivered, "rows were not delivered after the step: \(logs.all.suffix(5))")
-        if let gateway {
-            kill(gateway, SIGTERM)
-            #expect(await eventually(seconds: 30) { kill(gateway, 0) != 0 })
-        }
-        await waitForChildExit(wrapper)
+        await stepped.terminate()
+        #expect(stepped.process.terminationStatus == 0)
         await ingest.stop()
-    }
-
-    /// The first child of `pid` (`/proc/PID/task/PID/children`), waiting up to 10 s for it.
-    static func childProcess(of pid: Int32) -> Int32? {
-        for _ in 0..<1000 {
-            if let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8),
-                let child = text.split(separator: " ").first.flatMap({ Int32($0) })
-            {
-                return child
-            }
-            usleep(10_000)
-        }
-        return nil
     }
 
     /// `"ts":"YYYY-MM-DDTHH` of the real clock `offset` hours from now (UTC), as log lines write it.

@@ -180,26 +180,43 @@ enum Payload {
 
 /// `pulsegate serve` as a child process, its standard error collected. The listen port is read
 /// from its "gateway listening" log line (it listens on port 0).
+///
+/// With a `launcher` (a command such as `faketime -f -1h` that starts the gateway as its own child
+/// and does not pass signals on), ``process`` is the launcher and signals go to the gateway itself
+/// (``servePID``).
 final class GatewayProcess {
     let process: Process
     let port: Int
     let logs: ChildOutputLines
+    /// The `pulsegate serve` process: ``process`` itself, or the launcher's child.
+    let servePID: pid_t
 
-    private init(process: Process, port: Int, logs: ChildOutputLines) {
+    private init(process: Process, port: Int, logs: ChildOutputLines, servePID: pid_t) {
         self.process = process
         self.port = port
         self.logs = logs
+        self.servePID = servePID
     }
 
     static func start(
-        executable: String, dataDirectory: String, upstream: UpstreamAddress, config: String? = nil
+        executable: String, dataDirectory: String, upstream: UpstreamAddress, config: String? = nil,
+        launcher: [String] = [], environment: [String: String] = [:]
     ) async throws -> GatewayProcess {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments =
+        let arguments =
             [
                 "serve", "--listen", "127.0.0.1:0", "--upstream", upstream.description, "--data-dir", dataDirectory,
             ] + (config.map { ["--config", $0] } ?? [])
+        if let command = launcher.first {
+            process.executableURL = URL(fileURLWithPath: command)
+            process.arguments = Array(launcher.dropFirst()) + [executable] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
@@ -209,7 +226,9 @@ final class GatewayProcess {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if let port = logs.all.lazy.compactMap(Self.listenPort).first {
-                return GatewayProcess(process: process, port: port, logs: logs)
+                let launched = launcher.isEmpty ? nil : Self.child(of: process.processIdentifier)
+                return GatewayProcess(
+                    process: process, port: port, logs: logs, servePID: launched ?? process.processIdentifier)
             }
             if !process.isRunning && logs.isFinished { break }
             try await Task.sleep(for: .milliseconds(10))
@@ -217,6 +236,14 @@ final class GatewayProcess {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         await waitForChildExit(process)
         throw TestClientError("pulsegate serve did not start: \(logs.all.joined(separator: " | "))")
+    }
+
+    /// The first child of `pid` (`/proc/PID/task/PID/children`).
+    private static func child(of pid: pid_t) -> pid_t? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8) else {
+            return nil
+        }
+        return text.split(separator: " ").first.flatMap { pid_t($0) }
     }
 
     /// The port of a `gateway listening` line (`"listen":"127.0.0.1:PORT"`).
@@ -231,18 +258,21 @@ final class GatewayProcess {
 
     /// `kill -9`, then waits for the exit.
     func killHard() async {
-        kill(process.processIdentifier, SIGKILL)
+        kill(servePID, SIGKILL)
         await waitForChildExit(process)
     }
 
     /// SIGTERM (graceful drain), then waits for the exit; SIGKILL after `seconds`.
     func terminate(seconds: Double = 20) async {
-        kill(process.processIdentifier, SIGTERM)
+        kill(servePID, SIGTERM)
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while process.isRunning && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if process.isRunning {
+            kill(servePID, SIGKILL)
+            kill(process.processIdentifier, SIGKILL)
+        }
         await waitForChildExit(process)
     }
 }
