@@ -8,9 +8,9 @@ import Testing
 @Suite struct CommitGatheringTests {
     @Test func gatheringComesFromTheConfigFileWithinItsLimits() throws {
         var configuration = GatewayConfiguration(dataDirectory: "/tmp/unused")
-        #expect(configuration.commitGatherMicroseconds == 300)
+        #expect(configuration.commitGatherMicroseconds == 0)
         #expect(configuration.commitGatherJobs == 32)
-        #expect(configuration.commitGathering == GroupGathering(window: 300_000, groupSize: 32))
+        #expect(configuration.commitGathering == GroupGathering(window: 0, groupSize: 32))
         let file = try ConfigurationFile(
             parsing: Array(#"{"commitGatherMicroseconds": 0, "commitGatherJobs": 512}"#.utf8))
         file.apply(to: &configuration)

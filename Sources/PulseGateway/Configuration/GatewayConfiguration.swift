@@ -47,9 +47,10 @@ public struct GatewayConfiguration: Sendable {
     /// Upstream connection and retry settings.
     public var forwarding: ForwardingSettings
     /// How long, in microseconds, an intake commit may wait for other requests to share its fsync
-    /// (default 300; 0 turns gathering off; at most ``commitGatherMicrosecondsRange``'s upper bound).
-    /// It waits only when requests are arriving closer together than this, so a lone request is
-    /// not delayed. Config key `commitGatherMicroseconds`.
+    /// (default 0: off; at most ``commitGatherMicrosecondsRange``'s upper bound). It waits only when
+    /// requests are arriving closer together than this, so a lone request is not delayed. Off by
+    /// default because on the disks measured so far it raised jobs per fsync but lowered requests
+    /// per second (docs/operations.md). Config key `commitGatherMicroseconds`.
     public var commitGatherMicroseconds: Int
     /// The gathering ends as soon as this many requests are queued for the commit (default 32, at
     /// most 512, the group-commit batch limit). Config key `commitGatherJobs`.
@@ -70,7 +71,7 @@ public struct GatewayConfiguration: Sendable {
         httpBodyTimeout: Duration = .seconds(20), httpMinBodyBytesPerSecond: Int = 500,
         shutdownGracePeriod: Duration = .seconds(10),
         pruneInterval: Duration = .seconds(60), pruneSliceSize: Int = 500,
-        forwarding: ForwardingSettings = ForwardingSettings(), commitGatherMicroseconds: Int = 300,
+        forwarding: ForwardingSettings = ForwardingSettings(), commitGatherMicroseconds: Int = 0,
         commitGatherJobs: Int = 32
     ) {
         self.commitGatherMicroseconds = commitGatherMicroseconds
