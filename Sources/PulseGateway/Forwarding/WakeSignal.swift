@@ -85,7 +85,7 @@ final class WakeSignal: Sendable {
 
         func wait(milliseconds: Int64) async {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = Self.monotonicMilliseconds()
+                let now = GatewayClock.monotonic.now()
                 let resumeNow = state.withLock { state -> Bool in
                     if state.pending || state.closed {
                         state.pending = false
@@ -111,13 +111,13 @@ final class WakeSignal: Sendable {
                 let timeout = state.withLock { state -> Int32? in
                     guard !state.closed else { return nil }
                     guard let deadline = state.deadline else { return -1 }
-                    return Int32(clamping: max(0, deadline - Self.monotonicMilliseconds()))
+                    return Int32(clamping: max(0, deadline - GatewayClock.monotonic.now()))
                 }
                 guard let timeout else { break }
                 descriptor.revents = 0
                 _ = poll(&descriptor, 1, timeout)
                 if descriptor.revents & Int16(POLLIN) != 0 { _ = read(readFD, &buffer, buffer.count) }
-                let now = Self.monotonicMilliseconds()
+                let now = GatewayClock.monotonic.now()
                 let expired = state.withLock { state -> CheckedContinuation<Void, Never>? in
                     guard let deadline = state.deadline, now >= deadline, let waiter = state.waiter else { return nil }
                     state.waiter = nil
@@ -138,12 +138,6 @@ final class WakeSignal: Sendable {
         deinit {
             Glibc.close(readFD)
             Glibc.close(writeFD)
-        }
-
-        private static func monotonicMilliseconds() -> Int64 {
-            var spec = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &spec)
-            return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
         }
     }
 }
