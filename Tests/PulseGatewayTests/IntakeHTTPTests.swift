@@ -133,12 +133,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         // A database as migrations 001-004 left it, remembering one batch (keyed by app and batch id).
-        let connection = try SQLiteConnection(path: directory.path + "/" + GatewayStore.fileName)
-        var earlier = Migrator()
-        for migration in GatewaySchema.migrator.migrations.prefix(4) {
-            earlier.append(migration.identifier, sql: migration.sql)
-        }
-        try earlier.migrate(connection)
+        let connection = try gatewayDatabase(atMigration: 4, in: directory.path)
         let expiry = TestClock().now + 7 * 24 * 3600 * 1000
         try connection.execute(
             "INSERT INTO dedup(app, batch_id, body_hash, first_seen, expires_at, duplicates) VALUES (?, ?, ?, ?, ?, 3)",

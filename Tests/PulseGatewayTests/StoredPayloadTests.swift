@@ -50,12 +50,7 @@ import Testing
         defer { directory.remove() }
         // A database as migration 005 left it: a zstd-1 row (payload_encoding 1), a plain row, both
         // carrying their identity, and one dead letter.
-        let connection = try SQLiteConnection(path: directory.path + "/" + GatewayStore.fileName)
-        var old = Migrator()
-        for migration in GatewaySchema.migrator.migrations.prefix(5) {
-            old.append(migration.identifier, sql: migration.sql)
-        }
-        try old.migrate(connection)
+        let connection = try gatewayDatabase(atMigration: 5, in: directory.path)
         let legacy = try PayloadCompressor.compress(Self.envelope, with: .zstd, level: 1)
         let small = Array("{\"identity\":{}}".utf8)
         try connection.execute(
