@@ -20,7 +20,8 @@ final class GatewayIntake: Sendable {
     let clock: GatewayClock
     let maxBodyBytes: Int
     private let policyState: Mutex<GatewayPolicy>
-    private let parsers = Mutex<[ParserBox]>([])
+    /// Parsers reused across requests (each keeps its buffers), at most 64 idle.
+    private let parsers: JSONParserPool
     private let stopping = Atomic<Bool>(false)
     /// One conflict warning per app per minute.
     private let conflictLog: LogRateLimiter
@@ -36,6 +37,8 @@ final class GatewayIntake: Sendable {
         self.store = store
         self.policyState = Mutex(policy)
         self.maxBodyBytes = maxBodyBytes
+        parsers = JSONParserPool(
+            capacity: 64, maxDepth: 64, maxBytes: Self.jsonLimit(maxBodyBytes), bigIntegersAsDoubles: true)
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
@@ -213,18 +216,18 @@ final class GatewayIntake: Sendable {
     private func map(_ body: [UInt8], signal: OTLPSignal, context: MappingContext, sequenceHeader: String?)
         throws(IntakeRejection) -> (MappedRequest, DiagnosticsObservation?)
     {
-        let box = parsers.withLock { $0.popLast() } ?? ParserBox(maxBytes: Self.jsonLimit(maxBodyBytes))
-        defer { parsers.withLock { if $0.count < 64 { $0.append(box) } } }
-        let document: JSONDocument
-        do {
-            document = try box.parser.parse(body)
-        } catch {
-            throw IntakeRejection(.badRequest, "the body is not valid JSON: \(error.message)")
+        try parsers.withParser { parser throws(IntakeRejection) in
+            let document: JSONDocument
+            do throws(PulseJSONError) {
+                document = try parser.parse(body)
+            } catch {
+                throw IntakeRejection(.badRequest, "the body is not valid JSON: \(error.message)")
+            }
+            let mapped = try OTLPMapper.map(document.root, signal: signal, context: context)
+            let diagnostics = DiagnosticsObservation.extract(
+                document.root, signal: signal, sequenceHeader: sequenceHeader, fallbacks: context.fallbacks)
+            return (mapped, diagnostics)
         }
-        let mapped = try OTLPMapper.map(document.root, signal: signal, context: context)
-        let diagnostics = DiagnosticsObservation.extract(
-            document.root, signal: signal, sequenceHeader: sequenceHeader, fallbacks: context.fallbacks)
-        return (mapped, diagnostics)
     }
 
     // MARK: - Memory
@@ -376,13 +379,4 @@ final class GatewayIntake: Sendable {
 enum BodyFormat: Sendable, Equatable {
     case json
     case protobuf
-}
-
-/// A parser used by one request at a time (taken from and returned to the intake's pool).
-private final class ParserBox: @unchecked Sendable {
-    let parser: JSONParser
-
-    init(maxBytes: Int) {
-        parser = JSONParser(maxDepth: 64, maxBytes: maxBytes, bigIntegersAsDoubles: true)
-    }
 }

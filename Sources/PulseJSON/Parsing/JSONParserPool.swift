@@ -11,6 +11,7 @@ public final class JSONParserPool: Sendable {
     public let capacity: Int
     private let maxDepth: Int
     private let maxBytes: Int
+    private let bigIntegersAsDoubles: Bool
     private let idle = Mutex<[Box]>([])
     private let created = Atomic<Int>(0)
 
@@ -23,11 +24,13 @@ public final class JSONParserPool: Sendable {
         }
     }
 
-    /// Creates an empty pool of parsers with these limits (see ``JSONParser/init(maxDepth:maxBytes:)``).
-    public init(capacity: Int = 8, maxDepth: Int = 64, maxBytes: Int = 64 << 20) {
+    /// Creates an empty pool of parsers with these settings (see
+    /// ``JSONParser/init(maxDepth:maxBytes:bigIntegersAsDoubles:)``).
+    public init(capacity: Int = 8, maxDepth: Int = 64, maxBytes: Int = 64 << 20, bigIntegersAsDoubles: Bool = false) {
         self.capacity = max(0, capacity)
         self.maxDepth = maxDepth
         self.maxBytes = maxBytes
+        self.bigIntegersAsDoubles = bigIntegersAsDoubles
     }
 
     /// Parsers created so far (for tests and statistics).
@@ -40,7 +43,8 @@ public final class JSONParserPool: Sendable {
             box = pooled
         } else {
             created.add(1, ordering: .relaxed)
-            box = Box(parser: JSONParser(maxDepth: maxDepth, maxBytes: maxBytes))
+            box = Box(
+                parser: JSONParser(maxDepth: maxDepth, maxBytes: maxBytes, bigIntegersAsDoubles: bigIntegersAsDoubles))
         }
         defer {
             idle.withLock { idle in
