@@ -83,8 +83,10 @@ struct GatewayStack {
     }
 
     @Test func everyStatusCodeWithTheRealUpstream() async throws {
-        let policy = GatewayPolicy(
+        var policy = GatewayPolicy(
             allowedAppIDs: ["shop", "locked"], retryAfterSeconds: 4, appKeys: try AppKeys(["locked": ["k-1", "k-2"]]))
+        // `shop` refuses derived identities, so a resource without one is the 400 below.
+        policy.appIdentity = AppIdentityPolicy(apps: ["shop": AppIdentityPolicy.Settings(missingIdentity: .refuse)])
         let stack = try await GatewayStack.start(policy: policy, maxBodyBytes: 256 * 1024)
         defer { stack.root.remove() }
 

@@ -102,19 +102,26 @@ import Testing
     @Test func missingPlatformNamesTheFieldAndWhereItWasLooked() {
         let resource = OTLP.iosResource.filter { !$0.contains("os.") }
         let json = OTLP.logs(resource: resource, records: [OTLP.record(1)])
-        let error = #expect(throws: IntakeRejection.self) { try OTLP.map(json, signal: .logs) }
+        let error = #expect(throws: IntakeRejection.self) {
+            try OTLP.map(json, signal: .logs, fallbacks: OTLP.refusing)
+        }
         #expect(
             error?.message
-                == "resource 0: missing platform (resource attribute os.name or os.type, or header Apsio-Platform)")
+                == "resource 0: missing platform (resource attribute os.name, os.type or telemetry.sdk.language, "
+                + "header Apsio-Platform, or appIdentity platform)")
         // The header fallback fills it.
-        let mapped = try? OTLP.map(json, signal: .logs, fallbacks: IdentityFallbacks(platform: "android"))
+        var header = OTLP.refusing
+        header.platform = "android"
+        let mapped = try? OTLP.map(json, signal: .logs, fallbacks: header)
         #expect(mapped.map { OTLP.text($0.drafts[0].payload).contains(#""platform":"android""#) } == true)
     }
 
     @Test func deviceAndInstallationFallBackToEachOther() throws {
         let resource = OTLP.iosResource.filter { !$0.contains("device.id") && !$0.contains("installation") }
         let json = OTLP.logs(resource: resource, records: [OTLP.record(1)])
-        let missing = #expect(throws: IntakeRejection.self) { try OTLP.map(json, signal: .logs) }
+        let missing = #expect(throws: IntakeRejection.self) {
+            try OTLP.map(json, signal: .logs, fallbacks: OTLP.refusing)
+        }
         #expect(missing?.message.hasPrefix("resource 0: missing deviceId and installationId") == true)
         let mapped = try OTLP.map(json, signal: .logs, fallbacks: IdentityFallbacks(installationID: "i-9"))
         #expect(OTLP.text(mapped.drafts[0].payload).contains(#""installationId":"i-9","deviceId":"i-9""#))

@@ -11,6 +11,8 @@ import PulseJSON
 ///   "defaultAppId": "shop",
 ///   "allowedAppIds": ["shop", "news"],
 ///   "appKeys": {"shop": ["key-1", "key-2"]},
+///   "appIdentity": {"default": {"missingIdentity": "derive"},
+///                   "apps": {"shop": {"missingIdentity": "refuse", "platform": "android"}}},
 ///   "dedupRetentionDays": 7,
 ///   "outboxMaxBatches": 1000000,
 ///   "outboxMaxBytes": 4294967296,
@@ -33,7 +35,7 @@ import PulseJSON
 /// Unknown keys are an error (a typo should not pass silently). `dedupRetentionDays` must be 7 to
 /// 3,650 (the Apsio contract: batch ids are remembered for at least the queue's maximum age). Flags and environment variables
 /// override `listen`, `upstream` and `dataDir`. On SIGHUP the file is read again and the policy
-/// keys (`defaultAppId`, `allowedAppIds`, `appKeys`, `dedupRetentionDays`, `outboxMax*`,
+/// keys (`defaultAppId`, `allowedAppIds`, `appKeys`, `appIdentity`, `dedupRetentionDays`, `outboxMax*`,
 /// `retryAfterSeconds`, `logLevel`, `diagnosticsGapGraceSeconds`, `trustedProxies`) take effect; the others
 /// need a restart.
 public struct ConfigurationFile: Sendable, Equatable {
@@ -46,6 +48,7 @@ public struct ConfigurationFile: Sendable, Equatable {
     var defaultAppID: String?
     var allowedAppIDs: [String]?
     var appKeys: AppKeys?
+    var appIdentity: AppIdentityPolicy?
     var dedupRetentionDays: Int64?
     var outboxMaxBatches: Int?
     var outboxMaxBytes: Int?
@@ -125,6 +128,7 @@ public struct ConfigurationFile: Sendable, Equatable {
                     keys[app] = appKeys
                 }
                 appKeys = try AppKeys(keys)
+            case "appIdentity": appIdentity = try AppIdentityPolicy(parsing: value)
             case "dedupRetentionDays":
                 let days = Int64(try integer(key, value))
                 guard GatewayPolicy.dedupRetentionDays.contains(days) else {
@@ -187,6 +191,7 @@ public struct ConfigurationFile: Sendable, Equatable {
         if let defaultAppID { policy.defaultAppID = defaultAppID }
         if let allowedAppIDs { policy.allowedAppIDs = Set(allowedAppIDs) }
         if let appKeys { policy.appKeys = appKeys }
+        if let appIdentity { policy.appIdentity = appIdentity }
         if let dedupRetentionDays { policy.dedupRetentionMilliseconds = dedupRetentionDays * 24 * 3600 * 1000 }
         if let outboxMaxBatches { policy.outboxMaxBatches = outboxMaxBatches }
         if let outboxMaxBytes { policy.outboxMaxBytes = outboxMaxBytes }

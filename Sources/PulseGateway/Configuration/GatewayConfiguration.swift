@@ -199,6 +199,9 @@ public struct GatewayPolicy: Sendable, Equatable {
     /// Reverse proxies whose `X-Forwarded-For` names the client (config key `trustedProxies`);
     /// from any other peer the header is ignored. See ``TrustedProxies``.
     public var trustedProxies: TrustedProxies
+    /// Per-app identity defaults and the choice between deriving and refusing an identity a resource
+    /// does not carry (config key `appIdentity`; see ``AppIdentityPolicy``).
+    public var appIdentity = AppIdentityPolicy()
 
     /// The accepted `dedupRetentionDays`: at least 7, because Apsio devices retry a batch for up
     /// to 7 days (the queue's maximum age) and each retry must still be recognised; at most 3,650.

@@ -27,6 +27,8 @@ final class GatewayIntake: Sendable {
     private let conflictLog: LogRateLimiter
     /// Interval between conflict warnings of one app.
     static let conflictLogIntervalMilliseconds: Int64 = 60_000
+    /// One derived-identity line per app per minute (same interval).
+    private let derivedLog: LogRateLimiter
     /// Called after a commit with the new outbox rows (the forwarder's wake-up).
     private let onAccepted: @Sendable ([OutboxDraft]) -> Void
 
@@ -44,6 +46,7 @@ final class GatewayIntake: Sendable {
         self.logger = logger
         self.onAccepted = onAccepted
         self.conflictLog = LogRateLimiter(intervalMilliseconds: Self.conflictLogIntervalMilliseconds, clock: clock)
+        self.derivedLog = LogRateLimiter(intervalMilliseconds: Self.conflictLogIntervalMilliseconds, clock: clock)
     }
 
     var policy: GatewayPolicy {
@@ -142,6 +145,7 @@ final class GatewayIntake: Sendable {
             case .accepted(_, let stored):
                 metrics.records(mapped.records - mapped.rejected, signal: signal.rawValue)
                 if mapped.rejected > 0 { metrics.oversized(mapped.rejected) }
+                if !mapped.derivedIdentities.isEmpty { derivedIdentities(mapped.derivedIdentities, app: headers.appID) }
                 if !mapped.drafts.isEmpty { onAccepted(mapped.drafts) }
                 var response = Self.success(
                     signal: signal, rejected: mapped.rejected, message: mapped.rejectionMessage(signal), format: format)
@@ -175,6 +179,23 @@ final class GatewayIntake: Sendable {
             "batch id reused with a different body; stored as its own batch",
             [
                 "app": app, "batchId": batchID, "signal": signal.rawValue, "client": clientAddress(of: request),
+                "suppressed": String(suppressed),
+            ])
+    }
+
+    /// Counts the resources of an accepted batch whose identity was derived and logs the first one at
+    /// info level, once a minute per app (the line says how many were not logged since).
+    private func derivedIdentities(_ identities: [ResolvedIdentity], app: String) {
+        metrics.derivedIdentities(identities.count)
+        guard let first = identities.first, let derivation = first.derivation,
+            let suppressed = derivedLog.admit(app)
+        else { return }
+        logger.info(
+            "identity derived for a resource that does not carry it",
+            [
+                "app": app, "installationId": first.installationID, "platform": first.platform,
+                "sdkVersion": first.sdkVersion, "derived": derivation.fields.joined(separator: ","),
+                "from": derivation.sources.isEmpty ? "-" : derivation.sources.joined(separator: ","),
                 "suppressed": String(suppressed),
             ])
     }

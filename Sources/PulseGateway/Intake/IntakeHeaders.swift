@@ -37,6 +37,7 @@ struct IntakeHeaders: Sendable {
             sentAt = parsed
         }
         fallbacks = IdentityFallbacks(headers)
+        fallbacks.app = policy.appIdentity.settings(for: appID)
     }
 
     /// The App ID a request acts for, authorized: `Apsio-App-Id` (else the policy's
@@ -171,8 +172,11 @@ struct IntakeHeaders: Sendable {
     }
 }
 
-/// Identity values from request headers, used when a resource lacks the attribute.
+/// Identity values from request headers, used when a resource lacks the attribute, and the app's
+/// configured identity settings (``AppIdentityPolicy``), used after the headers.
 struct IdentityFallbacks: Sendable, Equatable {
+    /// The app's `appIdentity` settings: defaults after the headers, and derive or refuse.
+    var app = AppIdentityPolicy.Settings()
     var deviceID: String?
     var installationID: String?
     var appVersion: String?
@@ -184,8 +188,10 @@ struct IdentityFallbacks: Sendable, Equatable {
 
     init(
         deviceID: String? = nil, installationID: String? = nil, appVersion: String? = nil, buildNumber: Int64? = nil,
-        sdkVersion: String? = nil, platform: String? = nil, packageName: String? = nil, deviceType: String? = nil
+        sdkVersion: String? = nil, platform: String? = nil, packageName: String? = nil, deviceType: String? = nil,
+        app: AppIdentityPolicy.Settings = AppIdentityPolicy.Settings()
     ) {
+        self.app = app
         self.deviceID = deviceID
         self.installationID = installationID
         self.appVersion = appVersion

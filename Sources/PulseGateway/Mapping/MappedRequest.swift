@@ -6,6 +6,9 @@ struct MappedRequest: Sendable, Equatable {
     var records: Int
     /// Records dropped because they are too large for a Pulse batch on their own.
     var rejected: Int
+    /// The identities of resources with derived values (``ResolvedIdentity/derivation``), in
+    /// resource order.
+    var derivedIdentities: [ResolvedIdentity] = []
 
     /// The partial-success message, when records were rejected.
     func rejectionMessage(_ signal: OTLPSignal) -> String? {

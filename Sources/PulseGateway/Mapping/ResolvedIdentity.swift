@@ -21,79 +21,149 @@ struct ResolvedIdentity: Sendable, Equatable {
     var osVersion: String?
     var architecture: String?
 
-    /// Resolves the identity of resource number `index` from its attributes and the header
-    /// fallbacks.
+    /// What the gateway derived because no rule supplied it (`appIdentity.missingIdentity`
+    /// `derive`); `nil` when the resource, the headers and the app's defaults gave every value.
+    var derivation: Derivation?
+
+    /// The derived part of an identity.
+    struct Derivation: Sendable, Equatable {
+        /// The Pulse fields that were derived, in identity order: `installationId` and `deviceId`
+        /// (together), `sdkVersion`, `platform`.
+        var fields: [String]
+        /// The resource attributes the derived ids were computed from, in ``derivationKeys`` order
+        /// (empty when the ids were not derived, or the resource carries none of them).
+        var sources: [String]
+    }
+
+    /// Resolves the identity of resource number `index` of an OTLP/JSON request.
     ///
-    /// - Throws: ``IntakeRejection`` (400) naming the first required value that is missing.
+    /// - Throws: ``IntakeRejection`` (400) naming the first required value that is missing, when
+    ///   the app refuses derived identities.
     init(
         resource: JSONNode?, index: Int, appID: String, fallbacks: IdentityFallbacks
     ) throws(IntakeRejection) {
-        var found: [String: JSONNode] = [:]
-        if let attributes = resource?["attributes"] {
-            for attribute in attributes.elements {
-                guard let key = attribute["key"]?.string, Self.resourceKeys.contains(key), found[key] == nil,
-                    let value = attribute["value"]
-                else { continue }
-                found[key] = value
-            }
-        }
-        func text(_ key: String) -> String? {
-            guard let value = AnyValue.string(found[key]), !value.isEmpty else { return nil }
-            return value
-        }
+        try self.init(
+            attributes: ResourceIdentityAttributes(json: resource), index: index, appID: appID, fallbacks: fallbacks)
+    }
+
+    /// Resolves the identity of resource number `index` from its attributes, then the header
+    /// fallbacks, then the app's `appIdentity` defaults (the rules of docs/mapping.md, "Identity").
+    /// Values no rule supplies are derived (``derivation``) unless the app's `missingIdentity` is
+    /// `refuse`.
+    ///
+    /// - Throws: ``IntakeRejection`` (400) naming the first required value that is missing, when
+    ///   the app refuses derived identities.
+    init(
+        attributes: ResourceIdentityAttributes, index: Int, appID: String, fallbacks: IdentityFallbacks
+    ) throws(IntakeRejection) {
+        let app = fallbacks.app
+        let derives = app.derivesMissingIdentity
+        var derived: [String] = []
+        var sources: [String] = []
         func missing(_ field: String, _ looked: String) -> IntakeRejection {
             IntakeRejection(.badRequest, "resource \(index): missing \(field) (\(looked))")
         }
         projectID = appID
-        let device = text("device.id") ?? fallbacks.deviceID
-        let installation = text("app.installation.id") ?? fallbacks.installationID
-        guard let deviceOrInstallation = device ?? installation else {
+        // Ids: what the resource names, then the headers; each id stands in for the other.
+        let device = attributes["device.id"] ?? attributes["host.id"] ?? fallbacks.deviceID
+        let installation =
+            attributes["app.installation.id"] ?? attributes["service.instance.id"] ?? fallbacks.installationID
+        if let deviceOrInstallation = device ?? installation {
+            deviceID = device ?? deviceOrInstallation
+            installationID = installation ?? deviceOrInstallation
+        } else if derives {
+            let (id, used) = Self.derivedID(attributes, appID: appID)
+            deviceID = id
+            installationID = id
+            derived += ["installationId", "deviceId"]
+            sources = used
+        } else {
             throw missing(
                 "deviceId and installationId",
-                "resource attribute device.id or app.installation.id, or header Apsio-Device-Id or Apsio-Installation-Id"
-            )
+                "resource attribute device.id, host.id, app.installation.id or service.instance.id, "
+                    + "or header Apsio-Device-Id or Apsio-Installation-Id")
         }
-        deviceID = device ?? deviceOrInstallation
-        installationID = installation ?? deviceOrInstallation
-        userID = text("user.id") ?? text("enduser.id")
-        appVersion = text("service.version") ?? fallbacks.appVersion
-        if let number = AnyValue.int(found["apsio.app.build_number"]) {
+        userID = attributes["user.id"] ?? attributes["enduser.id"]
+        appVersion = attributes["service.version"] ?? fallbacks.appVersion ?? app.appVersion
+        if let number = attributes.buildNumber {
             buildNumber = number
-        } else if let build = text("app.build_id"), let number = Int64(build) {
+        } else if let build = attributes["app.build_id"], let number = Int64(build) {
             buildNumber = number
         } else {
-            buildNumber = fallbacks.buildNumber ?? 0
+            buildNumber = fallbacks.buildNumber ?? app.buildNumber ?? 0
         }
-        let sdkName = text("telemetry.sdk.name")
-        let sdkRelease = text("telemetry.sdk.version")
+        let sdkName = attributes["telemetry.sdk.name"]
+        let sdkRelease = attributes["telemetry.sdk.version"]
         if let sdkName, let sdkRelease {
             sdkVersion = sdkName + "/" + sdkRelease
-        } else if let single = sdkName ?? sdkRelease {
+        } else if let single = sdkName ?? sdkRelease ?? fallbacks.sdkVersion ?? app.sdkVersion {
             sdkVersion = single
-        } else if let header = fallbacks.sdkVersion {
-            sdkVersion = header
+        } else if derives {
+            sdkVersion = Self.unknown
+            derived.append("sdkVersion")
         } else {
             throw missing(
                 "sdkVersion",
-                "resource attributes telemetry.sdk.name and telemetry.sdk.version, or header Apsio-Sdk-Version")
+                "resource attributes telemetry.sdk.name and telemetry.sdk.version, header Apsio-Sdk-Version, "
+                    + "or appIdentity sdkVersion")
         }
-        guard let platform = (text("os.name") ?? text("os.type"))?.lowercased() ?? fallbacks.platform else {
-            throw missing("platform", "resource attribute os.name or os.type, or header Apsio-Platform")
+        // The operating system the resource names, then what the sender or the config states, and
+        // only then the SDK's language (a guess: a Python SDK runs on any OS).
+        if let platform = (attributes["os.name"] ?? attributes["os.type"])?.lowercased() ?? fallbacks.platform
+            ?? app.platform ?? attributes["telemetry.sdk.language"]?.lowercased()
+        {
+            self.platform = platform
+        } else if derives {
+            platform = Self.unknown
+            derived.append("platform")
+        } else {
+            throw missing(
+                "platform",
+                "resource attribute os.name, os.type or telemetry.sdk.language, header Apsio-Platform, "
+                    + "or appIdentity platform")
         }
-        self.platform = platform
-        packageName = text("apsio.app.package_name") ?? fallbacks.packageName
-        deviceType = text("device.model.identifier") ?? text("device.model.name") ?? fallbacks.deviceType ?? "unknown"
-        sessionID = text("session.id")
-        buildID = text("app.build_id")
-        osVersion = text("os.version")
-        architecture = text("host.arch")
+        packageName = attributes["apsio.app.package_name"] ?? fallbacks.packageName ?? app.packageName
+        deviceType =
+            attributes["device.model.identifier"] ?? attributes["device.model.name"] ?? fallbacks.deviceType
+            ?? app.deviceType ?? Self.unknown
+        sessionID = attributes["session.id"]
+        buildID = attributes["app.build_id"]
+        osVersion = attributes["os.version"]
+        architecture = attributes["host.arch"]
+        derivation = derived.isEmpty ? nil : Derivation(fields: derived, sources: sources)
     }
 
-    static let resourceKeys: Set<String> = [
-        "device.id", "app.installation.id", "user.id", "enduser.id", "service.version", "apsio.app.build_number",
-        "app.build_id", "telemetry.sdk.name", "telemetry.sdk.version", "os.name", "os.type", "apsio.app.package_name",
-        "device.model.identifier", "device.model.name", "session.id", "os.version", "host.arch",
+    /// The value of a derived `sdkVersion` or `platform`, and the default `deviceType`.
+    static let unknown = "unknown"
+
+    /// The prefix of derived installation and device ids, so the upstream can tell them apart from
+    /// ids a device made (32 hex characters).
+    static let derivedIDPrefix = "derived-"
+
+    /// The resource attributes a derived id is computed from, when present: what names the
+    /// service and where it runs, nothing that changes between requests of one process.
+    static let derivationKeys = [
+        "service.namespace", "service.name", "deployment.environment.name", "host.name", "k8s.namespace.name",
+        "k8s.pod.name", "container.id",
     ]
+
+    /// The derived installation and device id of a resource that names neither:
+    /// ``derivedIDPrefix`` + the first 32 hex characters of SHA-256 of the fields
+    /// (`pulsegate.derived-identity.1`, App ID, then key and value of each ``derivationKeys``
+    /// attribute present, in that order); and the keys that were present.
+    static func derivedID(_ attributes: ResourceIdentityAttributes, appID: String) -> (String, [String]) {
+        var hasher = SHA256()
+        hasher.updateField("pulsegate.derived-identity.1")
+        hasher.updateField(appID)
+        var used: [String] = []
+        for key in derivationKeys {
+            guard let value = attributes[key] else { continue }
+            hasher.updateField(key)
+            hasher.updateField(value)
+            used.append(key)
+        }
+        return (derivedIDPrefix + String(Hex.encode(hasher.finalize()).prefix(32)), used)
+    }
 
     /// The batch `identity` object (PulseProtocol's ``BatchIdentity`` writes it, keys in wire order).
     func batchIdentityJSON() -> [UInt8] {

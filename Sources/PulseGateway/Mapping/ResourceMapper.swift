@@ -68,6 +68,7 @@ struct ResourceMapper {
             }
         }
         guard let identity else { return }
+        if identity.derivation != nil { result.derivedIdentities.append(identity) }
         emit(collected, identity: identity, resourceIndex: resourceIndex, into: &result)
     }
 

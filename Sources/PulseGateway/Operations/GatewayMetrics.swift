@@ -11,6 +11,7 @@ import Synchronization
 /// | `pulsegate_duplicates_total` | counter | |
 /// | `pulsegate_conflicts_total` | counter | |
 /// | `pulsegate_oversized_events_total` | counter | |
+/// | `pulsegate_derived_identities_total` | counter | |
 /// | `pulsegate_outbox_batches` | gauge | |
 /// | `pulsegate_outbox_bytes` | gauge | |
 /// | `pulsegate_outbox_oldest_age_seconds` | gauge | |
@@ -34,6 +35,7 @@ public final class GatewayMetrics: Sendable {
         var duplicates = 0
         var conflicts = 0
         var oversized = 0
+        var derivedIdentities = 0
         var forwards: [String: Int] = [:]
         var latencyBuckets = [Int](repeating: 0, count: GatewayMetrics.latencyBounds.count)
         var latencyCount = 0
@@ -69,6 +71,8 @@ public final class GatewayMetrics: Sendable {
     func conflict() { counters.withLock { $0.conflicts += 1 } }
 
     func oversized(_ count: Int) { counters.withLock { $0.oversized += count } }
+
+    func derivedIdentities(_ count: Int) { counters.withLock { $0.derivedIdentities += count } }
 
     func forwarded(kind: OutboxBatchKind, result: String) {
         counters.withLock { $0.forwards["\(kind)\u{0}\(result)", default: 0] += 1 }
@@ -149,6 +153,11 @@ public final class GatewayMetrics: Sendable {
         out += "pulsegate_conflicts_total \(snapshot.conflicts)\n"
         header("pulsegate_oversized_events_total", "counter", "Records dropped as too large for a Pulse batch.")
         out += "pulsegate_oversized_events_total \(snapshot.oversized)\n"
+        header(
+            "pulsegate_derived_identities_total", "counter",
+            "Resources accepted with an identity the gateway derived (no device or installation id, platform or SDK version)."
+        )
+        out += "pulsegate_derived_identities_total \(snapshot.derivedIdentities)\n"
         header("pulsegate_outbox_batches", "gauge", "Pulse batches waiting in the outbox.")
         out += "pulsegate_outbox_batches \(gauges.outboxBatches)\n"
         header("pulsegate_outbox_bytes", "gauge", "Payload bytes waiting in the outbox.")

@@ -38,6 +38,9 @@ enum OTLP {
         #"{"timeUnixNano":"\#(seconds)000000000","attributes":[\#(attributes.joined(separator: ","))]\#(extra)}"#
     }
 
+    /// Fallbacks of an app whose `appIdentity.missingIdentity` is `refuse` (no headers).
+    static let refusing = IdentityFallbacks(app: AppIdentityPolicy.Settings(missingIdentity: .refuse))
+
     /// The identity JSON of ``iosResource`` for app `shop`.
     static let iosIdentity =
         #"{"projectId":"shop","installationId":"inst-1","deviceId":"dev-1","userId":null,"appVersion":"2.4.1","buildNumber":241,"sdkVersion":"pulsekit/2.3.0","platform":"ios","packageName":"com.example.shop"}"#

@@ -1,0 +1,44 @@
+import PulseJSON
+
+/// The resource attributes the identity rules read (``ResolvedIdentity``), collected from one OTLP
+/// resource: the seam between a resource's encoding and the rules, so any walk of the request
+/// (OTLP/JSON today) fills it and the rules stay the same.
+struct ResourceIdentityAttributes: Sendable, Equatable {
+    /// Non-empty `stringValue`s of the keys in ``keys``, the first occurrence of each key.
+    var strings: [String: String] = [:]
+    /// `apsio.app.build_number` as an integer (an `intValue`, or a `stringValue` of digits).
+    var buildNumber: Int64?
+
+    /// The keys the rules read (docs/mapping.md, "Identity").
+    static let keys = Set(ResolvedIdentity.derivationKeys).union([
+        "device.id", "host.id", "app.installation.id", "service.instance.id", "user.id", "enduser.id",
+        "service.version", "apsio.app.build_number", "app.build_id", "telemetry.sdk.name", "telemetry.sdk.version",
+        "telemetry.sdk.language", "os.name", "os.type", "apsio.app.package_name", "device.model.identifier",
+        "device.model.name", "session.id", "os.version", "host.arch",
+    ])
+
+    init(strings: [String: String] = [:], buildNumber: Int64? = nil) {
+        self.strings = strings
+        self.buildNumber = buildNumber
+    }
+
+    /// Collects the attributes of an OTLP/JSON `resource` object (`{"attributes":[…]}`).
+    init(json resource: JSONNode?) {
+        guard let attributes = resource?["attributes"] else { return }
+        var seen: Set<String> = []
+        for attribute in attributes.elements {
+            guard let key = attribute["key"]?.string, Self.keys.contains(key), seen.insert(key).inserted else {
+                continue
+            }
+            let value = attribute["value"]
+            if key == "apsio.app.build_number" {
+                buildNumber = AnyValue.int(value)
+            } else if let text = AnyValue.string(value), !text.isEmpty {
+                strings[key] = text
+            }
+        }
+    }
+
+    /// The non-empty string value of `key`.
+    subscript(_ key: String) -> String? { strings[key] }
+}
