@@ -37,7 +37,7 @@ def pulsegate_binary() -> str:
 
 @dataclass
 class Service:
-    """A started `pulsegate` process and the lines it printed."""
+    """A started process (`pulsegate`, Rotel) and the lines it printed."""
 
     name: str
     process: subprocess.Popen
@@ -71,8 +71,13 @@ class Service:
 
 def start_service(name: str, arguments: list[str]) -> Service:
     """Starts `pulsegate <arguments>` with stdout and stderr merged and collected line by line."""
+    return start_process(name, [pulsegate_binary(), *arguments])
+
+
+def start_process(name: str, command: list[str]) -> Service:
+    """Starts `command` with stdout and stderr merged and collected line by line."""
     process = subprocess.Popen(
-        [pulsegate_binary(), *arguments],
+        command,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -177,7 +182,8 @@ def gateway(ingest):
 
 
 def gateway_metric(url: str, name: str) -> float:
-    """The value of an unlabelled counter or gauge from the gateway's /metrics."""
+    """The value of a counter or gauge from the gateway's /metrics: `name` is the sample's text up to
+    the value (`pulsegate_duplicates_total`, `pulsegate_http_requests_total{route="/v1/logs",code="200"}`)."""
     with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
         for line in response.read().decode().splitlines():
             if line.startswith(name + " "):
