@@ -52,8 +52,14 @@ EXPORTERS = {
 # What one run of the stock app sends: 2 spans, 2 log records, 2 metric points.
 EVENTS_PER_RUN = 6
 ROTEL_KEY = "rotel-key-1"
+STOCK_KEY = "stock-key-1"
 GATEWAY_CONFIG = {
-    "appKeys": {"rotel-app": [ROTEL_KEY], "rotel-grpc": [ROTEL_KEY]},
+    "appKeys": {
+        "rotel-app": [ROTEL_KEY],
+        "rotel-grpc": [ROTEL_KEY],
+        "stock-proto": [STOCK_KEY],
+        "stock-json": [STOCK_KEY],
+    },
     "appIdentity": {"apps": {"stock-strict": {"missingIdentity": "refuse"}}},
 }
 SIGNAL_ROUTES = ("/v1/traces", "/v1/logs", "/v1/metrics")
@@ -181,7 +187,8 @@ def test_stock_python_sdk_with_only_a_service_name_delivers(stock_gateway, inges
     with environment(
         OTEL_SERVICE_NAME="stock-python",
         OTEL_EXPORTER_OTLP_ENDPOINT=stock_gateway,
-        OTEL_EXPORTER_OTLP_HEADERS=f"Apsio-App-Id={app}",
+        # Values are URL-encoded (W3C baggage format): %20 is the space after "Bearer".
+        OTEL_EXPORTER_OTLP_HEADERS=f"Apsio-App-Id={app},Authorization=Bearer%20{STOCK_KEY}",
         OTEL_EXPORTER_OTLP_COMPRESSION="gzip",
     ):
         resource = run_stock_app(Resource.create(), EXPORTERS[encoding])
@@ -194,7 +201,7 @@ def test_stock_python_sdk_with_only_a_service_name_delivers(stock_gateway, inges
         "telemetry.sdk.version",
     }, "the SDK's default resource changed; docs/clients.md describes this one"
 
-    # Every export request was accepted (one per signal), none refused.
+    # Every export request was accepted (one per signal, with the app key), none refused.
     assert delta(ok_before, signal_counts(stock_gateway, 200)) == {route: 1 for route in SIGNAL_ROUTES}
     assert delta(bad_before, signal_counts(stock_gateway, 400)) == {route: 0 for route in SIGNAL_ROUTES}
 
