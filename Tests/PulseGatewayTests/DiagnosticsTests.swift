@@ -210,6 +210,28 @@ import Testing
         #expect(record["attributes"]?["pulsegate.diagnostics.batches_attempted"]?.int64 == 9)
     }
 
+    @Test func sendersAreIdentifiedByTheIdentityRulesButNeverByADerivedIdentity() throws {
+        func observe(_ resource: [String], fallbacks: IdentityFallbacks = IdentityFallbacks()) throws
+            -> DiagnosticsObservation?
+        {
+            let json = OTLP.logs(resource: resource, records: [OTLP.record(1)])
+            return DiagnosticsObservation.extract(
+                try JSONParser().parse(Array(json.utf8)).root, signal: .logs, sequenceHeader: "4", fallbacks: fallbacks)
+        }
+        // A stock SDK's process: service.instance.id, the installation of the batch identity too.
+        let stock = try observe([OTLP.string("service.name", "checkout"), OTLP.string("service.instance.id", "i-7")])
+        #expect(stock?.installationID == "i-7")
+        #expect(stock?.deviceID == "i-7")
+        #expect(stock?.sequence == 4)
+        let host = try observe([OTLP.string("host.id", "h-1"), OTLP.string("app.installation.id", "a-1")])
+        #expect(host?.installationID == "a-1")
+        #expect(host?.deviceID == "h-1")
+        #expect(try observe([], fallbacks: IdentityFallbacks(deviceID: "d-9"))?.installationID == "d-9")
+        // A resource that names no sender gets a derived identity for its batches (shared by every
+        // process of the service), but no diagnostics: their sequences would interleave as gaps.
+        #expect(try observe([OTLP.string("service.name", "checkout")]) == nil)
+    }
+
     @Test func theEndpointValidatesTheApp() async throws {
         var policy = GatewayPolicy()
         policy.allowedAppIDs = ["shop"]

@@ -327,6 +327,11 @@ struct IdentityRulesTests {
         #expect(try await harness.post(bare, batchID: "derived-4").status == 200)
         #expect(lines().count == 2)
         #expect(lines().last?.contains(#""suppressed":"2""#) == true)
+        // A reload (SIGHUP) that makes `shop` refuse applies to the next request.
+        var strict = harness.gateway.policy
+        strict.appIdentity.defaults.missingIdentity = .refuse
+        try harness.gateway.reload(strict)
+        #expect(try await harness.post(bare, batchID: "derived-5").status == 400)
         await harness.stop()
     }
 }

@@ -14,9 +14,10 @@ struct DiagnosticsObservation: Sendable, Equatable {
     static let sequenceAttribute = "pulsegate.batch.sequence"
     private static let counterPrefix = "pulsegate.diagnostics."
 
-    /// `app.installation.id` of the sender (else its device id).
+    /// The sender's installation id (``ResolvedIdentity/clientIDs(_:fallbacks:)``: never derived, so
+    /// the sequences of different processes are not mixed).
     var installationID: String
-    /// `device.id` of the sender (else its installation id).
+    /// The sender's device id (the same rules).
     var deviceID: String
     /// The batch's sequence number (header, else the record's attribute).
     var sequence: Int64?
@@ -50,20 +51,10 @@ struct DiagnosticsObservation: Sendable, Equatable {
             }
         }
         guard headerSequence != nil || found != nil else { return nil }
-        let resourceAttributes = (found?.resource ?? firstResource)?["resource"]?["attributes"]
-        var device = fallbacks.deviceID
-        var installation = fallbacks.installationID
-        if let resourceAttributes {
-            for entry in resourceAttributes.elements {
-                guard let key = entry["key"]?.string else { continue }
-                if key == "device.id", let value = AnyValue.string(entry["value"]), !value.isEmpty {
-                    device = value
-                } else if key == "app.installation.id", let value = AnyValue.string(entry["value"]), !value.isEmpty {
-                    installation = value
-                }
-            }
+        let attributes = ResourceIdentityAttributes(json: (found?.resource ?? firstResource)?["resource"])
+        guard let (installationID, deviceID) = ResolvedIdentity.clientIDs(attributes, fallbacks: fallbacks) else {
+            return nil
         }
-        guard let installationID = installation ?? device, let deviceID = device ?? installation else { return nil }
         var observation = DiagnosticsObservation(
             installationID: String(installationID.prefix(128)), deviceID: String(deviceID.prefix(128)),
             sequence: headerSequence)

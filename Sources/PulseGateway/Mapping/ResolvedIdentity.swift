@@ -64,13 +64,9 @@ struct ResolvedIdentity: Sendable, Equatable {
             IntakeRejection(.badRequest, "resource \(index): missing \(field) (\(looked))")
         }
         projectID = appID
-        // Ids: what the resource names, then the headers; each id stands in for the other.
-        let device = attributes["device.id"] ?? attributes["host.id"] ?? fallbacks.deviceID
-        let installation =
-            attributes["app.installation.id"] ?? attributes["service.instance.id"] ?? fallbacks.installationID
-        if let deviceOrInstallation = device ?? installation {
-            deviceID = device ?? deviceOrInstallation
-            installationID = installation ?? deviceOrInstallation
+        if let ids = Self.clientIDs(attributes, fallbacks: fallbacks) {
+            installationID = ids.installation
+            deviceID = ids.device
         } else if derives {
             let (id, used) = Self.derivedID(attributes, appID: appID)
             deviceID = id
@@ -131,6 +127,20 @@ struct ResolvedIdentity: Sendable, Equatable {
         osVersion = attributes["os.version"]
         architecture = attributes["host.arch"]
         derivation = derived.isEmpty ? nil : Derivation(fields: derived, sources: sources)
+    }
+
+    /// The installation and device id a resource or its request headers give (no derivation):
+    /// installation ← `app.installation.id`, `service.instance.id`, `Apsio-Installation-Id`;
+    /// device ← `device.id`, `host.id`, `Apsio-Device-Id`; each stands in for the other. `nil`
+    /// when there is neither. Diagnostics (``DiagnosticsObservation``) identify senders by these.
+    static func clientIDs(_ attributes: ResourceIdentityAttributes, fallbacks: IdentityFallbacks) -> (
+        installation: String, device: String
+    )? {
+        let device = attributes["device.id"] ?? attributes["host.id"] ?? fallbacks.deviceID
+        let installation =
+            attributes["app.installation.id"] ?? attributes["service.instance.id"] ?? fallbacks.installationID
+        guard let either = device ?? installation else { return nil }
+        return (installation ?? either, device ?? either)
     }
 
     /// The value of a derived `sdkVersion` or `platform`, and the default `deviceType`.
