@@ -9,7 +9,9 @@ Every process gets a temporary data directory and is stopped with SIGTERM at the
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import re
 import signal
@@ -179,6 +181,23 @@ def gateway(ingest):
             yield url
         finally:
             service.stop()
+
+
+@contextlib.contextmanager
+def stdlib_logger(name: str, logger_provider):
+    """A standard-library logger whose records go through the SDK's `LoggingHandler` to
+    `logger_provider` (as applications wire it) for the duration of the block."""
+    from opentelemetry.sdk._logs import LoggingHandler
+
+    logger = logging.getLogger(name)
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    handler = LoggingHandler(level=logging.INFO, logger_provider=logger_provider)
+    logger.addHandler(handler)
+    try:
+        yield logger
+    finally:
+        logger.removeHandler(handler)
 
 
 def gateway_metric(url: str, name: str) -> float:

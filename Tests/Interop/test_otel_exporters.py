@@ -10,7 +10,6 @@ kinds, names, ids and attribute values, and that both encodings map to the same 
 
 from __future__ import annotations
 
-import logging
 import time
 
 import pytest
@@ -23,7 +22,7 @@ from opentelemetry.exporter.otlp.json.http._log_exporter import OTLPLogExporter 
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as ProtoLogExporter
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as ProtoMetricExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as ProtoSpanExporter
-from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
+from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, LogRecordExportResult, SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricExportResult
@@ -34,7 +33,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode
 
-from conftest import gateway_metric
+from conftest import gateway_metric, stdlib_logger
 
 RESOURCE = {
     "service.name": "interop-shop",
@@ -134,13 +133,8 @@ def record_telemetry():
         },
     )
     # The standard library's logging through the SDK's handler.
-    stdlib_logger = logging.getLogger("interop.stdlib")
-    stdlib_logger.propagate = False
-    stdlib_logger.setLevel(logging.INFO)
-    handler = LoggingHandler(level=logging.INFO, logger_provider=logger_provider)
-    stdlib_logger.addHandler(handler)
-    stdlib_logger.warning("disk at %d%%", 91)
-    stdlib_logger.removeHandler(handler)
+    with stdlib_logger("interop.stdlib", logger_provider) as stdlib:
+        stdlib.warning("disk at %d%%", 91)
 
     reader = InMemoryMetricReader()
     meter_provider = MeterProvider(

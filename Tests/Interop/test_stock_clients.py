@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import re
 import socket
@@ -35,7 +34,7 @@ from opentelemetry.exporter.otlp.json.http._log_exporter import OTLPLogExporter 
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as ProtoLogExporter
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as ProtoMetricExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as ProtoSpanExporter
-from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
+from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
@@ -43,7 +42,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from conftest import DEADLINE_SECONDS, REPO, gateway_metric, start_gateway, start_process
+from conftest import DEADLINE_SECONDS, REPO, gateway_metric, start_gateway, start_process, stdlib_logger
 
 EXPORTERS = {
     "proto": (ProtoSpanExporter, ProtoLogExporter, ProtoMetricExporter),
@@ -114,14 +113,9 @@ def run_stock_app(resource: Resource, exporters) -> Resource:
     with tracer.start_as_current_span("checkout"):
         with tracer.start_as_current_span("load cart"):
             pass
-    app_logger = logging.getLogger("stock.app")
-    app_logger.propagate = False
-    app_logger.setLevel(logging.INFO)
-    handler = LoggingHandler(level=logging.INFO, logger_provider=logger_provider)
-    app_logger.addHandler(handler)
-    app_logger.info("cart has %d items", 3)
-    app_logger.error("payment failed")
-    app_logger.removeHandler(handler)
+    with stdlib_logger("stock.app", logger_provider) as app_logger:
+        app_logger.info("cart has %d items", 3)
+        app_logger.error("payment failed")
     meter = meter_provider.get_meter("stock.app", "1.0.0")
     meter.create_counter("checkout.count").add(1, {"route": "/checkout"})
     meter.create_histogram("checkout.duration", unit="ms").record(42.0)
