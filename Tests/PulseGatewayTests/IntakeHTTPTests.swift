@@ -247,7 +247,10 @@ import Testing
     }
 
     @Test func badBodiesAreBadRequestsNamingTheProblem() async throws {
-        let harness = try await GatewayHarness.start()
+        // `shop` refuses derived identities, so a resource without a platform is a 400.
+        var policy = GatewayPolicy()
+        policy.appIdentity = AppIdentityPolicy(defaults: AppIdentityPolicy.Settings(missingIdentity: .refuse))
+        let harness = try await GatewayHarness.start(policy: policy)
         let notJSON = try await harness.post("{nope")
         #expect(notJSON.status == 400)
         #expect(notJSON.bodyText.contains("not valid JSON"))
