@@ -1,4 +1,5 @@
 import PulseHashing
+import PulseJSON
 import Testing
 
 @testable import PulseGateway
@@ -26,6 +27,28 @@ struct IdentityRulesTests {
         var settings = settings
         settings.missingIdentity = .refuse
         return IdentityFallbacks(app: settings)
+    }
+
+    // MARK: - Reading the resource
+
+    @Test func theJSONResourceIsReadAsTheRulesExpect() throws {
+        let list = [
+            OTLP.string("device.id", "first"), OTLP.string("device.id", "second"),
+            OTLP.string("app.installation.id", ""), OTLP.string("app.installation.id", "later"),
+            OTLP.int("apsio.app.build_number", 42), OTLP.string("host.name", "build-7"), OTLP.int("os.name", 3),
+            OTLP.string("unrelated.key", "x"),
+        ].joined(separator: ",")
+        func read(_ attributes: String) throws -> ResourceIdentityAttributes {
+            let json = #"{"attributes":[\#(attributes)]}"#
+            return ResourceIdentityAttributes(json: try JSONParser().parse(Array(json.utf8)).root)
+        }
+        // The first occurrence of a key counts, even when it is empty; only string values are read
+        // (and apsio.app.build_number as an integer); keys the rules do not read are skipped.
+        #expect(
+            try read(list)
+                == ResourceIdentityAttributes(strings: ["device.id": "first", "host.name": "build-7"], buildNumber: 42))
+        #expect(ResourceIdentityAttributes(json: nil) == ResourceIdentityAttributes())
+        #expect(try read(OTLP.string("apsio.app.build_number", "17")).buildNumber == 17)
     }
 
     // MARK: - Fallback steps
