@@ -18,13 +18,19 @@ public struct BackgroundHandOver: Sendable, Equatable {
     public var pendingBatches: Int
     /// The earliest time (epoch ms) a waiting batch may be sent, or `nil` if none is waiting.
     public var earliestAttemptMilliseconds: Int64?
+    /// Batches claimed and handed to the ``OutOfProcessTransfer`` (0 when none is configured).
+    public var transferredBatches: Int
 
     /// Creates a hand-over.
-    public init(reason: Reason, dataDirectory: String, pendingBatches: Int, earliestAttemptMilliseconds: Int64?) {
+    public init(
+        reason: Reason, dataDirectory: String, pendingBatches: Int, earliestAttemptMilliseconds: Int64?,
+        transferredBatches: Int = 0
+    ) {
         self.reason = reason
         self.dataDirectory = dataDirectory
         self.pendingBatches = pendingBatches
         self.earliestAttemptMilliseconds = earliestAttemptMilliseconds
+        self.transferredBatches = transferredBatches
     }
 }
 
