@@ -22,9 +22,9 @@ enum CurlResponseFile {
         var start = 0
         while true {
             guard let end = headerEnd(bytes, from: start) else { return nil }
-            let head = String(decoding: bytes[start..<end.head], as: UTF8.self)
-            var lines = head.split(separator: "\n", omittingEmptySubsequences: false).map {
-                $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
+            // Split the bytes, not a String: "\r\n" is one Character.
+            var lines = bytes[start..<end.head].split(separator: 0x0A, omittingEmptySubsequences: false).map {
+                String(decoding: $0.last == 0x0D ? $0.dropLast() : $0, as: UTF8.self)
             }
             guard !lines.isEmpty else { return nil }
             let statusLine = lines.removeFirst().split(separator: " ")
