@@ -178,4 +178,30 @@ import Testing
         relay.stop()
         await stack.stop()
     }
+
+    @Test func theExampleAppDrivesClaimTransferSettleThroughThePublicProductAlone() async throws {
+        let example = try #require(builtExecutable("uploader-transfer-example"), "build the example first")
+        let stack = try await GatewayStack.start()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: example)
+        process.arguments = [
+            "--endpoint", "http://127.0.0.1:\(stack.port)", "--data-dir", stack.root.path + "/example",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        let lines = ChildOutputLines(output.fileHandleForReading)
+        try process.run()
+        await waitForChildExit(process)
+        while !lines.isFinished { try? await Task.sleep(for: .milliseconds(5)) }
+        #expect(process.terminationStatus == 0, "\(lines.all)")
+        // A standard batch and a crash batch: claimed, sent by curl without Apsio-Sent-At, settled.
+        #expect(lines.all.filter { $0.hasPrefix("claimed ") }.count == 2, "\(lines.all)")
+        #expect(lines.all.filter { $0.hasSuffix(": applied delivered") }.count == 2, "\(lines.all)")
+        #expect(lines.all.last == "queue: 0 records, 2 batches sent ok")
+        let stored = try Self.gatewayBatches(stack)
+        #expect(stored.count == 2)
+        #expect(stored.allSatisfy { $0.sentAt == nil && $0.duplicates == 0 })
+        #expect(await stack.waitForDelivery(app: "transfer-example", count: 2))
+        await stack.stop()
+    }
 }
