@@ -91,7 +91,8 @@ import Testing
         // `background --transfer os`: seals the rest and hands it over; it settles the crash first.
         let background = try await Self.run(["upload", "background", "--transfer", "os"] + common)
         #expect(background.status == 0, "\(background.stderr)")
-        #expect(background.stderr.contains("settled 1 transfer results: applied 1 (delivered 1)"), "\(background.stderr)")
+        #expect(
+            background.stderr.contains("settled 1 transfer results: applied 1 (delivered 1)"), "\(background.stderr)")
         #expect(background.stdout.contains("handed 1 of 1 batches to the OS transfer (curl)"), "\(background.stdout)")
         #expect(await eventually { Self.transfers(dataDirectory).results == 1 })
 
@@ -104,7 +105,9 @@ import Testing
         #expect(status.stdout.contains(#""batchesSentOk":2"#))
         #expect(Self.transfers(dataDirectory).folders == 0)
         let settle = try await Self.run(["upload", "settle"] + common)
-        #expect(settle.stdout.contains("settle: 0 transfer results: applied 0, superseded 0, gone 0; 0 transfers still running"))
+        #expect(
+            settle.stdout.contains(
+                "settle: 0 transfer results: applied 0, superseded 0, gone 0; 0 transfers still running"))
 
         // The gateway got both batches once, without Apsio-Sent-At, and forwarded the three records.
         let stored = try Self.gatewayBatches(stack)
@@ -154,11 +157,15 @@ import Testing
         if !completed {
             for folder in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
                 let log = (try? String(contentsOfFile: root + "/" + folder + "/transfer.log", encoding: .utf8)) ?? "-"
-                Issue.record("\(folder): \((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + folder)) ?? []) log: \(log)")
+                Issue.record(
+                    "\(folder): \((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + folder)) ?? []) log: \(log)"
+                )
             }
         }
         // The uploads (the loop's policy fetch, a GET, went through the relay too).
-        let uploads = relay.sent.map { String(decoding: $0, as: UTF8.self).lowercased() }.filter { $0.hasPrefix("post ") }
+        let uploads = relay.sent.map { String(decoding: $0, as: UTF8.self).lowercased() }.filter {
+            $0.hasPrefix("post ")
+        }
         #expect(uploads.count == 3)
 
         // The next launch settles every one: the queue is empty and each batch was sent once.

@@ -73,6 +73,7 @@ import Testing
         #expect(try await uploader.claimForTransfer().isEmpty)
         #expect(try await uploader.flush().attempted == 0)
         #expect(server.requests.isEmpty)
+        #expect(try await uploader.status().batchesWithTransfers == 2)
 
         let batch = try #require(rest.first)
         #expect(batch.lease.attempt == 1)
@@ -89,7 +90,8 @@ import Testing
         let body = try Data(contentsOf: URL(fileURLWithPath: exported.bodyPath))
         #expect(sha256Hex(Array(body)) == sha256Hex(stored[0].body))
         let headers = try String(contentsOfFile: exported.headersPath, encoding: .utf8)
-        #expect(headers.split(separator: "\n").map(String.init) == batch.request.headers.map { "\($0.name): \($0.value)" })
+        #expect(
+            headers.split(separator: "\n").map(String.init) == batch.request.headers.map { "\($0.name): \($0.value)" })
         #expect(!headers.lowercased().contains("apsio-sent-at"))
         #expect(BatchLease(token: batch.lease.token) == batch.lease)
         #expect(BatchLease(token: "not-a-lease") == nil)
@@ -137,14 +139,20 @@ import Testing
 
     static let table: [TableCase] = [
         TableCase(name: "200", behavior: .ok, verdict: .delivered),
-        TableCase(name: "200 duplicate", behavior: .respond(status: 200, headers: ["Apsio-Duplicate": "true"]), verdict: .duplicate),
+        TableCase(
+            name: "200 duplicate", behavior: .respond(status: 200, headers: ["Apsio-Duplicate": "true"]),
+            verdict: .duplicate),
         TableCase(name: "413", behavior: .respond(status: 413), verdict: .rejected),
-        TableCase(name: "429 Retry-After", behavior: .respond(status: 429, headers: ["Retry-After": "30"]), verdict: .throttled),
+        TableCase(
+            name: "429 Retry-After", behavior: .respond(status: 429, headers: ["Retry-After": "30"]),
+            verdict: .throttled),
         TableCase(name: "503", behavior: .respond(status: 503), verdict: .retryLater),
         TableCase(name: "connection refused", behavior: nil, verdict: .retryLater),
     ]
 
-    @Test(arguments: table) func eachOutcomeOfTheResponseTableIsAppliedAsForAForegroundSend(_ row: TableCase) async throws {
+    @Test(arguments: table) func eachOutcomeOfTheResponseTableIsAppliedAsForAForegroundSend(_ row: TableCase)
+        async throws
+    {
         let server = try FaultServer(script: row.behavior.map { [$0] } ?? [])
         let endpoint = server.baseURL
         if row.behavior == nil { server.stop() }  // nothing listens: connection refused
@@ -165,7 +173,9 @@ import Testing
             #expect(status.diagnostics.batchesSentSuccessfully == 1)
         case .rejected:
             #expect(remaining.isEmpty)
-            #expect(status.drops[.rejected] == UploaderStatus.DropCount(records: 1, batches: 1, bytes: Int64(stored.body.count)))
+            #expect(
+                status.drops[.rejected]
+                    == UploaderStatus.DropCount(records: 1, batches: 1, bytes: Int64(stored.body.count)))
             #expect(status.diagnostics.batchesWithErrors == 1)
         case .throttled:
             #expect(remaining.map(\.batchId) == [stored.batchId])
@@ -231,6 +241,7 @@ import Testing
 
         // The lost transfer's result turns up after all: nothing is left to change or count.
         #expect(try await uploader.settle(lost.lease, .response(UploadResponse(status: 200))).effect == .gone)
+        #expect(try await uploader.status().batchesWithTransfers == 0)
         let diagnostics = try await uploader.status().diagnostics
         #expect(diagnostics.batchesAttempted == 2)
         #expect(diagnostics.batchesSentSuccessfully == 1)

@@ -471,7 +471,8 @@ enum UploadCommand {
     private static func runLoop(_ options: Options, environment: [String: String], output: CommandLineOutput)
         async throws
     {
-        try await withUploader(options, environment: environment, output: output, sending: true, runs: true) { uploader in
+        try await withUploader(options, environment: environment, output: output, sending: true, runs: true) {
+            uploader in
             output.standardError(
                 "pulsegate: uploading from \(options.dataDirectory) to \(options.endpoint); Ctrl-C to stop\n")
             let task = Task { try await uploader.run() }
@@ -558,6 +559,9 @@ enum UploadCommand {
         if let hold = status.endpointBackoffUntilMilliseconds {
             lines.append("endpoint backs off until \(formatTime(hold)) after \(status.endpointFailures) failures")
         }
+        if status.batchesWithTransfers > 0 {
+            lines.append("with an OS transfer: \(status.batchesWithTransfers) batches (settled when they finish)")
+        }
         lines.append("drops:")
         for reason in DropReason.allCases {
             let count = status.drops[reason]
@@ -609,6 +613,7 @@ enum UploadCommand {
         writer.field("authenticationHoldUntilMs", status.authenticationHoldUntilMilliseconds)
         writer.field("endpointBackoffUntilMs", status.endpointBackoffUntilMilliseconds)
         writer.field("endpointFailures", status.endpointFailures)
+        writer.field("batchesWithTransfers", status.batchesWithTransfers)
         writer.key("policy")
         writer.beginObject()
         for setting in status.policySettings {

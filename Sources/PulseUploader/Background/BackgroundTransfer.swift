@@ -43,9 +43,10 @@ public struct BackgroundHandOver: Sendable, Equatable {
 /// - Linux: ``DetachedDrainTransfer`` starts a detached `pulsegate upload drain` process (and the
 ///   `pulsegate-upload-drain.timer` systemd unit runs the same command periodically). It runs the uploader's
 ///   own code, so requests carry `Apsio-Sent-At`.
-/// - Apple platforms: an implementation writes each due batch's stored body to a file and creates a
-///   background `URLSession` upload task from the file with the batch's headers; the OS sends it, so
-///   `Apsio-Sent-At` is omitted, and the app deletes the batch when the session reports a 2xx.
+/// - Apple platforms: a background `URLSession` sends batches the uploader claimed and exported, and the
+///   app settles each result — an ``OutOfProcessTransfer`` (``Uploader/claimForTransfer(route:maximum:leaseMilliseconds:)``,
+///   ``TransferBatch/export(into:)``, ``Uploader/settle(_:_:)``); the OS sends the request, so
+///   `Apsio-Sent-At` is omitted. ``CurlProcessTransfer`` is the Linux counterpart.
 /// - Android: an implementation enqueues a unique WorkManager job with network constraints; the worker runs
 ///   the uploader's drain and therefore sets `Apsio-Sent-At`.
 ///

@@ -13,7 +13,7 @@ import PulseStorage
 ///
 /// Stored times are wall-clock times. One further ahead (by more than a minute) than the longest wait that
 /// could have produced it
-/// (a lease beyond ``UploadPolicy/leaseMilliseconds``, a batch or endpoint backoff beyond
+/// (a lease beyond its stored length or ``UploadPolicy/leaseMilliseconds``, a batch or endpoint backoff beyond
 /// ``UploadPolicy/backoffCapMilliseconds``, a `Retry-After` hold beyond ``RetryAfter/maximumMilliseconds``, a
 /// 401/403 hold beyond ``UploadPolicy/authenticationHoldMilliseconds``) can only come from a wall clock that
 /// stepped back since it was written, and counts as passed. Claiming sets a lease
@@ -298,7 +298,8 @@ enum DeliveryStore {
         _ connection: SQLiteConnection, batch: Claimed, outcome: UploadOutcome, now: Int64, policy: UploadPolicy,
         endpoint: String, random: RandomSource
     ) throws -> Settlement {
-        let holder = try connection.queryFirst("SELECT attempts, lease_until_ms FROM batch WHERE seq = ?", [batch.seq]) {
+        let holder = try connection.queryFirst("SELECT attempts, lease_until_ms FROM batch WHERE seq = ?", [batch.seq])
+        {
             row in (try row.column(0, as: Int.self), try row.column(1, as: Int64.self))
         }
         guard let holder else { return .gone }

@@ -50,7 +50,9 @@ public struct CurlProcessTransfer: OutOfProcessTransfer {
             let limit = max(5, exported.batch.leaseMilliseconds / 1_000 - 15)
             let spawner = DetachedDrainTransfer(
                 executablePath: shellPath,
-                arguments: ["-c", Self.script, exported.directory, curlPath, exported.batch.request.url, String(limit)],
+                arguments: [
+                    "-c", Self.script, exported.directory, curlPath, exported.batch.request.url, String(limit),
+                ],
                 logPath: exported.directory + "/transfer.log")
             _ = try spawner.spawn()
         }

@@ -907,6 +907,10 @@ public final class Uploader: Sendable {
             deviceId: identity.deviceId, installationId: identity.installationId)
         status.endpointBackoffUntilMilliseconds = endpointHold
         status.endpointFailures = endpointState?.failures ?? 0
+        status.batchesWithTransfers =
+            try connection.queryFirst("SELECT count(*) FROM batch WHERE transfer = 1 AND lease_until_ms > ?", [now]) {
+                row in try row.column(0, as: Int.self)
+            } ?? 0
         status.policyRevision = try QueueSettings.integer(connection, Uploader.policyRevisionSetting) ?? 0
         status.policyError = try QueueSettings.string(connection, Uploader.policyErrorSetting)
         return status
