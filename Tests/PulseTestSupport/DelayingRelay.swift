@@ -62,19 +62,8 @@ public final class DelayingRelay: Sendable {
 
     private func relay(_ client: Int32, index: Int) {
         Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
-        let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(upstreamPort).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard upstream >= 0, connected else {
+        guard let upstream = connectToLoopback(port: upstreamPort) else {
             close(client)
-            if upstream >= 0 { close(upstream) }
             return
         }
         let back = Thread { [self] in

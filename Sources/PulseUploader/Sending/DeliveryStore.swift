@@ -35,6 +35,19 @@ enum DeliveryStore {
         var records: Int64
         /// The batch's sequence number (`nil` for a batch sealed before sequences existed).
         var sequence: Int64?
+
+        /// A batch row read with ``claimedColumns``, as claim number `attempts` holds it.
+        init(_ row: borrowing SQLiteRow, attempts: Int) throws {
+            seq = try row.column(0, as: Int64.self)
+            batchId = try row.column(1, as: String.self)
+            signal = Signal(storageCode: try row.column(2, as: Int.self)) ?? .logs
+            recordClass = RecordClass(rawValue: try row.column(3, as: Int.self)) ?? .standard
+            encoding = BodyEncoding(rawValue: try row.column(4, as: String.self)) ?? .gzip
+            body = try row.column(5, as: [UInt8].self)
+            records = try row.column(6, as: Int64.self)
+            sequence = try row.column(7, as: Int64?.self)
+            self.attempts = attempts
+        }
     }
 
     /// The result of a claim.
@@ -182,19 +195,8 @@ enum DeliveryStore {
         } else {
             let take = Int(min(Int64(limit), budget))
             claim.batches = try connection.query(
-                """
-                SELECT seq, batch_id, signal, class, encoding, body, attempts, record_count, sequence FROM batch
-                WHERE \(filter) ORDER BY seq LIMIT ?2
-                """, [now, take]
-            ) { row in
-                Claimed(
-                    seq: try row.column(0, as: Int64.self), batchId: try row.column(1, as: String.self),
-                    signal: Signal(storageCode: try row.column(2, as: Int.self)) ?? .logs,
-                    recordClass: RecordClass(rawValue: try row.column(3, as: Int.self)) ?? .standard,
-                    encoding: BodyEncoding(rawValue: try row.column(4, as: String.self)) ?? .gzip,
-                    body: try row.column(5, as: [UInt8].self), attempts: try row.column(6, as: Int.self) + 1,
-                    records: try row.column(7, as: Int64.self), sequence: try row.column(8, as: Int64?.self))
-            }
+                "SELECT \(claimedColumns) FROM batch WHERE \(filter) ORDER BY seq LIMIT ?2", [now, take]
+            ) { row in try Claimed(row, attempts: try row.column(8, as: Int.self) + 1) }
             let lease = scope.leaseMilliseconds ?? policy.leaseMilliseconds
             for batch in claim.batches {
                 try connection.execute(
@@ -250,20 +252,13 @@ enum DeliveryStore {
     /// The batch `batchId` as claim number `attempt` took it, if it is still queued (under that claim or a
     /// newer one).
     static func claimed(_ connection: SQLiteConnection, batchId: String, attempt: Int) throws -> Claimed? {
-        try connection.queryFirst(
-            """
-            SELECT seq, batch_id, signal, class, encoding, body, record_count, sequence FROM batch WHERE batch_id = ?
-            """, [batchId]
-        ) { row in
-            Claimed(
-                seq: try row.column(0, as: Int64.self), batchId: try row.column(1, as: String.self),
-                signal: Signal(storageCode: try row.column(2, as: Int.self)) ?? .logs,
-                recordClass: RecordClass(rawValue: try row.column(3, as: Int.self)) ?? .standard,
-                encoding: BodyEncoding(rawValue: try row.column(4, as: String.self)) ?? .gzip,
-                body: try row.column(5, as: [UInt8].self), attempts: attempt,
-                records: try row.column(6, as: Int64.self), sequence: try row.column(7, as: Int64?.self))
+        try connection.queryFirst("SELECT \(claimedColumns) FROM batch WHERE batch_id = ?", [batchId]) { row in
+            try Claimed(row, attempts: attempt)
         }
     }
+
+    /// The columns ``Claimed/init(_:attempts:)`` reads, in order (then `attempts`, the claim's count so far).
+    static let claimedColumns = "seq, batch_id, signal, class, encoding, body, record_count, sequence, attempts"
 
     /// When a throttled or retryable batch may be attempted again (`now` for other outcomes): never earlier
     /// than `Retry-After`, up to 10 % later so a fleet told the same time spreads out (but never beyond the
