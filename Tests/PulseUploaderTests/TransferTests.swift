@@ -338,4 +338,42 @@ import Testing
         relay.stop()
         await gateway.shutdown()
     }
+
+    /// Prints the cost of the transfer path per batch (no timing assertions): claim + export, curl
+    /// processes started detached against the fault server, and the settle pass that reads their results.
+    @Test func transferPathThroughput() async throws {
+        let batches = 40
+        let server = try FaultServer()
+        var fixture = try fixture(endpoint: server.baseURL)
+        fixture.policy.maximumBatchRecords = 1
+        let uploader = try await fixture.open()
+        for index in 0..<batches {
+            try await uploader.record(.event(EventEntry(name: "b", attributes: ["n": .int(Int64(index))])))
+        }
+        try await uploader.seal(.flush)
+        let transfer = transfer(fixture)
+        let claimStart = Date()
+        let exported = try await uploader.claimForTransfer(maximum: batches).map {
+            try $0.export(into: transfer.exportDirectory)
+        }
+        let claimSeconds = Date().timeIntervalSince(claimStart)
+        #expect(exported.count == batches)
+        let sendStart = Date()
+        try await transfer.start(exported)
+        #expect(await waitForResults(exported, seconds: 120))
+        let sendSeconds = Date().timeIntervalSince(sendStart)
+        let settleStart = Date()
+        let settled = try await transfer.settleFinished(on: uploader)
+        let settleSeconds = Date().timeIntervalSince(settleStart)
+        #expect(settled.count == batches)
+        #expect(settled.allSatisfy { $0.effect == .applied && $0.verdict == .delivered })
+        #expect(try await uploader.storedBatches().isEmpty)
+        print(
+            "transfer path, \(batches) batches: claim + export \(Int(claimSeconds * 1_000)) ms,"
+                + " \(batches) detached curl transfers to results \(Int(sendSeconds * 1_000)) ms,"
+                + " settle \(Int(settleSeconds * 1_000)) ms (\(Int(settleSeconds * 1_000_000) / batches) µs per result)"
+        )
+        try await uploader.close()
+        server.stop()
+    }
 }
