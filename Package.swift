@@ -107,6 +107,10 @@ let modules: [Target] = [
     .executableTarget(
         name: "pulsegate", dependencies: ["PulseGateCLI"],
         swiftSettings: swiftSettings),
+    // An app linking the PulseUploader product: claim → transfer (curl as the OS) → settle, public API only.
+    .executableTarget(
+        name: "uploader-transfer-example", dependencies: ["PulseUploader"], path: "Examples/uploader-transfer",
+        swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate-bench",
         dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans", "PulseStorage", "PulseGateway"],
@@ -206,6 +210,7 @@ let package = Package(
         .library(name: "MsgTrans", targets: ["MsgTrans"]),
         .library(name: "PulseJSON", targets: ["PulseJSON"]),
         .library(name: "PulseProtocol", targets: ["PulseProtocol"]),
+        .library(name: "PulseUploader", targets: ["PulseUploader"]),
     ],
     targets: systemLibraries + shims + modules + tests + fuzzTargets,
     cxxLanguageStandard: .cxx17

@@ -20,7 +20,9 @@ import Testing
     @Test func usageListsEverySubcommand() async {
         let (status, captured) = await run(["upload", "--help"])
         #expect(status == 0)
-        for subcommand in ["enqueue", "run", "drain", "flush", "background", "foreground", "status", "consent"] {
+        for subcommand in [
+            "enqueue", "run", "drain", "flush", "background", "settle", "foreground", "status", "consent",
+        ] {
             #expect(captured.stdout.contains("  \(subcommand)"))
         }
         let (_, top) = await run(["--help"])
@@ -32,6 +34,8 @@ import Testing
         #expect(await run(["upload", "status", "--bogus"]).0 == 2)
         #expect(await run(["upload", "consent", "maybe"]).0 == 2)
         #expect(await run(["upload", "status", "--encoding", "brotli"]).0 == 2)
+        #expect(await run(["upload", "background", "--transfer", "pigeon"]).0 == 2)
+        #expect(await run(["upload", "settle", "extra"]).0 == 2)
         let (status, captured) = await run(["upload", "drain", "--data-dir", "/tmp/unused-\(UUID().uuidString)"])
         #expect(status == 2)
         #expect(captured.stderr.contains("--app-id"))
@@ -52,6 +56,9 @@ import Testing
         #expect(fromFlags.network == .metered)
         #expect(fromFlags.power == .low)
         #expect(fromFlags.forwarded.contains("--network"))
+        #expect(fromFlags.transfer == .drain)
+        #expect(try UploadCommand.parse(["--transfer", "os"], environment: [:]).transfer == .os)
+        #expect(try UploadCommand.parse([], environment: ["PULSEGATE_TRANSFER": "os"]).transfer == .os)
         #expect(UploadCommand.defaultDataDirectory(["XDG_STATE_HOME": "/state"]) == "/state/pulsegate/uploader")
     }
 

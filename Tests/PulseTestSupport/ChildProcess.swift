@@ -4,15 +4,21 @@ import Synchronization
 /// The path of the built `pulsegate` executable (next to the test bundle in `.build/<config>`),
 /// or `nil` when it has not been built.
 public func builtPulsegateExecutable() -> String? {
+    builtExecutable("pulsegate")
+}
+
+/// The path of the package's built executable `name` (next to the test bundle in `.build/<config>`),
+/// or `nil` when it has not been built.
+public func builtExecutable(_ name: String) -> String? {
     var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     for _ in 0..<4 {
-        let candidate = directory.appendingPathComponent("pulsegate").path
+        let candidate = directory.appendingPathComponent(name).path
         if FileManager.default.isExecutableFile(atPath: candidate) {
             return candidate
         }
         directory = directory.deletingLastPathComponent()
     }
-    let fallback = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("pulsegate").path
+    let fallback = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name).path
     return FileManager.default.isExecutableFile(atPath: fallback) ? fallback : nil
 }
 

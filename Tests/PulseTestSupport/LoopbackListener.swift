@@ -31,3 +31,23 @@ public struct LoopbackListener: Sendable {
         port = Int(UInt16(bigEndian: address.sin_port))
     }
 }
+
+/// Connects a blocking TCP socket to `127.0.0.1:port`; `nil` (with `errno` set) when that fails.
+public func connectToLoopback(port: Int) -> Int32? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+    guard connected else {
+        close(fd)
+        return nil
+    }
+    return fd
+}

@@ -21,7 +21,10 @@ enum UploadCommand {
           flush                 Seal everything and send every sealed batch now, oldest first, whatever the
                                 conditions and backoff (Retry-After and 401/403 holds still apply). Exits 0
                                 when the queue is empty afterwards, 3 when batches remain undelivered.
-          background            The app moved to the background: seal and hand over to a detached drain.
+          background            The app moved to the background: seal and hand over to a detached drain
+                                (or, with --transfer os, hand every due batch to curl started detached).
+          settle                Settle the results of finished OS transfers (every subcommand does this
+                                first, too).
           foreground            The app is in the foreground again: `run` resumes sending.
           status [--json]       Each policy value with its source, depth by class, oldest age, next
                                 attempt, holds and endpoint backoff, drops by reason, recent errors,
@@ -53,9 +56,21 @@ enum UploadCommand {
           --network STATE       Override: metered, unmetered or constrained (env PULSEGATE_NETWORK).
           --power STATE         Override: low or normal (env PULSEGATE_POWER).
           --file PATH           (enqueue) Read this file instead of standard input.
-          --no-background       Never hand over to a detached drain.
+          --transfer MODE       How batches leave in the background (env PULSEGATE_TRANSFER): drain (default;
+                                a detached `pulsegate upload drain`) or os (curl, started detached with the
+                                exported batch files; the OS-run transfer: no Apsio-Sent-At). With os, crash
+                                reports, attachments and large batches always take it.
+          --no-background       Never hand over to a detached drain or transfer.
 
         """
+
+    /// How batches leave in the background (`--transfer`).
+    enum Transfer: String {
+        /// A detached `pulsegate upload drain` (uploader code: `Apsio-Sent-At` is set).
+        case drain
+        /// `curl` started detached with the exported batches (``CurlProcessTransfer``).
+        case os
+    }
 
     /// Parsed common options.
     struct Options {
@@ -73,6 +88,7 @@ enum UploadCommand {
         var file: String?
         var json = false
         var background = true
+        var transfer = Transfer.drain
         var positional: [String] = []
         /// The options to pass on to a detached `pulsegate upload drain`.
         var forwarded: [String] = []
@@ -93,7 +109,7 @@ enum UploadCommand {
             try await runLoop(options, environment: environment, output: output)
         case "drain":
             try requireNoPositional(options, subcommand)
-            try await withUploader(options, environment: environment, sending: true) { uploader in
+            try await withUploader(options, environment: environment, output: output, sending: true) { uploader in
                 if let report = try await uploader.drain() {
                     output.standardOutput("drain: \(describe(report))\n")
                 } else {
@@ -102,7 +118,7 @@ enum UploadCommand {
             }
         case "flush":
             try requireNoPositional(options, subcommand)
-            try await withUploader(options, environment: environment, sending: true) { uploader in
+            try await withUploader(options, environment: environment, output: output, sending: true) { uploader in
                 let report = try await uploader.flush()
                 output.standardOutput("flush: \(describe(report))\n")
                 if let remaining = report.remainingBatches, remaining > 0 {
@@ -111,23 +127,41 @@ enum UploadCommand {
             }
         case "background":
             try requireNoPositional(options, subcommand)
-            try await withUploader(options, environment: environment, sending: true) { uploader in
+            try await withUploader(options, environment: environment, output: output, sending: true) { uploader in
                 if let handOver = try await uploader.enterBackground() {
-                    output.standardOutput(
-                        "background: sealed; handed \(handOver.pendingBatches) batches to a background drain\n")
+                    if options.transfer == .os {
+                        output.standardOutput(
+                            "background: sealed; handed \(handOver.transferredBatches) of \(handOver.pendingBatches)"
+                                + " batches to the OS transfer (curl)\n")
+                    } else {
+                        output.standardOutput(
+                            "background: sealed; handed \(handOver.pendingBatches) batches to a background drain\n")
+                    }
                 } else {
                     output.standardOutput("background: sealed; nothing handed over\n")
                 }
             }
+        case "settle":
+            try requireNoPositional(options, subcommand)
+            try await withUploader(
+                options, environment: environment, output: output, sending: false, settlesFirst: false
+            ) { uploader in
+                let transfer = osTransfer(options)
+                let settled = try await transfer.settleFinished(on: uploader)
+                let running =
+                    (try? FileManager.default.contentsOfDirectory(atPath: transfer.exportDirectory))?
+                    .filter { BatchLease(token: $0) != nil }.count ?? 0
+                output.standardOutput("settle: \(describe(settled)); \(running) transfers still running\n")
+            }
         case "foreground":
             try requireNoPositional(options, subcommand)
-            try await withUploader(options, environment: environment, sending: false) { uploader in
+            try await withUploader(options, environment: environment, output: output, sending: false) { uploader in
                 try await uploader.enterForeground()
                 output.standardOutput("foreground: sending resumes in `pulsegate upload run`\n")
             }
         case "status":
             try requireNoPositional(options, subcommand)
-            try await withUploader(options, environment: environment, sending: false) { uploader in
+            try await withUploader(options, environment: environment, output: output, sending: false) { uploader in
                 let status = try await uploader.status()
                 output.standardOutput(options.json ? statusJSON(status) : statusText(status))
             }
@@ -135,7 +169,7 @@ enum UploadCommand {
             guard options.positional.count == 1, ["grant", "revoke"].contains(options.positional[0]) else {
                 throw CLIError(.usage, "usage: pulsegate upload consent grant|revoke")
             }
-            try await withUploader(options, environment: environment, sending: false) { uploader in
+            try await withUploader(options, environment: environment, output: output, sending: false) { uploader in
                 if options.positional[0] == "grant" {
                     try await uploader.grantConsent()
                     output.standardOutput("consent granted\n")
@@ -146,7 +180,7 @@ enum UploadCommand {
             }
         case "policy":
             try requireNoPositional(options, subcommand)
-            try await withUploader(options, environment: environment, sending: true) { uploader in
+            try await withUploader(options, environment: environment, output: output, sending: true) { uploader in
                 switch try await uploader.refreshPolicy() {
                 case .applied(let revision):
                     output.standardOutput("policy: applied revision \(revision)\n")
@@ -163,7 +197,7 @@ enum UploadCommand {
             guard options.positional.count == 1, ["on", "off"].contains(options.positional[0]) else {
                 throw CLIError(.usage, "usage: pulsegate upload kill-switch on|off")
             }
-            try await withUploader(options, environment: environment, sending: false) { uploader in
+            try await withUploader(options, environment: environment, output: output, sending: false) { uploader in
                 try await uploader.setKillSwitch(options.positional[0] == "on")
                 output.standardOutput("kill switch \(options.positional[0])\n")
             }
@@ -179,6 +213,9 @@ enum UploadCommand {
         if let endpoint = environment["PULSEGATE_ENDPOINT"], !endpoint.isEmpty { options.endpoint = endpoint }
         if let appId = environment["PULSEGATE_APP_ID"], !appId.isEmpty { options.appId = appId }
         if let directory = environment["PULSEGATE_DATA_DIR"], !directory.isEmpty { options.dataDirectory = directory }
+        if let transfer = environment["PULSEGATE_TRANSFER"], let mode = Transfer(rawValue: transfer) {
+            options.transfer = mode
+        }
         var index = 0
         func value(_ flag: String, inline: String?) throws -> String {
             if let inline { return inline }
@@ -204,6 +241,11 @@ enum UploadCommand {
             case "--file": options.file = try value(flag, inline: inline)
             case "--json": options.json = true
             case "--no-background": options.background = false
+            case "--transfer":
+                guard let mode = Transfer(rawValue: try value(flag, inline: inline)) else {
+                    throw CLIError(.usage, "--transfer must be drain or os")
+                }
+                options.transfer = mode
             case "--encoding":
                 let text = try value(flag, inline: inline)
                 guard let encoding = BodyEncoding(rawValue: text) else {
@@ -306,7 +348,9 @@ enum UploadCommand {
         if subcommandRuns {
             configuration.policyRefreshIntervalMilliseconds = 600_000
         }
-        if options.background {
+        if options.background && options.transfer == .os {
+            configuration.outOfProcessTransfer = osTransfer(options)
+        } else if options.background {
             configuration.backgroundTransfer = DetachedDrainTransfer(
                 executablePath: DetachedDrainTransfer.currentExecutablePath,
                 arguments: ["upload", "drain"] + options.forwarded + ["--no-background"],
@@ -315,9 +359,15 @@ enum UploadCommand {
         return configuration
     }
 
+    /// The curl transfer on this data directory (its exports live in `transfers/`).
+    static func osTransfer(_ options: Options) -> CurlProcessTransfer {
+        CurlProcessTransfer(exportDirectory: options.dataDirectory + "/transfers")
+    }
+
+    /// Opens the queue, settles what OS transfers finished since the last command, and runs `body`.
     private static func withUploader(
-        _ options: Options, environment: [String: String], sending: Bool, runs: Bool = false,
-        _ body: (Uploader) async throws -> Void
+        _ options: Options, environment: [String: String], output: CommandLineOutput, sending: Bool,
+        runs: Bool = false, settlesFirst: Bool = true, _ body: (Uploader) async throws -> Void
     ) async throws {
         let configuration = try configuration(
             options, environment: environment, sending: sending, subcommandRuns: runs)
@@ -328,6 +378,10 @@ enum UploadCommand {
             throw CLIError(.runtime, "cannot open the queue", underlying: error)
         }
         do {
+            let settled = settlesFirst ? try await osTransfer(options).settleFinished(on: uploader) : []
+            if !settled.isEmpty {
+                output.standardError("pulsegate: settled \(describe(settled))\n")
+            }
             try await body(uploader)
         } catch {
             try? await uploader.close()
@@ -354,7 +408,7 @@ enum UploadCommand {
             lines = LineReader(descriptor: 0, closesDescriptor: false)
         }
         let outcome = EnqueueTally()
-        try await withUploader(options, environment: environment, sending: true) { uploader in
+        try await withUploader(options, environment: environment, output: output, sending: true) { uploader in
             let decoder = RecordLineDecoder()
             await withTaskGroup(of: Void.self) { group in
                 var inFlight = 0
@@ -417,7 +471,8 @@ enum UploadCommand {
     private static func runLoop(_ options: Options, environment: [String: String], output: CommandLineOutput)
         async throws
     {
-        try await withUploader(options, environment: environment, sending: true, runs: true) { uploader in
+        try await withUploader(options, environment: environment, output: output, sending: true, runs: true) {
+            uploader in
             output.standardError(
                 "pulsegate: uploading from \(options.dataDirectory) to \(options.endpoint); Ctrl-C to stop\n")
             let task = Task { try await uploader.run() }
@@ -450,6 +505,20 @@ enum UploadCommand {
             text += ", next attempt \(formatTime(next))"
         }
         return text
+    }
+
+    /// `N results: applied A (delivered …), superseded S, gone G`.
+    static func describe(_ settlements: [TransferSettlement]) -> String {
+        let applied = settlements.filter { $0.effect == .applied }
+        var verdicts: [String] = []
+        for verdict in TransferSettlement.Verdict.allCases {
+            let count = applied.filter { $0.verdict == verdict }.count
+            if count > 0 { verdicts.append("\(verdict.rawValue) \(count)") }
+        }
+        return "\(settlements.count) transfer results: applied \(applied.count)"
+            + (verdicts.isEmpty ? "" : " (\(verdicts.joined(separator: ", ")))")
+            + ", superseded \(settlements.filter { $0.effect == .superseded }.count),"
+            + " gone \(settlements.filter { $0.effect == .gone }.count)"
     }
 
     static func formatTime(_ milliseconds: Int64) -> String {
@@ -489,6 +558,9 @@ enum UploadCommand {
         }
         if let hold = status.endpointBackoffUntilMilliseconds {
             lines.append("endpoint backs off until \(formatTime(hold)) after \(status.endpointFailures) failures")
+        }
+        if status.batchesWithTransfers > 0 {
+            lines.append("with an OS transfer: \(status.batchesWithTransfers) batches (settled when they finish)")
         }
         lines.append("drops:")
         for reason in DropReason.allCases {
@@ -541,6 +613,7 @@ enum UploadCommand {
         writer.field("authenticationHoldUntilMs", status.authenticationHoldUntilMilliseconds)
         writer.field("endpointBackoffUntilMs", status.endpointBackoffUntilMilliseconds)
         writer.field("endpointFailures", status.endpointFailures)
+        writer.field("batchesWithTransfers", status.batchesWithTransfers)
         writer.key("policy")
         writer.beginObject()
         for setting in status.policySettings {

@@ -18,13 +18,19 @@ public struct BackgroundHandOver: Sendable, Equatable {
     public var pendingBatches: Int
     /// The earliest time (epoch ms) a waiting batch may be sent, or `nil` if none is waiting.
     public var earliestAttemptMilliseconds: Int64?
+    /// Batches claimed and handed to the ``OutOfProcessTransfer`` (0 when none is configured).
+    public var transferredBatches: Int
 
     /// Creates a hand-over.
-    public init(reason: Reason, dataDirectory: String, pendingBatches: Int, earliestAttemptMilliseconds: Int64?) {
+    public init(
+        reason: Reason, dataDirectory: String, pendingBatches: Int, earliestAttemptMilliseconds: Int64?,
+        transferredBatches: Int = 0
+    ) {
         self.reason = reason
         self.dataDirectory = dataDirectory
         self.pendingBatches = pendingBatches
         self.earliestAttemptMilliseconds = earliestAttemptMilliseconds
+        self.transferredBatches = transferredBatches
     }
 }
 
@@ -37,9 +43,10 @@ public struct BackgroundHandOver: Sendable, Equatable {
 /// - Linux: ``DetachedDrainTransfer`` starts a detached `pulsegate upload drain` process (and the
 ///   `pulsegate-upload-drain.timer` systemd unit runs the same command periodically). It runs the uploader's
 ///   own code, so requests carry `Apsio-Sent-At`.
-/// - Apple platforms: an implementation writes each due batch's stored body to a file and creates a
-///   background `URLSession` upload task from the file with the batch's headers; the OS sends it, so
-///   `Apsio-Sent-At` is omitted, and the app deletes the batch when the session reports a 2xx.
+/// - Apple platforms: a background `URLSession` sends batches the uploader claimed and exported, and the
+///   app settles each result — an ``OutOfProcessTransfer`` (``Uploader/claimForTransfer(route:maximum:leaseMilliseconds:)``,
+///   ``TransferBatch/export(into:)``, ``Uploader/settle(_:_:)``); the OS sends the request, so
+///   `Apsio-Sent-At` is omitted. ``CurlProcessTransfer`` is the Linux counterpart.
 /// - Android: an implementation enqueues a unique WorkManager job with network constraints; the worker runs
 ///   the uploader's drain and therefore sets `Apsio-Sent-At`.
 ///

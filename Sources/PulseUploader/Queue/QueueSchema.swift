@@ -12,6 +12,8 @@ import PulseStorage
 ///   counter, the latest upload errors and the call log (see `docs/diagnostics.md`).
 /// - `endpoint_state`: the backoff of each gateway endpoint (consecutive connection failures, 5xx and 429
 ///   without `Retry-After`, and until when the endpoint is held), so it survives restarts.
+/// - `batch.lease_ms`, `batch.transfer`: the length of the batch's current lease and whether an
+///   out-of-process transfer holds it (``Uploader/claimForTransfer(route:maximum:leaseMilliseconds:)``).
 /// - `queue_total`, `pending_group`: running totals kept by triggers, so caps and seal triggers cost one
 ///   indexed read instead of a scan.
 enum QueueSchema {
@@ -20,6 +22,7 @@ enum QueueSchema {
         migrator.append("001_uploader_queue", sql: version1)
         migrator.append("002_uploader_diagnostics", sql: version2)
         migrator.append("003_uploader_endpoint_backoff", sql: version3)
+        migrator.append("004_uploader_transfer_lease", sql: version4)
         return migrator
     }
 
@@ -152,5 +155,14 @@ enum QueueSchema {
             failures INTEGER NOT NULL,
             hold_until_ms INTEGER NOT NULL
         ) WITHOUT ROWID;
+        """
+
+    /// Leases for out-of-process transfers: a lease remembers its length (a transfer lease may be longer
+    /// than the policy's, and must not then look like a leftover of a backward clock step) and whether an
+    /// out-of-process transfer holds it (shown by `status`). A claim is identified by the batch id and the
+    /// attempt number it took, so no lease id is stored.
+    private static let version4 = """
+        ALTER TABLE batch ADD COLUMN lease_ms INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE batch ADD COLUMN transfer INTEGER NOT NULL DEFAULT 0;
         """
 }

@@ -13,7 +13,7 @@ import PulseStorage
 ///
 /// Stored times are wall-clock times. One further ahead (by more than a minute) than the longest wait that
 /// could have produced it
-/// (a lease beyond ``UploadPolicy/leaseMilliseconds``, a batch or endpoint backoff beyond
+/// (a lease beyond its stored length or ``UploadPolicy/leaseMilliseconds``, a batch or endpoint backoff beyond
 /// ``UploadPolicy/backoffCapMilliseconds``, a `Retry-After` hold beyond ``RetryAfter/maximumMilliseconds``, a
 /// 401/403 hold beyond ``UploadPolicy/authenticationHoldMilliseconds``) can only come from a wall clock that
 /// stepped back since it was written, and counts as passed. Claiming sets a lease
@@ -29,11 +29,25 @@ enum DeliveryStore {
         var recordClass: RecordClass
         var encoding: BodyEncoding
         var body: [UInt8]
-        /// Attempts including this one.
+        /// Attempts including this one; with ``batchId`` it identifies the claim (every claim takes the next
+        /// number), so a settle can tell whether the batch is still under this claim.
         var attempts: Int
         var records: Int64
         /// The batch's sequence number (`nil` for a batch sealed before sequences existed).
         var sequence: Int64?
+
+        /// A batch row read with ``claimedColumns``, as claim number `attempts` holds it.
+        init(_ row: borrowing SQLiteRow, attempts: Int) throws {
+            seq = try row.column(0, as: Int64.self)
+            batchId = try row.column(1, as: String.self)
+            signal = Signal(storageCode: try row.column(2, as: Int.self)) ?? .logs
+            recordClass = RecordClass(rawValue: try row.column(3, as: Int.self)) ?? .standard
+            encoding = BodyEncoding(rawValue: try row.column(4, as: String.self)) ?? .gzip
+            body = try row.column(5, as: [UInt8].self)
+            records = try row.column(6, as: Int64.self)
+            sequence = try row.column(7, as: Int64?.self)
+            self.attempts = attempts
+        }
     }
 
     /// The result of a claim.
@@ -62,12 +76,21 @@ enum DeliveryStore {
         var includesBackground: Bool
         /// Only urgent (crash) batches: conditions defer the rest.
         var urgentOnly: Bool
+        /// Only batches routed to the background path.
+        var backgroundOnly = false
         /// `flush`: every sealed batch, whatever its backoff, its endpoint's backoff and the attempt window
         /// (leases, `Retry-After` and 401/403 holds still apply).
         var ignoresBackoff = false
         /// Only batches with a larger `seq` (a flush walks the queue once, oldest first).
         var afterSeq: Int64 = 0
+        /// The lease's length; `nil` is the policy's ``UploadPolicy/leaseMilliseconds``.
+        var leaseMilliseconds: Int64?
+        /// The claim is for an out-of-process transfer (stored with the lease, shown by `status`).
+        var transfer = false
     }
+
+    /// What settling an outcome did (the same for a foreground send and an out-of-process transfer).
+    typealias Settlement = TransferSettlement.Effect
 
     /// The endpoint's backoff state.
     struct EndpointState: Sendable, Equatable {
@@ -141,7 +164,7 @@ enum DeliveryStore {
         // stepped back: it has passed.
         let tolerance = clockStepTolerance
         var filter =
-            "(lease_until_ms <= ?1 OR lease_until_ms > \(current + policy.leaseMilliseconds + tolerance))"
+            "(lease_until_ms <= ?1 OR lease_until_ms > \(current + tolerance) + max(lease_ms, \(policy.leaseMilliseconds)))"
         if scope.ignoresBackoff {
             filter += " AND seq > \(scope.afterSeq)"
         } else {
@@ -150,6 +173,8 @@ enum DeliveryStore {
         }
         if !scope.includesBackground {
             filter += " AND background = 0"
+        } else if scope.backgroundOnly {
+            filter += " AND background = 1"
         }
         if scope.urgentOnly {
             claim.deferred =
@@ -170,24 +195,16 @@ enum DeliveryStore {
         } else {
             let take = Int(min(Int64(limit), budget))
             claim.batches = try connection.query(
-                """
-                SELECT seq, batch_id, signal, class, encoding, body, attempts, record_count, sequence FROM batch
-                WHERE \(filter) ORDER BY seq LIMIT ?2
-                """, [now, take]
-            ) { row in
-                Claimed(
-                    seq: try row.column(0, as: Int64.self), batchId: try row.column(1, as: String.self),
-                    signal: Signal(storageCode: try row.column(2, as: Int.self)) ?? .logs,
-                    recordClass: RecordClass(rawValue: try row.column(3, as: Int.self)) ?? .standard,
-                    encoding: BodyEncoding(rawValue: try row.column(4, as: String.self)) ?? .gzip,
-                    body: try row.column(5, as: [UInt8].self), attempts: try row.column(6, as: Int.self) + 1,
-                    records: try row.column(7, as: Int64.self), sequence: try row.column(8, as: Int64?.self))
-            }
+                "SELECT \(claimedColumns) FROM batch WHERE \(filter) ORDER BY seq LIMIT ?2", [now, take]
+            ) { row in try Claimed(row, attempts: try row.column(8, as: Int.self) + 1) }
+            let lease = scope.leaseMilliseconds ?? policy.leaseMilliseconds
             for batch in claim.batches {
                 try connection.execute(
                     """
-                    UPDATE batch SET lease_until_ms = ?, attempts = attempts + 1, last_attempt_ms = ? WHERE seq = ?
-                    """, [now + policy.leaseMilliseconds, now, batch.seq])
+                    UPDATE batch SET lease_until_ms = ?, lease_ms = ?, transfer = ?, attempts = attempts + 1,
+                        last_attempt_ms = ?
+                    WHERE seq = ?
+                    """, [now + lease, lease, scope.transfer ? 1 : 0, now, batch.seq])
             }
             if !scope.ignoresBackoff {
                 windowAttempts += Int64(claim.batches.count)
@@ -225,23 +242,68 @@ enum DeliveryStore {
             SELECT min(max(
                 CASE WHEN next_attempt_ms > ?1 + \(policy.backoffCapMilliseconds + clockStepTolerance) THEN ?1
                     ELSE next_attempt_ms END,
-                CASE WHEN lease_until_ms > ?1 + \(policy.leaseMilliseconds + clockStepTolerance) THEN ?1
-                    ELSE lease_until_ms END))
+                CASE WHEN lease_until_ms > ?1 + \(clockStepTolerance) + max(lease_ms, \(policy.leaseMilliseconds))
+                    THEN ?1 ELSE lease_until_ms END))
             FROM batch WHERE \(filter)
             """, [now]
         ) { row in try row.column(0, as: Int64?.self) } ?? nil
     }
 
-    /// Applies an attempt's outcome. `retryAt` is the next attempt time for retryable and throttled outcomes
-    /// (computed by the caller with the injected clock and random source).
+    /// The batch `batchId` as claim number `attempt` took it, if it is still queued (under that claim or a
+    /// newer one).
+    static func claimed(_ connection: SQLiteConnection, batchId: String, attempt: Int) throws -> Claimed? {
+        try connection.queryFirst("SELECT \(claimedColumns) FROM batch WHERE batch_id = ?", [batchId]) { row in
+            try Claimed(row, attempts: attempt)
+        }
+    }
+
+    /// The columns ``Claimed/init(_:attempts:)`` reads, in order (then `attempts`, the claim's count so far).
+    static let claimedColumns = "seq, batch_id, signal, class, encoding, body, record_count, sequence, attempts"
+
+    /// When a throttled or retryable batch may be attempted again (`now` for other outcomes): never earlier
+    /// than `Retry-After`, up to 10 % later so a fleet told the same time spreads out (but never beyond the
+    /// cap: the jitter is inside it); else the batch's jittered backoff for its attempt count.
+    static func retryTime(
+        _ outcome: UploadOutcome, attempts: Int, now: Int64, policy: UploadPolicy, random: RandomSource
+    ) -> Int64 {
+        switch outcome {
+        case .throttled(_, let delay):
+            let jitter = Int64(random.uniform(upTo: UInt64(delay / 10)))
+            return now + max(1, min(RetryAfter.maximumMilliseconds, delay + jitter))
+        case .retryable:
+            let backoff = Backoff(
+                baseMilliseconds: policy.backoffBaseMilliseconds, capMilliseconds: policy.backoffCapMilliseconds)
+            return now + max(1, backoff.delay(attempts: attempts, random: random))
+        default:
+            return now
+        }
+    }
+
+    /// Applies an attempt's outcome — the response table every sender shares, foreground or out of process —
+    /// if the claim still holds the batch (see ``Settlement``): settling twice, or settling a claim whose
+    /// lease expired and whose batch was claimed and sent again, changes and counts nothing more. A 2xx is
+    /// applied to a batch still queued under a newer claim (the gateway has it; the newer claim then finds
+    /// it gone).
     ///
     /// An endpoint failure (``UploadOutcome/isEndpointFailure``) backs off `endpoint` instead of the batch
     /// (see ``backOffEndpoint(_:endpoint:now:policy:random:)``); any answer that is not one clears the
     /// endpoint's backoff.
+    @discardableResult
     static func settle(
-        _ connection: SQLiteConnection, batch: Claimed, outcome: UploadOutcome, now: Int64, retryAt: Int64,
-        policy: UploadPolicy, endpoint: String, random: RandomSource
-    ) throws {
+        _ connection: SQLiteConnection, batch: Claimed, outcome: UploadOutcome, now: Int64, policy: UploadPolicy,
+        endpoint: String, random: RandomSource
+    ) throws -> Settlement {
+        let holder = try connection.queryFirst("SELECT attempts, lease_until_ms FROM batch WHERE seq = ?", [batch.seq])
+        {
+            row in (try row.column(0, as: Int.self), try row.column(1, as: Int64.self))
+        }
+        guard let holder else { return .gone }
+        switch outcome {
+        case .delivered, .partiallyDelivered: break
+        default:
+            guard holder.0 == batch.attempts, holder.1 != 0 else { return .superseded }
+        }
+        let retryAt = retryTime(outcome, attempts: batch.attempts, now: now, policy: policy, random: random)
         if policy.diagnosticsLevel >= .batchSummaries {
             try DiagnosticsStore.countOutcome(connection, outcome: outcome, sequence: batch.sequence, now: now)
         }
@@ -252,7 +314,7 @@ enum DeliveryStore {
             try QueueStore.logError(
                 connection, now: now, batchId: batch.batchId, status: status,
                 message: "\(message); attempt \(batch.attempts), the endpoint backs off \(hold - now) ms")
-            return
+            return .applied
         }
         try connection.execute("DELETE FROM endpoint_state WHERE endpoint = ?", [endpoint])
         switch outcome {
@@ -293,6 +355,7 @@ enum DeliveryStore {
                 connection, now: now, batchId: batch.batchId, status: status,
                 message: "\(clip(message)); attempt \(batch.attempts), retry in \(retryAt - now) ms")
         }
+        return .applied
     }
 
     /// Backs `endpoint` off after a failure of its own: one more consecutive failure, and a hold of a full
@@ -327,7 +390,9 @@ enum DeliveryStore {
     ) throws {
         try connection.execute(
             """
-            UPDATE batch SET lease_until_ms = 0, next_attempt_ms = ?, last_status = ?, last_error = ? WHERE seq = ?
+            UPDATE batch SET lease_until_ms = 0, lease_ms = 0, transfer = 0, next_attempt_ms = ?, last_status = ?,
+                last_error = ?
+            WHERE seq = ?
             """, [time, status, error, batch.seq])
     }
 

@@ -38,7 +38,8 @@ public final class Uploader: Sendable {
     let transport: any UploadTransport
     private let ownedTransport: CurlTransport?
     private let backgroundTransfer: (any BackgroundTransfer)?
-    private let conditions: (any ConditionsProvider)?
+    let outOfProcessTransfer: (any OutOfProcessTransfer)?
+    let conditions: (any ConditionsProvider)?
     private let policyRefresh: UploaderConfiguration.PolicyRefreshHook?
     private let resourceId: Int64
     private let mutable: Mutex<MutableState>
@@ -147,6 +148,7 @@ public final class Uploader: Sendable {
             self.ownedTransport = curl
         }
         self.backgroundTransfer = configuration.backgroundTransfer
+        self.outOfProcessTransfer = configuration.outOfProcessTransfer
         self.conditions = configuration.conditions
         self.policyRefresh = configuration.policyRefresh
         self.mutable = Mutex(MutableState(policy: policy))
@@ -399,19 +401,29 @@ public final class Uploader: Sendable {
         return report
     }
 
-    /// Sends one claimed batch: its stored bytes, its stored id.
-    private func attempt(_ batch: DeliveryStore.Claimed) async -> UploadOutcome {
+    /// The request that sends `batch`: its stored bytes under its stored id, with `Apsio-Sent-At` at
+    /// `sentAt` — `nil` for a request the operating system sends whenever it chooses (spec 4.4 / 5.1).
+    func request(for batch: DeliveryStore.Claimed, sentAt: Int64?) -> UploadRequest {
         var headers = [
             ("Apsio-Batch-Id", batch.batchId),
             ("Apsio-App-Id", appId),
-            ("Apsio-Sent-At", CivilTime.rfc3339Milliseconds(clock.nowMilliseconds())),
+        ]
+        if let sentAt {
+            headers.append(("Apsio-Sent-At", CivilTime.rfc3339Milliseconds(sentAt)))
+        }
+        headers += [
             ("Content-Type", "application/json"),
             ("Content-Encoding", batch.encoding.rawValue),
         ]
         if let sequence = batch.sequence {
             headers.append((Uploader.sequenceHeader, String(sequence)))
         }
-        let request = UploadRequest(url: endpoint + batch.signal.path, headers: headers, body: batch.body)
+        return UploadRequest(url: endpoint + batch.signal.path, headers: headers, body: batch.body)
+    }
+
+    /// Sends one claimed batch: its stored bytes, its stored id.
+    private func attempt(_ batch: DeliveryStore.Claimed) async -> UploadOutcome {
+        let request = request(for: batch, sentAt: clock.nowMilliseconds())
         do {
             let response = try await transport.send(request)
             remote.advertise(response.headers["apsio-policy-revision"])
@@ -424,10 +436,7 @@ public final class Uploader: Sendable {
     private func settle(_ batch: DeliveryStore.Claimed, outcome: UploadOutcome, report: inout SendReport)
         async throws(UploaderError)
     {
-        let policy = self.policy
-        let now = clock.nowMilliseconds()
         report.attempted += 1
-        var retryAt = now
         switch outcome {
         case .delivered(let duplicate):
             report.delivered += 1
@@ -439,37 +448,62 @@ public final class Uploader: Sendable {
             report.rejected += 1
         case .authenticationRequired:
             report.authenticationHeld = true
-        case .throttled(_, let delay):
+        case .throttled, .retryable:
             report.retrying += 1
-            // Never earlier than Retry-After; up to 10 % later so a fleet told the same time spreads out, but
-            // never later than the cap: the jitter is inside it.
-            let jitter = Int64(random.uniform(upTo: UInt64(delay / 10)))
-            retryAt = now + max(1, min(RetryAfter.maximumMilliseconds, delay + jitter))
-        case .retryable:
-            report.retrying += 1
-            let backoff = Backoff(
-                baseMilliseconds: policy.backoffBaseMilliseconds, capMilliseconds: policy.backoffCapMilliseconds)
-            retryAt = now + max(1, backoff.delay(attempts: batch.attempts, random: random))
         }
-        let settledRetryAt = retryAt
+        try await apply(to: .claimed(batch)) { _ in outcome }
+    }
+
+    /// Which claim an outcome belongs to: one this process holds, or one an out-of-process transfer took
+    /// (looked up by batch id and attempt number, in the settling transaction).
+    enum ClaimReference: Sendable {
+        case claimed(DeliveryStore.Claimed)
+        case transfer(BatchLease)
+    }
+
+    /// Applies the outcome `classify` gives for the batch's signal through the response table every sender
+    /// shares (``DeliveryStore/settle``), in one committed transaction, then asks for a policy refresh after
+    /// a 401/403. Returns what the settle did and the outcome.
+    @discardableResult
+    func apply(to reference: ClaimReference, _ classify: @escaping @Sendable (Signal) -> UploadOutcome)
+        async throws(UploaderError) -> (DeliveryStore.Settlement, UploadOutcome)
+    {
+        let policy = self.policy
+        let now = clock.nowMilliseconds()
         let endpoint = self.endpoint
         let random = self.random
+        let settlement: DeliveryStore.Settlement
+        let outcome: UploadOutcome
         do {
-            try await executor.commit { connection in
-                try DeliveryStore.settle(
-                    connection, batch: batch, outcome: outcome, now: now, retryAt: settledRetryAt, policy: policy,
-                    endpoint: endpoint, random: random)
+            (settlement, outcome) = try await executor.commit { connection in
+                let batch: DeliveryStore.Claimed
+                switch reference {
+                case .claimed(let claimed):
+                    batch = claimed
+                case .transfer(let lease):
+                    guard
+                        let claimed = try DeliveryStore.claimed(
+                            connection, batchId: lease.batchId, attempt: lease.attempt)
+                    else { return (.gone, classify(.logs)) }
+                    batch = claimed
+                }
+                let outcome = classify(batch.signal)
+                let settlement = try DeliveryStore.settle(
+                    connection, batch: batch, outcome: outcome, now: now, policy: policy, endpoint: endpoint,
+                    random: random)
+                return (settlement, outcome)
             }
         } catch {
             throw UploaderError.storage(error, "recording an upload outcome failed")
         }
-        if case .authenticationRequired(let status) = outcome {
+        if settlement == .applied, case .authenticationRequired(let status) = outcome {
             // A fresh policy may release the hold; the app's hook may bring credentials too.
             _ = try? await refreshPolicy()
             if let policyRefresh {
                 await policyRefresh(status)
             }
         }
+        return (settlement, outcome)
     }
 
     // MARK: - Lifecycle and the foreground loop
@@ -543,7 +577,7 @@ public final class Uploader: Sendable {
     private func handOver(_ reason: BackgroundHandOver.Reason, force: Bool) async throws(UploaderError)
         -> BackgroundHandOver?
     {
-        guard let backgroundTransfer else { return nil }
+        guard backgroundTransfer != nil || outOfProcessTransfer != nil else { return nil }
         let now = clock.nowMilliseconds()
         let allowed = mutable.withLock { state -> Bool in
             if !force, let last = state.lastHandOverMilliseconds, now - last < Uploader.handOverIntervalMilliseconds,
@@ -566,10 +600,14 @@ public final class Uploader: Sendable {
             throw UploaderError.storage(error, "reading the queue failed")
         }
         guard pending.0 > 0 else { return nil }
-        let handOver = BackgroundHandOver(
+        var handOver = BackgroundHandOver(
             reason: reason, dataDirectory: dataDirectory, pendingBatches: pending.0,
             earliestAttemptMilliseconds: pending.1)
-        try await backgroundTransfer.handOver(handOver)
+        if let outOfProcessTransfer {
+            handOver.transferredBatches = try await transfer(
+                route: reason == .movedToBackground ? .everything : .backgroundRoute, to: outOfProcessTransfer)
+        }
+        try await backgroundTransfer?.handOver(handOver)
         return handOver
     }
 
@@ -580,6 +618,9 @@ public final class Uploader: Sendable {
         var wake = now + 1_000
         if callLog.pendingCount > 0 {
             try? await flushCallLog()
+        }
+        if outOfProcessTransfer != nil {
+            _ = try? await settleFinishedTransfers()
         }
         if try await isInBackground() {
             return wake
@@ -729,7 +770,7 @@ public final class Uploader: Sendable {
     public static let sequenceHeader = "Apsio-Batch-Sequence"
 
     /// Runs an API call and, at ``DiagnosticsLevel/callDetails`` and above, logs it with its outcome.
-    private func logged<T>(
+    func logged<T>(
         _ call: @autoclosure () -> String, detail: (T) -> String = { _ in "ok" },
         run body: () async throws(UploaderError) -> T
     ) async throws(UploaderError) -> T {
@@ -866,6 +907,10 @@ public final class Uploader: Sendable {
             deviceId: identity.deviceId, installationId: identity.installationId)
         status.endpointBackoffUntilMilliseconds = endpointHold
         status.endpointFailures = endpointState?.failures ?? 0
+        status.batchesWithTransfers =
+            try connection.queryFirst("SELECT count(*) FROM batch WHERE transfer = 1 AND lease_until_ms > ?", [now]) {
+                row in try row.column(0, as: Int.self)
+            } ?? 0
         status.policyRevision = try QueueSettings.integer(connection, Uploader.policyRevisionSetting) ?? 0
         status.policyError = try QueueSettings.string(connection, Uploader.policyErrorSetting)
         return status

@@ -38,6 +38,10 @@ public struct UploaderConfiguration: Sendable {
     public var transport: (any UploadTransport)?
     /// The background hand-over; `nil` keeps everything in the foreground session.
     public var backgroundTransfer: (any BackgroundTransfer)?
+    /// A transfer the operating system (or an independent program) performs from exported batches; when
+    /// set, crash reports, attachments and large batches take it whenever they are due, and moving to the
+    /// background hands every due batch to it (before ``backgroundTransfer``, which then finds them leased).
+    public var outOfProcessTransfer: (any OutOfProcessTransfer)?
     /// Network and power conditions; `nil` never defers.
     public var conditions: (any ConditionsProvider)?
     /// See ``PolicyRefreshHook``.

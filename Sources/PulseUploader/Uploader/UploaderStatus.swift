@@ -78,6 +78,9 @@ public struct UploaderStatus: Sendable {
     public var endpointBackoffUntilMilliseconds: Int64?
     /// The endpoint's consecutive failures (0 after any other answer).
     public var endpointFailures = 0
+    /// Batches an out-of-process transfer holds under a lease that has not lapsed (their results are
+    /// settled by ``Uploader/settle(_:_:)``).
+    public var batchesWithTransfers = 0
     /// The diagnostics level of this uploader's policy.
     public var diagnosticsLevel: DiagnosticsLevel = .batchSummaries
     /// The cumulative delivery counters, the batch sequence and the latest upload errors.
