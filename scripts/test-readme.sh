@@ -44,7 +44,7 @@ pass "fresh clone of $(git rev-parse --short HEAD) in $work/clone"
 first_block=$(awk '/^## Quick start/{q=1} q&&/^```sh/{b=1;next} b&&/^```/{exit} b' README.md)
 [ "$(printf '%s\n' "$first_block" | awk '{print $1, $2}' | sed -n 1p)" = "./scripts/run serve" ] \
     || fail "the quick start's first command is not ./scripts/run serve"
-[ "$(printf '%s\n' "$first_block" | awk 'NF{print $1}' | sed -n 3p)" = "./scripts/test" ] \
+[ "$(printf '%s\n' "$first_block" | awk 'NF{print $1}' | sed -n 2p)" = "./scripts/test" ] \
     || fail "the quick start's second command is not ./scripts/test"
 pass "the quick start still starts with ./scripts/run serve and ./scripts/test"
 
