@@ -50,9 +50,9 @@ final class TrafficSummary: Sendable {
             state.samples.append((now, perLabel))
             state.samples.removeAll { now - $0.at > Self.rateWindowMilliseconds }
             guard let last = state.lastLoggedAt else {
+                // The first interval starts now and counts from zero: batches that came before the
+                // first tick are in the first line.
                 state.lastLoggedAt = now
-                state.lastLogged = totals
-                state.lastOutbox = outbox
                 return nil
             }
             guard now - last >= Self.intervalMilliseconds else { return nil }
