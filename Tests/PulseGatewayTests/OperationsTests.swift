@@ -47,7 +47,8 @@ import Testing
         #expect(first.header("X-Request-Id") == "phone-req-1")
         let message = try #require(Self.field(try JSONValue.parse(first.body), "message"))
         for _ in 0..<3 {
-            #expect(try await harness.request("POST", "/v1/logs", body: Array("x".utf8), headers: headers).status == 415)
+            #expect(
+                try await harness.request("POST", "/v1/logs", body: Array("x".utf8), headers: headers).status == 415)
         }
         var refused = Self.lines(harness, "request refused")
         #expect(refused.count == 1)
@@ -102,7 +103,8 @@ import Testing
         let generated = String(repeating: "8000", count: 8)
         #expect(try await harness.request("GET", "/livez", headers: []).header("X-Request-Id") == generated)
         let cases: [(String, String)] = [
-            ("trace-01HZX4:abc", "trace-01HZX4:abc"), (String(repeating: "a", count: 128), String(repeating: "a", count: 128)),
+            ("trace-01HZX4:abc", "trace-01HZX4:abc"),
+            (String(repeating: "a", count: 128), String(repeating: "a", count: 128)),
             (String(repeating: "a", count: 129), generated), ("has space", generated), ("<script>", generated),
         ]
         for (offered, echoed) in cases {
@@ -120,7 +122,8 @@ import Testing
         #expect(response.status == 200)
         #expect(response.header("X-Request-Id") == "req-42")
         let pending = try await harness.gateway.store.pendingIdentities()
-        let rows = try await harness.gateway.store.nextRows(identityKey: try #require(pending.first).identityKey, limit: 8)
+        let rows = try await harness.gateway.store.nextRows(
+            identityKey: try #require(pending.first).identityKey, limit: 8)
         #expect(!rows.isEmpty)
         #expect(rows.allSatisfy { $0.requestID == "req-42" && $0.httpBatchID == "rid-1" })
         await harness.stop()
@@ -182,7 +185,8 @@ import Testing
         #expect(try await harness.post(other, batchID: "m-1").header("Apsio-Batch-Conflict") == "true")
         #expect(
             try await harness.request(
-                "POST", "/v1/logs", body: Array("x".utf8), headers: [("Content-Type", "text/plain"), ("Apsio-App-Id", "shop")]
+                "POST", "/v1/logs", body: Array("x".utf8),
+                headers: [("Content-Type", "text/plain"), ("Apsio-App-Id", "shop")]
             ).status == 415)
         #expect(await eventually { harness.gateway.outboxBatches == 0 })
         let metrics = try await Self.metrics(harness)
@@ -192,7 +196,8 @@ import Testing
         #expect(Self.sample(metrics, "pulsegate_app_records_total" + app) == 2)
         #expect(Self.sample(metrics, "pulsegate_app_duplicates_total" + app) == 1)
         #expect(Self.sample(metrics, "pulsegate_app_conflicts_total" + app) == 1)
-        #expect(Self.sample(metrics, #"pulsegate_app_rejections_total{app="shop",reason="unsupported_media_type"}"#) == 1)
+        #expect(
+            Self.sample(metrics, #"pulsegate_app_rejections_total{app="shop",reason="unsupported_media_type"}"#) == 1)
         #expect(Self.sample(metrics, "pulsegate_app_forwarded_total" + app) == 2)
         #expect(Self.sample(metrics, "pulsegate_app_dead_letters_total" + app) == 0)
         #expect(Self.sample(metrics, "pulsegate_app_outbox_batches" + app) == 0)
@@ -202,7 +207,8 @@ import Testing
         #expect(
             Self.sample(metrics, #"pulsegate_http_request_duration_seconds_count{route="/v1/logs",status="2xx"}"#) == 3)
         #expect(
-            Self.sample(metrics, #"pulsegate_http_request_duration_seconds_bucket{route="/v1/logs",status="2xx",le="0.001"}"#)
+            Self.sample(
+                metrics, #"pulsegate_http_request_duration_seconds_bucket{route="/v1/logs",status="2xx",le="0.001"}"#)
                 == 3)
         #expect(
             Self.sample(metrics, #"pulsegate_http_request_duration_seconds_count{route="/v1/logs",status="4xx"}"#) == 1)
@@ -302,6 +308,29 @@ import Testing
         #expect(page.bodyText.contains(#"data-metric="pulsegate_app_requests_total{app=&quot;shop&quot;}">2<"#))
         #expect(!page.bodyText.contains("<script"))
         await harness.stop()
+    }
+
+    @Test func rowsStoredBeforeMigration7HaveNoRequestIDAndStillForwardAndRequeue() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let connection = try gatewayDatabase(atMigration: 6, in: directory.path)
+        try connection.execute(
+            "INSERT INTO identities(id, identity_key, app, connect) VALUES (1, 'key', 'shop', x'7B7D')")
+        try connection.execute(
+            """
+            INSERT INTO outbox(app, identity_key, identity_id, kind, priority, pulse_batch_id, payload, compression,
+                record_count, fallback, http_batch_id, next_attempt_at, created_at, payload_bytes)
+            VALUES ('shop', 'key', 1, 1, 1, 'pb', x'7B7D', 0, 1, NULL, 'http-1', 0, 0, 2)
+            """)
+        try connection.close()
+        let store = try await GatewayStore.open(dataDirectory: directory.path)
+        let row = try #require(try await store.nextRows(identityKey: "key", limit: 1).first)
+        #expect(row.requestID == nil)
+        try await store.deadLetter(seq: row.seq, code: 400, message: "no", now: 1)
+        #expect(try await store.deadLetters().map(\.requestID) == [nil])
+        #expect(try await store.requeue(now: 2) == 1)
+        #expect(try await store.nextRows(identityKey: "key", limit: 1).first?.requestID == nil)
+        try await store.close()
     }
 
     @Test func statusPageEscapesWhatClientsSend() {
