@@ -52,10 +52,12 @@ struct AdminRoutes: Sendable {
             return await control(request)
         case (.post, "/reload"):
             return await reload()
-        case (_, "/stats"), (_, "/metrics"), (_, "/events"), (_, "/crashes"), (_, "/connections"), (_, "/control"), (_, "/reload"):
+        case (_, "/stats"), (_, "/metrics"), (_, "/events"), (_, "/crashes"), (_, "/connections"), (_, "/control"),
+            (_, "/reload"):
             return error(.methodNotAllowed, "method \(request.method) is not allowed on \(request.path)")
         default:
-            return error(.notFound, "no such endpoint; try /stats, /metrics, /events?app=…, /crashes?app=…, /connections?app=…")
+            return error(
+                .notFound, "no such endpoint; try /stats, /metrics, /events?app=…, /crashes?app=…, /connections?app=…")
         }
     }
 
