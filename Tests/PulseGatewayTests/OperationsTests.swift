@@ -81,6 +81,31 @@ import Testing
         await harness.stop()
     }
 
+    @Test func bodyRefusedByTheHTTPServerIsExplainedAndCarriesTheRequestID() async throws {
+        let harness = try await GatewayHarness.start(maxBodyBytes: 1024)
+        let port = harness.gateway.httpPort
+        let response = try await onThread {
+            let connection = try RawHTTPConnection(port: port)
+            defer { connection.close() }
+            try connection.send(
+                "POST /v1/logs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nApsio-App-Id: shop\r\n"
+                    + "X-Request-Id: too-big-1\r\nContent-Length: 1025\r\n\r\n")
+            return try connection.readResponse()
+        }
+        #expect(response.status == 413)
+        #expect(response.header("X-Request-Id") == "too-big-1")
+        #expect(response.bodyText == #"{"code":3,"message":"the body is larger than 1024 bytes"}"#)
+        let line = try #require(Self.lines(harness, "request refused").first)
+        #expect(Self.field(line, "requestId") == "too-big-1")
+        #expect(Self.field(line, "status") == "413")
+        #expect(Self.field(line, "app") == "shop")
+        #expect(Self.field(line, "reason") == "the body is larger than 1024 bytes")
+        let metrics = try await Self.metrics(harness)
+        #expect(Self.sample(metrics, #"pulsegate_app_rejections_total{app="shop",reason="too_large"}"#) == 1)
+        #expect(Self.sample(metrics, #"pulsegate_http_requests_total{route="/v1/logs",code="413"}"#) == 1)
+        await harness.stop()
+    }
+
     @Test func partlyRefusedRequestIsExplainedWithTheErrorMessage() async throws {
         let harness = try await GatewayHarness.start()
         let huge = OTLP.string("blob", String(repeating: "z", count: 70_000))

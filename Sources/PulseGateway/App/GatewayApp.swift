@@ -52,16 +52,17 @@ public enum GatewayApp {
         }
         let router = RouterSlot(retryAfterSeconds: configuration.policy.retryAfterSeconds)
         let memoryBudget = RequestMemoryBudget(limitBytes: configuration.requestMemoryBudgetBytes)
+        var serverConfiguration = HTTPServerConfiguration(
+            host: configuration.listenHost, port: configuration.listenPort,
+            connectionLimit: configuration.httpConnectionLimit, idleTimeout: configuration.httpIdleTimeout,
+            threadCount: configuration.httpThreads, maxBodyBytes: configuration.maxBodyBytes,
+            shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds, requestMemoryBudget: memoryBudget,
+            requestMemoryEstimate: GatewayIntake.reservation(headers:wireBytes:),
+            headerTimeout: configuration.httpHeaderTimeout, bodyTimeout: configuration.httpBodyTimeout,
+            minBodyBytesPerSecond: configuration.httpMinBodyBytesPerSecond)
+        serverConfiguration.earlyResponse = { request, response in router.early(request, &response) }
         let server = HTTPServer(
-            configuration: HTTPServerConfiguration(
-                host: configuration.listenHost, port: configuration.listenPort,
-                connectionLimit: configuration.httpConnectionLimit, idleTimeout: configuration.httpIdleTimeout,
-                threadCount: configuration.httpThreads, maxBodyBytes: configuration.maxBodyBytes,
-                shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds, requestMemoryBudget: memoryBudget,
-                requestMemoryEstimate: GatewayIntake.reservation(headers:wireBytes:),
-                headerTimeout: configuration.httpHeaderTimeout, bodyTimeout: configuration.httpBodyTimeout,
-                minBodyBytesPerSecond: configuration.httpMinBodyBytesPerSecond),
-            handler: { request in await router.handle(request) })
+            configuration: serverConfiguration, handler: { request in await router.handle(request) })
         do {
             try server.start()
         } catch {
@@ -212,6 +213,11 @@ private final class RouterSlot: Sendable {
 
     func set(_ router: GatewayRouter) {
         self.router.withLock { $0 = router }
+    }
+
+    /// ``GatewayRouter/early(_:_:)`` once the router is set.
+    func early(_ request: HTTPRequest, _ response: inout HTTPResponse) {
+        router.withLock { $0 }?.early(request, &response)
     }
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {

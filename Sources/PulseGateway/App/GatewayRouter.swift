@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import PulseHTTP
 import PulseJSON
@@ -79,6 +80,49 @@ struct GatewayRouter: Sendable {
             return (GatewayIntake.errorResponse(IntakeRejection(.notFound, "no route for \(request.path)")), "other")
         }
     }
+
+    /// A response the HTTP server made before the handler (``HTTPServerConfiguration/earlyResponse``):
+    /// it gets the request's id, and a refusal is explained like the router's own. A declared body
+    /// over `maxBodyBytes` on an intake route gets the OTLP `Status` body (in the request's format)
+    /// that a body found too large after decoding gets, so the device can tell why.
+    func early(_ request: HTTPRequest, _ response: inout HTTPResponse) {
+        let requestID = telemetry.requestID(request)
+        let signal = OTLPSignal(path: request.path)
+        let route = signal?.path ?? (Self.routes.contains(request.path) ? request.path : "other")
+        var reason = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if response.status == .contentTooLarge {
+            reason = "the body is larger than \(intake.maxBodyBytes) bytes"
+            if signal != nil {
+                let format = GatewayIntake.bodyFormat(request.headers["Content-Type"]) ?? .json
+                var status = GatewayIntake.errorResponse(IntakeRejection(.contentTooLarge, reason), format: format)
+                status.headers.set(name: "Connection", value: "close")
+                response = status
+            }
+        }
+        requestID.stamp(&response)
+        if response.status == .serviceUnavailable && reason.isEmpty {
+            // Draining at shutdown is expected; a request refused for the memory budget is not.
+            guard !intake.isShuttingDown else { return }
+            reason = "the gateway is busy with other large requests; retry later"
+        }
+        if signal != nil {
+            let app =
+                request.headers[IntakeHeaders.appIDHeader].map { IntakeHeaders.isValidIdentifier($0) ? $0 : nil }
+                ?? intake.policy.defaultAppID
+            telemetry.apps.request(app: app, wireBytes: 0)
+            telemetry.apps.rejected(app: app, reason: RejectionReason(status: response.status.code))
+        }
+        intake.metrics.request(route: route, code: response.status.code)
+        refused(
+            request, requestID: requestID, route: route,
+            rejection: IntakeRejection(response.status, reason.isEmpty ? "status \(response.status.code)" : reason))
+    }
+
+    /// The routes besides the intake's, for the route label.
+    static let routes: Set<String> = [
+        PolicyEndpoint.path, DiagnosticsEndpoint.path, StatusEndpoint.htmlPath, StatusEndpoint.jsonPath, "/livez",
+        "/readyz", "/metrics",
+    ]
 
     /// Logs a refused request of a route that answers with an OTLP `Status` body.
     private func refused(_ request: HTTPRequest, requestID: RequestID, route: String, response: HTTPResponse) {

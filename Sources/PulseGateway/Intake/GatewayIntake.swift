@@ -59,6 +59,9 @@ final class GatewayIntake: Sendable {
         stopping.store(true, ordering: .relaxed)
     }
 
+    /// Whether ``beginShutdown()`` was called.
+    var isShuttingDown: Bool { stopping.load(ordering: .relaxed) }
+
     /// Handles `POST /v1/{logs,traces,metrics}`. A refused request is explained in the log
     /// (``RejectionLog``) with `requestID`.
     func handle(_ request: HTTPRequest, signal: OTLPSignal, requestID: RequestID) async -> HTTPResponse {

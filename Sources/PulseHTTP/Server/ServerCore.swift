@@ -24,6 +24,8 @@ final class ServerCore: Sendable {
     let maxQueryParameters: Int
     /// libmicrohttpd's per-connection pool, which also has to hold the parsed query.
     let headerMemoryLimit: Int
+    /// ``HTTPServerConfiguration/earlyResponse``.
+    let earlyResponse: HTTPServerConfiguration.EarlyResponse?
     /// Set when shutdown begins: new requests get 503.
     let shuttingDown = Atomic<Bool>(false)
     /// Requests that have a context (headers received, not yet completed).
@@ -50,6 +52,31 @@ final class ServerCore: Sendable {
                 minBodyBytesPerSecond: configuration.minBodyBytesPerSecond, idleTimeout: configuration.idleTimeout))
         self.maxQueryParameters = configuration.maxQueryParameters
         self.headerMemoryLimit = configuration.headerMemoryLimit
+        self.earlyResponse = configuration.earlyResponse
+    }
+
+    /// `response` after ``earlyResponse`` saw it.
+    private func early(_ response: HTTPResponse, _ request: @autoclosure () -> HTTPRequest) -> HTTPResponse {
+        guard let earlyResponse else { return response }
+        var amended = response
+        earlyResponse(request(), &amended)
+        return amended
+    }
+
+    /// The bodiless request ``earlyResponse`` is shown for a request with a context.
+    private static func head(of context: RequestContext) -> HTTPRequest {
+        HTTPRequest(
+            method: context.method, path: context.path, query: context.query, headers: context.headers,
+            remoteAddress: context.remoteAddress)
+    }
+
+    /// The bodiless request ``earlyResponse`` is shown for a request refused in its first call.
+    private static func head(
+        connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, headers: HTTPHeaders
+    ) -> HTTPRequest {
+        HTTPRequest(
+            method: HTTPMethod(method.map { String(cString: $0) } ?? ""), path: url.map { String(cString: $0) } ?? "/",
+            headers: headers, remoteAddress: remoteAddress(of: connection))
     }
 
     /// Stops suspending connections, then answers every request whose handler is still running with
@@ -102,6 +129,7 @@ final class ServerCore: Sendable {
                 guard let uploadData else { return .NO }
                 if context.body.count + size > maxBodyBytes {
                     // A chunked body crossed the limit (a declared one was refused in begin).
+                    _ = early(Self.bodyTooLarge, Self.head(of: context))
                     uploadDataSize.pointee = 0
                     return answerWhileReceiving(context, connection: connection)
                 }
@@ -177,17 +205,18 @@ final class ServerCore: Sendable {
     private func awaitMemory(_ context: RequestContext, bytes: Int, connection: OpaquePointer) -> MHD_Result {
         guard let slot = suspend(connection) else {
             context.body = []
-            context.phase = .discarding(remaining: maxBodyBytes, response: unavailable)
+            context.phase = .discarding(remaining: maxBodyBytes, response: early(unavailable, Self.head(of: context)))
             return .YES
         }
         context.phase = .awaitingMemory(slot)
         let memory = context.memory
         let refusal = unavailable
+        let head = earlyResponse == nil ? nil : Self.head(of: context)
         Task {
             if await memory.grow(to: bytes) {
                 slot.proceed()
             } else {
-                slot.fulfill(refusal)
+                slot.fulfill(head.map { self.early(refusal, $0) } ?? refusal)
             }
         }
         return .YES
@@ -213,18 +242,19 @@ final class ServerCore: Sendable {
         connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
         contextPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
-        if shuttingDown.load(ordering: .relaxed) {
-            return queue(unavailable, on: connection)
-        }
         let headers = Self.headers(of: connection)
+        let head = { Self.head(connection: connection, url: url, method: method, headers: headers) }
+        if shuttingDown.load(ordering: .relaxed) {
+            return queue(early(unavailable, head()), on: connection)
+        }
         if let refused = RequestFraming.rejection(of: headers) {
             // Before any body byte is read; with `Connection: close` libmicrohttpd closes after the
             // response, so bytes hidden in the body are never parsed as a request.
-            return queue(refused, on: connection)
+            return queue(early(refused, head()), on: connection)
         }
         if let declared = headers["Content-Length"], let length = Int(declared), length > maxBodyBytes {
             // Rejected before any body byte is read; libmicrohttpd discards the rest and closes.
-            return queue(Self.bodyTooLarge, on: connection)
+            return queue(early(Self.bodyTooLarge, head()), on: connection)
         }
         let declaredLength = headers["Content-Length"].flatMap { Int($0) }
         let context = RequestContext(
