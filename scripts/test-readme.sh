@@ -14,27 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-fail() {
-    echo "test-readme: FAILED: $*" >&2
-    [ -n "${work:-}" ] && [ -f "$work/serve.log" ] && tail -n 20 "$work/serve.log" >&2
-    exit 1
-}
-pass() { echo "  ok  $*"; }
-
-pulsegate=${PULSEGATE_BIN:-"$(swift build --show-bin-path)/pulsegate"}
-[ -x "$pulsegate" ] || fail "no pulsegate binary at $pulsegate (swift build first)"
-pulsegate=$(cd "$(dirname "$pulsegate")" && pwd)/$(basename "$pulsegate")
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/pulsegate-readme.XXXXXX")
-pid=""
-cleanup() {
-    if [ -n "$pid" ]; then
-        kill -TERM "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
+test_name=test-readme
+source scripts/test-support.sh
+test_workdir
 
 git clone -q "$(pwd)" "$work/clone" || fail "git clone"
 cd "$work/clone"
@@ -66,11 +48,7 @@ events_cmd=$(printf '%s\n' "$blocks" | awk 'c==1&&!/#END/{print} /#END/{c++}' | 
 # shellcheck disable=SC2086
 "$pulsegate" $serve_args --listen "127.0.0.1:$p1" >"$work/serve.log" 2>&1 &
 pid=$!
-deadline=$(($(date +%s) + 30))
-until grep -q '"msg":"gateway listening"' "$work/serve.log"; do
-    [ "$(date +%s)" -lt "$deadline" ] || fail "the gateway did not start"
-    sleep 0.1
-done
+wait_for "the gateway" 30 grep -q '"msg":"gateway listening"' "$work/serve.log"
 pass "pulsegate $serve_args (instead of ./scripts/run, see the header) is listening"
 
 first=$(bash -c "$post_cmd") || fail "the sample POST failed"
@@ -82,18 +60,10 @@ second=$(bash -c "$post_cmd")
 printf '%s\n' "$second" | grep -qi '^Apsio-Duplicate: true' || fail "the second POST is not a duplicate"
 pass "the same command again answers Apsio-Duplicate: true"
 
-deadline=$(($(date +%s) + 30))
-until bash -c "$events_cmd" | grep -q '"events":\[{'; do
-    [ "$(date +%s)" -lt "$deadline" ] || fail "the forwarded events never showed on /events"
-    sleep 0.2
-done
+wait_for "the forwarded events on /events" 30 sh -c "$events_cmd | grep -q '\"events\":\\[{'"
 pass "the README's /events query shows the forwarded events"
-deadline=$(($(date +%s) + 15))
-until grep -q '"msg":"traffic","accepted":"1","duplicates":"1"' "$work/serve.log"; do
-    [ "$(date +%s)" -lt "$deadline" ] || fail "no traffic summary line"
-    sleep 0.2
-done
+wait_for "the traffic summary line" 15 grep -q '"msg":"traffic","accepted":"1","duplicates":"1"' "$work/serve.log"
 pass "the log shows the traffic summary line"
 curl -sS -f -o /dev/null "http://127.0.0.1:$p1/status" || fail "/status"
 pass "/status answers"
-echo "test-readme: the README's newcomer steps work from a fresh clone"
+echo "test-readme: $checks checks passed: the README's newcomer steps work from a fresh clone"

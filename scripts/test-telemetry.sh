@@ -16,41 +16,9 @@ cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
 pulsegate_apt_install prometheus chromium
 
-checks=0
-fail() {
-    echo "test-telemetry: FAILED: $*" >&2
-    [ -n "${work:-}" ] && [ -f "$work/serve.log" ] && tail -n 20 "$work/serve.log" >&2
-    exit 1
-}
-pass() {
-    checks=$((checks + 1))
-    echo "  ok  $*"
-}
-
-pulsegate=${PULSEGATE_BIN:-"$(swift build --show-bin-path)/pulsegate"}
-[ -x "$pulsegate" ] || swift build --product pulsegate >/dev/null
-[ -x "$pulsegate" ] || fail "no pulsegate binary at $pulsegate"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/pulsegate-telemetry.XXXXXX")
-pid=""
-cleanup() {
-    if [ -n "$pid" ]; then
-        kill -TERM "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-wait_for() {
-    local what=$1 seconds=$2
-    shift 2
-    local deadline=$(($(date +%s) + seconds))
-    until "$@" >/dev/null 2>&1; do
-        [ "$(date +%s)" -lt "$deadline" ] || fail "timed out after ${seconds}s waiting for $what"
-        sleep 0.1
-    done
-}
+test_name=test-telemetry
+source scripts/test-support.sh
+test_workdir
 
 echo "== rules"
 promtool check rules deploy/prometheus/pulsegate-rules.yml >/dev/null || fail "promtool check rules"

@@ -50,7 +50,7 @@ public enum GatewayApp {
         } catch {
             throw GatewayError(.startFailed, error.message)
         }
-        let router = RouterSlot(retryAfterSeconds: configuration.policy.retryAfterSeconds)
+        let router = RouterSlot(retryAfterSeconds: configuration.policy.retryAfterSeconds, random: environment.random)
         let memoryBudget = RequestMemoryBudget(limitBytes: configuration.requestMemoryBudgetBytes)
         var serverConfiguration = HTTPServerConfiguration(
             host: configuration.listenHost, port: configuration.listenPort,
@@ -202,13 +202,16 @@ public final class BoundGateway: Sendable {
     }
 }
 
-/// The request handler of a bound server: 503 until the gateway's router is set.
+/// The request handler of a bound server: 503 until the gateway's router is set (with the
+/// request's id, like every answer).
 private final class RouterSlot: Sendable {
     private let router = Mutex<GatewayRouter?>(nil)
     private let retryAfterSeconds: Int
+    private let random: GatewayRandom
 
-    init(retryAfterSeconds: Int) {
+    init(retryAfterSeconds: Int, random: GatewayRandom) {
         self.retryAfterSeconds = retryAfterSeconds
+        self.random = random
     }
 
     func set(_ router: GatewayRouter) {
@@ -217,14 +220,20 @@ private final class RouterSlot: Sendable {
 
     /// ``GatewayRouter/early(_:_:)`` once the router is set.
     func early(_ request: HTTPRequest, _ response: inout HTTPResponse) {
-        router.withLock { $0 }?.early(request, &response)
+        guard let router = router.withLock({ $0 }) else {
+            RequestID(request.headers, random: random).stamp(&response)
+            return
+        }
+        router.early(request, &response)
     }
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         guard let router = router.withLock({ $0 }) else {
-            return GatewayIntake.errorResponse(
+            var starting = GatewayIntake.errorResponse(
                 IntakeRejection(
                     .serviceUnavailable, "the gateway is starting; retry later", retryAfterSeconds: retryAfterSeconds))
+            RequestID(request.headers, random: random).stamp(&starting)
+            return starting
         }
         return await router.handle(request)
     }
