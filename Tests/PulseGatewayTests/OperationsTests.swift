@@ -151,6 +151,9 @@ import Testing
             identityKey: try #require(pending.first).identityKey, limit: 8)
         #expect(!rows.isEmpty)
         #expect(rows.allSatisfy { $0.requestID == "req-42" && $0.httpBatchID == "rid-1" })
+        let metrics = try await Self.metrics(harness)
+        #expect(Self.sample(metrics, #"pulsegate_app_outbox_batches{app="shop"}"#) == Double(rows.count))
+        #expect(Self.sample(metrics, #"pulsegate_app_forwarded_total{app="shop"}"#) == 0)
         await harness.stop()
     }
 
@@ -172,6 +175,10 @@ import Testing
         }
         #expect(Self.field(letter, "requestId") == "req-43")
         #expect(Self.field(letter, "message") == "scripted 400")
+        let metrics = try await Self.metrics(harness)
+        #expect(Self.sample(metrics, #"pulsegate_app_dead_letters_total{app="shop"}"#) == 1)
+        #expect(Self.sample(metrics, "pulsegate_dead_letters") == 1)
+        #expect(Self.sample(metrics, #"pulsegate_app_outbox_batches{app="shop"}"#) == 0)
         await harness.stop()
         await upstream.stop()
     }
@@ -300,8 +307,13 @@ import Testing
     }
 
     @Test func statusJSONShowsWhatMetricsExports() async throws {
-        let harness = try await GatewayHarness.start()
+        let monotonic = TestClock(1_000)
+        let harness = try await GatewayHarness.start(monotonicClock: monotonic)
+        harness.gateway.summaryTick()
         #expect(try await harness.post(Self.body, batchID: "st-1").status == 200)
+        // One batch in the 30 s between two samples: 2 per minute.
+        monotonic.advance(by: 30_000)
+        harness.gateway.summaryTick()
         #expect(try await harness.post(Self.body, app: "shop", extraHeaders: [("Apsio-Sent-At", "soon")]).status == 400)
         let metrics = try await Self.metrics(harness)
         let status = try JSONValue.parse(try await harness.request("GET", "/status.json", headers: []).body)
@@ -322,6 +334,8 @@ import Testing
         #expect(number(shop["requests"]) == Self.sample(metrics, #"pulsegate_app_requests_total{app="shop"}"#))
         #expect(number(shop["accepted"]) == Self.sample(metrics, #"pulsegate_app_batches_accepted_total{app="shop"}"#))
         #expect(number(shop["rejected"]) == 1)
+        #expect(number(shop["acceptedPerMinute"]) == 2)
+        #expect(number(shop["forwardedPerMinute"]) == 0)
         #expect(number(shop["outboxBatches"]) == Self.sample(metrics, #"pulsegate_app_outbox_batches{app="shop"}"#))
         #expect(
             number(outbox.first { $0.key == "batches" }?.value) == Self.sample(metrics, "pulsegate_outbox_batches"))
