@@ -10,7 +10,8 @@ import Testing
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, maxBodyBytes: 100)
         configuration.earlyResponse = { request, response in
             seen.append(
-                "\(request.method.rawValue) \(request.path) \(response.status.code) \(request.headers["X-Trace"] ?? "-")")
+                "\(request.method.rawValue) \(request.path) \(response.status.code) \(request.headers["X-Trace"] ?? "-")"
+            )
             response.headers.set(name: "X-Seen", value: "yes")
         }
         return configuration
@@ -26,13 +27,11 @@ import Testing
     func refusalsBeforeTheHandlerPassThroughTheHook(raw: String, status: Int, recorded: String) async throws {
         let seen = Collector<String>()
         let handled = Counter()
-        let response = try await withServer(
-            Self.configuration(seen),
-            handler: { _ in
-                handled.increment()
-                return textResponse("ok")
-            }
-        ) { _, port in
+        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { _ in
+            handled.increment()
+            return textResponse("ok")
+        }
+        let response = try await withServer(Self.configuration(seen), handler: handler) { _, port in
             try await onThread {
                 let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 20)
                 defer { connection.close() }
@@ -48,7 +47,8 @@ import Testing
 
     @Test func handledRequestsDoNotPassThroughTheHook() async throws {
         let seen = Collector<String>()
-        let response = try await withServer(Self.configuration(seen), handler: { _ in textResponse("ok") }) { _, port in
+        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { _ in textResponse("ok") }
+        let response = try await withServer(Self.configuration(seen), handler: handler) { _, port in
             try await onThread {
                 let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 20)
                 defer { connection.close() }
@@ -67,13 +67,11 @@ import Testing
         configuration.requestMemoryBudget = RequestMemoryBudget(limitBytes: 60)
         configuration.requestMemoryWait = .milliseconds(50)
         let gate = Gate()
-        let refused = try await withServer(
-            configuration,
-            handler: { request in
-                if request.path == "/hold" { await gate.wait() }
-                return textResponse("ok")
-            }
-        ) { _, port in
+        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { request in
+            if request.path == "/hold" { await gate.wait() }
+            return textResponse("ok")
+        }
+        let refused = try await withServer(configuration, handler: handler) { _, port in
             let body = [UInt8](repeating: 0x61, count: 50)
             let holder = Task {
                 try await onThread {
