@@ -106,6 +106,23 @@ import Testing
         await harness.stop()
     }
 
+    @Test func refusalsOfTheOtherAppRoutesAreExplainedToo() async throws {
+        let harness = try await GatewayHarness.start(policy: GatewayPolicy(allowedAppIDs: ["shop"]))
+        let policy = try await harness.request("GET", "/v1/policy", headers: [("Apsio-App-Id", "news")])
+        #expect(policy.status == 403)
+        for path in ["/nowhere", "/elsewhere"] {
+            #expect(try await harness.request("GET", path, headers: [("Apsio-App-Id", "shop")]).status == 404)
+        }
+        let refused = Self.lines(harness, "request refused")
+        #expect(refused.map { Self.field($0, "route") } == ["/v1/policy", "other"])
+        #expect(refused.first.flatMap { Self.field($0, "reason") } == "app news is not allowed on this gateway")
+        #expect(refused.first.flatMap { Self.field($0, "requestId") } == policy.header("X-Request-Id"))
+        // Unknown paths share one rate-limit key per app; the line quotes the first.
+        #expect(refused.last.flatMap { Self.field($0, "reason") } == "no route for /nowhere")
+        #expect(harness.gateway.telemetry.rejections.recent.map(\.reason).first == "no route for /elsewhere")
+        await harness.stop()
+    }
+
     @Test func partlyRefusedRequestIsExplainedWithTheErrorMessage() async throws {
         let harness = try await GatewayHarness.start()
         let huge = OTLP.string("blob", String(repeating: "z", count: 70_000))

@@ -75,9 +75,10 @@ struct GatewayRouter: Sendable {
             return (response, request.path)
         default:
             intake.metrics.request(route: "other", code: 404)
-            let rejection = IntakeRejection(.notFound, "no route for this path")
-            refused(request, requestID: requestID, route: "other", rejection: rejection)
-            return (GatewayIntake.errorResponse(IntakeRejection(.notFound, "no route for \(request.path)")), "other")
+            let rejection = IntakeRejection(.notFound, "no route for \(request.path)")
+            // One line per app per minute for all unknown paths, whatever they are.
+            refused(request, requestID: requestID, route: "other", rejection: rejection, limitKey: "no route")
+            return (GatewayIntake.errorResponse(rejection), "other")
         }
     }
 
@@ -136,12 +137,15 @@ struct GatewayRouter: Sendable {
         refused(request, requestID: requestID, route: route, rejection: IntakeRejection(response.status, message))
     }
 
-    private func refused(_ request: HTTPRequest, requestID: RequestID, route: String, rejection: IntakeRejection) {
+    private func refused(
+        _ request: HTTPRequest, requestID: RequestID, route: String, rejection: IntakeRejection,
+        limitKey: String? = nil
+    ) {
         let app = request.headers[IntakeHeaders.appIDHeader] ?? request.queryValue("app")
         let valid = app.flatMap { IntakeHeaders.isValidIdentifier($0) ? $0 : nil }
         telemetry.rejections.record(
             requestID: requestID, app: valid, route: route, status: rejection.status.code, reason: rejection.message,
-            client: intake.clientAddress(of: request))
+            client: intake.clientAddress(of: request), limitKey: limitKey)
     }
 }
 

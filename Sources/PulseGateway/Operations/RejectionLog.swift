@@ -46,10 +46,11 @@ final class RejectionLog: Sendable {
         limiter = LogRateLimiter(intervalMilliseconds: Self.intervalMilliseconds, clock: clock)
     }
 
-    /// Records and (rate permitting) logs a refused request.
+    /// Records and (rate permitting) logs a refused request. `limitKey` replaces `reason` as the
+    /// rate limit's key when the reason embeds what the client chose (the path of a 404).
     func record(
         requestID: RequestID, app: String?, route: String, status: Int, reason: String, client: String,
-        partial: Bool = false
+        partial: Bool = false, limitKey: String? = nil
     ) {
         let entry = Entry(
             at: clock.now(), requestID: requestID.value, app: app ?? "-", route: route, status: status,
@@ -58,7 +59,7 @@ final class RejectionLog: Sendable {
             entries.insert(entry, at: 0)
             if entries.count > Self.recentCapacity { entries.removeLast() }
         }
-        guard let suppressed = limiter.admit(entry.app + "\u{0}" + reason) else { return }
+        guard let suppressed = limiter.admit(entry.app + "\u{0}" + (limitKey ?? reason)) else { return }
         logger.info(
             partial ? "request partly refused" : "request refused",
             [
