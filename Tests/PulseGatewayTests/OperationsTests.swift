@@ -100,9 +100,24 @@ import Testing
         #expect(Self.field(line, "status") == "413")
         #expect(Self.field(line, "app") == "shop")
         #expect(Self.field(line, "reason") == "the body is larger than 1024 bytes")
+        // A chunked body that crosses the limit is answered while it is still arriving: the same.
+        let chunked = try await onThread {
+            let connection = try RawHTTPConnection(port: port)
+            defer { connection.close() }
+            try connection.send(
+                "POST /v1/logs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nApsio-App-Id: shop\r\n"
+                    + "X-Request-Id: too-big-2\r\nTransfer-Encoding: chunked\r\n\r\n800\r\n"
+                    + String(repeating: "x", count: 2048) + "\r\n")
+            return try connection.readResponse()
+        }
+        #expect(chunked.status == 413)
+        #expect(chunked.header("X-Request-Id") == "too-big-2")
+        #expect(chunked.bodyText == #"{"code":3,"message":"the body is larger than 1024 bytes"}"#)
+        #expect(Self.lines(harness, "request refused").count == 1)  // same app and reason: rate-limited
+        #expect(harness.gateway.telemetry.rejections.recent.first?.requestID == "too-big-2")
         let metrics = try await Self.metrics(harness)
-        #expect(Self.sample(metrics, #"pulsegate_app_rejections_total{app="shop",reason="too_large"}"#) == 1)
-        #expect(Self.sample(metrics, #"pulsegate_http_requests_total{route="/v1/logs",code="413"}"#) == 1)
+        #expect(Self.sample(metrics, #"pulsegate_app_rejections_total{app="shop",reason="too_large"}"#) == 2)
+        #expect(Self.sample(metrics, #"pulsegate_http_requests_total{route="/v1/logs",code="413"}"#) == 2)
         await harness.stop()
     }
 

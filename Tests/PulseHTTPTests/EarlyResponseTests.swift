@@ -23,6 +23,10 @@ import Testing
             "POST /smuggle HTTP/1.1\r\nHost: x\r\nX-Trace: t2\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", 400,
             "POST /smuggle 400 t2"
         ),
+        (
+            "POST /chunked HTTP/1.1\r\nHost: x\r\nX-Trace: t4\r\nTransfer-Encoding: chunked\r\n\r\n80\r\n"
+                + String(repeating: "x", count: 128) + "\r\n", 413, "POST /chunked 413 t4"
+        ),
     ])
     func refusalsBeforeTheHandlerPassThroughTheHook(raw: String, status: Int, recorded: String) async throws {
         let seen = Collector<String>()

@@ -84,9 +84,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxQueryParameters: Int
     /// Sees (and may amend) the responses the server makes itself, before the handler runs: a head
     /// whose framing is refused (400, 501), a declared body over ``maxBodyBytes`` (413), a request
-    /// refused for the memory budget or during shutdown (503). The request has no body. For a
-    /// chunked body that crosses ``maxBodyBytes`` the 413 is written at once, so changes to that
-    /// response are not sent. Called on libmicrohttpd's threads: keep it short, never block.
+    /// refused for the memory budget or during shutdown (503), a chunked body that crosses
+    /// ``maxBodyBytes`` (413, written at once: the status stays, fields and body are sent). The
+    /// request has no body. Called on libmicrohttpd's threads: keep it short, never block.
     public var earlyResponse: EarlyResponse?
 
     /// Observes or amends a response the server makes without the handler.

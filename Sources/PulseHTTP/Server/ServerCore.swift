@@ -129,9 +129,9 @@ final class ServerCore: Sendable {
                 guard let uploadData else { return .NO }
                 if context.body.count + size > maxBodyBytes {
                     // A chunked body crossed the limit (a declared one was refused in begin).
-                    _ = early(Self.bodyTooLarge, Self.head(of: context))
+                    let response = earlyResponse == nil ? nil : early(Self.bodyTooLarge, Self.head(of: context))
                     uploadDataSize.pointee = 0
-                    return answerWhileReceiving(context, connection: connection)
+                    return answerWhileReceiving(context, connection: connection, response: response)
                 }
                 let needed = memoryEstimate(
                     context.headers, max(context.declaredLength ?? 0, context.body.count + size))
@@ -185,10 +185,15 @@ final class ServerCore: Sendable {
     /// straight to the socket (which is then shut for sending), the next ``maxBodyBytes`` are still
     /// read and dropped so the client can read it before the connection closes (a close with unread
     /// bytes would reset it and could destroy the answer in flight), and then the connection closes.
-    private func answerWhileReceiving(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
+    /// `response` is the 413 as ``earlyResponse`` amended it (its fields and body are written too);
+    /// `nil` writes the plain 413.
+    private func answerWhileReceiving(
+        _ context: RequestContext, connection: OpaquePointer, response: HTTPResponse? = nil
+    ) -> MHD_Result {
         context.body = []
         context.memory.release()
-        let written = Self.earlyTooLarge.withUnsafeBufferPointer { bytes in
+        let raw = response.map(Self.rawTooLarge) ?? Self.earlyTooLarge
+        let written = raw.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) { pg_mhd_send_early_response(connection, $0.baseAddress, $0.count) }
         }
         guard written == 0 else { return .NO }
@@ -196,7 +201,18 @@ final class ServerCore: Sendable {
         return .YES
     }
 
-    /// ``bodyTooLarge`` as raw bytes, for ``answerWhileReceiving(_:connection:)``.
+    /// An amended 413 as raw bytes: the status line, `Connection: close`, the response's other
+    /// sendable fields, `Content-Length` and the body.
+    private static func rawTooLarge(_ response: HTTPResponse) -> [UInt8] {
+        var head = "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n"
+        for field in response.headers where isSendable(field) && !HTTPHeaders.namesEqual(field.name, "Connection") {
+            head += "\(field.name): \(field.value)\r\n"
+        }
+        head += "Content-Length: \(response.body.count)\r\n\r\n"
+        return Array(head.utf8) + response.body
+    }
+
+    /// ``bodyTooLarge`` as raw bytes, for ``answerWhileReceiving(_:connection:response:)``.
     private static let earlyTooLarge = Array(
         "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".utf8)
 
