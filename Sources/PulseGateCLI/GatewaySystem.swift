@@ -26,8 +26,12 @@ public final class GatewaySystem: Sendable {
     /// `configuration.upstream`, starts the reference ingest server on a free loopback port (data
     /// in `<data-dir>/embedded-ingest`, every app accepted), points the gateway at it and says so
     /// in the log; then opens the gateway's storage and serves.
+    ///
+    /// - Parameter embeddedAdmin: where the embedded ingest server's admin endpoint listens
+    ///   (`/events`, `/stats`, `/metrics`; `serve --admin`), `nil` for none. Ignored with an upstream.
     public static func start(
-        _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment()
+        _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment(),
+        embeddedAdmin: IngestListenAddress? = nil
     ) async throws -> GatewaySystem {
         let bound = try GatewayApp.bind(configuration, environment: environment)
         var ingest: IngestServer?
@@ -36,6 +40,8 @@ public final class GatewaySystem: Sendable {
             var ingestConfiguration = IngestConfiguration(
                 dataDirectory: configuration.dataDirectory + "/embedded-ingest", policy: .acceptingEveryApp)
             ingestConfiguration.listen = IngestListenAddress(host: "127.0.0.1", port: 0)
+            ingestConfiguration.admin = embeddedAdmin
+            ingestConfiguration.version = environment.version
             let server: IngestServer
             do {
                 server = try await IngestServer.start(ingestConfiguration)
@@ -47,6 +53,12 @@ public final class GatewaySystem: Sendable {
             environment.logger.info(
                 "no --upstream given: started the embedded reference ingest server on loopback",
                 ["upstream": "127.0.0.1:\(server.port)", "dataDir": ingestConfiguration.dataDirectory])
+            if let admin = embeddedAdmin, let port = server.adminPort {
+                let address = IngestListenAddress(host: admin.host, port: port)
+                environment.logger.info(
+                    "embedded upstream admin API: what reached the upstream",
+                    ["admin": "http://\(address)", "try": "curl http://\(address)/events?app=shop"])
+            }
             ingest = server
         }
         do {

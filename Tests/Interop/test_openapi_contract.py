@@ -37,6 +37,8 @@ def test_spec_lists_every_gateway_route():
         "/livez",
         "/readyz",
         "/metrics",
+        "/status",
+        "/status.json",
     }
     for path in ("/v1/logs", "/v1/traces", "/v1/metrics"):
         operation = spec["paths"][path]["post"]

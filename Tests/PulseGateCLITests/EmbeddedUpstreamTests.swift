@@ -30,6 +30,33 @@ import Testing
         }
     }
 
+    @Test func embeddedAdminShowsTheForwardedEvents() async throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("pulsegate-e2e-\(UInt64.random(in: 0...UInt64.max))").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let system = try await GatewaySystem.start(
+            GatewayConfiguration(dataDirectory: directory, listenPort: 0),
+            embeddedAdmin: IngestListenAddress(host: "127.0.0.1", port: 0))
+        let admin = try #require(system.embeddedIngest?.adminPort)
+        #expect(try await Self.post(port: system.gateway.httpPort).status == 200)
+        var listing = ""
+        for _ in 0..<200 {
+            let response = try await onThread {
+                let connection = try RawHTTPConnection(port: admin, receiveTimeoutSeconds: 20)
+                defer { connection.close() }
+                try connection.sendRequest(
+                    method: "GET", target: "/events?app=shop-ios&limit=100", headers: [], body: [])
+                return try connection.readResponse()
+            }
+            listing = response.bodyText
+            if listing.components(separatedBy: "\"eventId\"").count - 1 >= 20 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(listing.components(separatedBy: "\"eventId\"").count - 1 == 20)
+        #expect(listing.hasPrefix(#"{"app":"shop-ios","events":[{"#))
+        await system.shutdown()
+    }
+
     @Test func batchPostedToGatewayLandsInEmbeddedIngestOnce() async throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("pulsegate-e2e-\(UInt64.random(in: 0...UInt64.max))").path

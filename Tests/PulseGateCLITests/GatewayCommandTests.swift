@@ -32,6 +32,24 @@ import Testing
         #expect(missing == 2)
     }
 
+    @Test func serveAdminIsLoopbackOnlyAndOnlyWithTheEmbeddedUpstream() async throws {
+        let (open, openOutput) = await run(["serve", "--admin", "0.0.0.0:4319"])
+        #expect(open == 2)
+        #expect(openOutput.stderr.contains("--admin must be a loopback address"))
+        let (upstream, upstreamOutput) = await run([
+            "serve", "--admin", "127.0.0.1:4319", "--upstream", "127.0.0.1:7000",
+        ])
+        #expect(upstream == 2)
+        #expect(upstreamOutput.stderr.contains("cannot be used with --upstream"))
+        for (text, host) in [("127.0.0.1:4319", "127.0.0.1"), ("[::1]:0", "::1")] {
+            let options = try #require(try ServeCommand.parse(["--admin", text], environment: [:]))
+            let admin = try ServeCommand.embeddedAdmin(options, configuration: try ServeCommand.configuration(options))
+            #expect(admin?.host == host)
+        }
+        let fromEnvironment = try #require(try ServeCommand.parse([], environment: ["PULSEGATE_ADMIN": "127.0.0.1:9"]))
+        #expect(fromEnvironment.admin == "127.0.0.1:9")
+    }
+
     @Test func flagsWinOverEnvironmentOverConfigFile() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -24,8 +24,9 @@ enum IngestCommand {
           --config FILE        allowed apps, packages, policy snapshots and releases (JSON, see
                                docs/ingest.md); without it every app is accepted
                                                                               [PULSEGATE_INGEST_CONFIG]
-          --admin HOST:PORT    admin HTTP endpoint: GET /stats, /events?app=…&limit=…, /crashes,
-                               /connections, POST /control (default: none)   [PULSEGATE_INGEST_ADMIN]
+          --admin HOST:PORT    admin HTTP endpoint: GET /stats, /metrics, /events?app=…&limit=…,
+                               /crashes, /connections, POST /control (default: none)
+                                                                              [PULSEGATE_INGEST_ADMIN]
           --connect-deadline-ms N
                                a connection that has not completed CLIENT_CONNECT within N ms is
                                closed (default 10000)          [PULSEGATE_INGEST_CONNECT_DEADLINE_MS]
@@ -158,6 +159,7 @@ enum IngestCommand {
         configuration.admin = options.admin
         configuration.policyFile = options.configPath
         configuration.droppedLogLines = output.droppedWrites
+        configuration.version = PulseGateVersion.current
         if let milliseconds = options.connectDeadlineMilliseconds {
             configuration.connectDeadline = .milliseconds(milliseconds)
         }

@@ -1,11 +1,13 @@
 import Dispatch
 import Foundation
 import PulseGateway
+import PulseIngest
 
 /// `pulsegate serve`: runs the gateway until SIGTERM or SIGINT; SIGHUP reloads the config file.
 enum ServeCommand {
     static let usage = """
         USAGE: pulsegate serve [--listen HOST:PORT] [--upstream HOST:PORT] [--data-dir DIR] [--config FILE]
+                               [--admin HOST:PORT]
 
         Runs the OTLP/HTTP gateway. Without --upstream it starts the reference Pulse ingest server
         in-process on loopback and forwards there.
@@ -16,13 +18,17 @@ enum ServeCommand {
           --upstream HOST:PORT   Pulse upstream (msgtrans) PULSEGATE_UPSTREAM   default: embedded
           --data-dir DIR         database directory       PULSEGATE_DATA_DIR   default ./pulsegate-data
           --config FILE          JSON config file         PULSEGATE_CONFIG     (docs/operations.md)
+          --admin HOST:PORT      with the embedded upstream only: its admin API (GET /events?app=…,
+                                 /stats, /metrics) on a loopback address   PULSEGATE_ADMIN
           -h, --help             Show this help.
 
         SIGNALS: SIGTERM/SIGINT drain and stop (the outbox is kept); SIGHUP reloads the config
         file's policy (allowed apps, app keys, default app, retention, outbox caps,
         log level).
         Logs: one JSON object per line on standard error; a line that cannot be written is dropped
-        and counted (pulsegate_log_lines_dropped_total), never fatal.
+        and counted (pulsegate_log_lines_dropped_total), never fatal. While batches flow, a
+        "traffic" line every 5 s counts them; every refused request is explained once.
+        Operators: GET /status (HTML), /status.json, /metrics on the listen address.
         The data directory is locked (pulsegate.lock) while serve runs: a second process on it
         exits with status 1 naming the holder's pid.
 
@@ -34,13 +40,16 @@ enum ServeCommand {
         var upstream: String?
         var dataDirectory: String?
         var configPath: String?
+        /// `--admin`: the embedded ingest server's admin address (loopback only).
+        var admin: String?
     }
 
     /// Parses flags, falling back to the environment; `nil` when help was asked for.
     static func parse(_ arguments: [String], environment: [String: String]) throws(CLIError) -> Options? {
         var options = Options(
             listen: environment["PULSEGATE_LISTEN"], upstream: environment["PULSEGATE_UPSTREAM"],
-            dataDirectory: environment["PULSEGATE_DATA_DIR"], configPath: environment["PULSEGATE_CONFIG"])
+            dataDirectory: environment["PULSEGATE_DATA_DIR"], configPath: environment["PULSEGATE_CONFIG"],
+            admin: environment["PULSEGATE_ADMIN"])
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -51,7 +60,7 @@ enum ServeCommand {
                 name = String(argument[..<equals])
                 value = String(argument[argument.index(after: equals)...])
             }
-            guard ["--listen", "--upstream", "--data-dir", "--config"].contains(name) else {
+            guard ["--listen", "--upstream", "--data-dir", "--config", "--admin"].contains(name) else {
                 throw CLIError(.usage, "serve: unknown option '\(argument)'")
             }
             if value == nil {
@@ -63,6 +72,7 @@ enum ServeCommand {
             case "--listen": options.listen = value
             case "--upstream": options.upstream = value
             case "--data-dir": options.dataDirectory = value
+            case "--admin": options.admin = value
             default: options.configPath = value
             }
             index += 1
@@ -92,6 +102,26 @@ enum ServeCommand {
         }
     }
 
+    /// `--admin` parsed: a loopback address, and only with the embedded upstream.
+    static func embeddedAdmin(_ options: Options, configuration: GatewayConfiguration) throws(CLIError)
+        -> IngestListenAddress?
+    {
+        guard let text = options.admin, !text.isEmpty else { return nil }
+        guard configuration.upstream == nil else {
+            throw CLIError(.usage, "serve: --admin exposes the embedded upstream; it cannot be used with --upstream")
+        }
+        let address: IngestListenAddress
+        do {
+            address = try IngestListenAddress(parsing: text)
+        } catch {
+            throw CLIError(.usage, "serve: --admin: \(error.message)")
+        }
+        guard address.host == "::1" || address.host == "localhost" || address.host.hasPrefix("127.") else {
+            throw CLIError(.usage, "serve: --admin must be a loopback address (127.0.0.1:PORT or [::1]:PORT)")
+        }
+        return address
+    }
+
     static func readConfig(_ path: String) throws(GatewayError) -> ConfigurationFile {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw GatewayError(.invalidConfiguration, "cannot read the config file \(path)")
@@ -105,6 +135,7 @@ enum ServeCommand {
             return
         }
         let configuration = try configuration(options)
+        let admin = try embeddedAdmin(options, configuration: configuration)
         let logger = GatewayLogger(level: configuration.policy.logLevel, droppedLines: output.droppedWrites) { line in
             output.standardError(line)
         }
@@ -113,7 +144,9 @@ enum ServeCommand {
         let signals = SignalStream([SIGTERM, SIGINT, SIGHUP])
         let system: GatewaySystem
         do {
-            system = try await GatewaySystem.start(configuration, environment: GatewayEnvironment(logger: logger))
+            system = try await GatewaySystem.start(
+                configuration, environment: GatewayEnvironment(logger: logger, version: PulseGateVersion.current),
+                embeddedAdmin: admin)
         } catch {
             signals.cancel()
             throw CLIError(.runtime, "serve: the gateway could not start", underlying: error)

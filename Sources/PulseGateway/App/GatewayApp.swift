@@ -50,18 +50,19 @@ public enum GatewayApp {
         } catch {
             throw GatewayError(.startFailed, error.message)
         }
-        let router = RouterSlot(retryAfterSeconds: configuration.policy.retryAfterSeconds)
+        let router = RouterSlot(retryAfterSeconds: configuration.policy.retryAfterSeconds, random: environment.random)
         let memoryBudget = RequestMemoryBudget(limitBytes: configuration.requestMemoryBudgetBytes)
+        var serverConfiguration = HTTPServerConfiguration(
+            host: configuration.listenHost, port: configuration.listenPort,
+            connectionLimit: configuration.httpConnectionLimit, idleTimeout: configuration.httpIdleTimeout,
+            threadCount: configuration.httpThreads, maxBodyBytes: configuration.maxBodyBytes,
+            shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds, requestMemoryBudget: memoryBudget,
+            requestMemoryEstimate: GatewayIntake.reservation(headers:wireBytes:),
+            headerTimeout: configuration.httpHeaderTimeout, bodyTimeout: configuration.httpBodyTimeout,
+            minBodyBytesPerSecond: configuration.httpMinBodyBytesPerSecond)
+        serverConfiguration.earlyResponse = { request, response in router.early(request, &response) }
         let server = HTTPServer(
-            configuration: HTTPServerConfiguration(
-                host: configuration.listenHost, port: configuration.listenPort,
-                connectionLimit: configuration.httpConnectionLimit, idleTimeout: configuration.httpIdleTimeout,
-                threadCount: configuration.httpThreads, maxBodyBytes: configuration.maxBodyBytes,
-                shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds, requestMemoryBudget: memoryBudget,
-                requestMemoryEstimate: GatewayIntake.reservation(headers:wireBytes:),
-                headerTimeout: configuration.httpHeaderTimeout, bodyTimeout: configuration.httpBodyTimeout,
-                minBodyBytesPerSecond: configuration.httpMinBodyBytesPerSecond),
-            handler: { request in await router.handle(request) })
+            configuration: serverConfiguration, handler: { request in await router.handle(request) })
         do {
             try server.start()
         } catch {
@@ -123,6 +124,10 @@ public final class BoundGateway: Sendable {
         let store = try await GatewayStore.open(
             dataDirectory: configuration.dataDirectory, commitGathering: configuration.commitGathering)
         let metrics = GatewayMetrics()
+        metrics.apps.configure(apps: configuration.policy.allowedAppIDs)
+        let telemetry = GatewayTelemetry(
+            metrics: metrics, environment: environment, outboxDepth: { [store] in store.outboxDepth.rows })
+        telemetry.configure(limits: GatewayTelemetry.limits(configuration, policy: configuration.policy))
 
         var connector: (any UpstreamConnector)?
         let upstreamDescription: String
@@ -158,29 +163,35 @@ public final class BoundGateway: Sendable {
             Forwarder(
                 store: store, connector: $0, settings: configuration.forwarding, clock: environment.clock,
                 monotonic: environment.monotonicClock, random: environment.random, metrics: metrics, logger: logger,
-                policy: policyCache)
+                policy: policyCache, health: telemetry.upstream)
         }
         let intake = GatewayIntake(
             store: store, policy: configuration.policy, maxBodyBytes: configuration.maxBodyBytes,
-            clock: environment.clock, metrics: metrics, logger: logger,
+            clock: environment.clock, metrics: metrics, logger: logger, telemetry: telemetry,
             onAccepted: { [weak forwarder, policyCache] drafts in
                 policyCache.noteTraffic(apps: drafts.map(\.app))
                 forwarder?.announce(drafts)
             })
         let operations = OperationsEndpoints(
             store: store, forwarder: forwarder, metrics: metrics, logger: logger, clock: environment.clock,
-            memoryBudget: server.memoryBudget, policy: { [intake] in intake.policy },
+            telemetry: telemetry, memoryBudget: server.memoryBudget, policy: { [intake] in intake.policy },
             dataDirectory: configuration.dataDirectory,
             requiredFreeBytes: configuration.maxBodyBytes)
         router.set(
             GatewayRouter(
                 intake: intake, operations: operations,
-                policy: PolicyEndpoint(cache: policyCache, policy: { [intake] in intake.policy })))
+                policy: PolicyEndpoint(cache: policyCache, policy: { [intake] in intake.policy }),
+                status: StatusEndpoint(
+                    operations: operations, telemetry: telemetry, policyCache: policyCache,
+                    upstream: upstreamDescription
+                ), telemetry: telemetry))
         forwarder?.start()
         let running = RunningGateway(
             server: server, store: store, intake: intake, forwarder: forwarder, metrics: metrics, logger: logger,
-            configuration: configuration, clock: environment.clock, policyCache: policyCache, lock: lock)
+            configuration: configuration, clock: environment.clock, policyCache: policyCache, lock: lock,
+            telemetry: telemetry)
         running.startPruning()
+        running.startSummary()
         logger.info(
             "gateway listening",
             [
@@ -191,24 +202,38 @@ public final class BoundGateway: Sendable {
     }
 }
 
-/// The request handler of a bound server: 503 until the gateway's router is set.
+/// The request handler of a bound server: 503 until the gateway's router is set (with the
+/// request's id, like every answer).
 private final class RouterSlot: Sendable {
     private let router = Mutex<GatewayRouter?>(nil)
     private let retryAfterSeconds: Int
+    private let random: GatewayRandom
 
-    init(retryAfterSeconds: Int) {
+    init(retryAfterSeconds: Int, random: GatewayRandom) {
         self.retryAfterSeconds = retryAfterSeconds
+        self.random = random
     }
 
     func set(_ router: GatewayRouter) {
         self.router.withLock { $0 = router }
     }
 
+    /// ``GatewayRouter/early(_:_:)`` once the router is set.
+    func early(_ request: HTTPRequest, _ response: inout HTTPResponse) {
+        guard let router = router.withLock({ $0 }) else {
+            RequestID(request.headers, random: random).stamp(&response)
+            return
+        }
+        router.early(request, &response)
+    }
+
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         guard let router = router.withLock({ $0 }) else {
-            return GatewayIntake.errorResponse(
+            var starting = GatewayIntake.errorResponse(
                 IntakeRejection(
                     .serviceUnavailable, "the gateway is starting; retry later", retryAfterSeconds: retryAfterSeconds))
+            RequestID(request.headers, random: random).stamp(&starting)
+            return starting
         }
         return await router.handle(request)
     }
@@ -225,13 +250,16 @@ public struct GatewayEnvironment: Sendable {
     public var random: GatewayRandom
     /// Where logs go.
     public var logger: GatewayLogger
+    /// The build's version, for `pulsegate_build_info` and the status page.
+    public var version: String
     var connector: (any UpstreamConnector)?
 
     /// Creates an environment; by default the system clock and generator and no logs.
     public init(
         clock: GatewayClock = .system, monotonicClock: GatewayClock = .monotonic, random: GatewayRandom = .system,
-        logger: GatewayLogger = .disabled
+        logger: GatewayLogger = .disabled, version: String = "unknown"
     ) {
+        self.version = version
         self.clock = clock
         self.monotonicClock = monotonicClock
         self.random = random
@@ -252,14 +280,17 @@ public final class RunningGateway: Sendable {
     private let configuration: GatewayConfiguration
     private let clock: GatewayClock
     private let pruning = Mutex<Task<Void, Never>?>(nil)
+    private let summary = Mutex<Task<Void, Never>?>(nil)
+    let telemetry: GatewayTelemetry
     private let stopped = Mutex<Bool>(false)
     private let lock: FileLock
 
     init(
         server: HTTPServer, store: GatewayStore, intake: GatewayIntake, forwarder: Forwarder?, metrics: GatewayMetrics,
         logger: GatewayLogger, configuration: GatewayConfiguration, clock: GatewayClock, policyCache: PolicyCache,
-        lock: FileLock
+        lock: FileLock, telemetry: GatewayTelemetry
     ) {
+        self.telemetry = telemetry
         self.lock = lock
         self.policyCache = policyCache
         self.server = server
@@ -283,6 +314,8 @@ public final class RunningGateway: Sendable {
     public func reload(_ policy: GatewayPolicy) throws(GatewayError) {
         try policy.validate()
         intake.policy = policy
+        metrics.apps.configure(apps: policy.allowedAppIDs)
+        telemetry.configure(limits: GatewayTelemetry.limits(configuration, policy: policy))
         logger.level = policy.logLevel
         logger.info("configuration reloaded")
     }
@@ -331,6 +364,23 @@ public final class RunningGateway: Sendable {
         pruning.withLock { $0 = task }
     }
 
+    /// Samples the counters for the status page's rates and writes the `traffic` summary line
+    /// when it is due (``TrafficSummary``); `pulsegate serve` calls it about once a second.
+    public func summaryTick() {
+        telemetry.summary.tick()
+    }
+
+    func startSummary() {
+        let task = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                guard let self, !Task.isCancelled else { return }
+                self.summaryTick()
+            }
+        }
+        summary.withLock { $0 = task }
+    }
+
     /// Drains and stops: new requests get 503, in-flight requests finish (up to the grace
     /// period), the forwarder stops after its requests in flight, the outbox is kept, the database
     /// closes and the data directory's lock is released. Calling it again returns at once.
@@ -344,6 +394,7 @@ public final class RunningGateway: Sendable {
         intake.beginShutdown()
         await server.shutdown(gracePeriod: configuration.shutdownGracePeriod)
         pruning.withLock { $0 }?.cancel()
+        summary.withLock { $0 }?.cancel()
         await forwarder?.stop()
         await policyCache.close()
         do {

@@ -1,35 +1,62 @@
+import Foundation
 import Glibc
 import PulseHTTP
+import PulseJSON
 
 /// Routes HTTP requests: the three OTLP intake paths and the operations endpoints.
+///
+/// Every response carries the request's `X-Request-Id` (``RequestID``) and is timed into
+/// `pulsegate_http_request_duration_seconds`; a refused request on an app-facing route (intake,
+/// `/v1/policy`, `/v1/diagnostics`, an unknown path) is explained in the log (``RejectionLog``).
 struct GatewayRouter: Sendable {
     let intake: GatewayIntake
     let operations: OperationsEndpoints
     let policy: PolicyEndpoint
+    let status: StatusEndpoint
+    let telemetry: GatewayTelemetry
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let started = telemetry.monotonic.now()
+        let requestID = telemetry.requestID(request)
+        var (response, route) = await route(request, requestID: requestID)
+        requestID.stamp(&response)
+        telemetry.durations.observe(
+            route: route, status: response.status.code,
+            seconds: Double(max(0, telemetry.monotonic.now() - started)) / 1000)
+        return response
+    }
+
+    /// The response and the route label it is counted under.
+    private func route(_ request: HTTPRequest, requestID: RequestID) async -> (HTTPResponse, String) {
         if let signal = OTLPSignal(path: request.path) {
             guard request.method == .post else {
-                let response = GatewayIntake.errorResponse(
-                    IntakeRejection(.methodNotAllowed, "\(request.method) is not allowed on \(signal.path); use POST"))
+                let rejection = IntakeRejection(
+                    .methodNotAllowed, "\(request.method) is not allowed on \(signal.path); use POST")
                 intake.metrics.request(route: signal.path, code: 405)
-                return response
+                refused(request, requestID: requestID, route: signal.path, rejection: rejection)
+                return (GatewayIntake.errorResponse(rejection), signal.path)
             }
-            var response = await intake.handle(request, signal: signal)
+            var response = await intake.handle(request, signal: signal, requestID: requestID)
             policy.stamp(&response, request: request)
-            return response
+            return (response, signal.path)
         }
         switch request.path {
         case PolicyEndpoint.path:
             let response = await policy.handle(request)
             intake.metrics.request(route: PolicyEndpoint.path, code: response.status.code)
-            return response
+            refused(request, requestID: requestID, route: PolicyEndpoint.path, response: response)
+            return (response, PolicyEndpoint.path)
         case DiagnosticsEndpoint.path:
             let response = await DiagnosticsEndpoint(
                 store: operations.store, clock: operations.clock, policy: operations.policy()
             ).handle(request)
             intake.metrics.request(route: request.path, code: response.status.code)
-            return response
+            refused(request, requestID: requestID, route: DiagnosticsEndpoint.path, response: response)
+            return (response, DiagnosticsEndpoint.path)
+        case StatusEndpoint.htmlPath, StatusEndpoint.jsonPath:
+            let response = await status.handle(request)
+            intake.metrics.request(route: request.path, code: response.status.code)
+            return (response, request.path)
         case "/livez", "/readyz", "/metrics":
             let response: HTTPResponse
             if request.method != .get && request.method != .head {
@@ -45,11 +72,80 @@ struct GatewayRouter: Sendable {
                 response = await operations.metricsResponse()
             }
             intake.metrics.request(route: request.path, code: response.status.code)
-            return response
+            return (response, request.path)
         default:
             intake.metrics.request(route: "other", code: 404)
-            return GatewayIntake.errorResponse(IntakeRejection(.notFound, "no route for \(request.path)"))
+            let rejection = IntakeRejection(.notFound, "no route for \(request.path)")
+            // One line per app per minute for all unknown paths, whatever they are.
+            refused(request, requestID: requestID, route: "other", rejection: rejection, limitKey: "no route")
+            return (GatewayIntake.errorResponse(rejection), "other")
         }
+    }
+
+    /// A response the HTTP server made before the handler (``HTTPServerConfiguration/earlyResponse``):
+    /// it gets the request's id, and a refusal is explained like the router's own. A declared body
+    /// over `maxBodyBytes` on an intake route gets the OTLP `Status` body (in the request's format)
+    /// that a body found too large after decoding gets, so the device can tell why.
+    func early(_ request: HTTPRequest, _ response: inout HTTPResponse) {
+        let requestID = telemetry.requestID(request)
+        let signal = OTLPSignal(path: request.path)
+        let route = signal?.path ?? (Self.routes.contains(request.path) ? request.path : "other")
+        var reason = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if response.status == .contentTooLarge {
+            reason = "the body is larger than \(intake.maxBodyBytes) bytes"
+            if signal != nil {
+                let format = GatewayIntake.bodyFormat(request.headers["Content-Type"]) ?? .json
+                var status = GatewayIntake.errorResponse(IntakeRejection(.contentTooLarge, reason), format: format)
+                status.headers.set(name: "Connection", value: "close")
+                response = status
+            }
+        }
+        requestID.stamp(&response)
+        if response.status == .serviceUnavailable && reason.isEmpty {
+            // Draining at shutdown is expected; a request refused for the memory budget is not.
+            guard !intake.isShuttingDown else { return }
+            reason = "the gateway is busy with other large requests; retry later"
+        }
+        if signal != nil {
+            let app =
+                request.headers[IntakeHeaders.appIDHeader].map { IntakeHeaders.isValidIdentifier($0) ? $0 : nil }
+                ?? intake.policy.defaultAppID
+            telemetry.apps.request(app: app, wireBytes: 0)
+            telemetry.apps.rejected(app: app, reason: RejectionReason(status: response.status.code))
+        }
+        intake.metrics.request(route: route, code: response.status.code)
+        refused(
+            request, requestID: requestID, route: route,
+            rejection: IntakeRejection(response.status, reason.isEmpty ? "status \(response.status.code)" : reason))
+    }
+
+    /// The routes besides the intake's, for the route label.
+    static let routes: Set<String> = [
+        PolicyEndpoint.path, DiagnosticsEndpoint.path, StatusEndpoint.htmlPath, StatusEndpoint.jsonPath, "/livez",
+        "/readyz", "/metrics",
+    ]
+
+    /// Logs a refused request of a route that answers with an OTLP `Status` body.
+    private func refused(_ request: HTTPRequest, requestID: RequestID, route: String, response: HTTPResponse) {
+        guard response.status.code >= 400 else { return }
+        let message: String
+        if let body = try? JSONValue.parse(response.body), case .string(let text)? = body["message"] {
+            message = text
+        } else {
+            message = "status \(response.status.code)"
+        }
+        refused(request, requestID: requestID, route: route, rejection: IntakeRejection(response.status, message))
+    }
+
+    private func refused(
+        _ request: HTTPRequest, requestID: RequestID, route: String, rejection: IntakeRejection,
+        limitKey: String? = nil
+    ) {
+        let app = request.headers[IntakeHeaders.appIDHeader] ?? request.queryValue("app")
+        let valid = app.flatMap { IntakeHeaders.isValidIdentifier($0) ? $0 : nil }
+        telemetry.rejections.record(
+            requestID: requestID, app: valid, route: route, status: rejection.status.code, reason: rejection.message,
+            client: intake.clientAddress(of: request), limitKey: limitKey)
     }
 }
 
@@ -60,6 +156,8 @@ struct OperationsEndpoints: Sendable {
     let metrics: GatewayMetrics
     let logger: GatewayLogger
     let clock: GatewayClock
+    /// Per-app counters, durations, build info, limits, process metrics.
+    let telemetry: GatewayTelemetry
     /// The HTTP server's request-memory budget, for its gauges.
     let memoryBudget: RequestMemoryBudget
     let policy: @Sendable () -> GatewayPolicy
@@ -109,6 +207,16 @@ struct OperationsEndpoints: Sendable {
     }
 
     func metricsResponse() async -> HTTPResponse {
+        var out = PrometheusExposition()
+        out.append(metrics.render(await gauges()))
+        telemetry.render(into: &out, outboxRows: (try? await store.outboxRowsByApp()) ?? [:])
+        return HTTPResponse(
+            status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
+            body: Array(out.text.utf8))
+    }
+
+    /// The gauges ``GatewayMetrics`` renders, read now.
+    func gauges() async -> GatewayMetrics.Gauges {
         let depth = store.outboxDepth
         var gauges = GatewayMetrics.Gauges()
         gauges.outboxBatches = depth.rows
@@ -131,9 +239,7 @@ struct OperationsEndpoints: Sendable {
         let grace = Int64(policy().diagnosticsGapGraceSeconds) * 1_000
         gauges.diagnostics =
             (try? await DiagnosticsEndpoint.gauges(store, now: clock.now(), graceMilliseconds: grace)) ?? [:]
-        return HTTPResponse(
-            status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
-            body: Array(metrics.render(gauges).utf8))
+        return gauges
     }
 
     /// Bytes available to unprivileged writers on the file system of `path`, or `nil` if unknown.

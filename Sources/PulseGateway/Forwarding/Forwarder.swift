@@ -40,6 +40,8 @@ final class Forwarder: Sendable {
     private let metrics: GatewayMetrics
     private let logger: GatewayLogger
     private let limiter: AsyncLimiter
+    /// Logs when the upstream starts and stops failing (``UpstreamHealth``).
+    let health: UpstreamHealth?
     private let wake = WakeSignal()
     private let state = Mutex(State())
 
@@ -83,8 +85,9 @@ final class Forwarder: Sendable {
     init(
         store: GatewayStore, connector: any UpstreamConnector, settings: ForwardingSettings, clock: GatewayClock,
         monotonic: GatewayClock, random: GatewayRandom, metrics: GatewayMetrics, logger: GatewayLogger,
-        policy: PolicyCache? = nil
+        policy: PolicyCache? = nil, health: UpstreamHealth? = nil
     ) {
+        self.health = health
         self.store = store
         self.settings = settings
         self.clock = clock
@@ -368,7 +371,8 @@ final class Forwarder: Sendable {
         if !accepted.isEmpty {
             do {
                 try await store.delete(seqs: accepted.map(\.seq))
-                for row in accepted { metrics.forwarded(kind: row.kind, result: "ok") }
+                for row in accepted { metrics.forwarded(kind: row.kind, result: "ok", app: row.app) }
+                health?.succeeded()
             } catch {
                 logger.error("outbox delete failed", ["rows": String(accepted.count), "error": "\(error)"])
                 return monotonic.now() + 1000
@@ -488,7 +492,8 @@ final class Forwarder: Sendable {
             if reply.confirmsAcceptance {
                 do {
                     try await store.delete(seq: row.seq)
-                    metrics.forwarded(kind: row.kind, result: "ok")
+                    metrics.forwarded(kind: row.kind, result: "ok", app: row.app)
+                    health?.succeeded()
                     return nil
                 } catch {
                     logger.error("outbox delete failed", ["seq": String(row.seq), "error": "\(error)"])
@@ -550,10 +555,15 @@ final class Forwarder: Sendable {
         let delay = immediately ? 0 : max(1, backoffMilliseconds(attempts: row.attempts))
         let retryAt = clock.now() + delay
         let wakeAt = monotonic.now() + delay
-        metrics.forwarded(kind: row.kind, result: "retry")
+        metrics.forwarded(kind: row.kind, result: "retry", app: row.app)
+        // A 401 or 409 resent at once is the session's own handling, not an upstream failing.
+        if !immediately { health?.failed(reason: reason) }
         logger.debug(
             "upstream send failed, will retry",
-            ["seq": String(row.seq), "attempts": String(row.attempts + 1), "reason": reason])
+            [
+                "app": row.app, "seq": String(row.seq), "attempts": String(row.attempts + 1), "reason": reason,
+                "requestId": row.requestID ?? "-", "batchId": row.httpBatchID,
+            ])
         do {
             try await store.reschedule(seq: row.seq, nextAttemptAt: retryAt, error: reason)
         } catch {
@@ -563,10 +573,13 @@ final class Forwarder: Sendable {
     }
 
     private func deadLetter(_ row: OutboxRow, code: Int, message: String) async -> Int64? {
-        metrics.forwarded(kind: row.kind, result: "dead_letter")
+        metrics.forwarded(kind: row.kind, result: "dead_letter", app: row.app)
         logger.warning(
             "upstream refused a batch; moved to dead letters",
-            ["app": row.app, "seq": String(row.seq), "pulseBatchId": row.pulseBatchID, "code": String(code)])
+            [
+                "app": row.app, "seq": String(row.seq), "pulseBatchId": row.pulseBatchID, "code": String(code),
+                "message": message, "requestId": row.requestID ?? "-", "batchId": row.httpBatchID,
+            ])
         do {
             try await store.deadLetter(seq: row.seq, code: code, message: message, now: clock.now())
             return nil
@@ -578,14 +591,14 @@ final class Forwarder: Sendable {
 
     /// Replaces a crash row by `Crash` events in event batches, sent next.
     private func fallBack(_ row: OutboxRow, connectPayload: [UInt8], reason: String) async -> Int64? {
-        metrics.forwarded(kind: row.kind, result: "fallback")
+        metrics.forwarded(kind: row.kind, result: "fallback", app: row.app)
         let drafts = CrashFallback.eventDrafts(for: row, connectPayload: connectPayload)
         logger.info(
             "sending crash reports as Crash events",
             ["seq": String(row.seq), "reason": reason, "batches": String(drafts.count)])
         do {
             try await store.replaceWithFallback(
-                seq: row.seq, httpBatchID: row.httpBatchID, drafts: drafts, now: clock.now())
+                seq: row.seq, httpBatchID: row.httpBatchID, drafts: drafts, now: clock.now(), requestID: row.requestID)
             return nil
         } catch {
             logger.error("crash fallback failed", ["seq": String(row.seq), "error": "\(error)"])

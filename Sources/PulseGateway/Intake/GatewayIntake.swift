@@ -18,6 +18,8 @@ final class GatewayIntake: Sendable {
     let metrics: GatewayMetrics
     let logger: GatewayLogger
     let clock: GatewayClock
+    /// Rejection log, per-app counters.
+    let telemetry: GatewayTelemetry
     let maxBodyBytes: Int
     private let policyState: Mutex<GatewayPolicy>
     /// Parsers reused across requests (each keeps its buffers), at most 64 idle.
@@ -34,8 +36,9 @@ final class GatewayIntake: Sendable {
 
     init(
         store: GatewayStore, policy: GatewayPolicy, maxBodyBytes: Int, clock: GatewayClock, metrics: GatewayMetrics,
-        logger: GatewayLogger, onAccepted: @escaping @Sendable ([OutboxDraft]) -> Void
+        logger: GatewayLogger, telemetry: GatewayTelemetry, onAccepted: @escaping @Sendable ([OutboxDraft]) -> Void
     ) {
+        self.telemetry = telemetry
         self.store = store
         self.policyState = Mutex(policy)
         self.maxBodyBytes = maxBodyBytes
@@ -59,27 +62,38 @@ final class GatewayIntake: Sendable {
         stopping.store(true, ordering: .relaxed)
     }
 
-    /// Handles `POST /v1/{logs,traces,metrics}`.
-    func handle(_ request: HTTPRequest, signal: OTLPSignal) async -> HTTPResponse {
+    /// Whether ``beginShutdown()`` was called.
+    var isShuttingDown: Bool { stopping.load(ordering: .relaxed) }
+
+    /// Handles `POST /v1/{logs,traces,metrics}`. A refused request is explained in the log
+    /// (``RejectionLog``) with `requestID`.
+    func handle(_ request: HTTPRequest, signal: OTLPSignal, requestID: RequestID) async -> HTTPResponse {
         // Answers use the request's format; an unreadable Content-Type gets a JSON answer.
         let format = Self.bodyFormat(request.headers["Content-Type"])
         let response: HTTPResponse
+        // The App ID only when well-formed (it comes from the device).
+        let app =
+            request.headers[IntakeHeaders.appIDHeader].map { IntakeHeaders.isValidIdentifier($0) ? $0 : nil }
+            ?? policy.defaultAppID
+        telemetry.apps.request(app: app, wireBytes: request.body.count)
         do {
-            response = try await accept(request, signal: signal, format: format)
+            response = try await accept(request, signal: signal, format: format, requestID: requestID)
         } catch {
             response = Self.errorResponse(error, format: format ?? .json)
+            telemetry.apps.rejected(app: app, reason: RejectionReason(status: error.status.code))
+            telemetry.rejections.record(
+                requestID: requestID, app: app, route: signal.path, status: error.status.code, reason: error.message,
+                client: clientAddress(of: request))
         }
         metrics.request(route: signal.path, code: response.status.code)
         if logger.level <= .debug {
-            // The access line: who sent what and how it was answered. The App ID only when well-formed
-            // (it comes from the device).
-            let app = request.headers["Apsio-App-Id"].flatMap { IntakeHeaders.isValidIdentifier($0) ? $0 : nil }
+            // The access line: who sent what and how it was answered.
             logger.debug(
                 "request",
                 [
-                    "client": clientAddress(of: request), "peer": request.remoteAddress?.description ?? "unknown",
-                    "method": request.method.rawValue, "path": signal.path, "app": app ?? "-",
-                    "status": String(response.status.code),
+                    "requestId": requestID.value, "client": clientAddress(of: request),
+                    "peer": request.remoteAddress?.description ?? "unknown", "method": request.method.rawValue,
+                    "path": signal.path, "app": app ?? "-", "status": String(response.status.code),
                 ])
         }
         return response
@@ -91,9 +105,9 @@ final class GatewayIntake: Sendable {
         policy.trustedProxies.clientAddress(of: request) ?? "unknown"
     }
 
-    private func accept(_ request: HTTPRequest, signal: OTLPSignal, format: BodyFormat?) async throws(IntakeRejection)
-        -> HTTPResponse
-    {
+    private func accept(
+        _ request: HTTPRequest, signal: OTLPSignal, format: BodyFormat?, requestID: RequestID
+    ) async throws(IntakeRejection) -> HTTPResponse {
         let policy = self.policy
         if stopping.load(ordering: .relaxed) {
             throw IntakeRejection(
@@ -140,22 +154,33 @@ final class GatewayIntake: Sendable {
             // A commit with `conflict: true` never answers `.conflict`: this runs at most twice.
             let outcome = try await commit(
                 headers: headers, batchID: batchID, bodyHash: bodyHash, now: receivedAt, policy: policy,
-                mapped: mapped, diagnostics: diagnostics, conflict: conflict, request: request)
+                mapped: mapped, diagnostics: diagnostics, conflict: conflict, request: request, requestID: requestID)
             switch outcome {
             case .accepted(_, let stored):
                 metrics.records(mapped.records - mapped.rejected, signal: signal.rawValue)
-                if mapped.rejected > 0 { metrics.oversized(mapped.rejected) }
+                telemetry.apps.accepted(app: headers.appID, records: mapped.records - mapped.rejected)
+                if mapped.rejected > 0 {
+                    metrics.oversized(mapped.rejected)
+                    telemetry.apps.rejected(app: headers.appID, reason: .partial)
+                    telemetry.rejections.record(
+                        requestID: requestID, app: headers.appID, route: signal.path, status: 200,
+                        reason: mapped.rejectionMessage(signal) ?? "records dropped",
+                        client: clientAddress(of: request),
+                        partial: true)
+                }
                 if !mapped.derivedIdentities.isEmpty { derivedIdentities(mapped.derivedIdentities, app: headers.appID) }
                 if !mapped.drafts.isEmpty { onAccepted(mapped.drafts) }
                 var response = Self.success(
                     signal: signal, rejected: mapped.rejected, message: mapped.rejectionMessage(signal), format: format)
                 if stored {
-                    conflictStored(app: headers.appID, batchID: batchID, signal: signal, request: request)
+                    conflictStored(
+                        app: headers.appID, batchID: batchID, signal: signal, request: request, requestID: requestID)
                     response.headers.set(name: Self.conflictHeader, value: "true")
                 }
                 return response
             case .duplicate:
                 metrics.duplicate()
+                telemetry.apps.duplicate(app: headers.appID)
                 var response = Self.success(signal: signal, rejected: 0, message: nil, format: format)
                 response.headers.set(name: "Apsio-Duplicate", value: "true")
                 return response
@@ -172,14 +197,17 @@ final class GatewayIntake: Sendable {
 
     /// Counts a conflicting batch and logs it at warning level, once a minute per app (the line
     /// says how many were not logged since).
-    private func conflictStored(app: String, batchID: String, signal: OTLPSignal, request: HTTPRequest) {
+    private func conflictStored(
+        app: String, batchID: String, signal: OTLPSignal, request: HTTPRequest, requestID: RequestID
+    ) {
         metrics.conflict()
+        telemetry.apps.conflict(app: app)
         guard let suppressed = conflictLog.admit(app) else { return }
         logger.warning(
             "batch id reused with a different body; stored as its own batch",
             [
-                "app": app, "batchId": batchID, "signal": signal.rawValue, "client": clientAddress(of: request),
-                "suppressed": String(suppressed),
+                "requestId": requestID.value, "app": app, "batchId": batchID, "signal": signal.rawValue,
+                "client": clientAddress(of: request), "suppressed": String(suppressed),
             ])
     }
 
@@ -206,20 +234,24 @@ final class GatewayIntake: Sendable {
     /// The durable commit of a mapped request; a storage failure is a 503.
     private func commit(
         headers: IntakeHeaders, batchID: String, bodyHash: [UInt8], now: Int64, policy: GatewayPolicy,
-        mapped: MappedRequest, diagnostics: DiagnosticsObservation?, conflict: Bool, request: HTTPRequest
+        mapped: MappedRequest, diagnostics: DiagnosticsObservation?, conflict: Bool, request: HTTPRequest,
+        requestID: RequestID
     ) async throws(IntakeRejection) -> GatewayStore.IntakeOutcome {
         do {
             let outcome = try await store.commitIntake(
                 app: headers.appID, batchID: batchID, bodyHash: bodyHash, sentAt: headers.sentAt, now: now,
                 retentionMilliseconds: policy.dedupRetentionMilliseconds, drafts: mapped.drafts,
-                diagnostics: diagnostics, conflict: conflict)
+                diagnostics: diagnostics, conflict: conflict, requestID: requestID.value)
             store.commitHealth.succeeded()
             return outcome
         } catch {
             store.commitHealth.failed(error)
             logger.error(
                 "intake commit failed",
-                ["app": headers.appID, "batchId": batchID, "client": clientAddress(of: request), "error": "\(error)"])
+                [
+                    "requestId": requestID.value, "app": headers.appID, "batchId": batchID,
+                    "client": clientAddress(of: request), "error": "\(error)",
+                ])
             throw IntakeRejection(
                 .serviceUnavailable, "storage is unavailable; retry later", retryAfterSeconds: policy.retryAfterSeconds)
         }

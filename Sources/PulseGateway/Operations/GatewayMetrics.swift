@@ -26,6 +26,9 @@ import Synchronization
 /// | `pulsegate_dedup_pruned_total` | counter | |
 /// | `pulsegate_log_lines_dropped_total` | counter | |
 /// | `pulsegate_request_memory_reserved_bytes`, `pulsegate_request_memory_budget_bytes` | gauge | |
+///
+/// Per-app families are ``AppMetrics``', request durations ``RequestDurations``'; `/metrics` adds
+/// build info, configured limits and process metrics (``GatewayTelemetry``).
 public final class GatewayMetrics: Sendable {
     private struct Counters {
         var requests: [String: Int] = [:]
@@ -47,6 +50,10 @@ public final class GatewayMetrics: Sendable {
     static let latencyBounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     private let counters = Mutex(Counters())
+    /// Per-app counters with bounded `app` labels.
+    let apps = AppMetrics()
+    /// `pulsegate_http_request_duration_seconds`.
+    let durations = RequestDurations()
 
     /// Creates zeroed counters.
     public init() {}
@@ -74,8 +81,10 @@ public final class GatewayMetrics: Sendable {
 
     func derivedIdentities(_ count: Int) { counters.withLock { $0.derivedIdentities += count } }
 
-    func forwarded(kind: OutboxBatchKind, result: String) {
+    func forwarded(kind: OutboxBatchKind, result: String, app: String) {
         counters.withLock { $0.forwards["\(kind)\u{0}\(result)", default: 0] += 1 }
+        if result == "ok" { apps.forwarded(app: app) }
+        if result == "dead_letter" { apps.deadLettered(app: app) }
     }
 
     func forwardLatency(seconds: Double) {

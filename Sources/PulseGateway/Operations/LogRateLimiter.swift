@@ -7,7 +7,7 @@ import Synchronization
 /// when full, keys whose interval has passed are forgotten, and if none has, a new key is
 /// limited like a tracked one until space frees up.
 final class LogRateLimiter: Sendable {
-    /// Keys (App IDs) remembered at once.
+    /// Keys (App IDs; for the rejection log, app and reason) remembered at once.
     static let maxKeys = 1_024
 
     private struct Entry {

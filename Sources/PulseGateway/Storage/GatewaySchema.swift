@@ -17,6 +17,10 @@ import PulseStorage
 /// - `diagnostics_device`, `diagnostics_received`: per (app, installation) delivery state and the received
 ///   batch sequence numbers as ranges (`docs/diagnostics.md`).
 ///
+/// Migration `007` adds `request_id` to `outbox` and `dead_letter`: the `X-Request-Id` of the
+/// HTTP request that stored the row (``RequestID``), so a forwarding failure logged for a row can
+/// be traced back to the request; older rows have none (NULL).
+///
 /// Migration `006` stores each outbox and dead-letter row in wire form: `payload` is exactly the
 /// msgtrans frame payload and `compression` its frame compression byte (``StoredPayload``), sent
 /// as stored. Rows stored zstd-compressed by `004` are already one zstd frame: they keep their
@@ -180,6 +184,12 @@ enum GatewaySchema {
                     compression = CASE payload_encoding WHEN 1 THEN 1 ELSE 0 END;
                 ALTER TABLE dead_letter DROP COLUMN identity;
                 ALTER TABLE dead_letter DROP COLUMN payload_encoding;
+                """)
+        migrator.append(
+            "007_outbox_request_id",
+            sql: """
+                ALTER TABLE outbox ADD COLUMN request_id TEXT;
+                ALTER TABLE dead_letter ADD COLUMN request_id TEXT;
                 """)
         return migrator
     }

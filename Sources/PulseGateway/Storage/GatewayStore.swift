@@ -119,7 +119,8 @@ public final class GatewayStore: Sendable {
     /// drafts, mapped as a conflicting batch, are stored under their own dedup row.
     func commitIntake(
         app: String, batchID: String, bodyHash: [UInt8], sentAt: Int64?, now: Int64, retentionMilliseconds: Int64,
-        drafts: [OutboxDraft], diagnostics: DiagnosticsObservation? = nil, conflict: Bool = false
+        drafts: [OutboxDraft], diagnostics: DiagnosticsObservation? = nil, conflict: Bool = false,
+        requestID: String? = nil
     ) async throws -> IntakeOutcome {
         // Compressed here, on the request's task: the commit thread only binds the bytes.
         let stored = drafts.map { Self.stored($0) }
@@ -156,7 +157,7 @@ public final class GatewayStore: Sendable {
             for (draft, payload) in zip(drafts, stored) {
                 try Self.insert(
                     draft, payload: payload, httpBatchID: batchID, now: now, identities: &identities,
-                    connection: connection)
+                    connection: connection, requestID: requestID)
                 seqs.append(connection.lastInsertRowID)
             }
             if let diagnostics {
@@ -203,19 +204,19 @@ public final class GatewayStore: Sendable {
 
     private static func insert(
         _ draft: OutboxDraft, payload: StoredPayload, httpBatchID: String, now: Int64, priority: Int? = nil,
-        identities: inout [String: Int64], connection: SQLiteConnection
+        identities: inout [String: Int64], connection: SQLiteConnection, requestID: String? = nil
     ) throws {
         let identityID = try identityID(of: draft, known: &identities, connection: connection)
         try connection.execute(
             """
             INSERT INTO outbox(app, identity_key, identity_id, kind, priority, pulse_batch_id, payload, compression,
-                record_count, fallback, http_batch_id, next_attempt_at, created_at, payload_bytes)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                record_count, fallback, http_batch_id, next_attempt_at, created_at, payload_bytes, request_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 draft.app, draft.identityKey, identityID, draft.kind.rawValue, priority ?? draft.priority,
                 draft.pulseBatchID, payload.bytes, Int(payload.compression.rawValue), draft.recordCount,
-                draft.fallback, httpBatchID, now, now, payload.plainCount,
+                draft.fallback, httpBatchID, now, now, payload.plainCount, requestID,
             ])
     }
 
@@ -293,7 +294,7 @@ public final class GatewayStore: Sendable {
             try connection.query(
                 """
                 SELECT seq, app, identity_key, kind, priority, pulse_batch_id, payload, compression, record_count,
-                    fallback, http_batch_id, attempts, next_attempt_at, created_at, payload_bytes
+                    fallback, http_batch_id, attempts, next_attempt_at, created_at, payload_bytes, request_id
                 FROM outbox WHERE identity_id = (SELECT id FROM identities WHERE identity_key = ?)
                 ORDER BY priority, seq LIMIT ?
                 """, [identityKey, max(1, limit)]
@@ -308,7 +309,8 @@ public final class GatewayStore: Sendable {
             pulseBatchID: try row.column(5), payload: try row.column(6),
             compression: UInt8(clamping: try row.column(7, as: Int.self)), recordCount: try row.column(8),
             fallback: try row.column(9), httpBatchID: try row.column(10), attempts: try row.column(11),
-            nextAttemptAt: try row.column(12), createdAt: try row.column(13), plainCount: try row.column(14))
+            nextAttemptAt: try row.column(12), createdAt: try row.column(13), plainCount: try row.column(14),
+            requestID: try row.column(15))
     }
 
     /// Deletes a delivered row.
@@ -359,9 +361,9 @@ public final class GatewayStore: Sendable {
                 """
                 INSERT OR REPLACE INTO dead_letter(seq, app, identity_key, identity_id, kind, priority,
                     pulse_batch_id, payload, compression, record_count, fallback, http_batch_id, attempts, created_at,
-                    failed_at, code, message, payload_bytes)
+                    failed_at, code, message, payload_bytes, request_id)
                 SELECT seq, app, identity_key, identity_id, kind, priority, pulse_batch_id, payload, compression,
-                    record_count, fallback, http_batch_id, attempts + 1, created_at, ?, ?, ?, payload_bytes
+                    record_count, fallback, http_batch_id, attempts + 1, created_at, ?, ?, ?, payload_bytes, request_id
                 FROM outbox WHERE seq = ?
                 """, [now, code, message, seq])
             try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
@@ -377,7 +379,9 @@ public final class GatewayStore: Sendable {
 
     /// Replaces a crash row by event rows carrying the same records (the upstream answered 501).
     /// The new rows keep crash priority, so they still go ahead of the identity's event batches.
-    func replaceWithFallback(seq: Int64, httpBatchID: String, drafts: [OutboxDraft], now: Int64) async throws {
+    func replaceWithFallback(
+        seq: Int64, httpBatchID: String, drafts: [OutboxDraft], now: Int64, requestID: String? = nil
+    ) async throws {
         let stored = drafts.map { Self.stored($0) }
         let removed = try await executor.commit { connection -> Int in
             let bytes = try connection.queryFirst("SELECT payload_bytes FROM outbox WHERE seq = ?", [seq]) { row in
@@ -389,7 +393,7 @@ public final class GatewayStore: Sendable {
             for (draft, payload) in zip(drafts, stored) {
                 try Self.insert(
                     draft, payload: payload, httpBatchID: httpBatchID, now: now, priority: 0, identities: &identities,
-                    connection: connection)
+                    connection: connection, requestID: requestID)
             }
             return bytes ?? 0
         }
@@ -461,6 +465,9 @@ public final class GatewayStore: Sendable {
         public var code: Int
         /// The upstream's message.
         public var message: String
+        /// The `X-Request-Id` of the HTTP request it came from (`nil` for rows stored before
+        /// migration `007`).
+        public var requestID: String?
     }
 
     /// Depth, age and dead letters per app, sorted by app.
@@ -498,7 +505,7 @@ public final class GatewayStore: Sendable {
             try connection.query(
                 """
                 SELECT seq, app, identity_key, kind, pulse_batch_id, http_batch_id, record_count, attempts,
-                    failed_at, code, message
+                    failed_at, code, message, request_id
                 FROM dead_letter ORDER BY seq LIMIT ?
                 """, [limit]
             ) { row in
@@ -506,7 +513,8 @@ public final class GatewayStore: Sendable {
                     seq: try row.column(0), app: try row.column(1), identityKey: try row.column(2),
                     kind: OutboxBatchKind(rawValue: try row.column(3)) ?? .events, pulseBatchID: try row.column(4),
                     httpBatchID: try row.column(5), recordCount: try row.column(6), attempts: try row.column(7),
-                    failedAt: try row.column(8), code: try row.column(9), message: try row.column(10))
+                    failedAt: try row.column(8), code: try row.column(9), message: try row.column(10),
+                    requestID: try row.column(11))
             }
         }
     }
@@ -531,9 +539,9 @@ public final class GatewayStore: Sendable {
                     """
                     INSERT INTO outbox(seq, app, identity_key, identity_id, kind, priority, pulse_batch_id, payload,
                         compression, record_count, fallback, http_batch_id, attempts, next_attempt_at, created_at,
-                        payload_bytes)
+                        payload_bytes, request_id)
                     SELECT seq, app, identity_key, identity_id, kind, priority, pulse_batch_id, payload, compression,
-                        record_count, fallback, http_batch_id, 0, ?, created_at, payload_bytes
+                        record_count, fallback, http_batch_id, 0, ?, created_at, payload_bytes, request_id
                     FROM dead_letter WHERE seq = ?
                     """, [now, seq])
                 if connection.changes > 0 {

@@ -54,6 +54,8 @@ struct OutboxRow: Sendable, Equatable {
     var createdAt: Int64
     /// The plaintext length of `payload`.
     var plainCount: Int
+    /// The `X-Request-Id` of the HTTP request that stored it (`nil` before migration `007`).
+    var requestID: String? = nil
 
     /// The stored payload (for the crash fallback, which needs the plaintext).
     var storedPayload: StoredPayload {

@@ -82,6 +82,15 @@ public struct HTTPServerConfiguration: Sendable {
     public var minBodyBytesPerSecond: Int
     /// The most query parameters a request target may have.
     public var maxQueryParameters: Int
+    /// Sees (and may amend) the responses the server makes itself, before the handler runs: a head
+    /// whose framing is refused (400, 501), a declared body over ``maxBodyBytes`` (413), a request
+    /// refused for the memory budget or during shutdown (503), a chunked body that crosses
+    /// ``maxBodyBytes`` (413, written at once: the status stays, fields and body are sent). The
+    /// request has no body. Called on libmicrohttpd's threads: keep it short, never block.
+    public var earlyResponse: EarlyResponse?
+
+    /// Observes or amends a response the server makes without the handler.
+    public typealias EarlyResponse = @Sendable (_ request: HTTPRequest, _ response: inout HTTPResponse) -> Void
 
     /// Creates a configuration; every parameter has a default.
     public init(
@@ -112,6 +121,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.bodyTimeout = bodyTimeout
         self.minBodyBytesPerSecond = minBodyBytesPerSecond
         self.maxQueryParameters = maxQueryParameters
+        self.earlyResponse = nil
     }
 
     /// Checks every field, throwing ``HTTPServerError/Code/invalidConfiguration`` for the first bad one.

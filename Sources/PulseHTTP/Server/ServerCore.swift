@@ -24,6 +24,8 @@ final class ServerCore: Sendable {
     let maxQueryParameters: Int
     /// libmicrohttpd's per-connection pool, which also has to hold the parsed query.
     let headerMemoryLimit: Int
+    /// ``HTTPServerConfiguration/earlyResponse``.
+    let earlyResponse: HTTPServerConfiguration.EarlyResponse?
     /// Set when shutdown begins: new requests get 503.
     let shuttingDown = Atomic<Bool>(false)
     /// Requests that have a context (headers received, not yet completed).
@@ -50,6 +52,31 @@ final class ServerCore: Sendable {
                 minBodyBytesPerSecond: configuration.minBodyBytesPerSecond, idleTimeout: configuration.idleTimeout))
         self.maxQueryParameters = configuration.maxQueryParameters
         self.headerMemoryLimit = configuration.headerMemoryLimit
+        self.earlyResponse = configuration.earlyResponse
+    }
+
+    /// `response` after ``earlyResponse`` saw it.
+    private func early(_ response: HTTPResponse, _ request: @autoclosure () -> HTTPRequest) -> HTTPResponse {
+        guard let earlyResponse else { return response }
+        var amended = response
+        earlyResponse(request(), &amended)
+        return amended
+    }
+
+    /// The bodiless request ``earlyResponse`` is shown for a request with a context.
+    private static func head(of context: RequestContext) -> HTTPRequest {
+        HTTPRequest(
+            method: context.method, path: context.path, query: context.query, headers: context.headers,
+            remoteAddress: context.remoteAddress)
+    }
+
+    /// The bodiless request ``earlyResponse`` is shown for a request refused in its first call.
+    private static func head(
+        connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, headers: HTTPHeaders
+    ) -> HTTPRequest {
+        HTTPRequest(
+            method: HTTPMethod(method.map { String(cString: $0) } ?? ""), path: url.map { String(cString: $0) } ?? "/",
+            headers: headers, remoteAddress: remoteAddress(of: connection))
     }
 
     /// Stops suspending connections, then answers every request whose handler is still running with
@@ -102,8 +129,9 @@ final class ServerCore: Sendable {
                 guard let uploadData else { return .NO }
                 if context.body.count + size > maxBodyBytes {
                     // A chunked body crossed the limit (a declared one was refused in begin).
+                    let response = earlyResponse == nil ? nil : early(Self.bodyTooLarge, Self.head(of: context))
                     uploadDataSize.pointee = 0
-                    return answerWhileReceiving(context, connection: connection)
+                    return answerWhileReceiving(context, connection: connection, response: response)
                 }
                 let needed = memoryEstimate(
                     context.headers, max(context.declaredLength ?? 0, context.body.count + size))
@@ -157,10 +185,15 @@ final class ServerCore: Sendable {
     /// straight to the socket (which is then shut for sending), the next ``maxBodyBytes`` are still
     /// read and dropped so the client can read it before the connection closes (a close with unread
     /// bytes would reset it and could destroy the answer in flight), and then the connection closes.
-    private func answerWhileReceiving(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
+    /// `response` is the 413 as ``earlyResponse`` amended it (its fields and body are written too);
+    /// `nil` writes the plain 413.
+    private func answerWhileReceiving(
+        _ context: RequestContext, connection: OpaquePointer, response: HTTPResponse? = nil
+    ) -> MHD_Result {
         context.body = []
         context.memory.release()
-        let written = Self.earlyTooLarge.withUnsafeBufferPointer { bytes in
+        let raw = response.map(Self.rawTooLarge) ?? Self.earlyTooLarge
+        let written = raw.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) { pg_mhd_send_early_response(connection, $0.baseAddress, $0.count) }
         }
         guard written == 0 else { return .NO }
@@ -168,7 +201,18 @@ final class ServerCore: Sendable {
         return .YES
     }
 
-    /// ``bodyTooLarge`` as raw bytes, for ``answerWhileReceiving(_:connection:)``.
+    /// An amended 413 as raw bytes: the status line, `Connection: close`, the response's other
+    /// sendable fields, `Content-Length` and the body.
+    private static func rawTooLarge(_ response: HTTPResponse) -> [UInt8] {
+        var head = "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n"
+        for field in response.headers where isSendable(field) && !HTTPHeaders.namesEqual(field.name, "Connection") {
+            head += "\(field.name): \(field.value)\r\n"
+        }
+        head += "Content-Length: \(response.body.count)\r\n\r\n"
+        return Array(head.utf8) + response.body
+    }
+
+    /// ``bodyTooLarge`` as raw bytes, for ``answerWhileReceiving(_:connection:response:)``.
     private static let earlyTooLarge = Array(
         "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".utf8)
 
@@ -177,17 +221,18 @@ final class ServerCore: Sendable {
     private func awaitMemory(_ context: RequestContext, bytes: Int, connection: OpaquePointer) -> MHD_Result {
         guard let slot = suspend(connection) else {
             context.body = []
-            context.phase = .discarding(remaining: maxBodyBytes, response: unavailable)
+            context.phase = .discarding(remaining: maxBodyBytes, response: early(unavailable, Self.head(of: context)))
             return .YES
         }
         context.phase = .awaitingMemory(slot)
         let memory = context.memory
         let refusal = unavailable
+        let head = earlyResponse == nil ? nil : Self.head(of: context)
         Task {
             if await memory.grow(to: bytes) {
                 slot.proceed()
             } else {
-                slot.fulfill(refusal)
+                slot.fulfill(head.map { self.early(refusal, $0) } ?? refusal)
             }
         }
         return .YES
@@ -213,18 +258,19 @@ final class ServerCore: Sendable {
         connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
         contextPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
-        if shuttingDown.load(ordering: .relaxed) {
-            return queue(unavailable, on: connection)
-        }
         let headers = Self.headers(of: connection)
+        let head = { Self.head(connection: connection, url: url, method: method, headers: headers) }
+        if shuttingDown.load(ordering: .relaxed) {
+            return queue(early(unavailable, head()), on: connection)
+        }
         if let refused = RequestFraming.rejection(of: headers) {
             // Before any body byte is read; with `Connection: close` libmicrohttpd closes after the
             // response, so bytes hidden in the body are never parsed as a request.
-            return queue(refused, on: connection)
+            return queue(early(refused, head()), on: connection)
         }
         if let declared = headers["Content-Length"], let length = Int(declared), length > maxBodyBytes {
             // Rejected before any body byte is read; libmicrohttpd discards the rest and closes.
-            return queue(Self.bodyTooLarge, on: connection)
+            return queue(early(Self.bodyTooLarge, head()), on: connection)
         }
         let declaredLength = headers["Content-Length"].flatMap { Int($0) }
         let context = RequestContext(

@@ -6,6 +6,7 @@ import PulseProtocol
 /// The admin HTTP endpoint's routes (JSON responses):
 ///
 /// - `GET /stats`: ``IngestStatistics`` as JSON.
+/// - `GET /metrics`: the same numbers in the Prometheus text format (``AdminMetrics``).
 /// - `GET /events?app=APP&limit=N`: the newest N (default 50, at most 1,000) events of APP.
 /// - `GET /crashes?app=APP&limit=N`: the newest N crash reports of APP.
 /// - `GET /connections?app=APP`: APP's durable connection history.
@@ -21,11 +22,17 @@ struct AdminRoutes: Sendable {
     let transport: MsgTransStatistics
     let controlTimeout: Duration
     let reloader: AdminReloader
+    /// The build's version, for `pulsegate_build_info`.
+    var version = "unknown"
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         switch (request.method, request.path) {
         case (.get, "/stats"), (.head, "/stats"):
             return json(.ok, Self.encode(core.statistics(transport: transport)))
+        case (.get, "/metrics"), (.head, "/metrics"):
+            return HTTPResponse(
+                status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
+                body: Array(AdminMetrics.render(core.statistics(transport: transport), version: version).utf8))
         case (.get, "/events"):
             return await listing(request) { app, limit in
                 let events = try await core.store.events(app: app, limit: limit)
@@ -45,10 +52,12 @@ struct AdminRoutes: Sendable {
             return await control(request)
         case (.post, "/reload"):
             return await reload()
-        case (_, "/stats"), (_, "/events"), (_, "/crashes"), (_, "/connections"), (_, "/control"), (_, "/reload"):
+        case (_, "/stats"), (_, "/metrics"), (_, "/events"), (_, "/crashes"), (_, "/connections"), (_, "/control"),
+            (_, "/reload"):
             return error(.methodNotAllowed, "method \(request.method) is not allowed on \(request.path)")
         default:
-            return error(.notFound, "no such endpoint; try /stats, /events?app=…, /crashes?app=…, /connections?app=…")
+            return error(
+                .notFound, "no such endpoint; try /stats, /metrics, /events?app=…, /crashes?app=…, /connections?app=…")
         }
     }
 

@@ -54,6 +54,8 @@ public struct IngestConfiguration: Sendable {
     /// Log lines the process could not write so far (a full disk, a closed pipe), reported as
     /// `logLinesDropped` on `/stats`; `pulsegate ingest` passes its standard streams' count.
     public var droppedLogLines: @Sendable () -> Int
+    /// The build's version, reported as `pulsegate_build_info` on the admin endpoint's `/metrics`.
+    public var version: String
 
     /// Creates a configuration with the documented defaults and no allowed app.
     public init(dataDirectory: String, policy: IngestPolicy = IngestPolicy()) {
@@ -71,5 +73,6 @@ public struct IngestConfiguration: Sendable {
         connectDeadline = .seconds(10)
         transport = MsgTransServerConfiguration()
         droppedLogLines = { 0 }
+        version = "unknown"
     }
 }

@@ -111,7 +111,7 @@ public final class IngestServer: Sendable {
         if let address = configuration.admin {
             let routes = AdminRoutes(
                 core: core, transport: transport.statistics, controlTimeout: configuration.controlTimeout,
-                reloader: reloader)
+                reloader: reloader, version: configuration.version)
             let server = HTTPServer(
                 configuration: HTTPServerConfiguration(
                     host: address.host, port: address.port, connectionLimit: 64, threadCount: 1,

@@ -30,6 +30,40 @@ import Testing
         await harness.stop()
     }
 
+    @Test func metricsExportTheStatisticsInThePrometheusFormat() async throws {
+        let harness = try await Harness.start(admin: true)
+        let port = try #require(harness.server.adminPort)
+        let (client, _) = try await harness.connectedClient()
+        _ = try #require(
+            await client.request(
+                biz: Biz.eventBatch,
+                json: Fixture.eventBatch(batchId: "m", eventIds: [Fixture.hexID(1), Fixture.hexID(2)])))
+        _ = try #require(
+            await client.request(
+                biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "m", eventIds: [Fixture.hexID(1)])))
+        _ = try #require(await client.request(biz: 99, json: "{}"))
+        let reply = try #require(await HTTPProbe.send(port: port, path: "/metrics"))
+        #expect(reply.status == 200)
+        let text = String(decoding: reply.body, as: UTF8.self)
+        let samples = Dictionary(
+            text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line -> (String, String) in
+                let space = line.lastIndex(of: " ")!
+                return (String(line[..<space]), String(line[line.index(after: space)...]))
+            }, uniquingKeysWith: { first, _ in first })
+        let app = "{app=\"\(Fixture.appId)\"}"
+        #expect(samples["pulsegate_ingest_open_connections"] == "1")
+        #expect(samples["pulsegate_ingest_event_batches_total" + app] == "1")
+        #expect(samples["pulsegate_ingest_events_total" + app] == "2")
+        #expect(samples["pulsegate_ingest_duplicate_batches_total" + app] == "1")
+        #expect(samples["pulsegate_ingest_sessions" + app] == "1")
+        #expect(samples[#"pulsegate_ingest_rejections_total{code="404"}"#] == "1")
+        #expect(samples[#"pulsegate_build_info{version="unknown",component="ingest"}"#] == "1")
+        #expect(samples["process_open_fds"].flatMap(Int.init).map { $0 > 0 } == true)
+        #expect(samples["process_resident_memory_bytes"].flatMap(Int.init).map { $0 > 0 } == true)
+        #expect(text.contains("# TYPE pulsegate_ingest_events_total counter\n"))
+        await harness.stop()
+    }
+
     @Test func eventsCrashesAndConnectionsAreListed() async throws {
         let harness = try await Harness.start(admin: true)
         let port = try #require(harness.server.adminPort)
