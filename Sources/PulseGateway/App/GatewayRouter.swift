@@ -113,6 +113,12 @@ struct OperationsEndpoints: Sendable {
         var gauges = GatewayMetrics.Gauges()
         gauges.outboxBatches = depth.rows
         gauges.outboxBytes = depth.bytes
+        let policy = self.policy()
+        for (app, counts) in depth.apps {
+            let label = policy.metricsLabel(app: app)
+            let previous = gauges.appOutbox[label] ?? (0, 0)
+            gauges.appOutbox[label] = (previous.rows + counts.rows, previous.bytes + counts.bytes)
+        }
         if let oldest = try? await store.oldestCreatedAt() {
             gauges.oldestAgeSeconds = Double(max(0, clock.now() - oldest)) / 1000
         }
@@ -128,7 +134,7 @@ struct OperationsEndpoints: Sendable {
         gauges.requestMemoryReserved = memoryBudget.reservedBytes
         gauges.requestMemoryBudget = memoryBudget.limitBytes
         gauges.logLinesDropped = logger.droppedLines
-        let grace = Int64(policy().diagnosticsGapGraceSeconds) * 1_000
+        let grace = Int64(policy.diagnosticsGapGraceSeconds) * 1_000
         gauges.diagnostics =
             (try? await DiagnosticsEndpoint.gauges(store, now: clock.now(), graceMilliseconds: grace)) ?? [:]
         return HTTPResponse(

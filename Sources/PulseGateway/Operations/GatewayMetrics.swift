@@ -13,6 +13,8 @@ import Synchronization
 /// | `pulsegate_oversized_events_total` | counter | |
 /// | `pulsegate_outbox_batches` | gauge | |
 /// | `pulsegate_outbox_bytes` | gauge | |
+/// | `pulsegate_app_outbox_batches`, `pulsegate_app_outbox_bytes` | gauge | `app` (App IDs the config names, else `other`) |
+/// | `pulsegate_app_limited_total` | counter | `app`, `reason` (`outbox_batches`, `outbox_bytes`, `rate`) |
 /// | `pulsegate_outbox_oldest_age_seconds` | gauge | |
 /// | `pulsegate_dead_letters` | gauge | |
 /// | `pulsegate_forward_total` | counter | `kind`, `result` (`ok`, `retry`, `dead_letter`, `fallback`) |
@@ -40,6 +42,7 @@ public final class GatewayMetrics: Sendable {
         var latencySum = 0.0
         var connects: [String: Int] = [:]
         var pruned = 0
+        var appLimited: [String: Int] = [:]
     }
 
     static let latencyBounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -90,6 +93,16 @@ public final class GatewayMetrics: Sendable {
 
     func pruned(_ count: Int) { counters.withLock { $0.pruned += count } }
 
+    /// A request refused by its app's limits (``AppAdmission``); `app` is the bounded label.
+    func appLimited(app: String, reason: String) {
+        counters.withLock { $0.appLimited["\(app)\u{0}\(reason)", default: 0] += 1 }
+    }
+
+    /// Requests of the app label refused for `reason` so far.
+    public func appLimitedCount(app: String, reason: String) -> Int {
+        counters.withLock { $0.appLimited["\(app)\u{0}\(reason)"] ?? 0 }
+    }
+
     /// Requests counted for a route and status (for tests and logs).
     public func requestCount(route: String, code: Int) -> Int {
         counters.withLock { $0.requests["\(route)\u{0}\(code)"] ?? 0 }
@@ -104,6 +117,8 @@ public final class GatewayMetrics: Sendable {
     struct Gauges {
         var outboxBatches = 0
         var outboxBytes = 0
+        /// Outbox rows and bytes by app label (``GatewayPolicy/metricsLabel(app:)``).
+        var appOutbox: [String: (rows: Int, bytes: Int)] = [:]
         var oldestAgeSeconds = 0.0
         var deadLetters = 0
         var upstreamConnections = 0
@@ -153,6 +168,17 @@ public final class GatewayMetrics: Sendable {
         out += "pulsegate_outbox_batches \(gauges.outboxBatches)\n"
         header("pulsegate_outbox_bytes", "gauge", "Payload bytes waiting in the outbox.")
         out += "pulsegate_outbox_bytes \(gauges.outboxBytes)\n"
+        let outboxApps = gauges.appOutbox.keys.sorted()
+        header("pulsegate_app_outbox_batches", "gauge", "Pulse batches waiting in the outbox, by app.")
+        for app in outboxApps { out += "pulsegate_app_outbox_batches{app=\"\(app)\"} \(gauges.appOutbox[app]!.rows)\n" }
+        header("pulsegate_app_outbox_bytes", "gauge", "Payload bytes waiting in the outbox, by app.")
+        for app in outboxApps { out += "pulsegate_app_outbox_bytes{app=\"\(app)\"} \(gauges.appOutbox[app]!.bytes)\n" }
+        header("pulsegate_app_limited_total", "counter", "Requests refused with 429 by their app's limits (appLimits).")
+        for key in snapshot.appLimited.keys.sorted() {
+            let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
+            out +=
+                "pulsegate_app_limited_total{app=\"\(parts[0])\",reason=\"\(parts[1])\"} \(snapshot.appLimited[key]!)\n"
+        }
         header("pulsegate_outbox_oldest_age_seconds", "gauge", "Age of the oldest outbox row.")
         out += "pulsegate_outbox_oldest_age_seconds \(gauges.oldestAgeSeconds)\n"
         header("pulsegate_dead_letters", "gauge", "Pulse batches parked in the dead-letter table.")

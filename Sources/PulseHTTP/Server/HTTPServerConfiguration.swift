@@ -82,6 +82,15 @@ public struct HTTPServerConfiguration: Sendable {
     public var minBodyBytesPerSecond: Int
     /// The most query parameters a request target may have.
     public var maxQueryParameters: Int
+    /// Serve HTTPS with these credentials instead of plain HTTP (`nil`, the default).
+    ///
+    /// The TLS policy is fixed (`PG_TLS_PRIORITIES` in CPulseShims): TLS 1.2 and 1.3 only, AEAD
+    /// ciphers only (AES-256-GCM, AES-128-GCM, ChaCha20-Poly1305), ECDHE key exchange only, the
+    /// server's order of preference. ``HTTPServer/replaceTLSCredentials(_:)`` swaps the
+    /// credentials while the server runs. Over TLS the two answers the server otherwise writes
+    /// straight to the socket — 413 for a chunked body that crosses ``maxBodyBytes`` and 414 for
+    /// too many query parameters — are not sent: the connection is closed instead.
+    public var tls: TLSCredentials?
 
     /// Creates a configuration; every parameter has a default.
     public init(
@@ -93,8 +102,9 @@ public struct HTTPServerConfiguration: Sendable {
         requestMemoryWait: Duration = .seconds(1),
         requestMemoryEstimate: @escaping MemoryEstimate = { _, wireBytes in wireBytes },
         headerTimeout: Duration = .seconds(10), bodyTimeout: Duration = .seconds(20), minBodyBytesPerSecond: Int = 500,
-        maxQueryParameters: Int = 256
+        maxQueryParameters: Int = 256, tls: TLSCredentials? = nil
     ) {
+        self.tls = tls
         self.host = host
         self.port = port
         self.connectionLimit = connectionLimit

@@ -24,6 +24,9 @@ final class ServerCore: Sendable {
     let maxQueryParameters: Int
     /// libmicrohttpd's per-connection pool, which also has to hold the parsed query.
     let headerMemoryLimit: Int
+    /// Whether answers may be written straight to a connection's socket (plain HTTP only: over TLS
+    /// the connection is closed instead).
+    let writesEarlyAnswers: Bool
     /// Set when shutdown begins: new requests get 503.
     let shuttingDown = Atomic<Bool>(false)
     /// Requests that have a context (headers received, not yet completed).
@@ -50,6 +53,7 @@ final class ServerCore: Sendable {
                 minBodyBytesPerSecond: configuration.minBodyBytesPerSecond, idleTimeout: configuration.idleTimeout))
         self.maxQueryParameters = configuration.maxQueryParameters
         self.headerMemoryLimit = configuration.headerMemoryLimit
+        self.writesEarlyAnswers = configuration.tls == nil
     }
 
     /// Stops suspending connections, then answers every request whose handler is still running with
@@ -160,6 +164,7 @@ final class ServerCore: Sendable {
     private func answerWhileReceiving(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
         context.body = []
         context.memory.release()
+        guard writesEarlyAnswers else { return .NO }
         let written = Self.earlyTooLarge.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) { pg_mhd_send_early_response(connection, $0.baseAddress, $0.count) }
         }
@@ -296,6 +301,7 @@ final class ServerCore: Sendable {
             parameters > maxQueryParameters
                 || parameters * Self.poolBytesPerParameter + length > headerMemoryLimit / 4 * 3
         else { return nil }
+        guard writesEarlyAnswers else { return UnsafeMutableRawPointer(bitPattern: 1) }
         _ = Self.earlyTooManyParameters.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) { pg_mhd_send_early_response(connection, $0.baseAddress, $0.count) }
         }
