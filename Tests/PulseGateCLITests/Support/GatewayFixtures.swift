@@ -200,13 +200,13 @@ final class GatewayProcess {
 
     static func start(
         executable: String, dataDirectory: String, upstream: UpstreamAddress, config: String? = nil,
-        launcher: [String] = [], environment: [String: String] = [:]
+        launcher: [String] = [], environment: [String: String] = [:], extraArguments: [String] = []
     ) async throws -> GatewayProcess {
         let process = Process()
         let arguments =
             [
                 "serve", "--listen", "127.0.0.1:0", "--upstream", upstream.description, "--data-dir", dataDirectory,
-            ] + (config.map { ["--config", $0] } ?? [])
+            ] + (config.map { ["--config", $0] } ?? []) + extraArguments
         if let command = launcher.first {
             process.executableURL = URL(fileURLWithPath: command)
             process.arguments = Array(launcher.dropFirst()) + [executable] + arguments
