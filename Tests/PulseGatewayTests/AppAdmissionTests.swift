@@ -19,7 +19,7 @@ import Testing
     ) -> (IntakeRejection?, [AppAdmission.Reason]) {
         var reasons: [AppAdmission.Reason] = []
         do {
-            try admission.admit(app: app, policy: policy, depth: depth) { reasons.append($0) }
+            try admission.admit(app: app, policy: policy, depth: depth) { reasons.append($0) }.release()
             return (nil, reasons)
         } catch {
             return (error, reasons)
@@ -62,6 +62,20 @@ import Testing
         #expect(Self.admit(admission, "big", policy, depth: .init(rows: 9, bytes: 999)).0 == nil)
         #expect(Self.admit(admission, "big", policy, depth: .init(rows: 9, bytes: 1_000)).1 == [.outboxBytes])
         #expect(Self.admit(admission, "big", policy, depth: .init(rows: 10, bytes: 0)).1 == [.outboxBatches])
+    }
+
+    @Test func requestsInFlightCountAgainstTheShareUntilReleased() throws {
+        let admission = AppAdmission(clock: TestClock().gatewayClock)
+        let policy = Self.policy(AppLimits(apps: ["flood": .init(outboxBatches: 3)]))
+        let empty = GatewayStore.AppDepth()
+        let tickets = try (0..<3).map { _ in try admission.admit(app: "flood", policy: policy, depth: empty) { _ in } }
+        #expect(Self.admit(admission, "flood", policy).1 == [.outboxBatches])
+        tickets[0].release()
+        #expect(Self.admit(admission, "flood", policy).0 == nil)
+        // Committed rows replace the claims of released requests.
+        for ticket in tickets.dropFirst() { ticket.release() }
+        #expect(Self.admit(admission, "flood", policy, depth: .init(rows: 3, bytes: 0)).1 == [.outboxBatches])
+        #expect(Self.admit(admission, "flood", policy, depth: .init(rows: 2, bytes: 0)).0 == nil)
     }
 
     @Test func bucketsAreBoundedAndFullOnesAreForgotten() {

@@ -4,7 +4,9 @@ import Synchronization
 /// over its request rate, gets 429 with `Retry-After`; other apps are not affected.
 ///
 /// The outbox share is read from the store's in-memory per-app counts (no database access per
-/// request). The rate is a token bucket per app on the injected monotonic ``GatewayClock``: it
+/// request) plus the app's requests admitted and not yet finished (each counts as one batch and
+/// its wire body's bytes until its commit is counted in the store), so concurrent requests cannot
+/// all slip under the share before the first commits; one request may still add several batches. The rate is a token bucket per app on the injected monotonic ``GatewayClock``: it
 /// holds up to the limit's `burst` tokens, refills at `requestsPerSecond`, and each admitted
 /// request takes one. A refused request takes none. At most ``maxBuckets`` buckets are kept;
 /// when full, buckets that have refilled completely (the same as new ones) are dropped, and if
@@ -35,32 +37,64 @@ final class AppAdmission: Sendable {
 
     private let clock: GatewayClock
     private let buckets = Mutex<[String: Bucket]>([:])
+    /// Admitted requests not yet finished, per app: their count and wire bytes.
+    private let inFlight = Mutex<[String: GatewayStore.AppDepth]>([:])
+
+    /// An admitted request; ``release()`` it once its commit is counted in the store (or failed).
+    struct Ticket: Sendable {
+        fileprivate let admission: AppAdmission?
+        fileprivate let app: String
+        fileprivate let bytes: Int
+
+        /// Ends the request's claim on its app's share.
+        func release() {
+            admission?.inFlight.withLock { inFlight in
+                guard var entry = inFlight[app] else { return }
+                entry.rows -= 1
+                entry.bytes -= bytes
+                inFlight[app] = entry.rows > 0 ? entry : nil
+            }
+        }
+    }
 
     /// - Parameter clock: monotonic milliseconds (``GatewayEnvironment/monotonicClock``).
     init(clock: GatewayClock) {
         self.clock = clock
     }
 
-    /// Admits a request of `app`, or throws the 429 and calls `refused` with the reason.
+    /// Admits a request of `app` with a wire body of `bytes`, or throws the 429 and calls `refused`
+    /// with the reason.
     func admit(
-        app: String, policy: GatewayPolicy, depth: GatewayStore.AppDepth, refused: (Reason) -> Void
-    ) throws(IntakeRejection) {
+        app: String, bytes: Int = 0, policy: GatewayPolicy, depth: GatewayStore.AppDepth,
+        refused: (Reason) -> Void
+    ) throws(IntakeRejection) -> Ticket {
         let limit = policy.appLimits.limit(for: app)
-        if let batches = limit.outboxBatches, depth.rows >= batches {
-            refused(.outboxBatches)
-            throw Self.outboxRejection(app, policy)
+        let shared = limit.outboxBatches != nil || limit.outboxBytes != nil
+        if shared {
+            let reason = inFlight.withLock { inFlight -> Reason? in
+                var claimed = inFlight[app] ?? GatewayStore.AppDepth()
+                if let batches = limit.outboxBatches, depth.rows + claimed.rows >= batches { return .outboxBatches }
+                if let share = limit.outboxBytes, depth.bytes + claimed.bytes >= share { return .outboxBytes }
+                claimed.rows += 1
+                claimed.bytes += bytes
+                inFlight[app] = claimed
+                return nil
+            }
+            if let reason {
+                refused(reason)
+                throw Self.outboxRejection(app, policy)
+            }
         }
-        if let bytes = limit.outboxBytes, depth.bytes >= bytes {
-            refused(.outboxBytes)
-            throw Self.outboxRejection(app, policy)
-        }
-        guard let rate = limit.requestsPerSecond else { return }
+        let ticket = Ticket(admission: shared ? self : nil, app: app, bytes: bytes)
+        guard let rate = limit.requestsPerSecond else { return ticket }
         if let wait = take(app: app, rate: rate, size: limit.bucketSize) {
+            ticket.release()
             refused(.rate)
             throw IntakeRejection(
                 .tooManyRequests, "app \(app) is over its request rate (\(rate) per second); retry later",
                 retryAfterSeconds: wait)
         }
+        return ticket
     }
 
     private static func outboxRejection(_ app: String, _ policy: GatewayPolicy) -> IntakeRejection {

@@ -106,9 +106,10 @@ final class GatewayIntake: Sendable {
         }
         guard let format else { throw Self.mediaTypeRejection(request.headers["Content-Type"]) }
         let headers = try IntakeHeaders(request.headers, policy: policy)
-        try admission.admit(app: headers.appID, policy: policy, depth: store.outboxDepth(app: headers.appID)) {
-            metrics.appLimited(app: policy.metricsLabel(app: headers.appID), reason: $0.rawValue)
-        }
+        let admitted = try admission.admit(
+            app: headers.appID, bytes: request.body.count, policy: policy, depth: store.outboxDepth(app: headers.appID)
+        ) { metrics.appLimited(app: policy.metricsLabel(app: headers.appID), reason: $0.rawValue) }
+        defer { admitted.release() }
         let body: [UInt8]
         do {
             body = try BodyDecoder.decode(
