@@ -7,22 +7,9 @@ import Testing
 /// 429 and `Retry-After` while another keeps getting 200; a reload changes the limits; `/metrics`
 /// shows them by app. The upstream is a closed port, so the outbox only grows.
 @Suite(.serialized) struct AppLimitsEndToEndTests {
-    static func write(_ json: String, to path: String) throws {
-        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
-    }
-
     /// Posts one distinct log batch for `app`.
     static func post(_ port: Int, app: String, _ id: String) async throws -> RawHTTPResponse {
         try await GatewayHTTP.post(port: port, Payload.logs(records: [Payload.uidRecord(id)]), app: app, batchID: id)
-    }
-
-    /// The value of a labelled sample on `/metrics`, such as `pulsegate_app_outbox_batches{app="calm"}`.
-    static func sample(_ port: Int, _ series: String) async throws -> Double? {
-        let response = try await GatewayHTTP.request(port: port, "GET", "/metrics", headers: [])
-        for line in response.bodyText.split(separator: "\n") where line.hasPrefix(series + " ") {
-            return Double(line.dropFirst(series.count + 1))
-        }
-        return nil
     }
 
     @Test func aFloodingAppGetsItsOwn429WhileTheOtherKeepsGetting200() async throws {
@@ -30,7 +17,7 @@ import Testing
         let root = try ScratchDirectory("app-limits")
         defer { root.remove() }
         let config = root.path + "/gateway.json"
-        try Self.write(
+        try writeFile(
             #"{"retryAfterSeconds": 4, "appLimits": {"default": {"outboxBatches": 1000}, "apps": {"flood": {"outboxBatches": 5}}}}"#,
             to: config)
         let gateway = try await GatewayProcess.start(
@@ -60,14 +47,15 @@ import Testing
         #expect(try await Self.post(port, app: "calm", "calm-late").status == 200)
 
         let accepted = Double(flooded.filter { $0 == 200 }.count)
-        #expect(try await Self.sample(port, #"pulsegate_app_outbox_batches{app="flood"}"#) == accepted)
+        #expect(try await GatewayHTTP.metric(port: port, #"pulsegate_app_outbox_batches{app="flood"}"#) == accepted)
         // "calm" is named nowhere in the config: its series is the bounded "other".
-        #expect(try await Self.sample(port, #"pulsegate_app_outbox_batches{app="other"}"#) == 21)
-        let limited = try await Self.sample(port, #"pulsegate_app_limited_total{app="flood",reason="outbox_batches"}"#)
+        #expect(try await GatewayHTTP.metric(port: port, #"pulsegate_app_outbox_batches{app="other"}"#) == 21)
+        let limited = try await GatewayHTTP.metric(
+            port: port, #"pulsegate_app_limited_total{app="flood",reason="outbox_batches"}"#)
         #expect(limited == 41 - accepted)
 
         // A reload raises the flood's share: it is accepted again.
-        try Self.write(
+        try writeFile(
             #"{"retryAfterSeconds": 4, "appLimits": {"apps": {"flood": {"outboxBatches": 100}}}}"#, to: config)
         kill(gateway.servePID, SIGHUP)
         let logs = gateway.logs
@@ -79,8 +67,10 @@ import Testing
         let restarted = try await GatewayProcess.start(
             executable: executable, dataDirectory: root.path + "/gateway",
             upstream: UpstreamAddress(host: "127.0.0.1", port: try unusedLoopbackPort()), config: config)
-        #expect(try await Self.sample(restarted.port, #"pulsegate_app_outbox_batches{app="flood"}"#) == accepted + 1)
-        #expect(try await Self.sample(restarted.port, #"pulsegate_app_outbox_batches{app="other"}"#) == 21)
+        #expect(
+            try await GatewayHTTP.metric(port: restarted.port, #"pulsegate_app_outbox_batches{app="flood"}"#)
+                == accepted + 1)
+        #expect(try await GatewayHTTP.metric(port: restarted.port, #"pulsegate_app_outbox_batches{app="other"}"#) == 21)
         await restarted.terminate()
     }
 
@@ -90,7 +80,7 @@ import Testing
         defer { root.remove() }
         let config = root.path + "/gateway.json"
         // One request per 1,000 seconds after a burst of 3: the test needs no clock.
-        try Self.write(
+        try writeFile(
             #"{"allowedAppIds": ["slow", "open"], "appLimits": {"apps": {"slow": {"requestsPerSecond": 0.001, "burst": 3}}}}"#,
             to: config)
         let gateway = try await GatewayProcess.start(
@@ -105,7 +95,8 @@ import Testing
         let retryAfter = Int(refused.header("Retry-After") ?? "") ?? 0
         #expect((900...1000).contains(retryAfter), "\(retryAfter)")
         for index in 0..<10 { #expect(try await Self.post(port, app: "open", "open-\(index)").status == 200) }
-        #expect(try await Self.sample(port, #"pulsegate_app_limited_total{app="slow",reason="rate"}"#) == 4)
+        #expect(
+            try await GatewayHTTP.metric(port: port, #"pulsegate_app_limited_total{app="slow",reason="rate"}"#) == 4)
         // An app the config does not name is not a series of its own.
         #expect(try await Self.post(port, app: "stranger", "x").status == 403)
         let metrics = try await GatewayHTTP.request(port: port, "GET", "/metrics", headers: []).bodyText

@@ -9,10 +9,6 @@ import Testing
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static func write(_ json: String, to path: String) throws {
-        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
-    }
-
     @Test func goodGatewayFilesPassWithStatus0() async throws {
         let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
         let root = try ScratchDirectory("validate-good")
@@ -23,7 +19,7 @@ import Testing
         #expect(result.standardOutput == "\(example): ok")
         let pair = try await TestCertificate.make(in: root.path, name: "ok")
         let config = root.path + "/tls.json"
-        try Self.write(
+        try writeFile(
             #"{"tlsCert": "\#(pair.certificatePath)", "tlsKey": "\#(pair.keyPath)", "allowedAppIds": ["shop"], "appLimits": {"apps": {"shop": {"outboxBatches": 10, "requestsPerSecond": 5}}}}"#,
             to: config)
         let withTLS = try await runToExit(executable, ["validate", "--config", config])
@@ -35,7 +31,7 @@ import Testing
         let root = try ScratchDirectory("validate-bad")
         defer { root.remove() }
         let config = root.path + "/bad.json"
-        try Self.write(
+        try writeFile(
             #"""
             {"listen": "nowhere", "outboxMaxBatches": 10, "dedupRetentionDays": 3, "logLevel": "loud",
              "allowedAppIds": ["shop"], "defaultAppId": "news", "appKeys": {"shop": []},
@@ -86,7 +82,7 @@ import Testing
         #expect(good.standardOutput == "\(example): ok")
 
         let config = root.path + "/bad.json"
-        try Self.write(
+        try writeFile(
             #"""
             {"heartbeatIntervalMs": 0, "apps": [
               {"appId": "a", "packages": []},

@@ -70,7 +70,6 @@ enum ValidateCommand {
         for problem in problems {
             output.standardOutput("\(source): \(problem.path.isEmpty ? "(file)" : problem.path): \(problem.message)\n")
         }
-        let count = problems.count == 1 ? "1 problem" : "\(problems.count) problems"
-        throw CLIError(.runtime, "validate: \(source) has \(count)")
+        throw CLIError(.runtime, "validate: \(source) has \(ConfigurationProblem.count(problems))")
     }
 }

@@ -46,8 +46,9 @@ public struct GatewayError: Error, Sendable, CustomStringConvertible {
 extension GatewayError {
     /// An `invalidConfiguration` error listing every problem with its key path.
     public static func invalidConfiguration(_ problems: [ConfigurationProblem]) -> GatewayError {
-        let count = problems.count == 1 ? "1 problem" : "\(problems.count) problems"
         return GatewayError(
-            .invalidConfiguration, "invalid configuration (\(count)): " + ConfigurationProblem.summary(problems))
+            .invalidConfiguration,
+            "invalid configuration (\(ConfigurationProblem.count(problems))): " + ConfigurationProblem.summary(problems)
+        )
     }
 }

@@ -81,10 +81,10 @@ public struct IngestPolicy: Sendable, Hashable {
     public init(json: [UInt8], source: String = "config") throws(IngestError) {
         let (policy, problems) = Self.check(json: json)
         guard let policy, problems.isEmpty else {
-            let count = problems.count == 1 ? "1 problem" : "\(problems.count) problems"
             throw IngestError(
                 .invalidConfiguration,
-                "\(source) is not a valid ingest config file (\(count)): \(ConfigurationProblem.summary(problems))")
+                "\(source) is not a valid ingest config file (\(ConfigurationProblem.count(problems))): \(ConfigurationProblem.summary(problems))"
+            )
         }
         self = policy
     }

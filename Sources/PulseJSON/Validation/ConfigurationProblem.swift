@@ -20,6 +20,11 @@ public struct ConfigurationProblem: Sendable, Hashable, CustomStringConvertible 
     /// `path: message`, or just the message for the whole file.
     public var description: String { path.isEmpty ? message : "\(path): \(message)" }
 
+    /// `1 problem` or `N problems`.
+    public static func count(_ problems: [ConfigurationProblem]) -> String {
+        problems.count == 1 ? "1 problem" : "\(problems.count) problems"
+    }
+
     /// The problems as one line each, for an error message: `"a: x; b: y"`.
     public static func summary(_ problems: [ConfigurationProblem]) -> String {
         problems.map(\.description).joined(separator: "; ")
