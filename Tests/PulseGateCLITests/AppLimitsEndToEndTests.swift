@@ -62,14 +62,29 @@ import Testing
         #expect(await eventually { logs.all.contains { $0.contains("configuration reloaded") } })
         #expect(try await Self.post(port, app: "flood", "flood-after-reload").status == 200)
 
+        // A reload is checked like a start, restart-only keys included: every problem is logged
+        // and the previous limits stay.
+        try writeFile(
+            #"{"appLimits": {"apps": {"flood": {"outboxBatches": 1, "burst": 2}}}, "forwarding": {"forwardWindow": 100}}"#,
+            to: config)
+        kill(gateway.servePID, SIGHUP)
+        #expect(await eventually { logs.all.contains { $0.contains("config reload failed") } })
+        let failure = logs.all.first { $0.contains("config reload failed") } ?? ""
+        #expect(
+            failure.contains("appLimits.apps.flood.burst") && failure.contains("forwarding.forwardWindow"), "\(failure)"
+        )
+        #expect(try await Self.post(port, app: "flood", "flood-after-bad-reload").status == 200)
+
         // After a restart the per-app counts are recounted from the database.
         await gateway.terminate()
+        try writeFile(
+            #"{"retryAfterSeconds": 4, "appLimits": {"apps": {"flood": {"outboxBatches": 100}}}}"#, to: config)
         let restarted = try await GatewayProcess.start(
             executable: executable, dataDirectory: root.path + "/gateway",
             upstream: UpstreamAddress(host: "127.0.0.1", port: try unusedLoopbackPort()), config: config)
         #expect(
             try await GatewayHTTP.metric(port: restarted.port, #"pulsegate_app_outbox_batches{app="flood"}"#)
-                == accepted + 1)
+                == accepted + 2)
         #expect(try await GatewayHTTP.metric(port: restarted.port, #"pulsegate_app_outbox_batches{app="other"}"#) == 21)
         await restarted.terminate()
     }

@@ -175,11 +175,7 @@ enum ServeCommand {
                     if configuration.tls == nil { logger.info("SIGHUP without --config: nothing to reload") }
                     continue
                 }
-                do {
-                    try system.gateway.reload(try readConfig(path).policy(from: system.gateway.policy))
-                } catch {
-                    logger.error("config reload failed; keeping the previous settings", ["error": "\(error)"])
-                }
+                reloadPolicy(system.gateway, options: options, path: path, logger: logger)
                 reloadTLS(system.gateway, logger: logger)
                 continue
             }
@@ -192,6 +188,20 @@ enum ServeCommand {
 }
 
 extension ServeCommand {
+    /// Re-reads the config file on SIGHUP: the whole resolved configuration must pass the checks
+    /// of `pulsegate validate` (``resolve(_:)``; the TLS files are ``reloadTLS(_:logger:)``'s),
+    /// then the file's policy keys apply over the current policy (a key absent from the file keeps
+    /// its value). Otherwise every problem is logged and nothing changes.
+    static func reloadPolicy(_ gateway: RunningGateway, options: Options, path: String, logger: GatewayLogger) {
+        let problems = resolve(options).1.filter { $0.path != "tlsCert" && $0.path != "tlsKey" }
+        do {
+            guard problems.isEmpty else { throw GatewayError.invalidConfiguration(problems) }
+            try gateway.reload(try readConfig(path).policy(from: gateway.policy))
+        } catch {
+            logger.error("config reload failed; keeping the previous settings", ["error": "\(error)"])
+        }
+    }
+
     /// Re-reads the TLS files on SIGHUP; a pair that cannot be used is logged and the previous one
     /// kept.
     static func reloadTLS(_ gateway: RunningGateway, logger: GatewayLogger) {
