@@ -183,7 +183,7 @@ let tests: [Target] = [
         name: "PulseGateCLITests",
         dependencies: [
             "PulseGateCLI", "PulseGateway", "PulseIngest", "PulseUploader", "PulseProtocol", "PulseHashing",
-            "PulseTestSupport",
+            "PulseHTTP", "PulseTestSupport",
         ],
         swiftSettings: swiftSettings),
 ]
