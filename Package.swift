@@ -24,6 +24,10 @@ let systemLibraries: [Target] = [
     .systemLibrary(
         name: "CMicroHTTPD", path: "Sources/System/CMicroHTTPD", pkgConfig: "libmicrohttpd",
         providers: [.apt(["libmicrohttpd-dev"])]),
+    // GnuTLS, which Debian's libmicrohttpd is built with: the shims load certificates for it.
+    .systemLibrary(
+        name: "CGnuTLS", path: "Sources/System/CGnuTLS", pkgConfig: "gnutls",
+        providers: [.apt(["libgnutls28-dev"])]),
     .systemLibrary(
         name: "CSimdjson", path: "Sources/System/CSimdjson", pkgConfig: "simdjson",
         providers: [.apt(["libsimdjson-dev"])]),
@@ -36,7 +40,7 @@ let systemLibraries: [Target] = [
 let shims: [Target] = [
     // Typed, prefixed, non-variadic wrappers for variadic C APIs (MHD_start_daemon, curl_easy_setopt).
     .target(
-        name: "CPulseShims", dependencies: ["CCurl", "CMicroHTTPD"],
+        name: "CPulseShims", dependencies: ["CCurl", "CMicroHTTPD", "CGnuTLS"],
         path: "Sources/Native/CPulseShims"),
     // simdjson (C++) behind a small C API.
     .target(
@@ -183,7 +187,7 @@ let tests: [Target] = [
         name: "PulseGateCLITests",
         dependencies: [
             "PulseGateCLI", "PulseGateway", "PulseIngest", "PulseUploader", "PulseProtocol", "PulseHashing",
-            "PulseTestSupport",
+            "PulseHTTP", "PulseTestSupport",
         ],
         swiftSettings: swiftSettings),
 ]

@@ -10,6 +10,7 @@ PULSEGATE_APT_PACKAGES=(
     zlib1g-dev
     libcurl4-openssl-dev
     libmicrohttpd-dev
+    libgnutls28-dev
     libsimdjson-dev
 )
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end through a real nginx: deploy/nginx/pulsegate.conf in front of two `pulsegate serve`
 # gateways that forward to one shared `pulsegate ingest`, all on loopback, in a temporary
-# directory. Called by scripts/test after the Swift tests; runs on its own too:
+# directory. Both hops are TLS, as in the site: curl → nginx with a "public" certificate, nginx →
+# gateways with the gateways' own (`serve --tls-cert --tls-key`), all made here with openssl. Called by scripts/test after the Swift tests; runs on its own too:
 #
 #   scripts/test-nginx.sh              # uses the debug build (swift build --show-bin-path)
 #   PULSEGATE_BIN=.build/release/pulsegate scripts/test-nginx.sh
@@ -113,6 +114,21 @@ port_in_log() {
     sed -nE "s|$2|\1|p" "$1" | sed -n 1p  # not head: an early exit would SIGPIPE sed (pipefail)
 }
 
+# ---- certificates (openssl) ----------------------------------------------------------------------
+
+command -v openssl >/dev/null 2>&1 || pulsegate_apt_install openssl
+tls="$work/tls"
+mkdir -p "$tls"
+make_certificate() {  # name subjectAltName
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=$1" \
+        -addext "subjectAltName=$2" -keyout "$tls/$1.key" -out "$tls/$1.crt" 2>"$work/openssl.log" \
+        || fail "openssl could not make the $1 certificate"
+}
+make_certificate public "IP:127.0.0.1,DNS:localhost"
+make_certificate gateway "DNS:pulsegate-gateway,IP:127.0.0.1"
+cp "$tls/gateway.crt" "$tls/gateway-ca.crt"  # self-signed: the gateway certificate is its own CA
+if [ "$(id -u)" -eq 0 ]; then chmod 0755 "$tls" && chmod 0644 "$tls"/*; fi  # nginx workers run as nobody
+
 # ---- the shared ingest server --------------------------------------------------------------------
 
 "$pulsegate" ingest --listen 127.0.0.1:0 --admin 127.0.0.1:0 --data-dir "$work/ingest" \
@@ -133,7 +149,8 @@ EOF
 gateway_ports=()
 for name in a b; do
     "$pulsegate" serve --listen 127.0.0.1:0 --upstream "127.0.0.1:$ingest_port" --data-dir "$work/gateway-$name" \
-        --config "$work/gateway.json" >"$work/gateway-$name.log" 2>&1 &
+        --config "$work/gateway.json" --tls-cert "$tls/gateway.crt" --tls-key "$tls/gateway.key" \
+        >"$work/gateway-$name.log" 2>&1 &
     pids+=($!)
     wait_for "gateway $name" 30 grep -q '"msg":"gateway listening"' "$work/gateway-$name.log"
     gateway_ports+=("$(port_in_log "$work/gateway-$name.log" '.*"listen":"127\.0\.0\.1:([0-9]+)".*')")
@@ -146,18 +163,21 @@ gateway_b=${gateway_ports[1]}
 site=deploy/nginx/pulsegate.conf
 render() {
     local port=$1
-    sed -e "s/^\( *\)listen 80;/\1listen 127.0.0.1:$port;/" \
-        -e '/^ *listen \[::\]:80;/d' \
+    sed -e "s/^\( *\)listen 443 ssl;/\1listen 127.0.0.1:$port ssl;/" \
+        -e '/^ *listen \[::\]:443 ssl;/d' \
+        -e "s#/etc/pulsegate/tls/#$tls/#" \
         -e "s/server 127\.0\.0\.1:4318 /server 127.0.0.1:$gateway_a /" \
         -e "s/server 127\.0\.0\.1:4319 /server 127.0.0.1:$gateway_b /" \
         -e "s/client_max_body_size 16m;/client_max_body_size 1m;/" \
         "$site" >"$work/site.conf"
     # Every substitution must have happened: a changed deploy file must not test something else.
-    grep -q "listen 127.0.0.1:$port;" "$work/site.conf" || fail "render: no 'listen 80;' line in $site"
+    grep -q "listen 127.0.0.1:$port ssl;" "$work/site.conf" || fail "render: no 'listen 443 ssl;' line in $site"
+    grep -q "proxy_ssl_trusted_certificate $tls/gateway-ca.crt;" "$work/site.conf" \
+        || fail "render: no certificate under /etc/pulsegate/tls/ in $site"
     grep -q "server 127.0.0.1:$gateway_a " "$work/site.conf" || fail "render: no 'server 127.0.0.1:4318' in $site"
     grep -q "server 127.0.0.1:$gateway_b " "$work/site.conf" || fail "render: no 'server 127.0.0.1:4319' in $site"
     grep -q "client_max_body_size 1m;" "$work/site.conf" || fail "render: no 'client_max_body_size 16m;' in $site"
-    ! grep -q "listen \[::\]:80" "$work/site.conf" || fail "render: IPv6 listen left in"
+    ! grep -q "listen \[::\]:443" "$work/site.conf" || fail "render: IPv6 listen left in"
 }
 
 mkdir -p "$work/nginx/tmp"
@@ -195,7 +215,7 @@ for _ in 1 2 3 4 5; do
     "$nginx_bin" -p "$work/nginx" -e "$work/nginx-error.log" -c "$work/nginx.conf" &
     nginx_pid=$!
     for _ in $(seq 100); do
-        if curl -s -o /dev/null "http://127.0.0.1:$candidate/livez"; then
+        if curl -s -o /dev/null --cacert "$tls/public.crt" "https://127.0.0.1:$candidate/livez"; then
             nginx_port=$candidate
             break
         fi
@@ -215,7 +235,10 @@ echo "test-nginx: nginx $("$nginx_bin" -v 2>&1 | sed 's/.*nginx\///') on 127.0.0
 
 # ---- requests ------------------------------------------------------------------------------------
 
-proxy="http://127.0.0.1:$nginx_port"
+proxy="https://127.0.0.1:$nginx_port"
+# Every curl to nginx trusts the public certificate, every curl to a gateway the gateway's.
+public_ca=(--cacert "$tls/public.crt")
+gateway_ca=(--cacert "$tls/gateway-ca.crt")
 example=docs/examples/otlp-logs.json
 records=$(grep -o '"timeUnixNano"' "$example" | wc -l)
 
@@ -227,7 +250,7 @@ post() {
     shift 3
     local headers="$work/last-headers"
     local status
-    status=$(curl -sS --interface 127.0.0.2 -o "$work/last-body" -D "$headers" -w '%{http_code}' \
+    status=$(curl -sS "${public_ca[@]}" --interface 127.0.0.2 -o "$work/last-body" -D "$headers" -w '%{http_code}' \
         -H 'Content-Type: application/json' -H "Apsio-App-Id: $app" -H "Apsio-Batch-Id: $batch" \
         -H 'X-Forwarded-For: 203.0.113.66' "$@" --data-binary "@$file" "$proxy/v1/logs")
     local duplicate
@@ -245,7 +268,7 @@ expect_post() {
 
 # 1. Health through the proxy.
 for route in livez readyz; do
-    status=$(curl -sS -o /dev/null -w '%{http_code}' "$proxy/$route")
+    status=$(curl -sS "${public_ca[@]}" -o /dev/null -w '%{http_code}' "$proxy/$route")
     [ "$status" = 200 ] || fail "GET /$route through nginx answered $status"
 done
 pass "GET /livez and /readyz through nginx answer 200"
@@ -291,13 +314,25 @@ request_lines=$(cat "$work/gateway-a.log" "$work/gateway-b.log" | grep '"msg":"r
 [ "$(grep -c '"client":"127.0.0.2"' <<<"$request_lines")" = "$(wc -l <<<"$request_lines")" ] \
     || fail "not every proxied request was logged with client 127.0.0.2"
 grep -q '"peer":"127.0.0.1:' <<<"$request_lines" || fail "the gateways' TCP peer was not nginx on 127.0.0.1"
-status=$(curl -sS --interface 127.0.0.3 -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
-    -H 'Apsio-App-Id: e2e-direct' -H 'Apsio-Batch-Id: direct-1' -H 'X-Forwarded-For: 198.51.100.9' \
-    --data-binary "@$example" "http://127.0.0.1:$gateway_a/v1/logs")
+status=$(curl -sS "${gateway_ca[@]}" --interface 127.0.0.3 -o /dev/null -w '%{http_code}' \
+    -H 'Content-Type: application/json' -H 'Apsio-App-Id: e2e-direct' -H 'Apsio-Batch-Id: direct-1' \
+    -H 'X-Forwarded-For: 198.51.100.9' --data-binary "@$example" "https://127.0.0.1:$gateway_a/v1/logs")
 [ "$status" = 200 ] || fail "direct POST answered $status"
 grep '"msg":"request"' "$work/gateway-a.log" | grep '"app":"e2e-direct"' | grep '"client":"127.0.0.3"' >/dev/null \
     || fail "a direct request from an untrusted peer was not logged with its peer address"
 pass "X-Forwarded-For: client 127.0.0.2 through nginx, forged entries ignored, untrusted peer ignored"
+
+# 4b. The hop to the gateways is TLS: each gateway serves HTTPS only, with the certificate nginx
+#     verifies; plain HTTP to it gets no answer, TLS 1.1 is refused.
+for name in a b; do
+    grep -q '"msg":"gateway listening".*"tls":"on"' "$work/gateway-$name.log" || fail "gateway $name is not on TLS"
+done
+curl -s -o /dev/null "http://127.0.0.1:$gateway_a/livez" && fail "a gateway answered plain HTTP"
+curl -s -o /dev/null "${gateway_ca[@]}" --tlsv1 --tls-max 1.1 "https://127.0.0.1:$gateway_a/livez" \
+    && fail "a gateway accepted TLS 1.1"
+[ "$(curl -sS "${gateway_ca[@]}" -o /dev/null -w '%{http_code}' "https://127.0.0.1:$gateway_b/livez")" = 200 ] \
+    || fail "a gateway does not answer HTTPS with its certificate"
+pass "nginx → gateways over TLS (verified); the gateways refuse plain HTTP and TLS 1.1"
 
 # 5. Keep-alive to the upstream: nginx reuses its gateway connections (fewer peers than requests).
 for name in a b; do
@@ -306,7 +341,7 @@ for name in a b; do
     [ "$lines" -gt 1 ] && [ "$peers" -lt "$lines" ] \
         || fail "gateway $name: $lines proxied requests over $peers connections (no keep-alive)"
 done
-pass "keep-alive: nginx reused its connections to both gateways"
+pass "keep-alive: nginx reused its (TLS) connections to both gateways"
 
 # 6. gzip bodies pass through untouched and deduplicate like identity ones.
 gzip -c "$example" >"$work/example.json.gz"

@@ -74,13 +74,16 @@ python3 - "$work/status.html" "$work/after.prom" deploy/prometheus/pulsegate-rul
 import html.parser, json, re, sys
 
 dom, prom, rules, dashboard = sys.argv[1:5]
-samples = {}
+samples, declared = {}, set()
 for line in open(prom):
+    if line.startswith("# TYPE "):
+        # A family with no series yet (a labelled counter nothing has moved) is still exported.
+        declared.add(line.split()[2])
     if line.startswith("#") or not line.strip():
         continue
     series, value = line.rsplit(" ", 1)
     samples[series] = float(value)
-names = {re.sub(r"\{.*", "", s) for s in samples}
+names = {re.sub(r"\{.*", "", s) for s in samples} | declared
 families = {n for n in names} | {re.sub(r"_(bucket|sum|count)$", "", n) for n in names}
 
 class Figures(html.parser.HTMLParser):

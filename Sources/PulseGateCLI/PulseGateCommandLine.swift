@@ -17,6 +17,7 @@ public enum PulseGateCommandLine {
         COMMANDS:
           help        Show this help.
           serve       Run the OTLP/HTTP gateway.
+          validate    Check the gateway's configuration without starting it (`ingest validate` for the ingest's).
           outbox      Show the gateway's outbox per app, list and requeue dead letters.
           ingest      Run the reference Pulse ingest server (msgtrans) on its own.
           version     Show the version.
@@ -41,7 +42,8 @@ public enum PulseGateCommandLine {
     }
 
     /// Runs the command line and returns the process exit status
-    /// (0 success, 1 runtime failure, 2 usage error, 3 `upload flush` left batches undelivered).
+    /// (0 success, 1 runtime failure or an invalid configuration for `validate`, 2 usage error,
+    /// 3 `upload flush` left batches undelivered).
     public static func run(
         arguments: [String],
         environment: [String: String],
@@ -76,6 +78,7 @@ public enum PulseGateCommandLine {
         case "-h", "--help", "help":
             output.standardOutput(usage)
         case "serve": try await ServeCommand.run(arguments: rest, environment: environment, output: output)
+        case "validate": try ValidateCommand.runGateway(arguments: rest, environment: environment, output: output)
         case "outbox": try await OutboxCommand.run(arguments: rest, environment: environment, output: output)
         case "-V", "--version", "version":
             guard rest.isEmpty else {

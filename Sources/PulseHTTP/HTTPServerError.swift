@@ -16,6 +16,12 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
         case malformedBody
         /// The `Content-Encoding` is not supported; answer 415.
         case unsupportedEncoding
+        /// A TLS certificate chain could not be read.
+        case tlsCertificate
+        /// A TLS private key could not be read.
+        case tlsKey
+        /// A TLS private key does not belong to its certificate.
+        case tlsKeyMismatch
     }
 
     /// The stable code.
@@ -39,7 +45,7 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
         case .bodyTooLarge: return .contentTooLarge
         case .malformedBody: return .badRequest
         case .unsupportedEncoding: return .unsupportedMediaType
-        case .invalidConfiguration, .startFailed, .invalidState: return nil
+        case .invalidConfiguration, .startFailed, .invalidState, .tlsCertificate, .tlsKey, .tlsKeyMismatch: return nil
         }
     }
 

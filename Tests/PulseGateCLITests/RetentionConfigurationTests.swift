@@ -9,17 +9,13 @@ import Testing
 @Suite(.serialized) struct RetentionConfigurationTests {
     static let problem = "dedupRetentionDays must be 7 to 3650"
 
-    static func write(_ json: String, to path: String) throws {
-        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
-    }
-
     @Test(arguments: [6, 0, -1, 3651])
     func aRetentionOutsideTheContractIsRefusedAtStart(days: Int) async throws {
         let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
         let root = try ScratchDirectory("retention-start")
         defer { root.remove() }
         let config = root.path + "/gateway.json"
-        try Self.write(#"{"dedupRetentionDays":\#(days)}"#, to: config)
+        try writeFile(#"{"dedupRetentionDays":\#(days)}"#, to: config)
         let error = await #expect(throws: TestClientError.self) {
             // Nothing listens on the upstream: the process must not get as far as using it.
             let gateway = try await GatewayProcess.start(
@@ -36,7 +32,7 @@ import Testing
         defer { root.remove() }
         let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
         let config = root.path + "/gateway.json"
-        try Self.write(#"{"dedupRetentionDays":7,"logLevel":"info"}"#, to: config)
+        try writeFile(#"{"dedupRetentionDays":7,"logLevel":"info"}"#, to: config)
         let gateway = try await GatewayProcess.start(
             executable: executable, dataDirectory: root.path + "/gateway", upstream: ingest.address, config: config)
         defer { if gateway.process.isRunning { kill(gateway.process.processIdentifier, SIGKILL) } }
@@ -45,7 +41,7 @@ import Testing
         #expect(try await GatewayHTTP.post(port: gateway.port, first, batchID: "retention-1").status == 200)
 
         // 6 days (and a log level that would show if the file were applied): refused.
-        try Self.write(#"{"dedupRetentionDays":6,"logLevel":"debug"}"#, to: config)
+        try writeFile(#"{"dedupRetentionDays":6,"logLevel":"debug"}"#, to: config)
         kill(gateway.process.processIdentifier, SIGHUP)
         let refused = await eventually(seconds: 30) {
             logs.all.contains { $0.contains("config reload failed") }
@@ -63,7 +59,7 @@ import Testing
         #expect(!logs.all.contains { $0.contains(#""msg":"request""#) })
 
         // A valid file still reloads.
-        try Self.write(#"{"dedupRetentionDays":8,"logLevel":"debug"}"#, to: config)
+        try writeFile(#"{"dedupRetentionDays":8,"logLevel":"debug"}"#, to: config)
         kill(gateway.process.processIdentifier, SIGHUP)
         #expect(await eventually(seconds: 30) { logs.all.contains { $0.contains("configuration reloaded") } })
         await gateway.terminate()

@@ -299,14 +299,26 @@ struct IdentityRulesTests {
 
     @Test func appIdentityConfigErrorsNameTheKeyPath() {
         let cases: [(String, String)] = [
-            (#"{"appIdentity": []}"#, #""appIdentity" must be an object"#),
-            (#"{"appIdentity": {"defaults": {}}}"#, #"unknown config key "appIdentity.defaults""#),
-            (#"{"appIdentity": {"default": {"missingIdentity": "drop"}}}"#, #""appIdentity.default.missingIdentity""#),
-            (#"{"appIdentity": {"apps": {"shop": {"platform": ""}}}}"#, #""appIdentity.apps.shop.platform""#),
-            (#"{"appIdentity": {"apps": {"shop": {"buildNumber": "7"}}}}"#, #""appIdentity.apps.shop.buildNumber""#),
-            (#"{"appIdentity": {"apps": {"shop": {"deviceId": "d"}}}}"#, #""appIdentity.apps.shop.deviceId""#),
+            (#"{"appIdentity": []}"#, "appIdentity: must be an object"),
+            (#"{"appIdentity": {"defaults": {}}}"#, "appIdentity.defaults: unknown config key"),
+            (
+                #"{"appIdentity": {"default": {"missingIdentity": "drop"}}}"#,
+                "appIdentity.default.missingIdentity: must be"
+            ),
+            (
+                #"{"appIdentity": {"apps": {"shop": {"platform": ""}}}}"#,
+                "appIdentity.apps.shop.platform: must not be empty"
+            ),
+            (
+                #"{"appIdentity": {"apps": {"shop": {"buildNumber": "7"}}}}"#,
+                "appIdentity.apps.shop.buildNumber: must be an integer"
+            ),
+            (
+                #"{"appIdentity": {"apps": {"shop": {"deviceId": "d"}}}}"#,
+                "appIdentity.apps.shop.deviceId: unknown config key"
+            ),
             (#"{"appIdentity": {"apps": {"a/b": {}}}}"#, "app ids must be"),
-            (#"{"appIdentity": {"apps": []}}"#, #""appIdentity.apps""#),
+            (#"{"appIdentity": {"apps": []}}"#, "appIdentity.apps: must be an object"),
         ]
         for (json, named) in cases {
             let error = #expect(throws: GatewayError.self) { try ConfigurationFile(parsing: Array(json.utf8)) }

@@ -7,13 +7,21 @@
 #include "pulse_shims.h"
 
 #include <arpa/inet.h>
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+
+static int pg_tls_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
+                           const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length, gnutls_pcert_st **pcert,
+                           unsigned int *pcert_length, gnutls_privkey_t *privkey);
 
 struct MHD_Daemon *pg_mhd_start_daemon(const pg_mhd_options *o,
                                        MHD_AccessHandlerCallback handler, void *handler_context,
                                        MHD_RequestCompletedCallback completed, void *completed_context) {
-    struct MHD_OptionItem items[14];
+    struct MHD_OptionItem items[16];
     int n = 0;
     if (o->connection_limit) items[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, o->connection_limit, NULL};
     if (o->per_ip_connection_limit) items[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_connection_limit, NULL};
@@ -25,8 +33,14 @@ struct MHD_Daemon *pg_mhd_start_daemon(const pg_mhd_options *o,
     if (o->notify_connection) items[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)o->notify_connection, o->notify_connection_context};
     if (o->uri_log) items[n++] = (struct MHD_OptionItem){MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)o->uri_log, o->uri_log_context};
     if (completed) items[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_context};
+    unsigned int flags = o->flags;
+    if (o->tls) {
+        flags |= MHD_USE_TLS;
+        items[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)&pg_tls_retrieve};
+        items[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)PG_TLS_PRIORITIES};
+    }
     items[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-    return MHD_start_daemon(o->flags, o->port, NULL, NULL, handler, handler_context,
+    return MHD_start_daemon(flags, o->port, NULL, NULL, handler, handler_context,
                             MHD_OPTION_ARRAY, items, MHD_OPTION_END);
 }
 
@@ -77,6 +91,175 @@ int pg_mhd_send_early_response(struct MHD_Connection *connection, const char *by
     } while (sent < 0 && errno == EINTR);
     (void)shutdown(fd, SHUT_WR);
     return sent == (ssize_t)length ? 0 : -1;
+}
+
+/* ---- TLS ---------------------------------------------------------------- */
+
+#define PG_TLS_MAX_CHAIN 16
+#define PG_TLS_MAX_PORTS 64
+
+struct pg_tls_credentials {
+    gnutls_pcert_st chain[PG_TLS_MAX_CHAIN];
+    unsigned int count;
+    gnutls_privkey_t key;
+    struct pg_tls_credentials *retired; /* older credentials of the same slot */
+};
+
+struct pg_tls_slot {
+    pthread_mutex_t lock;
+    struct pg_tls_credentials *current;
+    uint16_t port;
+};
+
+static pthread_mutex_t pg_tls_ports_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pg_tls_slot *pg_tls_ports[PG_TLS_MAX_PORTS];
+
+static void pg_tls_detail(int code, char *detail, size_t capacity) {
+    if (detail && capacity > 0) {
+        strncpy(detail, gnutls_strerror(code), capacity - 1);
+        detail[capacity - 1] = 0;
+    }
+}
+
+void pg_tls_credentials_free(pg_tls_credentials *c) {
+    while (c) {
+        struct pg_tls_credentials *next = c->retired;
+        for (unsigned int i = 0; i < c->count; i++) gnutls_pcert_deinit(&c->chain[i]);
+        if (c->key) gnutls_privkey_deinit(c->key);
+        free(c);
+        c = next;
+    }
+}
+
+/* Whether the key's public half is the certificate's public key. */
+static int pg_tls_key_matches(gnutls_privkey_t key, gnutls_pcert_st *certificate) {
+    gnutls_pubkey_t public_key;
+    gnutls_datum_t a = {NULL, 0}, b = {NULL, 0};
+    int matches = 0;
+    if (gnutls_pubkey_init(&public_key) < 0) return 0;
+    if (gnutls_pubkey_import_privkey(public_key, key, 0, 0) >= 0 &&
+        gnutls_pubkey_export2(public_key, GNUTLS_X509_FMT_DER, &a) >= 0 &&
+        gnutls_pubkey_export2(certificate->pubkey, GNUTLS_X509_FMT_DER, &b) >= 0) {
+        matches = a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
+    }
+    gnutls_free(a.data);
+    gnutls_free(b.data);
+    gnutls_pubkey_deinit(public_key);
+    return matches;
+}
+
+int pg_tls_credentials_create(const char *certificate_pem, size_t certificate_length, const char *key_pem,
+                              size_t key_length, pg_tls_credentials **out, char *detail, size_t detail_capacity) {
+    if (detail && detail_capacity > 0) detail[0] = 0;
+    struct pg_tls_credentials *c = calloc(1, sizeof *c);
+    if (c == NULL) return PG_TLS_FAILED;
+    gnutls_datum_t certificate = {(unsigned char *)certificate_pem, (unsigned int)certificate_length};
+    c->count = PG_TLS_MAX_CHAIN;
+    int rc = gnutls_pcert_list_import_x509_raw(c->chain, &c->count, &certificate, GNUTLS_X509_FMT_PEM, 0);
+    if (rc < 0 || c->count == 0) {
+        if (rc >= 0) rc = GNUTLS_E_NO_CERTIFICATE_FOUND;
+        c->count = 0;
+        pg_tls_credentials_free(c);
+        pg_tls_detail(rc, detail, detail_capacity);
+        return PG_TLS_BAD_CERTIFICATE;
+    }
+    rc = gnutls_privkey_init(&c->key);
+    if (rc < 0) {
+        pg_tls_credentials_free(c);
+        return PG_TLS_FAILED;
+    }
+    gnutls_datum_t key = {(unsigned char *)key_pem, (unsigned int)key_length};
+    rc = gnutls_privkey_import_x509_raw(c->key, &key, GNUTLS_X509_FMT_PEM, NULL, 0);
+    if (rc < 0) {
+        pg_tls_credentials_free(c);
+        pg_tls_detail(rc, detail, detail_capacity);
+        return PG_TLS_BAD_KEY;
+    }
+    if (!pg_tls_key_matches(c->key, &c->chain[0])) {
+        pg_tls_credentials_free(c);
+        pg_tls_detail(GNUTLS_E_CERTIFICATE_KEY_MISMATCH, detail, detail_capacity);
+        return PG_TLS_KEY_MISMATCH;
+    }
+    *out = c;
+    return PG_TLS_OK;
+}
+
+pg_tls_slot *pg_tls_slot_create(pg_tls_credentials *initial) {
+    struct pg_tls_slot *slot = calloc(1, sizeof *slot);
+    if (slot == NULL) return NULL;
+    pthread_mutex_init(&slot->lock, NULL);
+    slot->current = initial;
+    return slot;
+}
+
+void pg_tls_slot_replace(pg_tls_slot *slot, pg_tls_credentials *next) {
+    pthread_mutex_lock(&slot->lock);
+    next->retired = slot->current;
+    slot->current = next;
+    pthread_mutex_unlock(&slot->lock);
+}
+
+int pg_tls_slot_bind_port(pg_tls_slot *slot, uint16_t port) {
+    int rc = -1;
+    pthread_mutex_lock(&pg_tls_ports_lock);
+    int free_index = -1;
+    for (int i = 0; i < PG_TLS_MAX_PORTS; i++) {
+        if (pg_tls_ports[i] && pg_tls_ports[i]->port == port) goto done;
+        if (!pg_tls_ports[i] && free_index < 0) free_index = i;
+    }
+    if (free_index >= 0) {
+        slot->port = port;
+        pg_tls_ports[free_index] = slot;
+        rc = 0;
+    }
+done:
+    pthread_mutex_unlock(&pg_tls_ports_lock);
+    return rc;
+}
+
+void pg_tls_slot_free(pg_tls_slot *slot) {
+    if (slot == NULL) return;
+    pthread_mutex_lock(&pg_tls_ports_lock);
+    for (int i = 0; i < PG_TLS_MAX_PORTS; i++) {
+        if (pg_tls_ports[i] == slot) pg_tls_ports[i] = NULL;
+    }
+    pthread_mutex_unlock(&pg_tls_ports_lock);
+    pg_tls_credentials_free(slot->current);
+    pthread_mutex_destroy(&slot->lock);
+    free(slot);
+}
+
+/* MHD_OPTION_HTTPS_CERT_CALLBACK: the credentials of the slot bound to the connection's local
+   port. libmicrohttpd gives GnuTLS the connection's socket as its transport. */
+static int pg_tls_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
+                           const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length, gnutls_pcert_st **pcert,
+                           unsigned int *pcert_length, gnutls_privkey_t *privkey) {
+    (void)req_ca_rdn;
+    (void)nreqs;
+    (void)pk_algos;
+    (void)pk_algos_length;
+    int fd = gnutls_transport_get_int(session);
+    struct sockaddr_storage local;
+    socklen_t length = sizeof local;
+    if (fd < 0 || getsockname(fd, (struct sockaddr *)&local, &length) != 0) return -1;
+    uint16_t port = local.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&local)->sin6_port)
+                                                : ntohs(((struct sockaddr_in *)&local)->sin_port);
+    int rc = -1;
+    pthread_mutex_lock(&pg_tls_ports_lock);
+    for (int i = 0; i < PG_TLS_MAX_PORTS; i++) {
+        struct pg_tls_slot *slot = pg_tls_ports[i];
+        if (slot && slot->port == port) {
+            pthread_mutex_lock(&slot->lock);
+            *pcert = slot->current->chain;
+            *pcert_length = slot->current->count;
+            *privkey = slot->current->key;
+            pthread_mutex_unlock(&slot->lock);
+            rc = 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&pg_tls_ports_lock);
+    return rc;
 }
 
 CURLcode pg_curl_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }

@@ -13,6 +13,7 @@ import PulseProtocol
 enum IngestCommand {
     static let usage = """
         USAGE: pulsegate ingest [options]
+               pulsegate ingest validate --config FILE   (check a config file, exit 0 or 1)
 
         Runs the reference Pulse ingest server: Pulse clients connect over msgtrans, batches are
         stored durably in SQLite before they are acknowledged.
@@ -62,6 +63,11 @@ enum IngestCommand {
 
     /// Runs the command with the process's signals.
     static func run(arguments: [String], environment: [String: String], output: CommandLineOutput) async throws {
+        if arguments.first == "validate" {
+            try ValidateCommand.runIngest(
+                arguments: Array(arguments.dropFirst()), environment: environment, output: output)
+            return
+        }
         if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) {
             output.standardOutput(usage)
             return

@@ -2,12 +2,13 @@ import Dispatch
 import Foundation
 import PulseGateway
 import PulseIngest
+import PulseJSON
 
 /// `pulsegate serve`: runs the gateway until SIGTERM or SIGINT; SIGHUP reloads the config file.
 enum ServeCommand {
     static let usage = """
         USAGE: pulsegate serve [--listen HOST:PORT] [--upstream HOST:PORT] [--data-dir DIR] [--config FILE]
-                               [--admin HOST:PORT]
+                               [--admin HOST:PORT] [--tls-cert FILE --tls-key FILE]
 
         Runs the OTLP/HTTP gateway. Without --upstream it starts the reference Pulse ingest server
         in-process on loopback and forwards there.
@@ -20,11 +21,16 @@ enum ServeCommand {
           --config FILE          JSON config file         PULSEGATE_CONFIG     (docs/operations.md)
           --admin HOST:PORT      with the embedded upstream only: its admin API (GET /events?app=…,
                                  /stats, /metrics) on a loopback address   PULSEGATE_ADMIN
+          --tls-cert FILE        serve HTTPS: PEM chain   PULSEGATE_TLS_CERT   (config key tlsCert)
+          --tls-key FILE         its PEM private key      PULSEGATE_TLS_KEY    (config key tlsKey)
           -h, --help             Show this help.
 
+        `pulsegate validate` checks the same settings without starting anything.
+
         SIGNALS: SIGTERM/SIGINT drain and stop (the outbox is kept); SIGHUP reloads the config
-        file's policy (allowed apps, app keys, default app, retention, outbox caps,
-        log level).
+        file's policy (allowed apps, app keys, default app, retention, outbox caps, app limits,
+        log level) and re-reads the TLS certificate and key files (new handshakes use them; open
+        connections are kept).
         Logs: one JSON object per line on standard error; a line that cannot be written is dropped
         and counted (pulsegate_log_lines_dropped_total), never fatal. While batches flow, a
         "traffic" line every 5 s counts them; every refused request is explained once.
@@ -42,14 +48,26 @@ enum ServeCommand {
         var configPath: String?
         /// `--admin`: the embedded ingest server's admin address (loopback only).
         var admin: String?
+        var tlsCertificate: String?
+        var tlsKey: String?
     }
 
+    /// The flags `serve` (and `validate`) take, each with its environment variable.
+    static let flags = [
+        "--listen": "PULSEGATE_LISTEN", "--upstream": "PULSEGATE_UPSTREAM", "--data-dir": "PULSEGATE_DATA_DIR",
+        "--config": "PULSEGATE_CONFIG", "--admin": "PULSEGATE_ADMIN", "--tls-cert": "PULSEGATE_TLS_CERT",
+        "--tls-key": "PULSEGATE_TLS_KEY",
+    ]
+
     /// Parses flags, falling back to the environment; `nil` when help was asked for.
-    static func parse(_ arguments: [String], environment: [String: String]) throws(CLIError) -> Options? {
+    static func parse(_ arguments: [String], environment: [String: String], command: String = "serve")
+        throws(CLIError) -> Options?
+    {
         var options = Options(
             listen: environment["PULSEGATE_LISTEN"], upstream: environment["PULSEGATE_UPSTREAM"],
             dataDirectory: environment["PULSEGATE_DATA_DIR"], configPath: environment["PULSEGATE_CONFIG"],
-            admin: environment["PULSEGATE_ADMIN"])
+            admin: environment["PULSEGATE_ADMIN"],
+            tlsCertificate: environment["PULSEGATE_TLS_CERT"], tlsKey: environment["PULSEGATE_TLS_KEY"])
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -60,12 +78,12 @@ enum ServeCommand {
                 name = String(argument[..<equals])
                 value = String(argument[argument.index(after: equals)...])
             }
-            guard ["--listen", "--upstream", "--data-dir", "--config", "--admin"].contains(name) else {
-                throw CLIError(.usage, "serve: unknown option '\(argument)'")
+            guard flags[name] != nil else {
+                throw CLIError(.usage, "\(command): unknown option '\(argument)'")
             }
             if value == nil {
                 index += 1
-                guard index < arguments.count else { throw CLIError(.usage, "serve: \(name) needs a value") }
+                guard index < arguments.count else { throw CLIError(.usage, "\(command): \(name) needs a value") }
                 value = arguments[index]
             }
             switch name {
@@ -73,6 +91,8 @@ enum ServeCommand {
             case "--upstream": options.upstream = value
             case "--data-dir": options.dataDirectory = value
             case "--admin": options.admin = value
+            case "--tls-cert": options.tlsCertificate = value
+            case "--tls-key": options.tlsKey = value
             default: options.configPath = value
             }
             index += 1
@@ -82,24 +102,54 @@ enum ServeCommand {
 
     /// Builds the gateway configuration: flags/environment over the config file over defaults.
     static func configuration(_ options: Options) throws(CLIError) -> GatewayConfiguration {
-        do {
-            let file = try options.configPath.map { path throws(GatewayError) in try readConfig(path) }
-            let dataDirectory = options.dataDirectory ?? file?.dataDirectory ?? "pulsegate-data"
-            var configuration = GatewayConfiguration(dataDirectory: dataDirectory)
-            if let listen = options.listen ?? file?.listen {
+        let (configuration, problems) = resolve(options)
+        guard let configuration, problems.isEmpty else {
+            throw CLIError(.usage, "serve: \(GatewayError.invalidConfiguration(problems).message)")
+        }
+        return configuration
+    }
+
+    /// The configuration `serve` would run with, and every problem of it (the file's, then the
+    /// resolved settings', with their key paths): what both `serve` and `validate` check.
+    static func resolve(_ options: Options) -> (GatewayConfiguration?, [ConfigurationProblem]) {
+        var problems: [ConfigurationProblem] = []
+        var file: ConfigurationFile?
+        if let path = options.configPath {
+            if let data = FileManager.default.contents(atPath: path) {
+                let (parsed, found) = ConfigurationFile.check([UInt8](data))
+                file = parsed
+                problems += found
+            } else {
+                return (nil, [ConfigurationProblem("", "cannot read the config file \(path)")])
+            }
+        }
+        let dataDirectory = options.dataDirectory ?? file?.dataDirectory ?? "pulsegate-data"
+        var configuration = GatewayConfiguration(dataDirectory: dataDirectory)
+        if let listen = options.listen ?? file?.listen {
+            do {
                 let (host, port) = try GatewayConfiguration.parseListen(listen)
                 configuration.listenHost = host
                 configuration.listenPort = port
+            } catch {
+                problems.append(ConfigurationProblem("listen", error.message))
             }
-            if let upstream = options.upstream ?? file?.upstream, !upstream.isEmpty {
-                configuration.upstream = try UpstreamAddress(parsing: upstream)
-            }
-            file?.apply(to: &configuration)
-            try configuration.validate()
-            return configuration
-        } catch {
-            throw CLIError(.usage, "serve: \(error.message)")
         }
+        if let upstream = options.upstream ?? file?.upstream, !upstream.isEmpty {
+            do {
+                configuration.upstream = try UpstreamAddress(parsing: upstream)
+            } catch {
+                problems.append(ConfigurationProblem("upstream", error.message))
+            }
+        }
+        switch (options.tlsCertificate ?? file?.tlsCertificatePath, options.tlsKey ?? file?.tlsKeyPath) {
+        case (let certificate?, let key?): configuration.tls = TLSFiles(certificatePath: certificate, keyPath: key)
+        case (_?, nil): problems.append(ConfigurationProblem("tlsKey", "is required with tlsCert (--tls-key)"))
+        case (nil, _?): problems.append(ConfigurationProblem("tlsCert", "is required with tlsKey (--tls-cert)"))
+        case (nil, nil): break
+        }
+        file?.apply(to: &configuration)
+        problems += configuration.problems()
+        return (configuration, problems)
     }
 
     /// `--admin` parsed: a loopback address, and only with the embedded upstream.
@@ -154,14 +204,12 @@ enum ServeCommand {
         for await signal in signals.stream {
             if signal == SIGHUP {
                 guard let path = options.configPath else {
-                    logger.info("SIGHUP without --config: nothing to reload")
+                    reloadTLS(system.gateway, logger: logger)
+                    if configuration.tls == nil { logger.info("SIGHUP without --config: nothing to reload") }
                     continue
                 }
-                do {
-                    try system.gateway.reload(try readConfig(path).policy(from: system.gateway.policy))
-                } catch {
-                    logger.error("config reload failed; keeping the previous settings", ["error": "\(error)"])
-                }
+                reloadPolicy(system.gateway, options: options, path: path, logger: logger)
+                reloadTLS(system.gateway, logger: logger)
                 continue
             }
             logger.info("signal received, draining", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
@@ -169,6 +217,32 @@ enum ServeCommand {
         }
         signals.cancel()
         await system.shutdown()
+    }
+}
+
+extension ServeCommand {
+    /// Re-reads the config file on SIGHUP: the whole resolved configuration must pass the checks
+    /// of `pulsegate validate` (``resolve(_:)``; the TLS files are ``reloadTLS(_:logger:)``'s),
+    /// then the file's policy keys apply over the current policy (a key absent from the file keeps
+    /// its value). Otherwise every problem is logged and nothing changes.
+    static func reloadPolicy(_ gateway: RunningGateway, options: Options, path: String, logger: GatewayLogger) {
+        let problems = resolve(options).1.filter { $0.path != "tlsCert" && $0.path != "tlsKey" }
+        do {
+            guard problems.isEmpty else { throw GatewayError.invalidConfiguration(problems) }
+            try gateway.reload(try readConfig(path).policy(from: gateway.policy))
+        } catch {
+            logger.error("config reload failed; keeping the previous settings", ["error": "\(error)"])
+        }
+    }
+
+    /// Re-reads the TLS files on SIGHUP; a pair that cannot be used is logged and the previous one
+    /// kept.
+    static func reloadTLS(_ gateway: RunningGateway, logger: GatewayLogger) {
+        do {
+            try gateway.reloadTLS()
+        } catch {
+            logger.error("TLS reload failed; keeping the previous certificate", ["error": "\(error)"])
+        }
     }
 }
 

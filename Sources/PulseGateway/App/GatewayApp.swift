@@ -59,7 +59,7 @@ public enum GatewayApp {
             shutdownRetryAfterSeconds: configuration.policy.retryAfterSeconds, requestMemoryBudget: memoryBudget,
             requestMemoryEstimate: GatewayIntake.reservation(headers:wireBytes:),
             headerTimeout: configuration.httpHeaderTimeout, bodyTimeout: configuration.httpBodyTimeout,
-            minBodyBytesPerSecond: configuration.httpMinBodyBytesPerSecond)
+            minBodyBytesPerSecond: configuration.httpMinBodyBytesPerSecond, tls: try configuration.tls?.load())
         serverConfiguration.earlyResponse = { request, response in router.early(request, &response) }
         let server = HTTPServer(
             configuration: serverConfiguration, handler: { request in await router.handle(request) })
@@ -124,7 +124,7 @@ public final class BoundGateway: Sendable {
         let store = try await GatewayStore.open(
             dataDirectory: configuration.dataDirectory, commitGathering: configuration.commitGathering)
         let metrics = GatewayMetrics()
-        metrics.apps.configure(apps: configuration.policy.allowedAppIDs)
+        metrics.apps.configure(apps: configuration.policy.labelledApps)
         let telemetry = GatewayTelemetry(
             metrics: metrics, environment: environment, outboxDepth: { [store] in store.outboxDepth.rows })
         telemetry.configure(limits: GatewayTelemetry.limits(configuration, policy: configuration.policy))
@@ -168,6 +168,7 @@ public final class BoundGateway: Sendable {
         let intake = GatewayIntake(
             store: store, policy: configuration.policy, maxBodyBytes: configuration.maxBodyBytes,
             clock: environment.clock, metrics: metrics, logger: logger, telemetry: telemetry,
+            admission: AppAdmission(clock: environment.monotonicClock),
             onAccepted: { [weak forwarder, policyCache] drafts in
                 policyCache.noteTraffic(apps: drafts.map(\.app))
                 forwarder?.announce(drafts)
@@ -195,7 +196,7 @@ public final class BoundGateway: Sendable {
         logger.info(
             "gateway listening",
             [
-                "listen": "\(configuration.listenHost):\(httpPort)",
+                "listen": "\(configuration.listenHost):\(httpPort)", "tls": configuration.tls == nil ? "off" : "on",
                 "upstream": upstreamDescription, "dataDir": configuration.dataDirectory,
             ])
         return running
@@ -314,10 +315,26 @@ public final class RunningGateway: Sendable {
     public func reload(_ policy: GatewayPolicy) throws(GatewayError) {
         try policy.validate()
         intake.policy = policy
-        metrics.apps.configure(apps: policy.allowedAppIDs)
+        metrics.apps.configure(apps: policy.labelledApps)
         telemetry.configure(limits: GatewayTelemetry.limits(configuration, policy: policy))
         logger.level = policy.logLevel
         logger.info("configuration reloaded")
+    }
+
+    /// Reads the TLS certificate and key files again (SIGHUP) and serves them from the next TLS
+    /// handshake on; connections already open keep theirs and are not closed. A pair that cannot
+    /// be used leaves the previous one serving. Does nothing for a gateway without TLS.
+    ///
+    /// - Throws: ``GatewayError`` naming the file that cannot be used.
+    public func reloadTLS() throws(GatewayError) {
+        guard let files = configuration.tls else { return }
+        let credentials = try files.load()
+        do {
+            try server.replaceTLSCredentials(credentials)
+        } catch {
+            throw GatewayError(.invalidConfiguration, "the TLS credentials could not be replaced", underlying: error)
+        }
+        logger.info("TLS certificate reloaded", ["cert": files.certificatePath])
     }
 
     /// The revision of the policy snapshot cached for `app` (0 when none is known): what

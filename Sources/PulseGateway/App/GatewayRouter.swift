@@ -209,7 +209,7 @@ struct OperationsEndpoints: Sendable {
     func metricsResponse() async -> HTTPResponse {
         var out = PrometheusExposition()
         out.append(metrics.render(await gauges()))
-        telemetry.render(into: &out, outboxRows: (try? await store.outboxRowsByApp()) ?? [:])
+        telemetry.render(into: &out, outbox: store.outboxDepth.apps)
         return HTTPResponse(
             status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
             body: Array(out.text.utf8))
@@ -221,6 +221,7 @@ struct OperationsEndpoints: Sendable {
         var gauges = GatewayMetrics.Gauges()
         gauges.outboxBatches = depth.rows
         gauges.outboxBytes = depth.bytes
+        let policy = self.policy()
         if let oldest = try? await store.oldestCreatedAt() {
             gauges.oldestAgeSeconds = Double(max(0, clock.now() - oldest)) / 1000
         }
@@ -236,7 +237,7 @@ struct OperationsEndpoints: Sendable {
         gauges.requestMemoryReserved = memoryBudget.reservedBytes
         gauges.requestMemoryBudget = memoryBudget.limitBytes
         gauges.logLinesDropped = logger.droppedLines
-        let grace = Int64(policy().diagnosticsGapGraceSeconds) * 1_000
+        let grace = Int64(policy.diagnosticsGapGraceSeconds) * 1_000
         gauges.diagnostics =
             (try? await DiagnosticsEndpoint.gauges(store, now: clock.now(), graceMilliseconds: grace)) ?? [:]
         return gauges

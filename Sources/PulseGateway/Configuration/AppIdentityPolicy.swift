@@ -86,66 +86,59 @@ public struct AppIdentityPolicy: Sendable, Equatable {
         return own.over(defaults)
     }
 
-    /// Parses the `appIdentity` config object.
-    ///
-    /// - Throws: ``GatewayError`` with `invalidConfiguration` naming the key path.
-    init(parsing node: JSONNode) throws(GatewayError) {
-        func fail(_ path: String, _ expected: String) -> GatewayError {
-            GatewayError(.invalidConfiguration, "config key \"\(path)\" must be \(expected)")
-        }
-        guard node.kind == .object else { throw fail("appIdentity", "an object") }
+    /// Reads the `appIdentity` config object, recording every problem (with its key path) in
+    /// `reader`; `nil` when there was one.
+    init?(reading node: JSONNode, _ reader: inout ConfigurationReader) {
+        guard reader.object("appIdentity", node) else { return nil }
+        let before = reader.problems.count
         var defaults = Settings()
         var apps: [String: Settings] = [:]
         for (key, value) in node.members {
             switch key {
             case "default":
-                defaults = try Self.settings(value, path: "appIdentity.default")
+                defaults = Self.settings(value, path: "appIdentity.default", &reader)
             case "apps":
-                guard value.kind == .object else { throw fail("appIdentity.apps", "an object of App ID to settings") }
+                guard reader.object("appIdentity.apps", value) else { continue }
                 for (app, settings) in value.members {
                     guard IntakeHeaders.isValidIdentifier(app) else {
-                        throw GatewayError(
-                            .invalidConfiguration,
-                            "config key \"appIdentity.apps\": app ids must be 1-128 characters of [A-Za-z0-9._~:-]")
+                        reader.fail("appIdentity.apps.\(app)", "app ids must be 1-128 characters of [A-Za-z0-9._~:-]")
+                        continue
                     }
-                    apps[app] = try Self.settings(settings, path: "appIdentity.apps." + app)
+                    apps[app] = Self.settings(settings, path: "appIdentity.apps." + app, &reader)
                 }
             default:
-                throw GatewayError(.invalidConfiguration, "unknown config key \"appIdentity.\(key)\"")
+                reader.fail("appIdentity.\(key)", "unknown config key")
             }
         }
+        guard reader.problems.count == before else { return nil }
         self.init(defaults: defaults, apps: apps)
     }
 
-    private static func settings(_ node: JSONNode, path: String) throws(GatewayError) -> Settings {
-        func fail(_ key: String, _ expected: String) -> GatewayError {
-            GatewayError(.invalidConfiguration, "config key \"\(path).\(key)\" must be \(expected)")
-        }
-        func text(_ key: String, _ value: JSONNode) throws(GatewayError) -> String {
-            guard let string = value.string, !string.isEmpty else { throw fail(key, "a non-empty string") }
-            return string
-        }
-        guard node.kind == .object else {
-            throw GatewayError(.invalidConfiguration, "config key \"\(path)\" must be an object")
-        }
+    private static func settings(_ node: JSONNode, path: String, _ reader: inout ConfigurationReader) -> Settings {
         var settings = Settings()
+        guard reader.object(path, node) else { return settings }
         for (key, value) in node.members {
+            let name = "\(path).\(key)"
             switch key {
             case "missingIdentity":
                 guard let choice = value.string.flatMap(MissingIdentity.init(rawValue:)) else {
-                    throw fail(key, "\"derive\" or \"refuse\"")
+                    reader.fail(name, "must be \"derive\" or \"refuse\"")
+                    continue
                 }
                 settings.missingIdentity = choice
-            case "platform": settings.platform = try text(key, value).lowercased()
-            case "sdkVersion": settings.sdkVersion = try text(key, value)
-            case "appVersion": settings.appVersion = try text(key, value)
+            case "platform": settings.platform = reader.nonEmptyString(name, value)?.lowercased()
+            case "sdkVersion": settings.sdkVersion = reader.nonEmptyString(name, value)
+            case "appVersion": settings.appVersion = reader.nonEmptyString(name, value)
             case "buildNumber":
-                guard let number = value.int64 else { throw fail(key, "an integer") }
+                guard let number = value.int64 else {
+                    reader.fail(name, "must be an integer")
+                    continue
+                }
                 settings.buildNumber = number
-            case "packageName": settings.packageName = try text(key, value)
-            case "deviceType": settings.deviceType = try text(key, value)
+            case "packageName": settings.packageName = reader.nonEmptyString(name, value)
+            case "deviceType": settings.deviceType = reader.nonEmptyString(name, value)
             default:
-                throw GatewayError(.invalidConfiguration, "unknown config key \"\(path).\(key)\"")
+                reader.fail(name, "unknown config key")
             }
         }
         return settings

@@ -28,16 +28,22 @@ import PulseJSON
 ///   "forwarding": {"maxConnections": 256, "maxInFlight": 64, "idleTimeoutSeconds": 120,
 ///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000,
 ///                  "connectWindowSeconds": 600, "maxConnectsPerIdentity": 20, "maxConnectsPerWindow": 6000,
-///                  "forwardWindow": 8}
+///                  "forwardWindow": 8},
+///   "tlsCert": "/etc/pulsegate/tls/cert.pem",
+///   "tlsKey": "/etc/pulsegate/tls/key.pem",
+///   "appLimits": {"default": {"outboxBatches": 100000},
+///                 "apps": {"shop": {"outboxBytes": 1073741824, "requestsPerSecond": 50, "burst": 100}}}
 /// }
 /// ```
 ///
-/// Unknown keys are an error (a typo should not pass silently). `dedupRetentionDays` must be 7 to
+/// Unknown keys are an error (a typo should not pass silently), and every problem is reported
+/// with its key path (``check(_:)``), not only the first. `dedupRetentionDays` must be 7 to
 /// 3,650 (the Apsio contract: batch ids are remembered for at least the queue's maximum age). Flags and environment variables
 /// override `listen`, `upstream` and `dataDir`. On SIGHUP the file is read again and the policy
 /// keys (`defaultAppId`, `allowedAppIds`, `appKeys`, `appIdentity`, `dedupRetentionDays`, `outboxMax*`,
-/// `retryAfterSeconds`, `logLevel`, `diagnosticsGapGraceSeconds`, `trustedProxies`) take effect; the others
-/// need a restart.
+/// `retryAfterSeconds`, `logLevel`, `diagnosticsGapGraceSeconds`, `trustedProxies`, `appLimits`) take
+/// effect, and the TLS certificate and key files (`tlsCert`, `tlsKey`, or the flags) are read again;
+/// the others need a restart.
 public struct ConfigurationFile: Sendable, Equatable {
     /// `listen`: `HOST:PORT`.
     public var listen: String?
@@ -56,6 +62,11 @@ public struct ConfigurationFile: Sendable, Equatable {
     var logLevel: LogLevel?
     var diagnosticsGapGraceSeconds: Int?
     var trustedProxies: TrustedProxies?
+    var appLimits: AppLimits?
+    /// `tlsCert`: the PEM certificate chain the HTTP intake serves (with `tlsKey`).
+    public var tlsCertificatePath: String?
+    /// `tlsKey`: the PEM private key of `tlsCert` (unencrypted).
+    public var tlsKeyPath: String?
     var maxBodyBytes: Int?
     var requestMemoryBudgetBytes: Int?
     var httpThreads: Int?
@@ -80,109 +91,168 @@ public struct ConfigurationFile: Sendable, Equatable {
 
     /// Parses the file's bytes.
     ///
-    /// - Throws: ``GatewayError`` with `invalidConfiguration` naming the key.
+    /// - Throws: ``GatewayError`` with `invalidConfiguration` listing every problem
+    ///   (``check(_:)``) with its key path.
     public init(parsing bytes: [UInt8]) throws(GatewayError) {
+        let (file, problems) = Self.check(bytes)
+        guard problems.isEmpty else { throw GatewayError.invalidConfiguration(problems) }
+        self = file
+    }
+
+    /// Parses the file's bytes and checks every value, collecting every problem (the values that
+    /// are valid are set in the returned file, the others left unset). The one parser behind
+    /// `pulsegate serve`, its SIGHUP reload and `pulsegate validate`.
+    public static func check(_ bytes: [UInt8]) -> (ConfigurationFile, [ConfigurationProblem]) {
+        var file = ConfigurationFile()
+        var problems: [ConfigurationProblem] = []
         let root: JSONNode
         do {
             root = try JSONParser(maxDepth: 8, maxBytes: 1 << 20).parse(bytes).root
         } catch {
-            throw GatewayError(.invalidConfiguration, "the config file is not valid JSON", underlying: error)
+            return (file, [ConfigurationProblem("", "the config file is not valid JSON (\(error.message))")])
         }
         guard root.kind == .object else {
-            throw GatewayError(.invalidConfiguration, "the config file must be a JSON object")
+            return (file, [ConfigurationProblem("", "the config file must be a JSON object")])
         }
-        func fail(_ key: String, _ expected: String) -> GatewayError {
-            GatewayError(.invalidConfiguration, "config key \"\(key)\" must be \(expected)")
-        }
-        func string(_ key: String, _ node: JSONNode) throws(GatewayError) -> String {
-            guard let value = node.string else { throw fail(key, "a string") }
-            return value
-        }
-        func integer(_ key: String, _ node: JSONNode) throws(GatewayError) -> Int {
-            guard let value = node.int64, let fitted = Int(exactly: value) else { throw fail(key, "an integer") }
-            return fitted
-        }
+        var reader = ConfigurationReader()
         for (key, value) in root.members {
-            switch key {
-            case "listen": listen = try string(key, value)
-            case "upstream": upstream = try string(key, value)
-            case "dataDir": dataDirectory = try string(key, value)
-            case "defaultAppId": defaultAppID = try string(key, value)
-            case "allowedAppIds":
-                guard value.kind == .array else { throw fail(key, "an array of strings") }
-                var apps: [String] = []
-                for element in value.elements { apps.append(try string(key, element)) }
-                allowedAppIDs = apps
-            case "appKeys":
-                guard value.kind == .object else { throw fail(key, "an object of App ID to an array of keys") }
-                var keys: [String: [String]] = [:]
-                for (app, list) in value.members {
-                    guard list.kind == .array else { throw fail(key, "an object of App ID to an array of keys") }
-                    var appKeys: [String] = []
-                    for element in list.elements {
-                        guard let text = element.string else {
-                            throw fail(key, "an object of App ID to an array of keys")
-                        }
-                        appKeys.append(text)
-                    }
-                    keys[app] = appKeys
+            file.read(key, value, &reader)
+        }
+        problems = reader.problems
+        return (file, problems)
+    }
+
+    private mutating func read(_ key: String, _ value: JSONNode, _ reader: inout ConfigurationReader) {
+        switch key {
+        case "listen": listen = reader.string(key, value)
+        case "upstream": upstream = reader.string(key, value)
+        case "dataDir": dataDirectory = reader.string(key, value)
+        case "tlsCert": tlsCertificatePath = reader.string(key, value)
+        case "tlsKey": tlsKeyPath = reader.string(key, value)
+        case "defaultAppId": defaultAppID = reader.string(key, value)
+        case "allowedAppIds": allowedAppIDs = reader.strings(key, value, "an array of strings")
+        case "appKeys": readAppKeys(value, &reader)
+        case "appLimits": readAppLimits(value, &reader)
+        case "appIdentity": appIdentity = AppIdentityPolicy(reading: value, &reader)
+        case "dedupRetentionDays":
+            guard let days = reader.integer(key, value) else { return }
+            guard GatewayPolicy.dedupRetentionDays.contains(Int64(days)) else {
+                return reader.fail(key, GatewayPolicy.dedupRetentionProblem)
+            }
+            dedupRetentionDays = Int64(days)
+        case "outboxMaxBatches": outboxMaxBatches = reader.integer(key, value)
+        case "outboxMaxBytes": outboxMaxBytes = reader.integer(key, value)
+        case "retryAfterSeconds": retryAfterSeconds = reader.integer(key, value)
+        case "diagnosticsGapGraceSeconds": diagnosticsGapGraceSeconds = reader.integer(key, value)
+        case "logLevel":
+            guard let text = reader.string(key, value) else { return }
+            guard let level = LogLevel(rawValue: text) else {
+                return reader.fail(key, "must be one of debug, info, warning, error")
+            }
+            logLevel = level
+        case "trustedProxies":
+            guard let entries = reader.strings(key, value, "an array of IP addresses and CIDR blocks") else { return }
+            do {
+                trustedProxies = try TrustedProxies(entries)
+            } catch {
+                reader.fail(key, error.message)
+            }
+        case "maxBodyBytes": maxBodyBytes = reader.integer(key, value)
+        case "requestMemoryBudgetBytes": requestMemoryBudgetBytes = reader.integer(key, value)
+        case "httpThreads": httpThreads = reader.integer(key, value)
+        case "httpHeaderTimeoutSeconds": httpHeaderTimeoutSeconds = reader.integer(key, value)
+        case "httpBodyTimeoutSeconds": httpBodyTimeoutSeconds = reader.integer(key, value)
+        case "httpMinBodyBytesPerSecond": httpMinBodyBytesPerSecond = reader.integer(key, value)
+        case "commitGatherMicroseconds": commitGatherMicroseconds = reader.integer(key, value)
+        case "commitGatherJobs": commitGatherJobs = reader.integer(key, value)
+        case "forwarding":
+            guard reader.object(key, value) else { return }
+            for (inner, setting) in value.members {
+                let name = "forwarding." + inner
+                switch inner {
+                case "maxConnections": maxConnections = reader.integer(name, setting)
+                case "maxInFlight": maxInFlight = reader.integer(name, setting)
+                case "idleTimeoutSeconds": idleTimeoutSeconds = reader.integer(name, setting)
+                case "requestTimeoutSeconds": requestTimeoutSeconds = reader.integer(name, setting)
+                case "backoffBaseMs": backoffBaseMilliseconds = reader.integer(name, setting)
+                case "backoffMaxMs": backoffMaxMilliseconds = reader.integer(name, setting)
+                case "connectWindowSeconds": connectWindowSeconds = reader.integer(name, setting)
+                case "maxConnectsPerIdentity": maxConnectsPerIdentity = reader.integer(name, setting)
+                case "maxConnectsPerWindow": maxConnectsPerWindow = reader.integer(name, setting)
+                case "forwardWindow": forwardWindow = reader.integer(name, setting)
+                default: reader.fail(name, "unknown config key")
                 }
-                appKeys = try AppKeys(keys)
-            case "appIdentity": appIdentity = try AppIdentityPolicy(parsing: value)
-            case "dedupRetentionDays":
-                let days = Int64(try integer(key, value))
-                guard GatewayPolicy.dedupRetentionDays.contains(days) else {
-                    throw GatewayError(.invalidConfiguration, GatewayPolicy.dedupRetentionProblem)
-                }
-                dedupRetentionDays = days
-            case "outboxMaxBatches": outboxMaxBatches = try integer(key, value)
-            case "outboxMaxBytes": outboxMaxBytes = try integer(key, value)
-            case "retryAfterSeconds": retryAfterSeconds = try integer(key, value)
-            case "diagnosticsGapGraceSeconds": diagnosticsGapGraceSeconds = try integer(key, value)
-            case "logLevel":
-                guard let level = LogLevel(rawValue: try string(key, value)) else {
-                    throw fail(key, "one of debug, info, warning, error")
-                }
-                logLevel = level
-            case "trustedProxies":
-                guard value.kind == .array else { throw fail(key, "an array of IP addresses and CIDR blocks") }
-                var entries: [String] = []
-                for element in value.elements { entries.append(try string(key, element)) }
-                do {
-                    trustedProxies = try TrustedProxies(entries)
-                } catch {
-                    throw GatewayError(.invalidConfiguration, "config key \"\(key)\": \(error.message)")
-                }
-            case "maxBodyBytes": maxBodyBytes = try integer(key, value)
-            case "requestMemoryBudgetBytes": requestMemoryBudgetBytes = try integer(key, value)
-            case "httpThreads": httpThreads = try integer(key, value)
-            case "httpHeaderTimeoutSeconds": httpHeaderTimeoutSeconds = try integer(key, value)
-            case "httpBodyTimeoutSeconds": httpBodyTimeoutSeconds = try integer(key, value)
-            case "httpMinBodyBytesPerSecond": httpMinBodyBytesPerSecond = try integer(key, value)
-            case "commitGatherMicroseconds": commitGatherMicroseconds = try integer(key, value)
-            case "commitGatherJobs": commitGatherJobs = try integer(key, value)
-            case "forwarding":
-                guard value.kind == .object else { throw fail(key, "an object") }
-                for (inner, setting) in value.members {
-                    let name = "forwarding." + inner
-                    switch inner {
-                    case "maxConnections": maxConnections = try integer(name, setting)
-                    case "maxInFlight": maxInFlight = try integer(name, setting)
-                    case "idleTimeoutSeconds": idleTimeoutSeconds = try integer(name, setting)
-                    case "requestTimeoutSeconds": requestTimeoutSeconds = try integer(name, setting)
-                    case "backoffBaseMs": backoffBaseMilliseconds = try integer(name, setting)
-                    case "backoffMaxMs": backoffMaxMilliseconds = try integer(name, setting)
-                    case "connectWindowSeconds": connectWindowSeconds = try integer(name, setting)
-                    case "maxConnectsPerIdentity": maxConnectsPerIdentity = try integer(name, setting)
-                    case "maxConnectsPerWindow": maxConnectsPerWindow = try integer(name, setting)
-                    case "forwardWindow": forwardWindow = try integer(name, setting)
-                    default: throw GatewayError(.invalidConfiguration, "unknown config key \"\(name)\"")
-                    }
-                }
-            default:
-                throw GatewayError(.invalidConfiguration, "unknown config key \"\(key)\"")
+            }
+        default:
+            reader.fail(key, "unknown config key")
+        }
+    }
+
+    private mutating func readAppKeys(_ value: JSONNode, _ reader: inout ConfigurationReader) {
+        let expected = "an object of App ID to an array of keys"
+        guard value.kind == .object else { return reader.fail("appKeys", "must be \(expected)") }
+        var keys: [String: [String]] = [:]
+        var valid = true
+        for (app, list) in value.members {
+            // Element paths only: a message never shows a key.
+            guard let appKeys = reader.strings("appKeys.\(app)", list, "an array of keys") else {
+                valid = false
+                continue
+            }
+            do {
+                _ = try AppKeys([app: appKeys])
+                keys[app] = appKeys
+            } catch {
+                valid = false
+                reader.fail("appKeys.\(app)", error.message)
             }
         }
+        if valid { appKeys = try? AppKeys(keys) }
+    }
+
+    private mutating func readAppLimits(_ value: JSONNode, _ reader: inout ConfigurationReader) {
+        guard reader.object("appLimits", value) else { return }
+        var limits = AppLimits()
+        var valid = true
+        func limit(_ path: String, _ node: JSONNode) -> AppLimits.Limit? {
+            guard reader.object(path, node) else { return nil }
+            var limit = AppLimits.Limit()
+            let before = reader.problems.count
+            for (key, setting) in node.members {
+                let name = "\(path).\(key)"
+                switch key {
+                case "outboxBatches": limit.outboxBatches = reader.positive(name, setting)
+                case "outboxBytes": limit.outboxBytes = reader.positive(name, setting)
+                case "requestsPerSecond": limit.requestsPerSecond = reader.positiveNumber(name, setting)
+                case "burst": limit.burst = reader.positive(name, setting)
+                default: reader.fail(name, "unknown config key")
+                }
+            }
+            return reader.problems.count == before ? limit : nil
+        }
+        for (key, setting) in value.members {
+            switch key {
+            case "default":
+                if let parsed = limit("appLimits.default", setting) { limits.default = parsed } else { valid = false }
+            case "apps":
+                guard reader.object("appLimits.apps", setting) else {
+                    valid = false
+                    continue
+                }
+                for (app, entry) in setting.members {
+                    let path = "appLimits.apps.\(app)"
+                    if !IntakeHeaders.isValidIdentifier(app) {
+                        reader.fail(path, "the App ID must be 1-128 characters of [A-Za-z0-9._~:-]")
+                        valid = false
+                    }
+                    if let parsed = limit(path, entry) { limits.apps[app] = parsed } else { valid = false }
+                }
+            default:
+                reader.fail("appLimits.\(key)", "unknown config key (expected default or apps)")
+                valid = false
+            }
+        }
+        if valid { appLimits = limits }
     }
 
     /// The run-time policy this file sets, starting from `base`.
@@ -199,6 +269,7 @@ public struct ConfigurationFile: Sendable, Equatable {
         if let logLevel { policy.logLevel = logLevel }
         if let diagnosticsGapGraceSeconds { policy.diagnosticsGapGraceSeconds = diagnosticsGapGraceSeconds }
         if let trustedProxies { policy.trustedProxies = trustedProxies }
+        if let appLimits { policy.appLimits = appLimits }
         return policy
     }
 

@@ -1,4 +1,5 @@
 import PulseHTTP
+import PulseJSON
 import PulseStorage
 
 /// Everything the gateway needs to run. Built by `pulsegate serve` from flags, environment and
@@ -46,6 +47,9 @@ public struct GatewayConfiguration: Sendable {
     public var pruneSliceSize: Int
     /// Upstream connection and retry settings.
     public var forwarding: ForwardingSettings
+    /// The TLS certificate and key the HTTP intake serves (`--tls-cert`/`--tls-key`, config keys
+    /// `tlsCert`/`tlsKey`), or `nil` for plain HTTP. Read at start and again on SIGHUP.
+    public var tls: TLSFiles?
     /// How long, in microseconds, an intake commit may wait for other requests to share its fsync
     /// (default 0: off; at most ``commitGatherMicrosecondsRange``'s upper bound). It waits only when
     /// requests are arriving closer together than this, so a lone request is not delayed. Off by
@@ -95,28 +99,41 @@ public struct GatewayConfiguration: Sendable {
         self.forwarding = forwarding
     }
 
-    /// Checks the values, throwing ``GatewayError/Code/invalidConfiguration`` for the first bad one.
+    /// Checks the values, throwing ``GatewayError/Code/invalidConfiguration`` listing every problem
+    /// (``problems()``).
     public func validate() throws(GatewayError) {
-        func fail(_ message: String) -> GatewayError { GatewayError(.invalidConfiguration, message) }
-        guard (0...65535).contains(listenPort) else { throw fail("listen port \(listenPort) is outside 0...65535") }
-        guard !dataDirectory.isEmpty else { throw fail("the data directory must not be empty") }
-        guard maxBodyBytes > 0 else { throw fail("maxBodyBytes must be positive") }
-        guard requestMemoryBudgetBytes > 0 else { throw fail("requestMemoryBudgetBytes must be positive") }
-        guard pruneSliceSize > 0 else { throw fail("pruneSliceSize must be positive") }
-        guard httpHeaderTimeout > .zero else { throw fail("httpHeaderTimeoutSeconds must be positive") }
-        guard httpBodyTimeout > .zero else { throw fail("httpBodyTimeoutSeconds must be positive") }
-        guard httpMinBodyBytesPerSecond >= 0 else { throw fail("httpMinBodyBytesPerSecond must not be negative") }
-        guard Self.commitGatherMicrosecondsRange.contains(commitGatherMicroseconds) else {
-            throw fail("commitGatherMicroseconds must be 0 to 10000")
+        let problems = problems()
+        guard problems.isEmpty else { throw GatewayError.invalidConfiguration(problems) }
+    }
+
+    /// Every problem of these settings, with the config key it concerns: the checks
+    /// `pulsegate serve` runs before it starts and `pulsegate validate` reports. The TLS files are
+    /// read and checked too (readable, PEM, the key matches the certificate).
+    public func problems() -> [ConfigurationProblem] {
+        var problems: [ConfigurationProblem] = []
+        func check(_ condition: Bool, _ path: String, _ message: String) {
+            if !condition { problems.append(ConfigurationProblem(path, message)) }
         }
-        guard Self.commitGatherJobsRange.contains(commitGatherJobs) else {
-            throw fail("commitGatherJobs must be 1 to 512")
+        check((0...65535).contains(listenPort), "listen", "port \(listenPort) is outside 0...65535")
+        check(!dataDirectory.isEmpty, "dataDir", "must not be empty")
+        check(maxBodyBytes > 0, "maxBodyBytes", "must be positive")
+        check(requestMemoryBudgetBytes > 0, "requestMemoryBudgetBytes", "must be positive")
+        check((1...64).contains(httpThreads), "httpThreads", "must be 1 to 64")
+        check(pruneSliceSize > 0, "pruneSliceSize", "must be positive")
+        check(httpHeaderTimeout > .zero, "httpHeaderTimeoutSeconds", "must be positive")
+        check(httpBodyTimeout > .zero, "httpBodyTimeoutSeconds", "must be positive")
+        check(httpMinBodyBytesPerSecond >= 0, "httpMinBodyBytesPerSecond", "must not be negative")
+        check(
+            Self.commitGatherMicrosecondsRange.contains(commitGatherMicroseconds), "commitGatherMicroseconds",
+            "must be 0 to 10000")
+        check(Self.commitGatherJobsRange.contains(commitGatherJobs), "commitGatherJobs", "must be 1 to 512")
+        if let upstream {
+            check((1...65535).contains(upstream.port), "upstream", "port \(upstream.port) is outside 1...65535")
         }
-        if let upstream, !(1...65535).contains(upstream.port) {
-            throw fail("upstream port \(upstream.port) is outside 1...65535")
-        }
-        try policy.validate()
-        try forwarding.validate()
+        if let problem = tls?.problem() { problems.append(problem) }
+        problems += policy.problems()
+        problems += forwarding.problems()
+        return problems
     }
 }
 
@@ -202,6 +219,8 @@ public struct GatewayPolicy: Sendable, Equatable {
     /// Per-app identity defaults and the choice between deriving and refusing an identity a resource
     /// does not carry (config key `appIdentity`; see ``AppIdentityPolicy``).
     public var appIdentity = AppIdentityPolicy()
+    /// Per-app outbox shares and request rates (config key `appLimits`); see ``AppLimits``.
+    public var appLimits = AppLimits()
 
     /// The accepted `dedupRetentionDays`: at least 7, because Apsio devices retry a batch for up
     /// to 7 days (the queue's maximum age) and each retry must still be recognised; at most 3,650.
@@ -234,20 +253,77 @@ public struct GatewayPolicy: Sendable, Equatable {
     }
 
     func validate() throws(GatewayError) {
-        func fail(_ message: String) -> GatewayError { GatewayError(.invalidConfiguration, message) }
-        if let defaultAppID, !IntakeHeaders.isValidIdentifier(defaultAppID) {
-            throw fail("defaultAppId must be 1-128 characters of [A-Za-z0-9._~:-]")
+        let problems = problems()
+        guard problems.isEmpty else { throw GatewayError.invalidConfiguration(problems) }
+    }
+
+    /// Every problem of the policy, with its config key, including the cross-field rules of
+    /// ``appLimits`` (a share above the global cap, limits for an app that is not allowed, a burst
+    /// without a rate).
+    func problems() -> [ConfigurationProblem] {
+        var problems: [ConfigurationProblem] = []
+        func check(_ condition: Bool, _ path: String, _ message: String) {
+            if !condition { problems.append(ConfigurationProblem(path, message)) }
         }
-        for app in allowedAppIDs ?? [] where !IntakeHeaders.isValidIdentifier(app) {
-            throw fail("allowedAppIds entries must be 1-128 characters of [A-Za-z0-9._~:-]")
+        let identifier = "must be 1-128 characters of [A-Za-z0-9._~:-]"
+        if let defaultAppID { check(IntakeHeaders.isValidIdentifier(defaultAppID), "defaultAppId", identifier) }
+        for app in (allowedAppIDs ?? []).sorted() {
+            check(IntakeHeaders.isValidIdentifier(app), "allowedAppIds", "entry \"\(app)\" \(identifier)")
         }
-        guard
-            dedupRetentionMilliseconds >= Self.minimumDedupRetentionMilliseconds,
-            dedupRetentionMilliseconds <= Self.dedupRetentionDays.upperBound * 86_400_000
-        else { throw fail(Self.dedupRetentionProblem) }
-        guard outboxMaxBatches > 0, outboxMaxBytes > 0 else { throw fail("the outbox caps must be positive") }
-        guard retryAfterSeconds >= 0 else { throw fail("retryAfterSeconds must not be negative") }
-        guard diagnosticsGapGraceSeconds >= 0 else { throw fail("diagnosticsGapGraceSeconds must not be negative") }
+        if let defaultAppID, let allowedAppIDs {
+            check(
+                allowedAppIDs.contains(defaultAppID), "defaultAppId",
+                "\(defaultAppID) is not in allowedAppIds, so requests without Apsio-App-Id would all get 403")
+        }
+        check(
+            dedupRetentionMilliseconds >= Self.minimumDedupRetentionMilliseconds
+                && dedupRetentionMilliseconds <= Self.dedupRetentionDays.upperBound * 86_400_000,
+            "dedupRetentionDays", Self.dedupRetentionProblem)
+        check(outboxMaxBatches > 0, "outboxMaxBatches", "must be positive")
+        check(outboxMaxBytes > 0, "outboxMaxBytes", "must be positive")
+        check(retryAfterSeconds >= 0, "retryAfterSeconds", "must not be negative")
+        check(diagnosticsGapGraceSeconds >= 0, "diagnosticsGapGraceSeconds", "must not be negative")
+        for app in appKeys.apps {
+            if let allowedAppIDs {
+                check(allowedAppIDs.contains(app), "appKeys.\(app)", "\(app) is not in allowedAppIds")
+            }
+        }
+        var entries: [(String, AppLimits.Limit)] = [("appLimits.default", appLimits.default)]
+        entries += appLimits.apps.keys.sorted().map { ("appLimits.apps.\($0)", appLimits.apps[$0]!) }
+        for (path, limit) in entries {
+            if let batches = limit.outboxBatches {
+                check(batches > 0, path + ".outboxBatches", "must be positive")
+                check(
+                    batches <= outboxMaxBatches, path + ".outboxBatches",
+                    "\(batches) is above outboxMaxBatches (\(outboxMaxBatches)); a share cannot exceed the whole outbox"
+                )
+            }
+            if let bytes = limit.outboxBytes {
+                check(bytes > 0, path + ".outboxBytes", "must be positive")
+                check(
+                    bytes <= outboxMaxBytes, path + ".outboxBytes",
+                    "\(bytes) is above outboxMaxBytes (\(outboxMaxBytes)); a share cannot exceed the whole outbox")
+            }
+            if let rate = limit.requestsPerSecond {
+                check(rate.isFinite && rate > 0, path + ".requestsPerSecond", "must be a positive number")
+            }
+            if let burst = limit.burst {
+                check(burst > 0, path + ".burst", "must be positive")
+            }
+        }
+        for (app, limit) in appLimits.apps.sorted(by: { $0.key < $1.key }) {
+            let path = "appLimits.apps.\(app)"
+            if let allowedAppIDs {
+                check(allowedAppIDs.contains(app), path, "\(app) is not in allowedAppIds, so the entry never applies")
+            }
+            check(
+                limit.burst == nil || limit.over(appLimits.default).requestsPerSecond != nil, path + ".burst",
+                "is set without requestsPerSecond (here or in appLimits.default)")
+        }
+        check(
+            appLimits.default.burst == nil || appLimits.default.requestsPerSecond != nil, "appLimits.default.burst",
+            "is set without requestsPerSecond")
+        return problems
     }
 }
 
@@ -311,16 +387,26 @@ public struct ForwardingSettings: Sendable, Equatable {
     }
 
     func validate() throws(GatewayError) {
-        func fail(_ message: String) -> GatewayError { GatewayError(.invalidConfiguration, message) }
-        guard maxConnections > 0, maxInFlight > 0 else { throw fail("maxConnections and maxInFlight must be positive") }
-        guard backoffBase > .zero, backoffMax >= backoffBase else {
-            throw fail("backoff must be positive with backoffMax >= backoffBase")
+        let problems = problems()
+        guard problems.isEmpty else { throw GatewayError.invalidConfiguration(problems) }
+    }
+
+    /// Every problem of the forwarding settings, with its config key.
+    func problems() -> [ConfigurationProblem] {
+        var problems: [ConfigurationProblem] = []
+        func check(_ condition: Bool, _ path: String, _ message: String) {
+            if !condition { problems.append(ConfigurationProblem("forwarding." + path, message)) }
         }
-        guard Self.forwardWindowRange.contains(forwardWindow) else {
-            throw fail("forwardWindow must be 1 to 64")
-        }
-        guard connectWindow > .zero, maxConnectsPerIdentity > 0, maxConnectsPerWindow > 0 else {
-            throw fail("connectWindowSeconds, maxConnectsPerIdentity and maxConnectsPerWindow must be positive")
-        }
+        check(maxConnections > 0, "maxConnections", "must be positive")
+        check(maxInFlight > 0, "maxInFlight", "must be positive")
+        check(idleTimeout > .zero, "idleTimeoutSeconds", "must be positive")
+        check(requestTimeout > .zero, "requestTimeoutSeconds", "must be positive")
+        check(backoffBase > .zero, "backoffBaseMs", "must be positive")
+        check(backoffMax >= backoffBase, "backoffMaxMs", "must be at least backoffBaseMs")
+        check(Self.forwardWindowRange.contains(forwardWindow), "forwardWindow", "must be 1 to 64")
+        check(connectWindow > .zero, "connectWindowSeconds", "must be positive")
+        check(maxConnectsPerIdentity > 0, "maxConnectsPerIdentity", "must be positive")
+        check(maxConnectsPerWindow > 0, "maxConnectsPerWindow", "must be positive")
+        return problems
     }
 }

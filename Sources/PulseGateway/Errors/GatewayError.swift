@@ -1,3 +1,5 @@
+import PulseJSON
+
 /// The error type of the PulseGateway module.
 ///
 /// Descriptions never contain payload bytes or secrets: only what kind of problem it is, where it
@@ -38,5 +40,15 @@ public struct GatewayError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         if let underlying { return "\(message): \(underlying)" }
         return message
+    }
+}
+
+extension GatewayError {
+    /// An `invalidConfiguration` error listing every problem with its key path.
+    public static func invalidConfiguration(_ problems: [ConfigurationProblem]) -> GatewayError {
+        return GatewayError(
+            .invalidConfiguration,
+            "invalid configuration (\(ConfigurationProblem.count(problems))): " + ConfigurationProblem.summary(problems)
+        )
     }
 }

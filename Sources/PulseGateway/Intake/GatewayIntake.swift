@@ -7,7 +7,7 @@ import Synchronization
 /// The OTLP/HTTP intake: validates a request, maps it, commits it durably, answers.
 ///
 /// Order of checks (the first failure answers): shutting down → 503; outbox over its cap → 429;
-/// media type → 415 (JSON and protobuf are accepted; protobuf is transcoded to OTLP/JSON so both
+/// media type → 415; the app's outbox share or request rate (``AppAdmission``) → 429 (JSON and protobuf are accepted; protobuf is transcoded to OTLP/JSON so both
 /// share one mapping); Apsio headers → 400/403/401; body
 /// decoding → 413/400/415; JSON → 400; mapping → 400; durable commit → 503 on storage failure;
 /// then 200 (`{}`, or `partialSuccess` when records were dropped), with `Apsio-Duplicate: true`
@@ -33,12 +33,16 @@ final class GatewayIntake: Sendable {
     private let derivedLog: LogRateLimiter
     /// Called after a commit with the new outbox rows (the forwarder's wake-up).
     private let onAccepted: @Sendable ([OutboxDraft]) -> Void
+    /// Per-app outbox shares and request rates.
+    private let admission: AppAdmission
 
     init(
         store: GatewayStore, policy: GatewayPolicy, maxBodyBytes: Int, clock: GatewayClock, metrics: GatewayMetrics,
-        logger: GatewayLogger, telemetry: GatewayTelemetry, onAccepted: @escaping @Sendable ([OutboxDraft]) -> Void
+        logger: GatewayLogger, telemetry: GatewayTelemetry, admission: AppAdmission,
+        onAccepted: @escaping @Sendable ([OutboxDraft]) -> Void
     ) {
         self.telemetry = telemetry
+        self.admission = admission
         self.store = store
         self.policyState = Mutex(policy)
         self.maxBodyBytes = maxBodyBytes
@@ -120,6 +124,10 @@ final class GatewayIntake: Sendable {
         }
         guard let format else { throw Self.mediaTypeRejection(request.headers["Content-Type"]) }
         let headers = try IntakeHeaders(request.headers, policy: policy)
+        let admitted = try admission.admit(
+            app: headers.appID, bytes: request.body.count, policy: policy, depth: store.outboxDepth(app: headers.appID)
+        ) { telemetry.apps.limited(app: headers.appID, reason: $0.rawValue) }
+        defer { admitted.release() }
         let body: [UInt8]
         do {
             body = try BodyDecoder.decode(

@@ -18,7 +18,8 @@ import Synchronization
 /// | `pulsegate_app_conflicts_total` | counter | `app` |
 /// | `pulsegate_app_forwarded_total` | counter | `app` (Pulse batches the upstream accepted) |
 /// | `pulsegate_app_dead_letters_total` | counter | `app` (Pulse batches moved to dead letters) |
-/// | `pulsegate_app_outbox_batches` | gauge | `app` |
+/// | `pulsegate_app_limited_total` | counter | `app`, `reason` (429 by the app's own limits: `outbox_batches`, `outbox_bytes`, `rate`) |
+/// | `pulsegate_app_outbox_batches`, `pulsegate_app_outbox_bytes` | gauge | `app` (from the store's in-memory per-app depth) |
 final class AppMetrics: Sendable {
     /// Apps with their own label when no `allowedAppIds` is configured.
     static let maxLabelledApps = 20
@@ -36,6 +37,8 @@ final class AppMetrics: Sendable {
         var conflicts = 0
         var forwarded = 0
         var deadLetters = 0
+        /// Requests refused by the app's own limits (``AppAdmission``), by reason.
+        var limited: [String: Int] = [:]
 
         /// Every rejection, whatever the reason.
         var rejected: Int { rejections.values.reduce(0, +) }
@@ -51,6 +54,7 @@ final class AppMetrics: Sendable {
             sum.conflicts += rhs.conflicts
             sum.forwarded += rhs.forwarded
             sum.deadLetters += rhs.deadLetters
+            sum.limited.merge(rhs.limited, uniquingKeysWith: +)
             return sum
         }
     }
@@ -126,21 +130,30 @@ final class AppMetrics: Sendable {
 
     func deadLettered(app: String) { update(app) { $0.deadLetters += 1 } }
 
+    /// A request refused with 429 by the app's own limits, for `reason`.
+    func limited(app: String, reason: String) { update(app) { $0.limited[reason, default: 0] += 1 } }
+
     /// The counts per label.
     var snapshot: [String: Counts] { state.withLock { $0.counts } }
 
     /// The counts of every label together.
     var totals: Counts { snapshot.values.reduce(Counts(), +) }
 
-    /// Outbox rows per app folded into labels.
-    func outboxByLabel(_ rowsByApp: [String: Int]) -> [String: Int] {
-        var byLabel: [String: Int] = [:]
-        for (app, rows) in rowsByApp { byLabel[label(for: app), default: 0] += rows }
+    /// Outbox rows and bytes per App ID folded into labels.
+    func outboxByLabel(_ byApp: [String: GatewayStore.AppDepth]) -> [String: GatewayStore.AppDepth] {
+        var byLabel: [String: GatewayStore.AppDepth] = [:]
+        for (app, depth) in byApp {
+            let label = label(for: app)
+            var entry = byLabel[label] ?? GatewayStore.AppDepth()
+            entry.rows += depth.rows
+            entry.bytes += depth.bytes
+            byLabel[label] = entry
+        }
         return byLabel
     }
 
-    /// Appends the per-app families; `outboxRows` are outbox rows per App ID.
-    func render(into out: inout PrometheusExposition, outboxRows: [String: Int]) {
+    /// Appends the per-app families; `outbox` is the outbox depth per App ID.
+    func render(into out: inout PrometheusExposition, outbox byApp: [String: GatewayStore.AppDepth]) {
         let counts = snapshot
         let labels = counts.keys.sorted()
         func family(_ name: String, _ kind: PrometheusExposition.Kind, _ help: String, _ value: (Counts) -> Int) {
@@ -168,10 +181,22 @@ final class AppMetrics: Sendable {
         family("pulsegate_app_dead_letters_total", .counter, "Pulse batches moved to dead letters by app.") {
             $0.deadLetters
         }
-        let outbox = outboxByLabel(outboxRows)
+        out.family(
+            "pulsegate_app_limited_total", .counter, "Requests refused with 429 by their app's own limits (appLimits).")
+        for label in labels {
+            for (reason, count) in counts[label]!.limited.sorted(by: { $0.key < $1.key }) {
+                out.sample("pulsegate_app_limited_total", labels: ["app": label, "reason": reason], count)
+            }
+        }
+        let outbox = outboxByLabel(byApp)
+        let outboxLabels = Set(labels).union(outbox.keys).sorted()
         out.family("pulsegate_app_outbox_batches", .gauge, "Pulse batches waiting in the outbox by app.")
-        for label in Set(labels).union(outbox.keys).sorted() {
-            out.sample("pulsegate_app_outbox_batches", labels: ["app": label], outbox[label] ?? 0)
+        for label in outboxLabels {
+            out.sample("pulsegate_app_outbox_batches", labels: ["app": label], outbox[label]?.rows ?? 0)
+        }
+        out.family("pulsegate_app_outbox_bytes", .gauge, "Payload bytes waiting in the outbox by app.")
+        for label in outboxLabels {
+            out.sample("pulsegate_app_outbox_bytes", labels: ["app": label], outbox[label]?.bytes ?? 0)
         }
     }
 }

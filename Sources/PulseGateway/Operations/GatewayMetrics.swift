@@ -14,6 +14,7 @@ import Synchronization
 /// | `pulsegate_derived_identities_total` | counter | |
 /// | `pulsegate_outbox_batches` | gauge | |
 /// | `pulsegate_outbox_bytes` | gauge | |
+/// | `pulsegate_app_limited_total` | counter | `app`, `reason` (`outbox_batches`, `outbox_bytes`, `rate`) |
 /// | `pulsegate_outbox_oldest_age_seconds` | gauge | |
 /// | `pulsegate_dead_letters` | gauge | |
 /// | `pulsegate_forward_total` | counter | `kind`, `result` (`ok`, `retry`, `dead_letter`, `fallback`) |

@@ -78,11 +78,11 @@ final class GatewayTelemetry: Sendable {
     }
 
     /// Appends build info, the per-app families, request durations, limits and process metrics.
-    func render(into out: inout PrometheusExposition, outboxRows: [String: Int]) {
+    func render(into out: inout PrometheusExposition, outbox: [String: GatewayStore.AppDepth]) {
         out.family("pulsegate_build_info", .gauge, "Always 1; the labels name the build.")
         out.sample("pulsegate_build_info", labels: ["version": version, "component": "gateway"], 1)
         durations.render(into: &out)
-        apps.render(into: &out, outboxRows: outboxRows)
+        apps.render(into: &out, outbox: outbox)
         for limit in limits.withLock({ $0 }) {
             out.family(limit.name, .gauge, limit.help)
             out.sample(limit.name, limit.value)

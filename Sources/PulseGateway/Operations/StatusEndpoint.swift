@@ -39,7 +39,7 @@ struct StatusEndpoint: Sendable {
     func snapshot() async -> StatusSnapshot {
         let store = operations.store
         let gauges = await operations.gauges()
-        let outboxRows = telemetry.apps.outboxByLabel((try? await store.outboxRowsByApp()) ?? [:])
+        let outboxRows = telemetry.apps.outboxByLabel(store.outboxDepth.apps).mapValues(\.rows)
         let counts = telemetry.apps.snapshot
         let rates = telemetry.summary.rates()
         let apps = Set(counts.keys).union(outboxRows.keys).sorted().map { label -> StatusSnapshot.App in

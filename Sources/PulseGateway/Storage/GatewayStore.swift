@@ -21,12 +21,32 @@ public final class GatewayStore: Sendable {
     let executor: SQLiteExecutor
     /// The read-only connection the forwarder reads the outbox through.
     let reader: SQLiteExecutor
-    /// Rows and payload bytes in the outbox, kept in memory for the intake's cap check.
+    /// Rows and payload bytes in the outbox, in total and per app, kept in memory for the intake's
+    /// cap checks: maintained by every commit that adds or removes rows, recounted at open and
+    /// after a requeue.
     private let depth = Mutex(Depth())
     /// Whether the last intake commit failed (what `/readyz` reports).
     let commitHealth = CommitHealth()
 
-    struct Depth: Sendable {
+    struct Depth: Sendable, Equatable {
+        var rows = 0
+        var bytes = 0
+        /// The same per app (apps with rows only).
+        var apps: [String: AppDepth] = [:]
+
+        /// Adds (or with negative values removes) rows and bytes of `app`.
+        mutating func add(app: String, rows: Int, bytes: Int) {
+            self.rows += rows
+            self.bytes += bytes
+            var entry = apps[app] ?? AppDepth()
+            entry.rows += rows
+            entry.bytes += bytes
+            apps[app] = entry.rows > 0 ? entry : nil
+        }
+    }
+
+    /// One app's rows and payload bytes in the outbox.
+    struct AppDepth: Sendable, Equatable {
         var rows = 0
         var bytes = 0
     }
@@ -167,10 +187,7 @@ public final class GatewayStore: Sendable {
         }
         if case .accepted = outcome, !drafts.isEmpty {
             let bytes = drafts.reduce(0) { $0 + $1.payload.count }
-            depth.withLock {
-                $0.rows += drafts.count
-                $0.bytes += bytes
-            }
+            depth.withLock { $0.add(app: app, rows: drafts.count, bytes: bytes) }
         }
         return outcome
     }
@@ -223,12 +240,19 @@ public final class GatewayStore: Sendable {
     /// Rows and payload bytes currently in the outbox.
     var outboxDepth: Depth { depth.withLock { $0 } }
 
-    /// Recounts the outbox from the database.
+    /// Rows and payload bytes of `app` currently in the outbox (no database access).
+    func outboxDepth(app: String) -> AppDepth { depth.withLock { $0.apps[app] ?? AppDepth() } }
+
+    /// Recounts the outbox from the database, per app (at open and after a requeue; the commits in
+    /// between keep the counts current).
     func refreshDepth() async throws {
         let counted = try await reader.read { connection in
-            try connection.queryFirst("SELECT count(*), coalesce(sum(payload_bytes), 0) FROM outbox") { row in
-                Depth(rows: try row.column(0, as: Int.self), bytes: try row.column(1, as: Int.self))
-            } ?? Depth()
+            var depth = Depth()
+            _ = try connection.query("SELECT app, count(*), coalesce(sum(payload_bytes), 0) FROM outbox GROUP BY app") {
+                row in
+                depth.add(app: try row.column(0), rows: try row.column(1), bytes: try row.column(2))
+            }
+            return depth
         }
         depth.withLock { $0 = counted }
     }
@@ -321,24 +345,24 @@ public final class GatewayStore: Sendable {
     /// Deletes delivered rows, all in one group-commit job (it rides the intake's commits).
     func delete(seqs: [Int64]) async throws {
         guard !seqs.isEmpty else { return }
-        let (rows, bytes) = try await executor.commit { connection -> (Int, Int) in
-            var rows = 0
-            var bytes = 0
+        let removed = try await executor.commit { connection -> [(app: String, bytes: Int)] in
+            var removed: [(app: String, bytes: Int)] = []
             for seq in seqs {
-                let size = try connection.queryFirst("SELECT payload_bytes FROM outbox WHERE seq = ?", [seq]) { row in
-                    try row.column(0, as: Int.self)
-                }
+                guard let row = try Self.sizeAndApp(seq: seq, connection) else { continue }
                 try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
-                if connection.changes > 0 {
-                    rows += 1
-                    bytes += size ?? 0
-                }
+                if connection.changes > 0 { removed.append(row) }
             }
-            return (rows, bytes)
+            return removed
         }
-        depth.withLock {
-            $0.rows -= rows
-            $0.bytes -= bytes
+        depth.withLock { depth in
+            for row in removed { depth.add(app: row.app, rows: -1, bytes: -row.bytes) }
+        }
+    }
+
+    /// The payload size and app of an outbox row, or `nil` when there is no such row.
+    private static func sizeAndApp(seq: Int64, _ connection: SQLiteConnection) throws -> (app: String, bytes: Int)? {
+        try connection.queryFirst("SELECT app, payload_bytes FROM outbox WHERE seq = ?", [seq]) { row in
+            (app: try row.column(0, as: String.self), bytes: try row.column(1, as: Int.self))
         }
     }
 
@@ -353,10 +377,8 @@ public final class GatewayStore: Sendable {
 
     /// Moves a row to the dead-letter table.
     func deadLetter(seq: Int64, code: Int, message: String, now: Int64) async throws {
-        let removed = try await executor.commit { connection -> Int in
-            let bytes = try connection.queryFirst("SELECT payload_bytes FROM outbox WHERE seq = ?", [seq]) { row in
-                try row.column(0, as: Int.self)
-            }
+        let removed = try await executor.commit { connection -> (app: String, bytes: Int)? in
+            let row = try Self.sizeAndApp(seq: seq, connection)
             try connection.execute(
                 """
                 INSERT OR REPLACE INTO dead_letter(seq, app, identity_key, identity_id, kind, priority,
@@ -367,13 +389,10 @@ public final class GatewayStore: Sendable {
                 FROM outbox WHERE seq = ?
                 """, [now, code, message, seq])
             try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
-            return connection.changes > 0 ? (bytes ?? 0) : -1
+            return connection.changes > 0 ? row : nil
         }
-        if removed >= 0 {
-            depth.withLock {
-                $0.rows -= 1
-                $0.bytes -= removed
-            }
+        if let removed {
+            depth.withLock { $0.add(app: removed.app, rows: -1, bytes: -removed.bytes) }
         }
     }
 
@@ -383,25 +402,22 @@ public final class GatewayStore: Sendable {
         seq: Int64, httpBatchID: String, drafts: [OutboxDraft], now: Int64, requestID: String? = nil
     ) async throws {
         let stored = drafts.map { Self.stored($0) }
-        let removed = try await executor.commit { connection -> Int in
-            let bytes = try connection.queryFirst("SELECT payload_bytes FROM outbox WHERE seq = ?", [seq]) { row in
-                try row.column(0, as: Int.self)
-            }
+        let removed = try await executor.commit { connection -> (app: String, bytes: Int)? in
+            let row = try Self.sizeAndApp(seq: seq, connection)
             try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
-            guard connection.changes > 0 else { return -1 }
+            guard connection.changes > 0, let row else { return nil }
             var identities: [String: Int64] = [:]
             for (draft, payload) in zip(drafts, stored) {
                 try Self.insert(
                     draft, payload: payload, httpBatchID: httpBatchID, now: now, priority: 0, identities: &identities,
                     connection: connection, requestID: requestID)
             }
-            return bytes ?? 0
+            return row
         }
-        if removed >= 0 {
-            let added = drafts.reduce(0) { $0 + $1.payload.count }
-            depth.withLock {
-                $0.rows += drafts.count - 1
-                $0.bytes += added - removed
+        if let removed {
+            depth.withLock { depth in
+                depth.add(app: removed.app, rows: -1, bytes: -removed.bytes)
+                for draft in drafts { depth.add(app: draft.app, rows: 1, bytes: draft.payload.count) }
             }
         }
     }

@@ -31,6 +31,14 @@ public final class HTTPServer: Sendable {
 
     private struct DaemonHandle: @unchecked Sendable {
         let pointer: OpaquePointer
+        /// The `pg_tls_slot` of an HTTPS daemon, freed after the daemon stops.
+        let tls: OpaquePointer?
+
+        /// Stops the daemon and frees its TLS slot.
+        func stop() {
+            MHD_stop_daemon(pointer)
+            if let tls { pg_tls_slot_free(tls) }
+        }
     }
 
     private enum Phase {
@@ -79,7 +87,7 @@ public final class HTTPServer: Sendable {
                 usleep(1000)
                 waited += 1
             }
-            MHD_stop_daemon(daemon.pointer)
+            daemon.stop()
             if listener >= 0 { close(listener) }
             core.deadlines.stop()
         }
@@ -103,7 +111,8 @@ public final class HTTPServer: Sendable {
     /// Binds the address and starts serving on libmicrohttpd's threads.
     ///
     /// - Throws: ``HTTPServerError`` with `invalidConfiguration`, `startFailed` (address in use,
-    ///   no IPv6 on this host) or `invalidState` (already started).
+    ///   no IPv6 on this host), `tlsCertificate`/`tlsKey` (``HTTPServerConfiguration/tls``) or
+    ///   `invalidState` (already started).
     public func start() throws(HTTPServerError) {
         try configuration.validate()
         let address = try ListenAddress(host: configuration.host, port: configuration.port)
@@ -111,16 +120,78 @@ public final class HTTPServer: Sendable {
             guard case .idle = state.phase else {
                 throw HTTPServerError(.invalidState, "the server was already started")
             }
-            let daemon = try startDaemon(address)
-            core.deadlines.start()
+            let slot = try makeTLSSlot()
+            // A fixed port is bound to its credentials before the first connection can arrive; port 0
+            // once it is known (no client can know it before start returns).
+            if let slot, configuration.port != 0 {
+                do throws(HTTPServerError) {
+                    try bindTLSSlot(slot, port: configuration.port)
+                } catch {
+                    pg_tls_slot_free(slot)
+                    throw error
+                }
+            }
+            let daemon: OpaquePointer
+            do throws(HTTPServerError) {
+                daemon = try startDaemon(address, tls: slot != nil)
+            } catch {
+                if let slot { pg_tls_slot_free(slot) }
+                throw error
+            }
             let bound = Int(pg_mhd_bound_port(daemon))
-            state.phase = .running(DaemonHandle(pointer: daemon), port: bound != 0 ? bound : configuration.port)
+            let port = bound != 0 ? bound : configuration.port
+            let handle = DaemonHandle(pointer: daemon, tls: slot)
+            if let slot, configuration.port == 0 {
+                do throws(HTTPServerError) {
+                    try bindTLSSlot(slot, port: port)
+                } catch {
+                    handle.stop()
+                    throw error
+                }
+            }
+            core.deadlines.start()
+            state.phase = .running(handle, port: port)
         }
     }
 
-    private func startDaemon(_ address: ListenAddress) throws(HTTPServerError) -> OpaquePointer {
+    /// The native slot holding ``HTTPServerConfiguration/tls``, or `nil` for plain HTTP.
+    private func makeTLSSlot() throws(HTTPServerError) -> OpaquePointer? {
+        guard let tls = configuration.tls else { return nil }
+        let native = try tls.makeNative()
+        guard let slot = pg_tls_slot_create(native) else {
+            pg_tls_credentials_free(native)
+            throw HTTPServerError(.startFailed, "out of memory for the TLS credentials")
+        }
+        return slot
+    }
+
+    private func bindTLSSlot(_ slot: OpaquePointer, port: Int) throws(HTTPServerError) {
+        guard pg_tls_slot_bind_port(slot, UInt16(port)) == 0 else {
+            throw HTTPServerError(
+                .startFailed, "another HTTPS server of this process already serves port \(port) (or 64 ports are)")
+        }
+    }
+
+    /// Replaces the TLS certificate and key of a running HTTPS server, without a restart and
+    /// without closing a connection: every TLS handshake from now on uses `credentials`;
+    /// connections already established keep the session they negotiated. The credentials are
+    /// parsed before anything changes, so a bad pair leaves the old one serving.
+    ///
+    /// - Throws: ``HTTPServerError`` with `invalidState` when the server is not running or does not
+    ///   serve HTTPS, `tlsCertificate`/`tlsKey` for credentials that cannot be used.
+    public func replaceTLSCredentials(_ credentials: TLSCredentials) throws(HTTPServerError) {
+        try lifecycle.withLock { state throws(HTTPServerError) in
+            guard case .running(let daemon, _) = state.phase, let slot = daemon.tls else {
+                throw HTTPServerError(.invalidState, "the server is not serving HTTPS")
+            }
+            pg_tls_slot_replace(slot, try credentials.makeNative())
+        }
+    }
+
+    private func startDaemon(_ address: ListenAddress, tls: Bool) throws(HTTPServerError) -> OpaquePointer {
         var storage = address.storage
         var options = pg_mhd_options()
+        options.tls = tls ? 1 : 0
         options.flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue | address.flags
         options.port = UInt16(configuration.port)
         options.connection_limit = UInt32(clamping: configuration.connectionLimit)
@@ -218,7 +289,7 @@ public final class HTTPServer: Sendable {
         if !drained || forced > 0 {
             _ = await waitForIdle(until: clock.now.advanced(by: .seconds(1)))
         }
-        MHD_stop_daemon(daemon.pointer)
+        daemon.stop()
         if listener >= 0 { close(listener) }
         core.deadlines.stop()
         finishStopping(daemonStopped: true)

@@ -92,6 +92,16 @@ public struct HTTPServerConfiguration: Sendable {
     /// Observes or amends a response the server makes without the handler.
     public typealias EarlyResponse = @Sendable (_ request: HTTPRequest, _ response: inout HTTPResponse) -> Void
 
+    /// Serve HTTPS with these credentials instead of plain HTTP (`nil`, the default).
+    ///
+    /// The TLS policy is fixed (`PG_TLS_PRIORITIES` in CPulseShims): TLS 1.2 and 1.3 only, AEAD
+    /// ciphers only (AES-256-GCM, AES-128-GCM, ChaCha20-Poly1305), ECDHE key exchange only, the
+    /// server's order of preference. ``HTTPServer/replaceTLSCredentials(_:)`` swaps the
+    /// credentials while the server runs. Over TLS the two answers the server otherwise writes
+    /// straight to the socket — 413 for a chunked body that crosses ``maxBodyBytes`` and 414 for
+    /// too many query parameters — are not sent: the connection is closed instead.
+    public var tls: TLSCredentials?
+
     /// Creates a configuration; every parameter has a default.
     public init(
         host: String = "127.0.0.1", port: Int = 4318, connectionLimit: Int = 1024,
@@ -102,8 +112,9 @@ public struct HTTPServerConfiguration: Sendable {
         requestMemoryWait: Duration = .seconds(1),
         requestMemoryEstimate: @escaping MemoryEstimate = { _, wireBytes in wireBytes },
         headerTimeout: Duration = .seconds(10), bodyTimeout: Duration = .seconds(20), minBodyBytesPerSecond: Int = 500,
-        maxQueryParameters: Int = 256
+        maxQueryParameters: Int = 256, tls: TLSCredentials? = nil
     ) {
+        self.tls = tls
         self.host = host
         self.port = port
         self.connectionLimit = connectionLimit

@@ -26,6 +26,9 @@ final class ServerCore: Sendable {
     let headerMemoryLimit: Int
     /// ``HTTPServerConfiguration/earlyResponse``.
     let earlyResponse: HTTPServerConfiguration.EarlyResponse?
+    /// Whether answers may be written straight to a connection's socket (plain HTTP only: over TLS
+    /// the connection is closed instead).
+    let writesEarlyAnswers: Bool
     /// Set when shutdown begins: new requests get 503.
     let shuttingDown = Atomic<Bool>(false)
     /// Requests that have a context (headers received, not yet completed).
@@ -52,6 +55,7 @@ final class ServerCore: Sendable {
                 minBodyBytesPerSecond: configuration.minBodyBytesPerSecond, idleTimeout: configuration.idleTimeout))
         self.maxQueryParameters = configuration.maxQueryParameters
         self.headerMemoryLimit = configuration.headerMemoryLimit
+        self.writesEarlyAnswers = configuration.tls == nil
         self.earlyResponse = configuration.earlyResponse
     }
 
@@ -192,6 +196,7 @@ final class ServerCore: Sendable {
     ) -> MHD_Result {
         context.body = []
         context.memory.release()
+        guard writesEarlyAnswers else { return .NO }
         let raw = response.map(Self.rawTooLarge) ?? Self.earlyTooLarge
         let written = raw.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) { pg_mhd_send_early_response(connection, $0.baseAddress, $0.count) }
@@ -342,6 +347,7 @@ final class ServerCore: Sendable {
             parameters > maxQueryParameters
                 || parameters * Self.poolBytesPerParameter + length > headerMemoryLimit / 4 * 3
         else { return nil }
+        guard writesEarlyAnswers else { return UnsafeMutableRawPointer(bitPattern: 1) }
         _ = Self.earlyTooManyParameters.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) { pg_mhd_send_early_response(connection, $0.baseAddress, $0.count) }
         }

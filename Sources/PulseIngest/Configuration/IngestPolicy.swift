@@ -1,4 +1,5 @@
 import Foundation
+import PulseJSON
 import PulseProtocol
 
 /// Which apps the ingest server accepts and what it tells them: the content of the `--config` file.
@@ -59,51 +60,159 @@ public struct IngestPolicy: Sendable, Hashable {
     /// - Throws: ``IngestError/Code/configurationUnreadable`` when the file cannot be read,
     ///   ``IngestError/Code/invalidConfiguration`` when its content is invalid.
     public static func load(path: String) throws(IngestError) -> IngestPolicy {
-        let data: Data
+        try IngestPolicy(json: try read(path: path), source: path)
+    }
+
+    /// The bytes of a config file.
+    ///
+    /// - Throws: ``IngestError/Code/configurationUnreadable`` naming the file.
+    public static func read(path: String) throws(IngestError) -> [UInt8] {
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
             throw IngestError(.configurationUnreadable, "cannot read the config file \(path)", underlying: error)
         }
-        return try IngestPolicy(json: Array(data), source: path)
     }
 
     /// Decodes and validates the config file format.
     ///
     /// - Parameter source: names the input in error messages.
-    /// - Throws: ``IngestError/Code/invalidConfiguration``.
+    /// - Throws: ``IngestError/Code/invalidConfiguration`` listing every problem (``check(json:)``).
     public init(json: [UInt8], source: String = "config") throws(IngestError) {
-        let file: PolicyFile
+        let (policy, problems) = Self.check(json: json)
+        guard let policy, problems.isEmpty else {
+            throw IngestError(
+                .invalidConfiguration,
+                "\(source) is not a valid ingest config file (\(ConfigurationProblem.count(problems))): \(ConfigurationProblem.summary(problems))"
+            )
+        }
+        self = policy
+    }
+
+    /// Parses the config file format and checks every value, collecting every problem with its
+    /// key path (`apps[1].packages`, `apps[0].releases[2].buildNumber`): the one check behind
+    /// `pulsegate ingest` (start, SIGHUP, `POST /reload`) and `pulsegate ingest validate`. A policy
+    /// snapshot (`apps[i].policy`) reports its first problem. Keys the format does not define are
+    /// ignored.
+    public static func check(json: [UInt8]) -> (IngestPolicy?, [ConfigurationProblem]) {
+        let root: JSONNode
         do {
-            file = try JSONDecoder().decode(PolicyFile.self, from: Data(json))
+            root = try JSONParser(maxDepth: 16, maxBytes: 16 << 20).parse(json).root
         } catch {
-            throw IngestError(.invalidConfiguration, "\(source) is not a valid ingest config file", underlying: error)
+            return (nil, [ConfigurationProblem("", "not valid JSON (\(error.message))")])
         }
-        var seen = Set<String>()
-        for app in file.apps {
-            guard !app.appId.isEmpty else {
-                throw IngestError(.invalidConfiguration, "\(source): an app has an empty appId")
-            }
-            guard seen.insert(app.appId).inserted else {
-                throw IngestError(.invalidConfiguration, "\(source): app \(app.appId) is listed twice")
-            }
-            guard !app.packages.isEmpty else {
-                throw IngestError(
-                    .invalidConfiguration,
-                    "\(source): app \(app.appId) allows no package (list packages, or \"*\" for any)")
+        var reader = ConfigurationReader()
+        guard reader.object("", root) else { return (nil, reader.problems) }
+        var interval = defaultHeartbeatIntervalMs
+        var acceptUnknown = false
+        var apps: [IngestApp] = []
+        var sawApps = false
+        for (key, value) in root.members {
+            switch key {
+            case "heartbeatIntervalMs":
+                if let read = reader.positive(key, value) { interval = Int64(read) }
+            case "acceptUnknownApps":
+                acceptUnknown = reader.bool(key, value) ?? false
+            case "apps":
+                sawApps = true
+                guard reader.array(key, value) else { continue }
+                var seen: [String: Int] = [:]
+                for (index, element) in value.elements.enumerated() {
+                    let path = "apps[\(index)]"
+                    guard let app = readApp(path, element, &reader) else { continue }
+                    if let first = seen[app.appId] {
+                        reader.fail(path + ".appId", "\(app.appId) is listed twice (also apps[\(first)])")
+                    } else {
+                        seen[app.appId] = index
+                    }
+                    apps.append(app)
+                }
+            default:
+                continue
             }
         }
-        let interval = file.heartbeatIntervalMs ?? Self.defaultHeartbeatIntervalMs
-        guard interval > 0 else {
-            throw IngestError(.invalidConfiguration, "\(source): heartbeatIntervalMs must be positive")
+        if !sawApps { reader.fail("apps", "is required (an array of apps, possibly empty)") }
+        guard reader.problems.isEmpty else { return (nil, reader.problems) }
+        return (IngestPolicy(apps: apps, heartbeatIntervalMs: interval, acceptUnknownApps: acceptUnknown), [])
+    }
+
+    /// One element of `apps`, or `nil` with its problems recorded.
+    private static func readApp(_ path: String, _ node: JSONNode, _ reader: inout ConfigurationReader) -> IngestApp? {
+        guard reader.object(path, node) else { return nil }
+        let before = reader.problems.count
+        var appId: String?
+        var packages: [String]?
+        var snapshot = ConfigSnapshot(revision: 1)
+        var releases: [IngestRelease] = []
+        for (key, value) in node.members {
+            let name = "\(path).\(key)"
+            switch key {
+            case "appId": appId = reader.nonEmptyString(name, value)
+            case "packages":
+                packages = reader.strings(name, value)
+                if packages?.isEmpty == true {
+                    reader.fail(name, "allows no package (list packages, or \"*\" for any)")
+                }
+            case "policy":
+                guard !value.isNull else { continue }
+                do {
+                    snapshot = try ConfigSnapshot(jsonNode: value)
+                } catch {
+                    reader.fail(name, error.message)
+                }
+            case "releases":
+                guard !value.isNull, reader.array(name, value) else { continue }
+                for (index, element) in value.elements.enumerated() {
+                    if let release = readRelease("\(name)[\(index)]", element, &reader) { releases.append(release) }
+                }
+            default:
+                continue
+            }
         }
-        self.init(
-            apps: file.apps.map {
-                IngestApp(
-                    appId: $0.appId, packages: $0.packages, policy: $0.policy ?? ConfigSnapshot(revision: 1),
-                    releases: $0.releases ?? [])
-            },
-            heartbeatIntervalMs: interval, acceptUnknownApps: file.acceptUnknownApps ?? false)
+        if appId == nil && node.members.first(where: { $0.0 == "appId" }) == nil {
+            reader.fail(path + ".appId", "is required")
+        }
+        if packages == nil && node.members.first(where: { $0.0 == "packages" }) == nil {
+            reader.fail(path + ".packages", "is required (list packages, or \"*\" for any)")
+        }
+        guard reader.problems.count == before, let appId, let packages else { return nil }
+        return IngestApp(appId: appId, packages: packages, policy: snapshot, releases: releases)
+    }
+
+    /// One element of an app's `releases`, or `nil` with its problems recorded.
+    private static func readRelease(_ path: String, _ node: JSONNode, _ reader: inout ConfigurationReader)
+        -> IngestRelease?
+    {
+        guard reader.object(path, node) else { return nil }
+        let before = reader.problems.count
+        var release = IngestRelease(platform: "", buildNumber: 0)
+        var sawPlatform = false
+        var sawBuild = false
+        func text(_ name: String, _ value: JSONNode) -> String? {
+            value.isNull ? nil : reader.string(name, value)
+        }
+        for (key, value) in node.members {
+            let name = "\(path).\(key)"
+            switch key {
+            case "platform":
+                sawPlatform = true
+                release.platform = reader.nonEmptyString(name, value) ?? ""
+            case "buildNumber":
+                sawBuild = true
+                release.buildNumber = Int64(reader.integer(name, value) ?? 0)
+            case "packageName": release.packageName = text(name, value)
+            case "versionName": release.versionName = text(name, value)
+            case "releaseNotes": release.releaseNotes = text(name, value)
+            case "downloadUrl": release.downloadUrl = text(name, value)
+            case "forced": release.forced = value.isNull ? false : reader.bool(name, value) ?? false
+            case "minimumSupportedBuild":
+                release.minimumSupportedBuild = value.isNull ? nil : reader.integer(name, value).map(Int64.init)
+            default: continue
+            }
+        }
+        if !sawPlatform { reader.fail(path + ".platform", "is required") }
+        if !sawBuild { reader.fail(path + ".buildNumber", "is required") }
+        return reader.problems.count == before ? release : nil
     }
 
     /// This policy as the successor of `previous` for a reload: every app whose snapshot changed
@@ -136,18 +245,4 @@ public struct IngestPolicy: Sendable, Hashable {
         }
         return (next, changed.sorted())
     }
-}
-
-/// The JSON shape of the config file.
-private struct PolicyFile: Decodable {
-    struct App: Decodable {
-        var appId: String
-        var packages: [String]
-        var policy: ConfigSnapshot?
-        var releases: [IngestRelease]?
-    }
-
-    var heartbeatIntervalMs: Int64?
-    var acceptUnknownApps: Bool?
-    var apps: [App]
 }

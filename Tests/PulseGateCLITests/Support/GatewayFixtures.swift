@@ -19,6 +19,11 @@ struct ScratchDirectory: Sendable {
     }
 }
 
+/// Writes `text` (a config file) to `path`, replacing it.
+func writeFile(_ text: String, to path: String) throws {
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+}
+
 /// Polls `condition` until it holds or `seconds` pass; returns whether it held.
 func eventually(seconds: Double = 20, _ condition: @Sendable () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
@@ -119,7 +124,8 @@ enum GatewayHTTP {
         return try await request(port: port, "POST", path, body: Array(json.utf8), headers: headers + extra)
     }
 
-    /// The value of an unlabelled Prometheus sample on `/metrics`, such as `pulsegate_outbox_batches`.
+    /// The value of a Prometheus sample on `/metrics`, such as `pulsegate_outbox_batches` or
+    /// `pulsegate_app_outbox_batches{app="shop"}` (the series exactly as rendered).
     static func metric(port: Int, _ name: String) async throws -> Double? {
         let response = try await request(port: port, "GET", "/metrics", headers: [])
         for line in response.bodyText.split(separator: "\n") where line.hasPrefix(name + " ") {
@@ -200,13 +206,13 @@ final class GatewayProcess {
 
     static func start(
         executable: String, dataDirectory: String, upstream: UpstreamAddress, config: String? = nil,
-        launcher: [String] = [], environment: [String: String] = [:]
+        launcher: [String] = [], environment: [String: String] = [:], extraArguments: [String] = []
     ) async throws -> GatewayProcess {
         let process = Process()
         let arguments =
             [
                 "serve", "--listen", "127.0.0.1:0", "--upstream", upstream.description, "--data-dir", dataDirectory,
-            ] + (config.map { ["--config", $0] } ?? [])
+            ] + (config.map { ["--config", $0] } ?? []) + extraArguments
         if let command = launcher.first {
             process.executableURL = URL(fileURLWithPath: command)
             process.arguments = Array(launcher.dropFirst()) + [executable] + arguments

@@ -37,7 +37,7 @@ import Testing
 
     @Test(arguments: [
         (#"{"apps":[{"appId":"a","packages":[]}]}"#, "allows no package"),
-        (#"{"apps":[{"appId":"","packages":["p"]}]}"#, "empty appId"),
+        (#"{"apps":[{"appId":"","packages":["p"]}]}"#, "apps[0].appId: must not be empty"),
         (#"{"apps":[{"appId":"a","packages":["p"]},{"appId":"a","packages":["p"]}]}"#, "listed twice"),
         (#"{"apps":[{"appId":"a","packages":["p"],"policy":{"revision":1,"batchMaxEvents":0}}]}"#, "not a valid"),
         (#"{"heartbeatIntervalMs":0,"apps":[]}"#, "heartbeatIntervalMs"),

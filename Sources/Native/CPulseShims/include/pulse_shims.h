@@ -36,6 +36,10 @@ typedef struct pg_mhd_options {
        query; what it returns becomes the request's context pointer. */
     void *(*uri_log)(void *context, const char *uri, struct MHD_Connection *connection);
     void *uri_log_context;
+    /* TLS: when non-zero, MHD_USE_TLS is added, certificates come from the pg_tls_slot bound to
+       the listen port (pg_tls_slot_bind_port) through MHD_OPTION_HTTPS_CERT_CALLBACK, and
+       MHD_OPTION_HTTPS_PRIORITIES is PG_TLS_PRIORITIES. */
+    int tls;
 } pg_mhd_options;
 
 /** Starts a daemon with the given options. Returns NULL on failure. */
@@ -66,6 +70,63 @@ int pg_mhd_connection_fd(struct MHD_Connection *connection);
  * -1 otherwise (no socket, or the send buffer is full).
  */
 int pg_mhd_send_early_response(struct MHD_Connection *connection, const char *bytes, size_t length);
+
+/* ---- TLS (GnuTLS, the library Debian's libmicrohttpd is built with) ----- */
+
+/**
+ * The TLS policy of every TLS daemon (GnuTLS priority string): TLS 1.2 and 1.3 only; AEAD ciphers
+ * only (AES-256-GCM, AES-128-GCM, ChaCha20-Poly1305); forward-secret key exchange only (ECDHE with
+ * RSA or ECDSA certificates for TLS 1.2; TLS 1.3's own); the server's preference order.
+ */
+#define PG_TLS_PRIORITIES                                                                          \
+    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:"              \
+    "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:%SERVER_PRECEDENCE"
+
+/** Results of pg_tls_credentials_create. */
+enum {
+    PG_TLS_OK = 0,
+    PG_TLS_BAD_CERTIFICATE = 1, /* no PEM certificate could be parsed */
+    PG_TLS_BAD_KEY = 2,         /* no PEM private key could be parsed (or it is encrypted) */
+    PG_TLS_KEY_MISMATCH = 3,    /* the key is not the first certificate's */
+    PG_TLS_FAILED = 4           /* out of memory, or another GnuTLS failure */
+};
+
+/** A parsed certificate chain (up to 16 certificates) and its private key. */
+typedef struct pg_tls_credentials pg_tls_credentials;
+
+/**
+ * Parses a PEM certificate chain and a PEM private key and checks that the key belongs to the
+ * first certificate. On failure writes GnuTLS's description of the error (never key material)
+ * into `detail`. Returns a PG_TLS_* code; on PG_TLS_OK stores the credentials in `out`.
+ */
+int pg_tls_credentials_create(const char *certificate_pem, size_t certificate_length, const char *key_pem,
+                              size_t key_length, pg_tls_credentials **out, char *detail, size_t detail_capacity);
+
+/** Frees credentials that were never handed to a slot. */
+void pg_tls_credentials_free(pg_tls_credentials *credentials);
+
+/**
+ * The credentials a TLS daemon serves, replaceable while it runs: each handshake takes the
+ * credentials current at that moment; sessions already established are unaffected. Replaced
+ * credentials are kept until the slot is freed (a session may still refer to them).
+ */
+typedef struct pg_tls_slot pg_tls_slot;
+
+/** Creates a slot holding `initial` (ownership passes to the slot). NULL when out of memory. */
+pg_tls_slot *pg_tls_slot_create(pg_tls_credentials *initial);
+
+/** Makes `next` the credentials of new handshakes (ownership passes to the slot). */
+void pg_tls_slot_replace(pg_tls_slot *slot, pg_tls_credentials *next);
+
+/**
+ * Binds the slot to a local TCP port: handshakes on connections to that port use it. Returns 0,
+ * or -1 when the port has another slot or the table (64 ports) is full.
+ */
+int pg_tls_slot_bind_port(pg_tls_slot *slot, uint16_t port);
+
+/** Unbinds the slot from its port and frees it with every credentials it held. Call it only after
+    the daemon using it has stopped. */
+void pg_tls_slot_free(pg_tls_slot *slot);
 
 /* ---- libcurl ----------------------------------------------------------- */
 
