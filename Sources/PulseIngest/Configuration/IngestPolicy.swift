@@ -92,8 +92,8 @@ public struct IngestPolicy: Sendable, Hashable {
     /// Parses the config file format and checks every value, collecting every problem with its
     /// key path (`apps[1].packages`, `apps[0].releases[2].buildNumber`): the one check behind
     /// `pulsegate ingest` (start, SIGHUP, `POST /reload`) and `pulsegate ingest validate`. A policy
-    /// snapshot (`apps[i].policy`) reports its first problem. Keys the format does not define are
-    /// ignored.
+    /// snapshot (`apps[i].policy`) reports its first problem. A key the format does not define is a
+    /// problem too (a typo should not pass silently), as in the gateway's config file.
     public static func check(json: [UInt8]) -> (IngestPolicy?, [ConfigurationProblem]) {
         let root: JSONNode
         do {
@@ -128,7 +128,7 @@ public struct IngestPolicy: Sendable, Hashable {
                     apps.append(app)
                 }
             default:
-                continue
+                reader.fail(key, "unknown config key")
             }
         }
         if !sawApps { reader.fail("apps", "is required (an array of apps, possibly empty)") }
@@ -166,7 +166,7 @@ public struct IngestPolicy: Sendable, Hashable {
                     if let release = readRelease("\(name)[\(index)]", element, &reader) { releases.append(release) }
                 }
             default:
-                continue
+                reader.fail(name, "unknown config key")
             }
         }
         if appId == nil && node.members.first(where: { $0.0 == "appId" }) == nil {
@@ -207,7 +207,7 @@ public struct IngestPolicy: Sendable, Hashable {
             case "forced": release.forced = value.isNull ? false : reader.bool(name, value) ?? false
             case "minimumSupportedBuild":
                 release.minimumSupportedBuild = value.isNull ? nil : reader.integer(name, value).map(Int64.init)
-            default: continue
+            default: reader.fail(name, "unknown config key")
             }
         }
         if !sawPlatform { reader.fail(path + ".platform", "is required") }

@@ -42,6 +42,12 @@ import Testing
         (#"{"apps":[{"appId":"a","packages":["p"],"policy":{"revision":1,"batchMaxEvents":0}}]}"#, "not a valid"),
         (#"{"heartbeatIntervalMs":0,"apps":[]}"#, "heartbeatIntervalMs"),
         (#"{"apps":"#, "not a valid"),
+        (#"{"apps":[],"heartbeatIntervalMS":1000}"#, "heartbeatIntervalMS: unknown config key"),
+        (#"{"apps":[{"appId":"a","packages":["p"],"package":"q"}]}"#, "apps[0].package: unknown config key"),
+        (
+            #"{"apps":[{"appId":"a","packages":["p"],"releases":[{"platform":"ios","buildNumber":1,"notes":"x"}]}]}"#,
+            "apps[0].releases[0].notes: unknown config key"
+        ),
     ])
     func invalidFilesAreRejected(json: String, fragment: String) {
         #expect {
