@@ -58,6 +58,12 @@ final class Forwarder: Sendable {
         /// Rows were announced while a worker was draining: it must not forget the identity when
         /// its last read came back empty (the read may have preceded their commit).
         var announcedWhileActive = false
+        /// Rows announced while a worker was draining, counted: a sliding window reads again only
+        /// when this moved (or its last read was full).
+        var announcements = 0
+        /// A crash batch was announced while a worker was draining: its window stops and the
+        /// worker reads from the head, where the crash batch goes first.
+        var crashAnnounced = false
     }
 
     private struct State {
@@ -107,6 +113,10 @@ final class Forwarder: Sendable {
     /// Open upstream connections.
     var openConnections: Int { pool.openCount }
 
+    /// Healthy upstream connections closed to make room for another identity (see
+    /// ``UpstreamPool/evictionCount``).
+    var connectionEvictions: Int { pool.evictionCount }
+
     /// Whether the last upstream exchange got an answer (or nothing was tried yet).
     var upstreamReachable: Bool { state.withLock { $0.upstreamReachable } }
 
@@ -138,6 +148,8 @@ final class Forwarder: Sendable {
                     state.identities[draft.identityKey] = IdentityState(app: draft.app, connectPayload: draft.identity)
                 } else if state.identities[draft.identityKey]?.active == true {
                     state.identities[draft.identityKey]?.announcedWhileActive = true
+                    state.identities[draft.identityKey]?.announcements += 1
+                    if draft.kind == .crashes { state.identities[draft.identityKey]?.crashAnnounced = true }
                 }
                 Self.enqueue(draft.identityKey, in: &state, now: now, horizon: horizon)
             }
@@ -276,10 +288,16 @@ final class Forwarder: Sendable {
             pool.release(key)
             wake.signal()
         }
-        while !state.withLock({ $0.stopping }) {
+        while true {
+            let (stopping, announcements) = state.withLock { state -> (Bool, Int) in
+                // Read from the head below: a crash batch announced before this read is in it.
+                state.identities[key]?.crashAnnounced = false
+                return (state.stopping, state.identities[key]?.announcements ?? 0)
+            }
+            if stopping { return }
             let rows: [OutboxRow]
             do {
-                rows = try await store.nextRows(identityKey: key, limit: settings.forwardWindow)
+                rows = try await store.nextRows(identityKey: key, limit: Self.readSize(settings.forwardWindow))
             } catch {
                 logger.error("outbox read failed", ["error": "\(error)"])
                 notBefore = monotonic.now() + 1000
@@ -294,10 +312,11 @@ final class Forwarder: Sendable {
                 notBefore = due
                 return
             }
-            let window = Self.window(rows, isDue: { self.dueTime(storedAt: $0.nextAttemptAt) <= self.monotonic.now() })
             let retryAt =
-                window.count > 1
-                ? await deliver(window: window, key: key, connectPayload: connectPayload)
+                Self.slides(row) && settings.forwardWindow > 1 && rows.count > 1
+                ? await slide(
+                    rows, key: key, connectPayload: connectPayload,
+                    read: WindowRead(full: rows.count == Self.readSize(settings.forwardWindow), announcements: announcements))
                 : await deliver(row, key: key, connectPayload: connectPayload)
             if let retryAt {
                 notBefore = retryAt
@@ -308,16 +327,23 @@ final class Forwarder: Sendable {
 
     // MARK: - Window
 
-    /// The rows sent together: the head and the due event rows right behind it that never failed,
-    /// at most ``ForwardingSettings/forwardWindow`` (what was read). A head that failed before
-    /// (`attempts > 0`), a crash batch or a crash-priority row (the `Crash` events that replaced a
-    /// crash batch after a 501) is sent alone, with the single-row handling (the
-    /// session's re-register on 401, the config pull on 409, the crash fallback on 501); the window
-    /// opens again once it is delivered.
-    static func window(_ rows: [OutboxRow], isDue: (OutboxRow) -> Bool) -> [OutboxRow] {
-        func windowed(_ row: OutboxRow) -> Bool { row.attempts == 0 && row.kind == .events && row.priority > 0 }
-        guard let head = rows.first, windowed(head) else { return Array(rows.prefix(1)) }
-        return Array(rows.prefix { windowed($0) && isDue($0) })
+    /// Rows read at once from the outbox: two windows, so a refill happens once per window sent.
+    static func readSize(_ window: Int) -> Int { min(64, max(2, window * 2)) }
+
+    /// Whether a row goes out in the sliding window: an event row that never failed. A row that
+    /// failed before (`attempts > 0`), a crash batch or a crash-priority row (the `Crash` events
+    /// that replaced a crash batch after a 501) is sent alone, with the single-row handling (the
+    /// session's re-register on 401, the config pull on 409, the crash fallback on 501); the
+    /// window opens again once it is delivered.
+    static func slides(_ row: OutboxRow) -> Bool {
+        row.attempts == 0 && row.kind == .events && row.priority > 0
+    }
+
+    /// What the worker knew at its last outbox read: whether it returned every row asked for
+    /// (more may follow) and the identity's announcement count before it.
+    struct WindowRead {
+        var full: Bool
+        var announcements: Int
     }
 
     /// What became of one row of a window.
@@ -332,52 +358,144 @@ final class Forwarder: Sendable {
         case settled
     }
 
-    /// Sends a window of event rows on one connection: in FIFO order (a row is handed to the
-    /// connection only after the row before it was), up to the window in flight at once. The
-    /// first row that fails stops the window: no row behind it is sent (rows already in flight
-    /// finish). A failed row is rescheduled (backoff; a 401 or 409 is due at once, to be resent
-    /// alone with its single-row handling) and, having `attempts > 0`, is sent alone before any
-    /// newer row. Accepted rows are deleted together in one group-commit job.
-    private func deliver(window rows: [OutboxRow], key: String, connectPayload: [UInt8]) async -> Int64? {
+    /// What a task of a sliding window reports.
+    private enum WindowEvent: Sendable {
+        case sent(index: Int, row: OutboxRow, outcome: WindowOutcome)
+        case deleted(count: Int, succeeded: Bool)
+    }
+
+    /// Sends an identity's event rows with a sliding window on one connection, starting with
+    /// `rows` (the head and what was read behind it).
+    ///
+    /// Rows are handed to the connection in FIFO order (a row only after the row before it was),
+    /// and row `i` goes out only while `i` is less than the oldest unanswered row's position plus
+    /// ``ForwardingSettings/forwardWindow``: as each answer arrives the next row goes out, so up
+    /// to the window is in flight and no row is sent more than `forwardWindow - 1` places ahead of
+    /// an unanswered one. Further rows are read behind the last one sent, two windows at a time
+    /// (only when more are known to exist). Accepted rows are deleted in batches, one delete job
+    /// in flight at a time, each riding the intake's group commit.
+    ///
+    /// The window stops sending at the first row that fails (no row behind it is handed over any
+    /// more; rows already in flight finish), at a row that must go alone (``slides(_:)``), at a
+    /// row not yet due, when a crash batch is announced for the identity or when the forwarder
+    /// stops. Once everything in flight is answered and every accepted row deleted, it returns:
+    /// `nil` to read again from the head (where a failed, rescheduled row is the next one sent,
+    /// alone), or when to wake the identity (the earliest retry of a failed row).
+    private func slide(_ rows: [OutboxRow], key: String, connectPayload: [UInt8], read first: WindowRead) async
+        -> Int64?
+    {
         let session: any UpstreamSession
         switch await openSession(for: rows[0], key: key, connectPayload: connectPayload) {
         case .ready(let ready): session = ready
         case .settled(let retryAt): return retryAt
         }
+        let window = settings.forwardWindow
+        let readSize = Self.readSize(window)
         let sequencer = WindowSequencer()
-        let outcomes = await withTaskGroup(of: (Int, WindowOutcome).self) { group in
-            for (index, row) in rows.enumerated() {
-                group.addTask {
-                    await sequencer.waitForTurn(index)
-                    guard !sequencer.isStopped else {
-                        sequencer.handedOver(index)
-                        return (index, .notSent)
+        var queued = rows
+        var queuedHead = 0
+        var read = first
+        var stopped = false
+        var nextIndex = 0
+        var inFlight = Set<Int>()
+        var accepted: [OutboxRow] = []
+        var deleting = false
+        var deleteFailed = false
+        var wakes: [Int64] = []
+        await withTaskGroup(of: WindowEvent.self) { group in
+            while true {
+                if !stopped {
+                    let (halt, announcements) = state.withLock { state in
+                        (state.stopping || state.identities[key]?.crashAnnounced == true,
+                            state.identities[key]?.announcements ?? 0)
                     }
-                    let outcome = await self.send(row, index: index, on: session, key: key, sequencer: sequencer)
-                    sequencer.handedOver(index)
-                    if case .failed = outcome { sequencer.stop() }
-                    return (index, outcome)
+                    if halt { stopped = true }
+                    while !stopped, nextIndex < (inFlight.min() ?? nextIndex) + window {
+                        if queuedHead == queued.count {
+                            // Read again only when more rows are known to exist.
+                            guard read.full || read.announcements != announcements, let last = queued.last else {
+                                break
+                            }
+                            read.announcements = announcements
+                            do {
+                                queued = try await store.eventRows(identityKey: key, after: last.seq, limit: readSize)
+                            } catch {
+                                logger.error("outbox read failed", ["error": "\(error)"])
+                                queued = []
+                            }
+                            queuedHead = 0
+                            read.full = queued.count == readSize
+                            if queued.isEmpty {
+                                queued = [last]
+                                queuedHead = 1
+                                break
+                            }
+                        }
+                        let row = queued[queuedHead]
+                        guard Self.slides(row), dueTime(storedAt: row.nextAttemptAt) <= monotonic.now() else {
+                            stopped = true
+                            break
+                        }
+                        queuedHead += 1
+                        let index = nextIndex
+                        nextIndex += 1
+                        inFlight.insert(index)
+                        group.addTask {
+                            await sequencer.waitForTurn(index)
+                            guard !sequencer.isStopped else {
+                                sequencer.handedOver(index)
+                                return .sent(index: index, row: row, outcome: .notSent)
+                            }
+                            let outcome = await self.send(
+                                row, index: index, on: session, key: key, sequencer: sequencer)
+                            sequencer.handedOver(index)
+                            if case .failed = outcome { sequencer.stop() }
+                            return .sent(index: index, row: row, outcome: outcome)
+                        }
+                    }
+                }
+                if !deleting, !deleteFailed, !accepted.isEmpty {
+                    let batch = accepted
+                    accepted = []
+                    deleting = true
+                    group.addTask { .deleted(count: batch.count, succeeded: await self.deleteAccepted(batch)) }
+                }
+                guard !inFlight.isEmpty || deleting, let event = await group.next() else { break }
+                switch event {
+                case .sent(let index, let row, let outcome):
+                    inFlight.remove(index)
+                    switch outcome {
+                    case .accepted: accepted.append(row)
+                    case .failed(let wakeAt):
+                        wakes.append(wakeAt)
+                        stopped = true
+                    case .notSent, .settled: break
+                    }
+                case .deleted(_, let succeeded):
+                    deleting = false
+                    if !succeeded {
+                        deleteFailed = true
+                        stopped = true
+                    }
                 }
             }
-            var outcomes: [(Int, WindowOutcome)] = []
-            for await outcome in group { outcomes.append(outcome) }
-            return outcomes.sorted { $0.0 < $1.0 }.map(\.1)
         }
         if sequencer.lostConnection { await pool.discard(key) }
-        let accepted = zip(rows, outcomes).filter { if case .accepted = $0.1 { true } else { false } }.map(\.0)
-        if !accepted.isEmpty {
-            do {
-                try await store.delete(seqs: accepted.map(\.seq))
-                for row in accepted { metrics.forwarded(kind: row.kind, result: "ok") }
-            } catch {
-                logger.error("outbox delete failed", ["rows": String(accepted.count), "error": "\(error)"])
-                return monotonic.now() + 1000
-            }
-        }
-        let wakes = outcomes.compactMap { outcome -> Int64? in
-            if case .failed(let wakeAt) = outcome { wakeAt } else { nil }
-        }
+        if deleteFailed { return monotonic.now() + 1000 }
         return wakes.min()
+    }
+
+    /// Deletes rows the upstream accepted (one group-commit job); `false` when that failed (the
+    /// rows stay and are sent again later, which the upstream's batch-id dedup absorbs).
+    private func deleteAccepted(_ rows: [OutboxRow]) async -> Bool {
+        do {
+            try await store.delete(seqs: rows.map(\.seq))
+            for row in rows { metrics.forwarded(kind: row.kind, result: "ok") }
+            return true
+        } catch {
+            logger.error("outbox delete failed", ["rows": String(rows.count), "error": "\(error)"])
+            return false
+        }
     }
 
     /// Sends one row of a window and applies every outcome but acceptance (deleted in a batch).
