@@ -40,7 +40,9 @@ struct CompressionTests {
         }
         // Sequential calls reuse one context (other suites may compress concurrently: at most the
         // pool's capacity more).
-        #expect(CompressionContextPool.shared.statistics.zstdCompressionContextsCreated - before <= CompressionContextPool.maximumIdle)
+        #expect(
+            CompressionContextPool.shared.statistics.zstdCompressionContextsCreated - before
+                <= CompressionContextPool.maximumIdle)
         // A reused context carries nothing over from one call to the next.
         let level3 = try PayloadCompressor.compress(input, with: .zstd, level: 3)
         #expect(try PayloadCompressor.decompress(level3, with: .zstd, maxOutputBytes: input.count) == input)

@@ -316,7 +316,8 @@ final class Forwarder: Sendable {
                 Self.slides(row) && settings.forwardWindow > 1 && rows.count > 1
                 ? await slide(
                     rows, key: key, connectPayload: connectPayload,
-                    read: WindowRead(full: rows.count == Self.readSize(settings.forwardWindow), announcements: announcements))
+                    read: WindowRead(
+                        full: rows.count == Self.readSize(settings.forwardWindow), announcements: announcements))
                 : await deliver(row, key: key, connectPayload: connectPayload)
             if let retryAt {
                 notBefore = retryAt
@@ -406,8 +407,10 @@ final class Forwarder: Sendable {
             while true {
                 if !stopped {
                     let (halt, announcements) = state.withLock { state in
-                        (state.stopping || state.identities[key]?.crashAnnounced == true,
-                            state.identities[key]?.announcements ?? 0)
+                        (
+                            state.stopping || state.identities[key]?.crashAnnounced == true,
+                            state.identities[key]?.announcements ?? 0
+                        )
                     }
                     if halt { stopped = true }
                     while !stopped, nextIndex < (inFlight.min() ?? nextIndex) + window {
