@@ -347,41 +347,24 @@ final class Forwarder: Sendable {
         var announcements: Int
     }
 
-    /// What became of one row of a window.
-    private enum WindowOutcome: Sendable {
-        /// Answered `{"code":0,"data":true}`: delete it.
-        case accepted
-        /// Not sent: an older row of the window had failed first. Untouched.
-        case notSent
-        /// Failed (rescheduled) or refused for good (dead-lettered); the identity's next wake.
-        case failed(wakeAt: Int64)
-        /// Dead-lettered: it left the outbox, nothing newer waits for it.
-        case settled
-    }
-
-    /// What a task of a sliding window reports.
-    private enum WindowEvent: Sendable {
-        case sent(index: Int, row: OutboxRow, outcome: WindowOutcome)
-        case deleted(count: Int, succeeded: Bool)
-    }
-
     /// Sends an identity's event rows with a sliding window on one connection, starting with
     /// `rows` (the head and what was read behind it).
     ///
-    /// Rows are handed to the connection in FIFO order (a row only after the row before it was),
-    /// and row `i` goes out only while `i` is less than the oldest unanswered row's position plus
-    /// ``ForwardingSettings/forwardWindow``: as each answer arrives the next row goes out, so up
-    /// to the window is in flight and no row is sent more than `forwardWindow - 1` places ahead of
-    /// an unanswered one. Further rows are read behind the last one sent, two windows at a time
-    /// (only when more are known to exist). Accepted rows are deleted in batches, one delete job
-    /// in flight at a time, each riding the intake's group commit.
+    /// The sending is a ``WindowPump``'s: rows reach the wire in FIFO order, and row `i` goes out
+    /// only while `i` is less than the oldest unanswered row's position plus
+    /// ``ForwardingSettings/forwardWindow``; as each answer arrives the next row goes out, from the
+    /// answer's completion on the connection's event loop thread. So up to the window is in flight
+    /// and no row is sent `forwardWindow` or more places ahead of an unanswered one. This worker
+    /// reads further rows behind the last one queued, two windows at a time (only when more are
+    /// known to exist), deletes accepted rows in batches (one delete job in flight at a time, each
+    /// riding the intake's group commit) and settles the rows that were not accepted.
     ///
-    /// The window stops sending at the first row that fails (no row behind it is handed over any
-    /// more; rows already in flight finish), at a row that must go alone (``slides(_:)``), at a
-    /// row not yet due, when a crash batch is announced for the identity or when the forwarder
-    /// stops. Once everything in flight is answered and every accepted row deleted, it returns:
-    /// `nil` to read again from the head (where a failed, rescheduled row is the next one sent,
-    /// alone), or when to wake the identity (the earliest retry of a failed row).
+    /// The window stops sending at the first row that is not accepted (no row behind it is handed
+    /// over any more; rows already in flight finish), at a row that must go alone
+    /// (``slides(_:)``), at a row not yet due, when a crash batch is announced for the identity or
+    /// when the forwarder stops. Once nothing is in flight and every accepted row is deleted, it
+    /// returns: `nil` to read again from the head (where a failed, rescheduled row is the next one
+    /// sent, alone), or when to wake the identity (the earliest retry of a failed row).
     private func slide(_ rows: [OutboxRow], key: String, connectPayload: [UInt8], read first: WindowRead) async
         -> Int64?
     {
@@ -390,100 +373,105 @@ final class Forwarder: Sendable {
         case .ready(let ready): session = ready
         case .settled(let retryAt): return retryAt
         }
+        do {
+            try await session.connect()
+        } catch {
+            markReachable(false)
+            await pool.discard(key)
+            return await retryLater(rows[0], reason: error.message)
+        }
         let window = settings.forwardWindow
         let readSize = Self.readSize(window)
-        let sequencer = WindowSequencer()
-        var queued = rows
-        var queuedHead = 0
+        let metrics = self.metrics
+        let pump = WindowPump(
+            window: window, session: session, limiter: limiter, observeLatency: { metrics.forwardLatency(seconds: $0) })
         var read = first
-        var stopped = false
-        var nextIndex = 0
-        var inFlight = Set<Int>()
+        var last = rows[0].seq
+        var endOfRows = false
+        /// Queues the rows that slide and are due, up to the first that does not (the end of this run).
+        func queue(_ rows: [OutboxRow]) {
+            let now = monotonic.now()
+            let sliding = rows.prefix { Self.slides($0) && dueTime(storedAt: $0.nextAttemptAt) <= now }
+            if let tail = sliding.last { last = tail.seq }
+            if sliding.count < rows.count { endOfRows = true }
+            pump.push(sliding)
+        }
+        queue(rows)
         var accepted: [OutboxRow] = []
         var deleting = false
         var deleteFailed = false
+        var lostConnection = false
         var wakes: [Int64] = []
-        await withTaskGroup(of: WindowEvent.self) { group in
-            while true {
-                if !stopped {
-                    let (halt, announcements) = state.withLock { state in
-                        (
-                            state.stopping || state.identities[key]?.crashAnnounced == true,
-                            state.identities[key]?.announcements ?? 0
-                        )
-                    }
-                    if halt { stopped = true }
-                    while !stopped, nextIndex < (inFlight.min() ?? nextIndex) + window {
-                        if queuedHead == queued.count {
-                            // Read again only when more rows are known to exist.
-                            guard read.full || read.announcements != announcements, let last = queued.last else {
-                                break
-                            }
-                            read.announcements = announcements
-                            do {
-                                queued = try await store.eventRows(identityKey: key, after: last.seq, limit: readSize)
-                            } catch {
-                                logger.error("outbox read failed", ["error": "\(error)"])
-                                queued = []
-                            }
-                            queuedHead = 0
-                            read.full = queued.count == readSize
-                            if queued.isEmpty {
-                                queued = [last]
-                                queuedHead = 1
-                                break
-                            }
-                        }
-                        let row = queued[queuedHead]
-                        guard Self.slides(row), dueTime(storedAt: row.nextAttemptAt) <= monotonic.now() else {
-                            stopped = true
-                            break
-                        }
-                        queuedHead += 1
-                        let index = nextIndex
-                        nextIndex += 1
-                        inFlight.insert(index)
-                        group.addTask {
-                            await sequencer.waitForTurn(index)
-                            guard !sequencer.isStopped else {
-                                sequencer.handedOver(index)
-                                return .sent(index: index, row: row, outcome: .notSent)
-                            }
-                            let outcome = await self.send(
-                                row, index: index, on: session, key: key, sequencer: sequencer)
-                            sequencer.handedOver(index)
-                            if case .failed = outcome { sequencer.stop() }
-                            return .sent(index: index, row: row, outcome: outcome)
-                        }
-                    }
-                }
-                if !deleting, !deleteFailed, !accepted.isEmpty {
-                    let batch = accepted
-                    accepted = []
-                    deleting = true
-                    group.addTask { .deleted(count: batch.count, succeeded: await self.deleteAccepted(batch)) }
-                }
-                guard !inFlight.isEmpty || deleting, let event = await group.next() else { break }
-                switch event {
-                case .sent(let index, let row, let outcome):
-                    inFlight.remove(index)
-                    switch outcome {
-                    case .accepted: accepted.append(row)
-                    case .failed(let wakeAt):
-                        wakes.append(wakeAt)
-                        stopped = true
-                    case .notSent, .settled: break
-                    }
-                case .deleted(_, let succeeded):
-                    deleting = false
-                    if !succeeded {
-                        deleteFailed = true
-                        stopped = true
-                    }
+        while true {
+            let wake = await pump.next()
+            if let latest = wake.finished.last {
+                if case .failed = latest.outcome { markReachable(false) } else { markReachable(true) }
+            }
+            for finished in wake.finished {
+                switch finished.outcome {
+                case .accepted:
+                    accepted.append(finished.row)
+                case .refused(let reply):
+                    if let wakeAt = await settle(reply, for: finished.row) { wakes.append(wakeAt) }
+                case .failed(let failure):
+                    lostConnection = true
+                    wakes.append(await retryLater(finished.row, reason: failure.message))
                 }
             }
+            if let succeeded = wake.deleted {
+                deleting = false
+                if !succeeded {
+                    deleteFailed = true
+                    pump.stop()
+                }
+            }
+            let (halt, announcements) = state.withLock { state in
+                (
+                    state.stopping || state.identities[key]?.crashAnnounced == true,
+                    state.identities[key]?.announcements ?? 0
+                )
+            }
+            if halt {
+                endOfRows = true
+                pump.stop()
+            }
+            if !deleting, !deleteFailed, !accepted.isEmpty {
+                let batch = accepted
+                accepted = []
+                deleting = true
+                pump.deleteStarted()
+                Task { pump.deleteFinished(await self.deleteAccepted(batch)) }
+            }
+            if wake.starved {
+                await limiter.acquire()
+                pump.grant()
+            }
+            if !endOfRows && wake.queued < window {
+                // Read again only when more rows are known to exist.
+                if read.full || read.announcements != announcements {
+                    read.announcements = announcements
+                    var more: [OutboxRow] = []
+                    do {
+                        more = try await store.eventRows(identityKey: key, after: last, limit: readSize)
+                    } catch {
+                        logger.error("outbox read failed", ["error": "\(error)"])
+                        endOfRows = true
+                    }
+                    read.full = more.count == readSize
+                    queue(more)
+                } else {
+                    pump.setRefillWanted(false)
+                }
+            } else if endOfRows {
+                pump.setRefillWanted(false)
+            }
+            if !deleting && (accepted.isEmpty || deleteFailed) && pump.isDone
+                && (endOfRows || !(read.full || read.announcements != announcements))
+            {
+                break
+            }
         }
-        if sequencer.lostConnection { await pool.discard(key) }
+        if lostConnection { await pool.discard(key) }
         if deleteFailed { return monotonic.now() + 1000 }
         return wakes.min()
     }
@@ -501,44 +489,21 @@ final class Forwarder: Sendable {
         }
     }
 
-    /// Sends one row of a window and applies every outcome but acceptance (deleted in a batch).
-    private func send(
-        _ row: OutboxRow, index: Int, on session: any UpstreamSession, key: String, sequencer: WindowSequencer
-    ) async -> WindowOutcome {
-        await limiter.acquire()
-        defer { limiter.release() }
-        let started = ContinuousClock.now
-        let reply: UpstreamReply
-        do {
-            reply = try await session.request(
-                .clientEventBatchUpload, wirePayload: row.payload,
-                compression: Compression(rawValue: row.compression) ?? .none, retryingUnauthorized: false,
-                onSubmitted: { sequencer.handedOver(index) })
-        } catch {
-            markReachable(false)
-            sequencer.connectionLost()
-            return .failed(wakeAt: await retryLater(row, reason: error.message))
-        }
-        markReachable(true)
-        let elapsed = ContinuousClock.now - started
-        metrics.forwardLatency(
-            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-        if reply.confirmsAcceptance { return .accepted }
+    /// Applies an answer other than acceptance to a row of a window: when to wake the identity, or
+    /// `nil` when the row was dead-lettered (it left the outbox; nothing newer waits for it).
+    private func settle(_ reply: UpstreamReply, for row: OutboxRow) async -> Int64? {
         let message = reply.message ?? ""
         switch reply.code {
         case 401, 409:
             // Resent at once, alone, where the single-row handling re-registers or pulls the config.
-            return .failed(wakeAt: await retryLater(row, reason: "code \(reply.code): \(message)", immediately: true))
+            return await retryLater(row, reason: "code \(reply.code): \(message)", immediately: true)
         case 0:
-            return .failed(wakeAt: await retryLater(row, reason: "code 0 without data true"))
+            return await retryLater(row, reason: "code 0 without data true")
         case 429, 500, 502...599:
-            return .failed(wakeAt: await retryLater(row, reason: "code \(reply.code): \(message)"))
+            return await retryLater(row, reason: "code \(reply.code): \(message)")
         default:
             // 400, 403, 404, 501 to an event batch and unknown codes: refused for good.
-            if let retryAt = await deadLetter(row, code: reply.code, message: message) {
-                return .failed(wakeAt: retryAt)
-            }
-            return .settled
+            return await deadLetter(row, code: reply.code, message: message)
         }
     }
 
@@ -596,7 +561,7 @@ final class Forwarder: Sendable {
             do {
                 reply = try await session.request(
                     operation, wirePayload: row.payload, compression: Compression(rawValue: row.compression) ?? .none,
-                    retryingUnauthorized: true, onSubmitted: nil)
+                    retryingUnauthorized: true)
             } catch {
                 markReachable(false)
                 await pool.discard(key)
@@ -758,58 +723,6 @@ enum CrashFallback {
             index += 1
         }
         return nil
-    }
-}
-
-/// Hands a window's rows to the connection one after another: row `i` may be sent once row
-/// `i - 1` was handed over (or finished without being sent), so the rows reach the wire in FIFO
-/// order. Once stopped (a row failed), rows not yet handed over are not sent.
-final class WindowSequencer: Sendable {
-    private struct State {
-        /// Rows `0..<next` were handed over.
-        var next = 0
-        var stopped = false
-        var lostConnection = false
-        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    }
-
-    private let state = Mutex(State())
-
-    var isStopped: Bool { state.withLock { $0.stopped } }
-    /// Whether a request of the window failed without an answer (its connection is not reused).
-    var lostConnection: Bool { state.withLock { $0.lostConnection } }
-
-    /// Waits until every row before `index` was handed over.
-    func waitForTurn(_ index: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.next >= index { return true }
-                state.waiters[index] = continuation
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-    }
-
-    /// Row `index` was handed over (or will not be): the next row may go. Idempotent.
-    func handedOver(_ index: Int) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard state.next == index else { return nil }
-            state.next = index + 1
-            return state.waiters.removeValue(forKey: index + 1)
-        }
-        waiter?.resume()
-    }
-
-    func stop() {
-        state.withLock { $0.stopped = true }
-    }
-
-    func connectionLost() {
-        state.withLock {
-            $0.lostConnection = true
-            $0.stopped = true
-        }
     }
 }
 

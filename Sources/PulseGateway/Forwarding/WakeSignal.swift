@@ -169,6 +169,15 @@ final class AsyncLimiter: Sendable {
         }
     }
 
+    /// Takes a permit if one is free now (never waits).
+    func tryAcquire() -> Bool {
+        state.withLock { state in
+            guard state.available > 0 else { return false }
+            state.available -= 1
+            return true
+        }
+    }
+
     func release() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if !state.waiters.isEmpty { return state.waiters.removeFirst() }
