@@ -223,6 +223,50 @@ import Testing
         #expect(configuration.forwarding.forwardWindow == 16)
     }
 
+    @Test func theGlobalInFlightBoundCapsAWindowAndTheWindowStillDrains() async throws {
+        let (directory, stored) = try await Self.prefilled(12)
+        defer { directory.remove() }
+        let upstream = RawUpstream.start(holdUploads: 2)
+        defer { upstream.stop() }
+        var forwarding = Self.forwarding()
+        forwarding.maxInFlight = 2
+        let harness = try await GatewayHarness.start(
+            directory: directory, connector: Self.connector(upstream.port), forwarding: forwarding)
+        #expect(await Self.drain(harness))
+        // Two permits of the global bound: never more than two of the window's eight in flight.
+        #expect(upstream.peakOutstanding == 2)
+        #expect(upstream.uploads.compactMap(\.batchID) == stored.map(\.batchID))
+        await harness.stop(removing: false)
+    }
+
+    @Test func manyWindowsSharingASmallGlobalBoundAllDrainAndNoPermitIsLost() async throws {
+        // 40 identities with 4 rows each, written by a gateway without upstream.
+        let filler = try await GatewayHarness.start()
+        for round in 0..<4 {
+            #expect(try await filler.post(UpstreamContractTests.devices(40), batchID: "many-\(round)").status == 200)
+        }
+        await filler.stop(removing: false)
+        let directory = filler.directory
+        defer { directory.remove() }
+        let upstream = RawUpstream.start()
+        defer { upstream.stop() }
+        var forwarding = Self.forwarding()
+        forwarding.maxInFlight = 3
+        let harness = try await GatewayHarness.start(
+            directory: directory, connector: Self.connector(upstream.port), forwarding: forwarding)
+        #expect(await Self.drain(harness))
+        let uploads = upstream.uploads.compactMap(\.batchID)
+        #expect(uploads.count == 160)
+        #expect(Set(uploads).count == 160)
+        // The forwarder still holds all three permits: a second fill drains as well.
+        for round in 4..<6 {
+            #expect(try await harness.post(UpstreamContractTests.devices(40), batchID: "many-\(round)").status == 200)
+        }
+        #expect(await Self.drain(harness))
+        #expect(Set(upstream.uploads.compactMap(\.batchID)).count == 240)
+        await harness.stop(removing: false)
+    }
+
     @Test func aWindowOfOneSendsOneRequestAtATime() async throws {
         let (directory, stored) = try await Self.prefilled(4)
         defer { directory.remove() }

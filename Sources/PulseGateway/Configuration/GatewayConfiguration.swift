@@ -279,9 +279,9 @@ public struct ForwardingSettings: Sendable, Equatable {
     /// Connect attempts all identities together may start within ``connectWindow``. Default 6,000.
     public var maxConnectsPerWindow: Int
     /// The most requests in flight on one identity's connection (the Pulse contract's
-    /// per-connection bound; the SDK's default is 8). Rows are read as one read of the next
-    /// `forwardWindow` rows and sent in FIFO order; see ``Forwarder`` for the ordering a consumer
-    /// can rely on. 1 to 64 (``forwardWindowRange``), default 8.
+    /// per-connection bound; the SDK's default is 8): a sliding window, rows sent in FIFO order, each
+    /// answer letting the next row go; see ``Forwarder`` for the ordering a consumer can rely on.
+    /// 1 to 64 (``forwardWindowRange``), default 8.
     public var forwardWindow: Int
 
     /// The permitted ``forwardWindow`` values.

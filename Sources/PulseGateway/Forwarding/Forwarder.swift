@@ -4,8 +4,10 @@ import PulseHashing
 import PulseProtocol
 import Synchronization
 
-/// Drains the outbox upstream: strict FIFO per identity (crash batches first), parallel across
-/// identities, at most ``ForwardingSettings/maxInFlight`` requests at once.
+/// Drains the outbox upstream: FIFO per identity (crash batches first) with a sliding window of
+/// up to ``ForwardingSettings/forwardWindow`` requests in flight on the identity's connection (see
+/// `slide` and ``WindowPump``), parallel across identities, at most
+/// ``ForwardingSettings/maxInFlight`` requests at once.
 ///
 /// What each upstream answer does to the head row:
 ///

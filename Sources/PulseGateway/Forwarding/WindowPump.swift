@@ -157,9 +157,16 @@ final class WindowPump: Sendable {
         }
         guard first else { return }
         while true {
+            var surplus = 0
             let next = state.withLock { state -> (OutboxRow, Int)? in
-                guard !state.stopped, !state.queued.isEmpty else { return nil }
-                guard state.nextIndex < (state.inFlight.first ?? state.nextIndex) + window else { return nil }
+                guard !state.stopped, !state.queued.isEmpty,
+                    state.nextIndex < (state.inFlight.first ?? state.nextIndex) + window
+                else {
+                    // A permit the worker obtained that cannot be used now goes back at once.
+                    surplus = state.granted
+                    state.granted = 0
+                    return nil
+                }
                 if state.granted > 0 {
                     state.granted -= 1
                 } else if !limiter.tryAcquire() {
@@ -172,6 +179,7 @@ final class WindowPump: Sendable {
                 state.inFlight.append(index)
                 return (row, index)
             }
+            for _ in 0..<surplus { limiter.release() }
             guard let (row, index) = next else {
                 let again = state.withLock { state -> Bool in
                     if state.pumpAgain {
