@@ -50,7 +50,8 @@
 # the data directories and logs under /tmp), PROFILE (a folder: the gateway and the ingest are
 # profiled during the pipeline's load and drain and during the one-identity drain with
 # `perf stat -e context-switches,cpu-migrations,task-clock` and `perf record -e cpu-clock -g`;
-# PHASE-PROCESS.stat and PHASE-PROCESS.txt, the top of `perf report --no-children`, land there).
+# PHASE-PROCESS.stat, PHASE-PROCESS.txt (the top of `perf report --no-children`) and
+# PHASE-PROCESS.threads (context switches per thread name, from /proc) land there).
 # Rotel comes from the pinned venv of scripts/bench/venv.sh (.build/venv-bench, created on first
 # use).
 set -euo pipefail
@@ -109,6 +110,16 @@ start_ingest() {
 # With PROFILE set: perf on a process until profile_stop: profile_start PHASE NAME PID.
 PERF_PIDS=()
 PERF_NAMES=()
+PERF_TARGETS=()
+# Context switches (voluntary + involuntary) per thread name of a process: thread_switches PID.
+thread_switches() {
+  local task
+  for task in /proc/"$1"/task/*; do
+    [ -r "$task/status" ] || continue
+    printf '%s %s\n' "$(tr ' ' '_' <"$task/comm")" \
+      "$(awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }' "$task/status")"
+  done | awk '{ n[$1] += $2 } END { for (k in n) print k, n[k] }' | sort
+}
 profile_start() {
   [ -n "$PROFILE" ] || return 0
   mkdir -p "$PROFILE"
@@ -117,10 +128,17 @@ profile_start() {
   perf record -q -e cpu-clock -F 2000 -g -p "$3" -o "$PROFILE/$1-$2.data" >/dev/null 2>&1 &
   PERF_PIDS+=($!)
   PERF_NAMES+=("$1-$2")
+  PERF_TARGETS+=("$3")
+  thread_switches "$3" >"$PROFILE/$1-$2.threads0"
 }
 profile_stop() {
   [ -n "$PROFILE" ] || return 0
-  local pid name
+  local pid name i
+  for i in "${!PERF_NAMES[@]}"; do
+    thread_switches "${PERF_TARGETS[$i]}" >"$PROFILE/${PERF_NAMES[$i]}.threads1"
+    join -a 2 -e 0 -o 0,1.2,2.2 "$PROFILE/${PERF_NAMES[$i]}.threads0" "$PROFILE/${PERF_NAMES[$i]}.threads1" |
+      awk '{ printf "%-24s %8d\n", $1, $3 - $2 }' | sort -k2 -nr >"$PROFILE/${PERF_NAMES[$i]}.threads"
+  done
   for pid in "${PERF_PIDS[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
   for pid in "${PERF_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   for name in "${PERF_NAMES[@]}"; do
@@ -129,6 +147,7 @@ profile_stop() {
   done
   PERF_PIDS=()
   PERF_NAMES=()
+  PERF_TARGETS=()
 }
 
 # The gateway's answers 200 to /v1/logs, whatever route label the metrics use for it.

@@ -83,124 +83,93 @@ public final class CompressionContextPool: Sendable {
         }
     }
 
-    // MARK: zstd compression
+    // MARK: Contexts
+
+    /// Runs `body` with a context of the kind `idle` names: a pooled one made ready by `reuse`
+    /// (`false`: it is freed and `failure` thrown) or one from `create`; afterwards it is kept if
+    /// there is room and it is at most ``maximumRetainedBytes`` (`size`), else `free`d.
+    private func withContext<Pointer, R>(
+        _ idle: WritableKeyPath<State, [Idle<Pointer>]>,
+        counted: (reused: WritableKeyPath<CompressionContextStatistics, Int>,
+            created: WritableKeyPath<CompressionContextStatistics, Int>),
+        reuse: (Pointer) -> Bool, create: () -> Pointer?, size: (Pointer) -> Int, free: (Pointer) -> Void,
+        failure: CompressionError, _ body: (Pointer) throws(CompressionError) -> R
+    ) throws(CompressionError) -> R {
+        let pooled = state.withLock { state -> Pointer? in
+            let context = state[keyPath: idle].popLast()?.pointer
+            if context != nil { state.statistics[keyPath: counted.reused] += 1 }
+            return context
+        }
+        let context: Pointer
+        if let pooled {
+            guard reuse(pooled) else {
+                free(pooled)
+                throw failure
+            }
+            context = pooled
+        } else {
+            guard let created = create() else { throw failure }
+            state.withLock { $0.statistics[keyPath: counted.created] += 1 }
+            context = created
+        }
+        defer {
+            let keep =
+                size(context) <= Self.maximumRetainedBytes
+                && state.withLock { state -> Bool in
+                    guard state[keyPath: idle].count < Self.maximumIdle else { return false }
+                    state[keyPath: idle].append(Idle(pointer: context))
+                    return true
+                }
+            if !keep { free(context) }
+        }
+        return try body(context)
+    }
 
     /// Runs `body` with a zstd compression context (its parameters are set by the call that uses
     /// it: `ZSTD_compressCCtx` resets them).
     func withZstdCompressionContext<R>(
         _ body: (OpaquePointer) throws(CompressionError) -> R
     ) throws(CompressionError) -> R {
-        let pooled = state.withLock { state -> Idle<OpaquePointer>? in
-            let context = state.zstdCompression.popLast()
-            if context != nil { state.statistics.zstdCompressionContextsReused += 1 }
-            return context
-        }?.pointer
-        let context: OpaquePointer
-        if let pooled {
-            context = pooled
-        } else {
-            guard let created = ZSTD_createCCtx() else {
-                throw CompressionError(.compressionFailed, "zstd: cannot allocate a compression context")
-            }
-            state.withLock { $0.statistics.zstdCompressionContextsCreated += 1 }
-            context = created
-        }
-        defer {
-            let keep =
-                ZSTD_sizeof_CCtx(context) <= Self.maximumRetainedBytes
-                && state.withLock { state -> Bool in
-                    guard state.zstdCompression.count < Self.maximumIdle else { return false }
-                    state.zstdCompression.append(Idle(pointer: context))
-                    return true
-                }
-            if !keep { ZSTD_freeCCtx(context) }
-        }
-        return try body(context)
+        try withContext(
+            \.zstdCompression, counted: (\.zstdCompressionContextsReused, \.zstdCompressionContextsCreated),
+            reuse: { _ in true }, create: { ZSTD_createCCtx() }, size: { ZSTD_sizeof_CCtx($0) },
+            free: { ZSTD_freeCCtx($0) },
+            failure: CompressionError(.compressionFailed, "zstd: cannot allocate a compression context"), body)
     }
-
-    // MARK: zstd decompression
 
     /// Runs `body` with a zstd decompression context reset to a fresh session with default
     /// parameters.
     func withZstdContext<R>(
         _ body: (OpaquePointer) throws(CompressionError) -> R
     ) throws(CompressionError) -> R {
-        let pooled = state.withLock { state -> Idle<OpaquePointer>? in
-            let context = state.zstd.popLast()
-            if context != nil { state.statistics.zstdContextsReused += 1 }
-            return context
-        }?.pointer
-        let context: OpaquePointer
-        if let pooled {
-            let reset = ZSTD_DCtx_reset(pooled, ZSTD_reset_session_and_parameters)
-            guard ZSTD_isError(reset) == 0 else {
-                ZSTD_freeDCtx(pooled)
-                throw CompressionError(.decompressionFailed, "zstd: cannot reset a decompression context")
-            }
-            context = pooled
-        } else {
-            guard let created = ZSTD_createDCtx() else {
-                throw CompressionError(.decompressionFailed, "zstd: cannot allocate a decompression context")
-            }
-            state.withLock { $0.statistics.zstdContextsCreated += 1 }
-            context = created
-        }
-        defer {
-            let keep =
-                ZSTD_sizeof_DCtx(context) <= Self.maximumRetainedBytes
-                && state.withLock { state -> Bool in
-                    guard state.zstd.count < Self.maximumIdle else { return false }
-                    state.zstd.append(Idle(pointer: context))
-                    return true
-                }
-            if !keep { ZSTD_freeDCtx(context) }
-        }
-        return try body(context)
+        try withContext(
+            \.zstd, counted: (\.zstdContextsReused, \.zstdContextsCreated),
+            reuse: { ZSTD_isError(ZSTD_DCtx_reset($0, ZSTD_reset_session_and_parameters)) == 0 },
+            create: { ZSTD_createDCtx() }, size: { ZSTD_sizeof_DCtx($0) }, free: { ZSTD_freeDCtx($0) },
+            failure: CompressionError(.decompressionFailed, "zstd: cannot prepare a decompression context"), body)
     }
 
-    // MARK: zlib inflate
-
     /// Runs `body` with an inflate stream initialised for `windowBits` (15 zlib, 31 gzip, -15 raw
-    /// deflate), fresh state.
-    ///
-    /// The stream lives at a fixed address (zlib keeps a pointer back to it).
+    /// deflate), fresh state. The stream lives at a fixed address (zlib keeps a pointer back to
+    /// it); its window is at most 32 KiB, always small enough to keep.
     func withInflateStream<R>(
         windowBits: Int32, _ body: (UnsafeMutablePointer<z_stream>) throws(CompressionError) -> R
     ) throws(CompressionError) -> R {
-        let pooled = state.withLock { state -> Idle<UnsafeMutablePointer<z_stream>>? in
-            let stream = state.zlib.popLast()
-            if stream != nil { state.statistics.zlibStreamsReused += 1 }
-            return stream
-        }?.pointer
-        let stream: UnsafeMutablePointer<z_stream>
-        if let pooled {
-            guard inflateReset2(pooled, windowBits) == Z_OK else {
-                Self.free(zlib: pooled)
-                throw CompressionError(.decompressionFailed, "zlib: cannot reset an inflate stream")
-            }
-            stream = pooled
-        } else {
-            let created = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-            created.initialize(to: z_stream())
-            let initStatus = inflateInit2_(created, windowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
-            guard initStatus == Z_OK else {
-                created.deinitialize(count: 1)
-                created.deallocate()
-                throw CompressionError(.decompressionFailed, "zlib: inflateInit2 returned \(initStatus)")
-            }
-            state.withLock { $0.statistics.zlibStreamsCreated += 1 }
-            stream = created
-        }
-        defer {
-            // An inflate stream's window is at most 32 KiB: always small enough to keep.
-            let keep = state.withLock { state -> Bool in
-                guard state.zlib.count < Self.maximumIdle else { return false }
-                state.zlib.append(Idle(pointer: stream))
-                return true
-            }
-            if !keep { Self.free(zlib: stream) }
-        }
-        return try body(stream)
+        try withContext(
+            \.zlib, counted: (\.zlibStreamsReused, \.zlibStreamsCreated),
+            reuse: { inflateReset2($0, windowBits) == Z_OK },
+            create: {
+                let created = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+                created.initialize(to: z_stream())
+                guard inflateInit2_(created, windowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+                else {
+                    created.deinitialize(count: 1)
+                    created.deallocate()
+                    return nil
+                }
+                return created
+            }, size: { _ in 0 }, free: { Self.free(zlib: $0) },
+            failure: CompressionError(.decompressionFailed, "zlib: cannot prepare an inflate stream"), body)
     }
 
     private static func free(zlib stream: UnsafeMutablePointer<z_stream>) {

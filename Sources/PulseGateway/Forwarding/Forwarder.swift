@@ -84,6 +84,9 @@ final class Forwarder: Sendable {
         var scheduler: Task<Void, Never>?
         var workers: [String: Task<Void, Never>] = [:]
         var lastRescan: Int64?
+        /// When idle connections were last swept (the process's real monotonic clock), or `nil`
+        /// after a poke: the sweep runs at most every ``idleSweepMilliseconds``, not on every wake.
+        var lastIdleSweep: Int64?
         /// Set when the upstream answered: the last outcome, for readiness.
         var upstreamReachable = true
     }
@@ -162,9 +165,16 @@ final class Forwarder: Sendable {
     /// Rescans the outbox at once (after `pulsegate outbox requeue` or in tests) and wakes workers
     /// whose backoff has passed on the injected monotonic clock.
     func poke() {
-        state.withLock { $0.lastRescan = nil }
+        state.withLock { state in
+            state.lastRescan = nil
+            state.lastIdleSweep = nil
+        }
         wake.signal()
     }
+
+    /// The most often idle connections are swept (each sweep looks at every pooled connection, and
+    /// the scheduler wakes on every intake commit).
+    static let idleSweepMilliseconds: Int64 = 100
 
     // MARK: - Scheduling
 
@@ -178,8 +188,18 @@ final class Forwarder: Sendable {
             }
             if stopping { return }
             if rescanDue { await rescan(now: now) }
-            await pool.closeIdle(olderThan: idleMilliseconds)
-            await policy?.closeIdleSessions(olderThan: idleMilliseconds)
+            let real = GatewayClock.monotonic.now()
+            let sweepDue = state.withLock { state -> Bool in
+                guard let last = state.lastIdleSweep, real - last < Self.idleSweepMilliseconds, real >= last else {
+                    state.lastIdleSweep = real
+                    return true
+                }
+                return false
+            }
+            if sweepDue {
+                await pool.closeIdle(olderThan: idleMilliseconds)
+                await policy?.closeIdleSessions(olderThan: idleMilliseconds)
+            }
             startDueWorkers(now: monotonic.now())
             await wake.wait(upTo: .milliseconds(250))
         }
@@ -437,7 +457,11 @@ final class Forwarder: Sendable {
                 endOfRows = true
                 pump.stop()
             }
-            if !deleting, !deleteFailed, !accepted.isEmpty {
+            // A delete rides a group commit: started for half a window of rows, or when nothing is
+            // in flight any more (or the window stops), not for every answer.
+            if !deleting, !deleteFailed, !accepted.isEmpty,
+                accepted.count >= pump.deleteBatch || wake.inFlight == 0 || halt || endOfRows
+            {
                 let batch = accepted
                 accepted = []
                 deleting = true

@@ -42,6 +42,8 @@ final class WindowPump: Sendable {
         var finished: [Finished]
         /// Rows queued and not yet sent.
         var queued: Int
+        /// Rows in flight.
+        var inFlight: Int
         /// Whether nothing is in flight and nothing more will be sent (stopped, or the queue is empty).
         var idle: Bool
         /// No permit of the global bound was free for the next row.
@@ -63,6 +65,9 @@ final class WindowPump: Sendable {
         /// Permits the worker obtained for the pump (after ``starved``).
         var granted = 0
         var deleting = false
+        /// Rows accepted since the last delete started (the worker is woken for a delete once
+        /// ``WindowPump/deleteBatch`` of them are there, or nothing is in flight any more).
+        var acceptedSinceDelete = 0
         var deleted: Bool?
         /// Whether the worker wants to hear that the queue ran low (more rows may exist).
         var refillWanted = true
@@ -70,6 +75,10 @@ final class WindowPump: Sendable {
     }
 
     private let window: Int
+    /// Accepted rows that make a delete worth starting while requests are still in flight: half a
+    /// window, so a steady window costs one delete commit per four rows or fewer, not one per
+    /// answer.
+    let deleteBatch: Int
     private let session: any UpstreamSession
     private let limiter: AsyncLimiter
     private let observeLatency: @Sendable (Double) -> Void
@@ -80,6 +89,7 @@ final class WindowPump: Sendable {
         observeLatency: @escaping @Sendable (Double) -> Void
     ) {
         self.window = max(1, window)
+        self.deleteBatch = max(1, window / 2)
         self.session = session
         self.limiter = limiter
         self.observeLatency = observeLatency
@@ -118,7 +128,10 @@ final class WindowPump: Sendable {
     /// A delete of accepted rows started (the pump does not wake the worker for further accepted
     /// rows until it finished).
     func deleteStarted() {
-        state.withLock { $0.deleting = true }
+        state.withLock { state in
+            state.deleting = true
+            state.acceptedSinceDelete = 0
+        }
     }
 
     /// The delete that ``deleteStarted()`` announced finished.
@@ -224,7 +237,7 @@ final class WindowPump: Sendable {
         }
         state.withLock { state in
             if let position = state.inFlight.firstIndex(of: index) { state.inFlight.remove(at: position) }
-            if case .accepted = outcome {} else { state.stopped = true }
+            if case .accepted = outcome { state.acceptedSinceDelete += 1 } else { state.stopped = true }
             state.finished.append(Finished(row: row, outcome: outcome))
         }
         pump()
@@ -247,12 +260,14 @@ final class WindowPump: Sendable {
 
     private static func shouldWake(_ state: State, window: Int) -> Bool {
         if state.deleted != nil || state.starved { return true }
-        var accepted = false
         for finished in state.finished {
             guard case .accepted = finished.outcome else { return true }
-            accepted = true
         }
-        if accepted && !state.deleting { return true }
+        if !state.deleting && state.acceptedSinceDelete > 0
+            && (state.acceptedSinceDelete >= max(1, window / 2) || state.inFlight.isEmpty || state.stopped)
+        {
+            return true
+        }
         if state.refillWanted && !state.stopped && state.queued.count < window { return true }
         return idle(state) && !state.deleting
     }
@@ -264,7 +279,8 @@ final class WindowPump: Sendable {
             state.starved = false
         }
         return Wake(
-            finished: state.finished, queued: state.queued.count, idle: idle(state), starved: state.starved,
+            finished: state.finished, queued: state.queued.count, inFlight: state.inFlight.count, idle: idle(state),
+            starved: state.starved,
             deleted: state.deleted)
     }
 }
