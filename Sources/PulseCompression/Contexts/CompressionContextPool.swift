@@ -90,8 +90,10 @@ public final class CompressionContextPool: Sendable {
     /// there is room and it is at most ``maximumRetainedBytes`` (`size`), else `free`d.
     private func withContext<Pointer, R>(
         _ idle: WritableKeyPath<State, [Idle<Pointer>]>,
-        counted: (reused: WritableKeyPath<CompressionContextStatistics, Int>,
-            created: WritableKeyPath<CompressionContextStatistics, Int>),
+        counted: (
+            reused: WritableKeyPath<CompressionContextStatistics, Int>,
+            created: WritableKeyPath<CompressionContextStatistics, Int>
+        ),
         reuse: (Pointer) -> Bool, create: () -> Pointer?, size: (Pointer) -> Int, free: (Pointer) -> Void,
         failure: CompressionError, _ body: (Pointer) throws(CompressionError) -> R
     ) throws(CompressionError) -> R {
