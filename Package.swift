@@ -61,8 +61,11 @@ let swiftSettings: [SwiftSetting] = [
 ]
 
 let modules: [Target] = [
+    // The one compression module: zstd and the deflate family with one bounded pool of reused
+    // codec contexts, shared by msgtrans, the gateway, the HTTP body decoders and the uploader.
+    .target(name: "PulseCompression", dependencies: ["CZstd", "CZlib"], swiftSettings: swiftSettings),
     .target(
-        name: "MsgTrans", dependencies: ["CZstd", "CZlib"],
+        name: "MsgTrans", dependencies: ["PulseCompression"],
         swiftSettings: swiftSettings),
     .target(
         name: "MsgTransRuntime", dependencies: ["MsgTrans", "CLinuxEvents"],
@@ -81,7 +84,7 @@ let modules: [Target] = [
         name: "PulseClient", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "CZlib", "CZstd"],
+        name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "PulseCompression"],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseIngest",
@@ -91,7 +94,7 @@ let modules: [Target] = [
         name: "PulseGateway",
         dependencies: [
             "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseClient", "MsgTrans", "MsgTransRuntime",
-            "OTLPProtobuf", "PulseHashing", "CPulseShims", "CZstd",
+            "OTLPProtobuf", "PulseHashing", "CPulseShims",
         ],
         swiftSettings: swiftSettings),
     // SHA-256 (hardware-accelerated block function from CPulseShims) and hex, shared by the
@@ -101,7 +104,7 @@ let modules: [Target] = [
         name: "PulseUploader",
         dependencies: [
             "PulseStorage", "PulseJSON", "PulseProtocol", "PulseHashing", "OTLPProtobuf", "CCurl", "CPulseShims",
-            "CZlib", "CZstd",
+            "PulseCompression",
         ],
         swiftSettings: swiftSettings),
     .target(
@@ -136,7 +139,7 @@ let tests: [Target] = [
         name: "PulseTestSupport", dependencies: ["CZlib", "CZstd"], path: "Tests/PulseTestSupport",
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "MsgTransTests", dependencies: ["MsgTrans"],
+        name: "MsgTransTests", dependencies: ["MsgTrans", "PulseCompression"],
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(

@@ -47,8 +47,13 @@
 # (1000), DRAIN_BATCHES (20000), DRAIN_TIMEOUT (s, 120), PORT (14330; the ingest uses PORT+1, its
 # admin PORT+3, Rotel's gRPC receiver PORT+2), BIN (a folder holding pulsegate: skips the release
 # build, e.g. BIN=.build/debug), SCRATCH (SwiftPM scratch path of the release build), KEEP (1 keeps
-# the data directories and logs under /tmp). Rotel comes from the pinned venv of
-# scripts/bench/venv.sh (.build/venv-bench, created on first use).
+# the data directories and logs under /tmp), PROFILE (a folder: the gateway and the ingest are
+# profiled during the pipeline's load and drain and during the one-identity drain with
+# `perf stat -e context-switches,cpu-migrations,task-clock` and `perf record -e cpu-clock -g`;
+# PHASE-PROCESS.stat, PHASE-PROCESS.txt (the top of `perf report --no-children`) and
+# PHASE-PROCESS.threads (context switches per thread name, from /proc) land there).
+# Rotel comes from the pinned venv of scripts/bench/venv.sh (.build/venv-bench, created on first
+# use).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bench/common.sh
@@ -57,6 +62,7 @@ DRAIN_BATCHES=${DRAIN_BATCHES:-20000}
 DRAIN_TIMEOUT=${DRAIN_TIMEOUT:-120}
 PORT=${PORT:-14330}
 KEEP=${KEEP:-0}
+PROFILE=${PROFILE:-}
 PAYLOAD=docs/examples/otlp-logs.json
 INGEST_PORT=$((PORT + 1))
 ADMIN_PORT=$((PORT + 3))
@@ -99,6 +105,49 @@ start_ingest() {
     >>"$dir.log" 2>&1 &
   INGEST_PID=$!
   wait_for "$ADMIN_URL/stats"
+}
+
+# With PROFILE set: perf on a process until profile_stop: profile_start PHASE NAME PID.
+PERF_PIDS=()
+PERF_NAMES=()
+PERF_TARGETS=()
+# Context switches (voluntary + involuntary) per thread name of a process: thread_switches PID.
+thread_switches() {
+  local task
+  for task in /proc/"$1"/task/*; do
+    [ -r "$task/status" ] || continue
+    printf '%s %s\n' "$(tr ' ' '_' <"$task/comm")" \
+      "$(awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }' "$task/status")"
+  done | awk '{ n[$1] += $2 } END { for (k in n) print k, n[k] }' | sort
+}
+profile_start() {
+  [ -n "$PROFILE" ] || return 0
+  mkdir -p "$PROFILE"
+  perf stat -e context-switches,cpu-migrations,task-clock -p "$3" -o "$PROFILE/$1-$2.stat" 2>/dev/null &
+  PERF_PIDS+=($!)
+  perf record -q -e cpu-clock -F 2000 -g -p "$3" -o "$PROFILE/$1-$2.data" >/dev/null 2>&1 &
+  PERF_PIDS+=($!)
+  PERF_NAMES+=("$1-$2")
+  PERF_TARGETS+=("$3")
+  thread_switches "$3" >"$PROFILE/$1-$2.threads0"
+}
+profile_stop() {
+  [ -n "$PROFILE" ] || return 0
+  local pid name i
+  for i in "${!PERF_NAMES[@]}"; do
+    thread_switches "${PERF_TARGETS[$i]}" >"$PROFILE/${PERF_NAMES[$i]}.threads1"
+    join -a 2 -e 0 -o 0,1.2,2.2 "$PROFILE/${PERF_NAMES[$i]}.threads0" "$PROFILE/${PERF_NAMES[$i]}.threads1" |
+      awk '{ printf "%-24s %8d\n", $1, $3 - $2 }' | sort -k2 -nr >"$PROFILE/${PERF_NAMES[$i]}.threads"
+  done
+  for pid in "${PERF_PIDS[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
+  for pid in "${PERF_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for name in "${PERF_NAMES[@]}"; do
+    perf report -q --no-children --sort dso,symbol --stdio -g none -i "$PROFILE/$name.data" 2>/dev/null |
+      head -40 >"$PROFILE/$name.txt" || true
+  done
+  PERF_PIDS=()
+  PERF_NAMES=()
+  PERF_TARGETS=()
 }
 
 # The gateway's answers 200 to /v1/logs, whatever route label the metrics use for it.
@@ -212,11 +261,14 @@ echo "== pipeline: wrk ${DURATION}s, $IDENTITIES identities (load average $PIPEL
 g0=$(cpu_ticks "$GATEWAY_PID")
 i0=$(cpu_ticks "$INGEST_PID")
 t0=$(now_seconds)
+profile_start pipeline gateway "$GATEWAY_PID"
+profile_start pipeline ingest "$INGEST_PID"
 out=$(run_wrk "$DURATION" "$IDENTITIES")
 t_load=$(now_seconds)
 PIPELINE_BACKLOG=$(outbox)
 left=$(wait_empty "$(awk -v n="$t_load" -v t="$DRAIN_TIMEOUT" 'BEGIN { print n + t }')")
 t1=$(now_seconds)
+profile_stop
 g1=$(cpu_ticks "$GATEWAY_PID")
 i1=$(cpu_ticks "$INGEST_PID")
 n1=$(accepted)
@@ -273,7 +325,10 @@ g0=$(cpu_ticks "$GATEWAY_PID")
 f0=$(forwarded)
 DRAIN_LOAD=$(loadavg)
 echo "== drain: $DRAIN_ACCEPTED rows of one identity, upstream back (load average $DRAIN_LOAD)" >&2
+profile_start drain gateway "$GATEWAY_PID"
+profile_start drain ingest "$INGEST_PID"
 left=$(wait_empty "$(awk -v n="$t0" -v t="$DRAIN_TIMEOUT" 'BEGIN { print n + t }')")
+profile_stop
 t1=$(now_seconds)
 g1=$(cpu_ticks "$GATEWAY_PID")
 i1=$(cpu_ticks "$INGEST_PID")

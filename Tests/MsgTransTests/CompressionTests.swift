@@ -1,3 +1,4 @@
+import PulseCompression
 import Testing
 
 @testable import MsgTrans
@@ -32,14 +33,16 @@ struct CompressionTests {
     @Test func zstdCompressionReusesABoundedPoolOfContexts() async throws {
         let input = sample(70_000)
         let reference = try PayloadCompressor.compress(input, with: .zstd, level: 1)
-        let before = ZstdCodec.contexts.createdCount
+        let before = CompressionContextPool.shared.statistics.zstdCompressionContextsCreated
         for _ in 0..<40 {
             let same = try PayloadCompressor.compress(input, with: .zstd, level: 1) == reference
             #expect(same)
         }
         // Sequential calls reuse one context (other suites may compress concurrently: at most the
         // pool's capacity more).
-        #expect(ZstdCodec.contexts.createdCount - before <= CompressionContexts.capacity)
+        #expect(
+            CompressionContextPool.shared.statistics.zstdCompressionContextsCreated - before
+                <= CompressionContextPool.maximumIdle)
         // A reused context carries nothing over from one call to the next.
         let level3 = try PayloadCompressor.compress(input, with: .zstd, level: 3)
         #expect(try PayloadCompressor.decompress(level3, with: .zstd, maxOutputBytes: input.count) == input)

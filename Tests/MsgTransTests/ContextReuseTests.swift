@@ -1,4 +1,5 @@
 import Foundation
+import PulseCompression
 import Testing
 
 @testable import MsgTrans
@@ -104,8 +105,8 @@ struct ContextPoolBoundTests {
                 }
             }
         }
-        let idle = DecompressionContextPool.shared.idle
-        #expect((codec == .zstd ? idle.zstd : idle.zlib) <= DecompressionContextPool.maximumIdle)
+        let idle = CompressionContextPool.shared.idle
+        #expect((codec == .zstd ? idle.zstd : idle.zlib) <= CompressionContextPool.maximumIdle)
     }
 
     @Test func aContextThatGrewPastTheRetainedLimitIsFreed() throws {
@@ -120,6 +121,6 @@ struct ContextPoolBoundTests {
         let compressed = try PayloadCompressor.compress(plaintext, with: .zstd)
         let output = try PayloadCompressor.decompress(compressed, with: .zstd, maxOutputBytes: 16 << 20)
         #expect(output == plaintext, "decoded \(output.count) bytes")
-        #expect(DecompressionContextPool.shared.idle.largestZstdBytes <= DecompressionContextPool.maximumRetainedBytes)
+        #expect(CompressionContextPool.shared.idle.largestZstdBytes <= CompressionContextPool.maximumRetainedBytes)
     }
 }

@@ -105,11 +105,51 @@ import Testing
         var backsOff: Bool { self == .unavailable || self == .timeout || self == .disconnect }
     }
 
-    @Test(arguments: Failure.allCases)
-    func aFailedRowIsResentBeforeAnyNewerRowAndNothingIsDeletedUnaccepted(failure: Failure) async throws {
+    @Test func theWindowSlidesAnAnswerLetsTheNextRowGoWhileOlderOnesAreStillInFlight() async throws {
         let (directory, stored) = try await Self.prefilled(12)
         defer { directory.remove() }
+        let held = Set(stored[1..<8].map(\.batchID))
+        let next = stored[8].batchID
+        struct Seen {
+            var next = false
+            var decisions = 0
+            var heldAnsweredBeforeNext = false
+        }
+        let seen = Mutex(Seen())
+        let upstream = RawUpstream.start(holdUploads: 8) { received in
+            // Row 0 is answered at once; rows 1-7 stay unanswered until row 8 arrived, which only
+            // a sliding window sends (a window that waits for all of its answers never does; after
+            // 200 decisions they are answered anyway, and the test fails below).
+            seen.withLock { seen in
+                seen.decisions += 1
+                if received.batchID == next { seen.next = true }
+                guard let id = received.batchID, held.contains(id) else { return .accept }
+                if seen.next { return .accept }
+                if seen.decisions > 200 {
+                    seen.heldAnsweredBeforeNext = true
+                    return .accept
+                }
+                return .later
+            }
+        }
+        defer { upstream.stop() }
+        let harness = try await GatewayHarness.start(
+            directory: directory, connector: Self.connector(upstream.port), forwarding: Self.forwarding())
+        #expect(await Self.drain(harness))
+        #expect(seen.withLock { $0.next && !$0.heldAnsweredBeforeNext }, "row 8 waited for rows 1-7's answers")
+        // Row 8 arrived while rows 1-7 were outstanding: eight in flight, never more.
+        #expect(upstream.peakOutstanding == 8)
+        #expect(upstream.uploads.compactMap(\.batchID) == stored.map(\.batchID))
+        #expect(upstream.received.filter { $0.bizType == 1 }.count == 1)
+        await harness.stop(removing: false)
+    }
+
+    @Test(arguments: Failure.allCases)
+    func aFailedRowIsResentBeforeAnyNewerRowAndNothingIsDeletedUnaccepted(failure: Failure) async throws {
+        let (directory, stored) = try await Self.prefilled(16)
+        defer { directory.remove() }
         let k = 3
+        let window = 8
         let failing = stored[k].batchID
         let accepted = Mutex<[String]>([])
         let upstream = RawUpstream.start(holdUploads: 8) { received in
@@ -133,12 +173,14 @@ import Testing
                 })
         }
         if failure.backsOff {
-            // The first window went out; the failed row is still in the outbox, waiting for its
-            // backoff on the injected clock, and nothing newer than the window was sent.
+            // The window slid while row k was unanswered, but never past row k + window - 1; the
+            // failed row is still in the outbox, waiting for its backoff on the injected clock.
             #expect(await eventually(seconds: 30) { (try? outbox())?[failing] == 1 })
             try await Task.sleep(for: .milliseconds(300))
             #expect(
-                upstream.uploads.allSatisfy { upload in stored.prefix(8).contains { $0.batchID == upload.batchID } })
+                upstream.uploads.allSatisfy { upload in
+                    stored.prefix(k + window).contains { $0.batchID == upload.batchID }
+                })
             #expect(try outbox()[failing] == 1)
         }
         #expect(await Self.drain(harness))
@@ -146,15 +188,17 @@ import Testing
         let index = Dictionary(uniqueKeysWithValues: stored.enumerated().map { ($0.element.batchID, $0.offset) })
         let firstFailure = try #require(order.firstIndex(of: failing))
         let resend = try #require(order[(firstFailure + 1)...].firstIndex(of: failing))
-        // Between the failure and its resend only rows of the window already in flight arrive
-        // (each once): nothing outside the first window.
+        // Between the failure and its resend only rows sent before the failure was known arrive:
+        // never one `window` or more places behind row k (the window is anchored at the oldest
+        // unanswered row).
         for id in order[(firstFailure + 1)..<resend] {
-            #expect(index[id]! < 8, "row \(index[id]!) was sent between row \(k)'s failure and its resend")
+            #expect(
+                index[id]! < k + window, "row \(index[id]!) was sent between row \(k)'s failure and its resend")
         }
-        // After the resend, no row arrives for the first time that is older than the window's end
-        // without having been sent before (FIFO), and every row newer than the window comes after.
+        // Every row at or beyond k + window arrives for the first time after the resend, and
+        // every row is sent once more at most after its first send (only row k fails).
         let firstArrival = Dictionary(order.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: min)
-        for row in stored[8...] {
+        for row in stored[(k + window)...] {
             #expect(firstArrival[row.batchID]! > resend)
         }
         // First sends are in FIFO order.
@@ -177,6 +221,50 @@ import Testing
         var configuration = GatewayConfiguration(dataDirectory: "/tmp")
         file.apply(to: &configuration)
         #expect(configuration.forwarding.forwardWindow == 16)
+    }
+
+    @Test func theGlobalInFlightBoundCapsAWindowAndTheWindowStillDrains() async throws {
+        let (directory, stored) = try await Self.prefilled(12)
+        defer { directory.remove() }
+        let upstream = RawUpstream.start(holdUploads: 2)
+        defer { upstream.stop() }
+        var forwarding = Self.forwarding()
+        forwarding.maxInFlight = 2
+        let harness = try await GatewayHarness.start(
+            directory: directory, connector: Self.connector(upstream.port), forwarding: forwarding)
+        #expect(await Self.drain(harness))
+        // Two permits of the global bound: never more than two of the window's eight in flight.
+        #expect(upstream.peakOutstanding == 2)
+        #expect(upstream.uploads.compactMap(\.batchID) == stored.map(\.batchID))
+        await harness.stop(removing: false)
+    }
+
+    @Test func manyWindowsSharingASmallGlobalBoundAllDrainAndNoPermitIsLost() async throws {
+        // 40 identities with 4 rows each, written by a gateway without upstream.
+        let filler = try await GatewayHarness.start()
+        for round in 0..<4 {
+            #expect(try await filler.post(UpstreamContractTests.devices(40), batchID: "many-\(round)").status == 200)
+        }
+        await filler.stop(removing: false)
+        let directory = filler.directory
+        defer { directory.remove() }
+        let upstream = RawUpstream.start()
+        defer { upstream.stop() }
+        var forwarding = Self.forwarding()
+        forwarding.maxInFlight = 3
+        let harness = try await GatewayHarness.start(
+            directory: directory, connector: Self.connector(upstream.port), forwarding: forwarding)
+        #expect(await Self.drain(harness))
+        let uploads = upstream.uploads.compactMap(\.batchID)
+        #expect(uploads.count == 160)
+        #expect(Set(uploads).count == 160)
+        // The forwarder still holds all three permits: a second fill drains as well.
+        for round in 4..<6 {
+            #expect(try await harness.post(UpstreamContractTests.devices(40), batchID: "many-\(round)").status == 200)
+        }
+        #expect(await Self.drain(harness))
+        #expect(Set(upstream.uploads.compactMap(\.batchID)).count == 240)
+        await harness.stop(removing: false)
     }
 
     @Test func aWindowOfOneSendsOneRequestAtATime() async throws {

@@ -1,8 +1,12 @@
-/// One-shot compression and bounded, streaming decompression of whole payloads: the one
-/// compression module of the project (msgtrans frames, the gateway's outbox rows).
-///
-/// zstd compression reuses a bounded pool of contexts (at most 8 kept idle), so compressing many
-/// small payloads does not pay for a fresh `ZSTD_compress` context each time.
+import PulseCompression
+
+/// How many decompression contexts the process created and reused
+/// (``PayloadCompressor/contextStatistics``).
+public typealias DecompressionContextStatistics = CompressionContextStatistics
+
+/// One-shot compression and bounded, streaming decompression of whole msgtrans payloads, over the
+/// project's one compression module (`PulseCompression`, whose bounded context pool every codec
+/// user of the process shares).
 ///
 /// - zstd: output is exactly one standard frame (magic `28 b5 2f fd`) with its content size, at
 ///   level 3 unless told otherwise. Input must be exactly one standard frame: skippable frames,
@@ -17,14 +21,14 @@
 /// as well (see ``zstdWindowLogMax(forMaxOutputBytes:)``), so a hostile frame header cannot make
 /// it reserve more memory than the output bound justifies.
 ///
-/// Decompression contexts (zstd `DCtx`, zlib inflate streams) are reused from a small shared pool
-/// (at most 8 idle per codec; a zstd context that grew past 1 MiB is freed instead of kept), each
+/// Codec contexts (zstd `CCtx` and `DCtx`, zlib inflate streams) are reused from that shared pool
+/// (at most 8 idle per kind; a zstd context that grew past 2 MiB is freed instead of kept), each
 /// reset to a fresh session before use, so the limits above apply to every stream exactly as with
 /// a new context; ``contextStatistics`` counts creations and reuses.
 public enum PayloadCompressor {
-    /// How many decompression contexts were created and reused since the process started.
+    /// How many codec contexts were created and reused since the process started.
     public static var contextStatistics: DecompressionContextStatistics {
-        DecompressionContextPool.shared.statistics
+        CompressionContextPool.shared.statistics
     }
 
     /// Compresses `bytes` with `compression`.
@@ -36,13 +40,17 @@ public enum PayloadCompressor {
     public static func compress(
         _ bytes: [UInt8], with compression: Compression, level: Int32? = nil
     ) throws(MsgTransError) -> [UInt8] {
-        switch compression {
-        case .none:
-            return bytes
-        case .zstd:
-            return try ZstdCodec.compress(bytes, level: level ?? ZstdCodec.defaultLevel)
-        case .zlib:
-            return try ZlibCodec.compress(bytes, level: level ?? ZlibCodec.defaultLevel)
+        do throws(CompressionError) {
+            switch compression {
+            case .none:
+                return bytes
+            case .zstd:
+                return try Zstd.compress(bytes, level: level ?? Zstd.defaultLevel)
+            case .zlib:
+                return try Zlib.compress(bytes, format: .zlib, level: level ?? Zlib.defaultLevel)
+            }
+        } catch {
+            throw MsgTransError(error)
         }
     }
 
@@ -56,28 +64,41 @@ public enum PayloadCompressor {
     public static func decompress(
         _ bytes: [UInt8], with compression: Compression, maxOutputBytes: Int
     ) throws(MsgTransError) -> [UInt8] {
-        switch compression {
-        case .none:
-            return bytes
-        case .zstd:
-            return try ZstdCodec.decompress(bytes, maxOutputBytes: max(maxOutputBytes, 0))
-        case .zlib:
-            return try ZlibCodec.decompress(bytes, maxOutputBytes: max(maxOutputBytes, 0))
+        do throws(CompressionError) {
+            switch compression {
+            case .none:
+                return bytes
+            case .zstd:
+                return try Zstd.decompress(
+                    bytes, maxOutputBytes: maxOutputBytes,
+                    windowLogMax: zstdWindowLogMax(forMaxOutputBytes: maxOutputBytes))
+            case .zlib:
+                return try Zlib.decompress(bytes, format: .zlib, maxOutputBytes: maxOutputBytes)
+            }
+        } catch {
+            throw MsgTransError(error)
         }
     }
 
     /// The largest zstd window (as a power of two) accepted when the output is bounded by
-    /// `maxOutputBytes`.
-    ///
-    /// A window larger than the whole permitted output is never needed, so the cap is
-    /// `ceil(log2(maxOutputBytes))`, but at least 21 (2 MiB, what a streaming zstd encoder at
-    /// level 3 declares when it does not know the input size, so small limits still accept such
-    /// streams) and at most 27 (zstd's own default limit). 16 MiB of output gives 24.
+    /// `maxOutputBytes`: `ceil(log2(maxOutputBytes))` clamped to 21…27 (16 MiB of output gives
+    /// 24); see `Zstd.windowLogMax(forMaxOutputBytes:)` in `PulseCompression`.
     public static func zstdWindowLogMax(forMaxOutputBytes maxOutputBytes: Int) -> Int32 {
-        var log: Int32 = 0
-        while log < 27 && (1 << log) < maxOutputBytes {
-            log += 1
+        Zstd.windowLogMax(forMaxOutputBytes: maxOutputBytes)
+    }
+}
+
+extension MsgTransError {
+    /// The msgtrans payload error for a codec failure (same code, same message).
+    init(_ error: CompressionError) {
+        let code: Code
+        switch error.code {
+        case .compressionFailed: code = .compressionFailed
+        case .decompressionFailed: code = .decompressionFailed
+        case .decompressedTooLarge: code = .decompressedTooLarge
+        case .trailingBytes: code = .trailingBytes
+        case .truncatedStream: code = .truncatedStream
         }
-        return min(max(log, 21), 27)
+        self.init(code, error.message)
     }
 }

@@ -177,17 +177,13 @@ public final class MsgTransConnection: @unchecked Sendable {
     /// caller vouches that `wirePayload` is a valid stream of `compression` (``PayloadCompressor``
     /// produces one). Waits, times out and fails like ``request(bizType:payload:compression:timeout:)``.
     ///
-    /// `onSubmitted` is called once the request has been handed to the connection's event loop,
-    /// before any response can arrive. Requests handed over one after another go on the wire in that
-    /// order (the wait for ``MsgTransConfiguration/maxOutstandingRequests`` is first come, first
-    /// served), so a caller that starts the next request only after `onSubmitted` sends in FIFO order.
-    /// It is not called when the request fails before it was handed over.
+    /// To keep several requests in flight in FIFO order without a task per request, see
+    /// ``submit(bizType:wirePayload:compression:timeout:completion:)``.
     ///
     /// - Throws: the errors of ``request(bizType:payload:compression:timeout:)``;
     ///   ``MsgTransRuntimeError/Code/encodingFailed`` when the payload does not fit `payload_len`.
     public func request(
-        bizType: UInt8, wirePayload: [UInt8], compression: Compression, timeout: Duration? = nil,
-        onSubmitted: (@Sendable () -> Void)? = nil
+        bizType: UInt8, wirePayload: [UInt8], compression: Compression, timeout: Duration? = nil
     ) async throws(MsgTransRuntimeError) -> MsgTransMessage {
         if let reason = closeReason {
             throw reason
@@ -197,12 +193,59 @@ public final class MsgTransConnection: @unchecked Sendable {
         }
         let frame = Frame(
             compression: compression, packetType: .request, bizType: bizType, messageID: 0, payload: wirePayload)
-        return try await perform(frame, timeout: timeout, onSubmitted: onSubmitted)
+        return try await perform(frame, timeout: timeout)
     }
 
-    private func perform(_ frame: Frame, timeout: Duration?, onSubmitted: (@Sendable () -> Void)? = nil)
-        async throws(MsgTransRuntimeError) -> MsgTransMessage
-    {
+    /// Hands a request whose payload is already in wire form to the connection without waiting
+    /// for it: `completion` runs exactly once with the response (payload decompressed) or the
+    /// failure, on the event loop thread (on the caller's thread when the loop has stopped).
+    ///
+    /// Requests submitted one after another — from any thread, including from the completion of an
+    /// earlier request on the loop thread — go on the wire in submission order, and several
+    /// submitted within one loop iteration leave in one socket write. A completion that submits the
+    /// next request keeps a window of requests in flight without any thread hand-off: the loop
+    /// thread reads the answer, runs the completion and writes the next request. The completion
+    /// must be short and must not block (it runs on the loop thread). Fails, times out and is
+    /// refused like ``request(bizType:wirePayload:compression:timeout:)``; there is no
+    /// cancellation.
+    public func submit(
+        bizType: UInt8, wirePayload: [UInt8], compression: Compression, timeout: Duration? = nil,
+        completion: @escaping @Sendable (Result<MsgTransMessage, MsgTransRuntimeError>) -> Void
+    ) {
+        guard UInt64(wirePayload.count) <= UInt64(UInt32.max) else {
+            completion(
+                .failure(
+                    MsgTransRuntimeError(.encodingFailed, "payload of biz_type \(bizType) does not fit payload_len")))
+            return
+        }
+        let frame = Frame(
+            compression: compression, packetType: .request, bizType: bizType, messageID: 0, payload: wirePayload)
+        let request = OutboundRequest(
+            frame: frame, deadline: MonotonicClock.deadline(after: timeout ?? configuration.requestTimeout))
+        let limits = configuration.frameLimits
+        request.promise.install { result in
+            completion(
+                result.flatMap { response in
+                    do {
+                        return .success(
+                            MsgTransMessage(header: response.header, payload: try response.plaintext(limits: limits)))
+                    } catch {
+                        return .failure(
+                            MsgTransRuntimeError(
+                                .malformedPayload,
+                                "response to biz_type \(bizType) id \(response.messageID) cannot be decompressed",
+                                underlying: error))
+                    }
+                })
+        }
+        // Through the loop's job queue even on the loop thread, so that submissions from several
+        // threads keep their order.
+        if !eventLoop.execute({ self.submit(request) }) {
+            request.promise.complete(.failure(closeReason ?? Self.loopStopped))
+        }
+    }
+
+    private func perform(_ frame: Frame, timeout: Duration?) async throws(MsgTransRuntimeError) -> MsgTransMessage {
         let bizType = frame.bizType
         let deadline = MonotonicClock.deadline(after: timeout ?? configuration.requestTimeout)
         let request = OutboundRequest(frame: frame, deadline: deadline)
@@ -212,8 +255,6 @@ public final class MsgTransConnection: @unchecked Sendable {
                 let submitted = eventLoop.execute { self.submit(request) }
                 if !submitted {
                     request.promise.complete(.failure(self.closeReason ?? Self.loopStopped))
-                } else {
-                    onSubmitted?()
                 }
             }
         } onCancel: {

@@ -1,14 +1,17 @@
 import Synchronization
 
-/// A value delivered exactly once to one waiting task; the first ``complete(_:)`` wins.
+/// A value delivered exactly once to one waiting task (or one callback); the first
+/// ``complete(_:onWin:)`` wins.
 ///
 /// Completion can come from any thread (the event loop, a cancellation handler). The waiter
-/// installs its continuation with ``install(_:)``; if the value is already there, the continuation
-/// is resumed at once.
+/// installs its continuation with ``install(_:)`` (or a callback with ``install(callback:)``); if
+/// the value is already there, it is delivered at once.
 final class OneShot<Value: Sendable>: Sendable {
     private enum State {
         case idle
         case waiting(CheckedContinuation<Value, Never>)
+        /// A callback, run on the completing thread.
+        case callback(@Sendable (Value) -> Void)
         case completed(Value)
         case delivered
     }
@@ -28,7 +31,7 @@ final class OneShot<Value: Sendable>: Sendable {
             case .completed(let value):
                 state = .delivered
                 return value
-            case .waiting, .delivered:
+            case .waiting, .callback, .delivered:
                 preconditionFailure("OneShot waited on twice")
             }
         }
@@ -39,26 +42,49 @@ final class OneShot<Value: Sendable>: Sendable {
         return true
     }
 
+    /// Installs a callback instead of a waiting task: it runs once, on the thread that completes
+    /// (at once on this one if the value was already there).
+    func install(callback: @escaping @Sendable (Value) -> Void) {
+        let early: Value? = state.withLock { state in
+            switch state {
+            case .idle:
+                state = .callback(callback)
+                return nil
+            case .completed(let value):
+                state = .delivered
+                return value
+            case .waiting, .callback, .delivered:
+                preconditionFailure("OneShot waited on twice")
+            }
+        }
+        if let early { callback(early) }
+    }
+
     /// Completes with `value` unless already completed. Returns whether this call won; when it
     /// did, `onWin` runs before the waiter resumes.
     @discardableResult
     func complete(_ value: Value, onWin: () -> Void = {}) -> Bool {
-        let outcome: (won: Bool, waiter: CheckedContinuation<Value, Never>?) = state.withLock { state in
-            switch state {
-            case .idle:
-                state = .completed(value)
-                return (true, nil)
-            case .waiting(let continuation):
-                state = .delivered
-                return (true, continuation)
-            case .completed, .delivered:
-                return (false, nil)
+        let outcome: (won: Bool, waiter: CheckedContinuation<Value, Never>?, callback: (@Sendable (Value) -> Void)?) =
+            state.withLock { state in
+                switch state {
+                case .idle:
+                    state = .completed(value)
+                    return (true, nil, nil)
+                case .waiting(let continuation):
+                    state = .delivered
+                    return (true, continuation, nil)
+                case .callback(let callback):
+                    state = .delivered
+                    return (true, nil, callback)
+                case .completed, .delivered:
+                    return (false, nil, nil)
+                }
             }
-        }
         if outcome.won {
             onWin()
         }
         outcome.waiter?.resume(returning: value)
+        outcome.callback?(value)
         return outcome.won
     }
 
@@ -66,7 +92,7 @@ final class OneShot<Value: Sendable>: Sendable {
     var isCompleted: Bool {
         state.withLock { state in
             switch state {
-            case .idle, .waiting: return false
+            case .idle, .waiting, .callback: return false
             case .completed, .delivered: return true
             }
         }

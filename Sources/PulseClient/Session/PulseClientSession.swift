@@ -196,28 +196,61 @@ public final class PulseClientSession: Sendable {
     /// on the first attempt and on the retry after a 401 alike. Otherwise as
     /// ``send(bizType:payload:timeout:)``.
     ///
-    /// `onSubmitted` is called when the first attempt has been handed to the connection (see
-    /// `MsgTransConnection.request(bizType:wirePayload:compression:timeout:onSubmitted:)`): a caller
-    /// that sends the next request only after it keeps its requests in FIFO order on the wire.
     /// With `retryingUnauthorized` `false` a 401 is returned as it is, without re-registering or
     /// sending again (the other requests in flight on the connection are left alone): a caller with
     /// several requests in flight decides itself what goes first. Its next request with
-    /// `retryingUnauthorized` re-registers when it is answered 401 too.
+    /// `retryingUnauthorized` re-registers when it is answered 401 too. To keep several requests in
+    /// flight in FIFO order, see ``submit(bizType:wirePayload:compression:timeout:completion:)``.
     ///
     /// - Throws: the errors of ``send(bizType:payload:timeout:)``.
     public func send(
         bizType: PulseBizType, wirePayload: [UInt8], compression: Compression, timeout: Duration? = nil,
-        retryingUnauthorized: Bool = true, onSubmitted: (@Sendable () -> Void)? = nil
+        retryingUnauthorized: Bool = true
     ) async throws(PulseClientError) -> PulseResponse {
         guard bizType != .clientConnect else {
             throw PulseClientError(.requestFailed, "CLIENT_CONNECT is sent by the session itself")
         }
         let body = RequestBody.wire(wirePayload, compression)
         if retryingUnauthorized {
-            return try await sendRetryingUnauthorized(
-                bizType: bizType, body: body, timeout: timeout, onSubmitted: onSubmitted)
+            return try await sendRetryingUnauthorized(bizType: bizType, body: body, timeout: timeout)
         }
-        return try await sendOnce(bizType: bizType, body: body, timeout: timeout, onSubmitted: onSubmitted).response
+        return try await sendOnce(bizType: bizType, body: body, timeout: timeout).response
+    }
+
+    /// Hands one request in msgtrans wire form to the session's registered connection without
+    /// waiting for the answer (see `MsgTransConnection.submit(bizType:wirePayload:compression:timeout:completion:)`):
+    /// `completion` runs once, on the connection's event loop thread, with the response envelope or
+    /// the failure (``PulseClientError/Code/timeout``, ``PulseClientError/Code/disconnected``, …).
+    /// Requests submitted one after another, also from a completion, reach the wire in that order.
+    /// Nothing is retried: a 401 is handed to `completion` as it is.
+    ///
+    /// - Returns: `false`, without calling `completion`, when the session has no registered
+    ///   connection at this moment (connecting, backing off, closed): use ``send(bizType:wirePayload:compression:timeout:retryingUnauthorized:)``,
+    ///   which connects on demand.
+    public func submit(
+        bizType: PulseBizType, wirePayload: [UInt8], compression: Compression, timeout: Duration? = nil,
+        completion: @escaping @Sendable (Result<PulseResponse, PulseClientError>) -> Void
+    ) -> Bool {
+        guard bizType != .clientConnect,
+            case .connected(let established) = state.withLock({ $0.machine.state })
+        else { return false }
+        let connection = established.connection
+        connection.submit(
+            bizType: bizType.rawValue, wirePayload: wirePayload, compression: compression,
+            timeout: timeout ?? configuration.requestTimeout
+        ) { [weak self] result in
+            switch result {
+            case .success(let message):
+                do throws(PulseClientError) {
+                    completion(.success(try PulseResponse(bizType: bizType, payload: message.payload)))
+                } catch {
+                    completion(.failure(error))
+                }
+            case .failure(let error):
+                completion(.failure(Self.failure(error, bizType: bizType, closed: self?.isClosed ?? true)))
+            }
+        }
+        return true
     }
 
     /// A request payload: plaintext (compressed by the session's policy) or already in wire form.
@@ -227,9 +260,9 @@ public final class PulseClientSession: Sendable {
     }
 
     private func sendRetryingUnauthorized(
-        bizType: PulseBizType, body: RequestBody, timeout: Duration?, onSubmitted: (@Sendable () -> Void)? = nil
+        bizType: PulseBizType, body: RequestBody, timeout: Duration?
     ) async throws(PulseClientError) -> PulseResponse {
-        let first = try await sendOnce(bizType: bizType, body: body, timeout: timeout, onSubmitted: onSubmitted)
+        let first = try await sendOnce(bizType: bizType, body: body, timeout: timeout)
         guard first.response.code == PulseResponseCode.unauthorized.rawValue else {
             return first.response
         }
@@ -694,7 +727,7 @@ public final class PulseClientSession: Sendable {
     // MARK: - Helpers
 
     private func sendOnce(
-        bizType: PulseBizType, body: RequestBody, timeout: Duration?, onSubmitted: (@Sendable () -> Void)? = nil
+        bizType: PulseBizType, body: RequestBody, timeout: Duration?
     ) async throws(PulseClientError) -> (response: PulseResponse, generation: UInt64) {
         let budget = timeout ?? configuration.requestTimeout
         let (connection, generation) = try await connection(deadline: clock.now + budget)
@@ -707,7 +740,7 @@ public final class PulseClientSession: Sendable {
         case .wire(let payload, let compression):
             message = try await request(
                 on: connection, bizType: bizType, payload: payload, compression: compression, wire: true,
-                timeout: budget, onSubmitted: onSubmitted)
+                timeout: budget)
         }
         return (try PulseResponse(bizType: bizType, payload: message.payload), generation)
     }
@@ -723,36 +756,41 @@ public final class PulseClientSession: Sendable {
 
     private func request(
         on connection: MsgTransConnection, bizType: PulseBizType, payload: [UInt8], compression: Compression,
-        wire: Bool = false, timeout: Duration?, onSubmitted: (@Sendable () -> Void)? = nil
+        wire: Bool = false, timeout: Duration?
     ) async throws(PulseClientError) -> MsgTransMessage {
         do throws(MsgTransRuntimeError) {
             if wire {
                 return try await connection.request(
-                    bizType: bizType.rawValue, wirePayload: payload, compression: compression, timeout: timeout,
-                    onSubmitted: onSubmitted)
+                    bizType: bizType.rawValue, wirePayload: payload, compression: compression, timeout: timeout)
             }
             return try await connection.request(
                 bizType: bizType.rawValue, payload: payload, compression: compression, timeout: timeout)
         } catch {
-            if isClosed {
-                throw PulseClientError(.sessionClosed, "the session is closed", underlying: error)
-            }
-            switch error.code {
-            case .timeout:
-                throw PulseClientError(.timeout, "no response to \(bizType) in time", underlying: error)
-            case .cancelled:
-                throw PulseClientError(.cancelled, "\(bizType) cancelled", underlying: error)
-            case .connectionClosed:
-                throw PulseClientError(
-                    .disconnected, "the connection closed before \(bizType) was answered", underlying: error)
-            case .protocolViolation:
-                throw PulseClientError(.protocolViolation, "the server broke the msgtrans framing", underlying: error)
-            case .malformedPayload:
-                throw PulseClientError(
-                    .malformedResponse, "the response to \(bizType) cannot be decompressed", underlying: error)
-            default:
-                throw PulseClientError(.requestFailed, "\(bizType) could not be sent", underlying: error)
-            }
+            throw Self.failure(error, bizType: bizType, closed: isClosed)
+        }
+    }
+
+    /// The session error for a transport failure of a `bizType` request.
+    private static func failure(_ error: MsgTransRuntimeError, bizType: PulseBizType, closed: Bool) -> PulseClientError
+    {
+        if closed {
+            return PulseClientError(.sessionClosed, "the session is closed", underlying: error)
+        }
+        switch error.code {
+        case .timeout:
+            return PulseClientError(.timeout, "no response to \(bizType) in time", underlying: error)
+        case .cancelled:
+            return PulseClientError(.cancelled, "\(bizType) cancelled", underlying: error)
+        case .connectionClosed:
+            return PulseClientError(
+                .disconnected, "the connection closed before \(bizType) was answered", underlying: error)
+        case .protocolViolation:
+            return PulseClientError(.protocolViolation, "the server broke the msgtrans framing", underlying: error)
+        case .malformedPayload:
+            return PulseClientError(
+                .malformedResponse, "the response to \(bizType) cannot be decompressed", underlying: error)
+        default:
+            return PulseClientError(.requestFailed, "\(bizType) could not be sent", underlying: error)
         }
     }
 

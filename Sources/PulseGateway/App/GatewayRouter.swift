@@ -227,6 +227,7 @@ struct OperationsEndpoints: Sendable {
         }
         gauges.deadLetters = (try? await store.deadLetterCount()) ?? 0
         gauges.upstreamConnections = forwarder?.openConnections ?? 0
+        gauges.upstreamEvictions = forwarder?.connectionEvictions ?? 0
         let database = store.executor.statistics
         gauges.databaseCommits = database.commits
         gauges.groupCommits = database.groupCommits

@@ -25,7 +25,7 @@ import PulseJSON
 ///   "httpThreads": 2,
 ///   "commitGatherMicroseconds": 300,
 ///   "commitGatherJobs": 32,
-///   "forwarding": {"maxConnections": 256, "maxInFlight": 64, "idleTimeoutSeconds": 120,
+///   "forwarding": {"maxConnections": 1024, "maxInFlight": 64, "idleTimeoutSeconds": 120,
 ///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000,
 ///                  "connectWindowSeconds": 600, "maxConnectsPerIdentity": 20, "maxConnectsPerWindow": 6000,
 ///                  "forwardWindow": 8},

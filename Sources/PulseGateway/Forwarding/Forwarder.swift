@@ -4,8 +4,10 @@ import PulseHashing
 import PulseProtocol
 import Synchronization
 
-/// Drains the outbox upstream: strict FIFO per identity (crash batches first), parallel across
-/// identities, at most ``ForwardingSettings/maxInFlight`` requests at once.
+/// Drains the outbox upstream: FIFO per identity (crash batches first) with a sliding window of
+/// up to ``ForwardingSettings/forwardWindow`` requests in flight on the identity's connection (see
+/// `slide` and ``WindowPump``), parallel across identities, at most
+/// ``ForwardingSettings/maxInFlight`` requests at once.
 ///
 /// What each upstream answer does to the head row:
 ///
@@ -60,6 +62,12 @@ final class Forwarder: Sendable {
         /// Rows were announced while a worker was draining: it must not forget the identity when
         /// its last read came back empty (the read may have preceded their commit).
         var announcedWhileActive = false
+        /// Rows announced while a worker was draining, counted: a sliding window reads again only
+        /// when this moved (or its last read was full).
+        var announcements = 0
+        /// A crash batch was announced while a worker was draining: its window stops and the
+        /// worker reads from the head, where the crash batch goes first.
+        var crashAnnounced = false
     }
 
     private struct State {
@@ -78,6 +86,9 @@ final class Forwarder: Sendable {
         var scheduler: Task<Void, Never>?
         var workers: [String: Task<Void, Never>] = [:]
         var lastRescan: Int64?
+        /// When idle connections were last swept (the process's real monotonic clock), or `nil`
+        /// after a poke: the sweep runs at most every ``idleSweepMilliseconds``, not on every wake.
+        var lastIdleSweep: Int64?
         /// Set when the upstream answered: the last outcome, for readiness.
         var upstreamReachable = true
     }
@@ -110,6 +121,10 @@ final class Forwarder: Sendable {
     /// Open upstream connections.
     var openConnections: Int { pool.openCount }
 
+    /// Healthy upstream connections closed to make room for another identity (see
+    /// ``UpstreamPool/evictionCount``).
+    var connectionEvictions: Int { pool.evictionCount }
+
     /// Whether the last upstream exchange got an answer (or nothing was tried yet).
     var upstreamReachable: Bool { state.withLock { $0.upstreamReachable } }
 
@@ -141,6 +156,8 @@ final class Forwarder: Sendable {
                     state.identities[draft.identityKey] = IdentityState(app: draft.app, connectPayload: draft.identity)
                 } else if state.identities[draft.identityKey]?.active == true {
                     state.identities[draft.identityKey]?.announcedWhileActive = true
+                    state.identities[draft.identityKey]?.announcements += 1
+                    if draft.kind == .crashes { state.identities[draft.identityKey]?.crashAnnounced = true }
                 }
                 Self.enqueue(draft.identityKey, in: &state, now: now, horizon: horizon)
             }
@@ -151,9 +168,16 @@ final class Forwarder: Sendable {
     /// Rescans the outbox at once (after `pulsegate outbox requeue` or in tests) and wakes workers
     /// whose backoff has passed on the injected monotonic clock.
     func poke() {
-        state.withLock { $0.lastRescan = nil }
+        state.withLock { state in
+            state.lastRescan = nil
+            state.lastIdleSweep = nil
+        }
         wake.signal()
     }
+
+    /// The most often idle connections are swept (each sweep looks at every pooled connection, and
+    /// the scheduler wakes on every intake commit).
+    static let idleSweepMilliseconds: Int64 = 100
 
     // MARK: - Scheduling
 
@@ -167,8 +191,18 @@ final class Forwarder: Sendable {
             }
             if stopping { return }
             if rescanDue { await rescan(now: now) }
-            await pool.closeIdle(olderThan: idleMilliseconds)
-            await policy?.closeIdleSessions(olderThan: idleMilliseconds)
+            let real = GatewayClock.monotonic.now()
+            let sweepDue = state.withLock { state -> Bool in
+                guard let last = state.lastIdleSweep, real - last < Self.idleSweepMilliseconds, real >= last else {
+                    state.lastIdleSweep = real
+                    return true
+                }
+                return false
+            }
+            if sweepDue {
+                await pool.closeIdle(olderThan: idleMilliseconds)
+                await policy?.closeIdleSessions(olderThan: idleMilliseconds)
+            }
             startDueWorkers(now: monotonic.now())
             await wake.wait(upTo: .milliseconds(250))
         }
@@ -279,10 +313,16 @@ final class Forwarder: Sendable {
             pool.release(key)
             wake.signal()
         }
-        while !state.withLock({ $0.stopping }) {
+        while true {
+            let (stopping, announcements) = state.withLock { state -> (Bool, Int) in
+                // Read from the head below: a crash batch announced before this read is in it.
+                state.identities[key]?.crashAnnounced = false
+                return (state.stopping, state.identities[key]?.announcements ?? 0)
+            }
+            if stopping { return }
             let rows: [OutboxRow]
             do {
-                rows = try await store.nextRows(identityKey: key, limit: settings.forwardWindow)
+                rows = try await store.nextRows(identityKey: key, limit: Self.readSize(settings.forwardWindow))
             } catch {
                 logger.error("outbox read failed", ["error": "\(error)"])
                 notBefore = monotonic.now() + 1000
@@ -297,10 +337,12 @@ final class Forwarder: Sendable {
                 notBefore = due
                 return
             }
-            let window = Self.window(rows, isDue: { self.dueTime(storedAt: $0.nextAttemptAt) <= self.monotonic.now() })
             let retryAt =
-                window.count > 1
-                ? await deliver(window: window, key: key, connectPayload: connectPayload)
+                Self.slides(row) && settings.forwardWindow > 1 && rows.count > 1
+                ? await slide(
+                    rows, key: key, connectPayload: connectPayload,
+                    read: WindowRead(
+                        full: rows.count == Self.readSize(settings.forwardWindow), announcements: announcements))
                 : await deliver(row, key: key, connectPayload: connectPayload)
             if let retryAt {
                 notBefore = retryAt
@@ -311,117 +353,187 @@ final class Forwarder: Sendable {
 
     // MARK: - Window
 
-    /// The rows sent together: the head and the due event rows right behind it that never failed,
-    /// at most ``ForwardingSettings/forwardWindow`` (what was read). A head that failed before
-    /// (`attempts > 0`), a crash batch or a crash-priority row (the `Crash` events that replaced a
-    /// crash batch after a 501) is sent alone, with the single-row handling (the
-    /// session's re-register on 401, the config pull on 409, the crash fallback on 501); the window
-    /// opens again once it is delivered.
-    static func window(_ rows: [OutboxRow], isDue: (OutboxRow) -> Bool) -> [OutboxRow] {
-        func windowed(_ row: OutboxRow) -> Bool { row.attempts == 0 && row.kind == .events && row.priority > 0 }
-        guard let head = rows.first, windowed(head) else { return Array(rows.prefix(1)) }
-        return Array(rows.prefix { windowed($0) && isDue($0) })
+    /// Rows read at once from the outbox: two windows, so a refill happens once per window sent.
+    static func readSize(_ window: Int) -> Int { min(64, max(2, window * 2)) }
+
+    /// Whether a row goes out in the sliding window: an event row that never failed. A row that
+    /// failed before (`attempts > 0`), a crash batch or a crash-priority row (the `Crash` events
+    /// that replaced a crash batch after a 501) is sent alone, with the single-row handling (the
+    /// session's re-register on 401, the config pull on 409, the crash fallback on 501); the
+    /// window opens again once it is delivered.
+    static func slides(_ row: OutboxRow) -> Bool {
+        row.attempts == 0 && row.kind == .events && row.priority > 0
     }
 
-    /// What became of one row of a window.
-    private enum WindowOutcome: Sendable {
-        /// Answered `{"code":0,"data":true}`: delete it.
-        case accepted
-        /// Not sent: an older row of the window had failed first. Untouched.
-        case notSent
-        /// Failed (rescheduled) or refused for good (dead-lettered); the identity's next wake.
-        case failed(wakeAt: Int64)
-        /// Dead-lettered: it left the outbox, nothing newer waits for it.
-        case settled
+    /// What the worker knew at its last outbox read: whether it returned every row asked for
+    /// (more may follow) and the identity's announcement count before it.
+    struct WindowRead {
+        var full: Bool
+        var announcements: Int
     }
 
-    /// Sends a window of event rows on one connection: in FIFO order (a row is handed to the
-    /// connection only after the row before it was), up to the window in flight at once. The
-    /// first row that fails stops the window: no row behind it is sent (rows already in flight
-    /// finish). A failed row is rescheduled (backoff; a 401 or 409 is due at once, to be resent
-    /// alone with its single-row handling) and, having `attempts > 0`, is sent alone before any
-    /// newer row. Accepted rows are deleted together in one group-commit job.
-    private func deliver(window rows: [OutboxRow], key: String, connectPayload: [UInt8]) async -> Int64? {
+    /// Sends an identity's event rows with a sliding window on one connection, starting with
+    /// `rows` (the head and what was read behind it).
+    ///
+    /// The sending is a ``WindowPump``'s: rows reach the wire in FIFO order, and row `i` goes out
+    /// only while `i` is less than the oldest unanswered row's position plus
+    /// ``ForwardingSettings/forwardWindow``; as each answer arrives the next row goes out, from the
+    /// answer's completion on the connection's event loop thread. So up to the window is in flight
+    /// and no row is sent `forwardWindow` or more places ahead of an unanswered one. This worker
+    /// reads further rows behind the last one queued, two windows at a time (only when more are
+    /// known to exist), deletes accepted rows in batches (one delete job in flight at a time, each
+    /// riding the intake's group commit) and settles the rows that were not accepted.
+    ///
+    /// The window stops sending at the first row that is not accepted (no row behind it is handed
+    /// over any more; rows already in flight finish), at a row that must go alone
+    /// (``slides(_:)``), at a row not yet due, when a crash batch is announced for the identity or
+    /// when the forwarder stops. Once nothing is in flight and every accepted row is deleted, it
+    /// returns: `nil` to read again from the head (where a failed, rescheduled row is the next one
+    /// sent, alone), or when to wake the identity (the earliest retry of a failed row).
+    private func slide(_ rows: [OutboxRow], key: String, connectPayload: [UInt8], read first: WindowRead) async
+        -> Int64?
+    {
         let session: any UpstreamSession
         switch await openSession(for: rows[0], key: key, connectPayload: connectPayload) {
         case .ready(let ready): session = ready
         case .settled(let retryAt): return retryAt
         }
-        let sequencer = WindowSequencer()
-        let outcomes = await withTaskGroup(of: (Int, WindowOutcome).self) { group in
-            for (index, row) in rows.enumerated() {
-                group.addTask {
-                    await sequencer.waitForTurn(index)
-                    guard !sequencer.isStopped else {
-                        sequencer.handedOver(index)
-                        return (index, .notSent)
-                    }
-                    let outcome = await self.send(row, index: index, on: session, key: key, sequencer: sequencer)
-                    sequencer.handedOver(index)
-                    if case .failed = outcome { sequencer.stop() }
-                    return (index, outcome)
+        do {
+            try await session.connect()
+        } catch {
+            markReachable(false)
+            await pool.discard(key)
+            return await retryLater(rows[0], reason: error.message)
+        }
+        let window = settings.forwardWindow
+        let readSize = Self.readSize(window)
+        let metrics = self.metrics
+        let pump = WindowPump(
+            window: window, session: session, limiter: limiter, observeLatency: { metrics.forwardLatency(seconds: $0) })
+        var read = first
+        var last = rows[0].seq
+        var endOfRows = false
+        /// Queues the rows that slide and are due, up to the first that does not (the end of this run).
+        func queue(_ rows: [OutboxRow]) {
+            let now = monotonic.now()
+            let sliding = rows.prefix { Self.slides($0) && dueTime(storedAt: $0.nextAttemptAt) <= now }
+            if let tail = sliding.last { last = tail.seq }
+            if sliding.count < rows.count { endOfRows = true }
+            pump.push(sliding)
+        }
+        queue(rows)
+        var accepted: [OutboxRow] = []
+        var deleting = false
+        var deleteFailed = false
+        var lostConnection = false
+        var wakes: [Int64] = []
+        while true {
+            let wake = await pump.next()
+            if let latest = wake.finished.last {
+                if case .failed = latest.outcome { markReachable(false) } else { markReachable(true) }
+            }
+            for finished in wake.finished {
+                switch finished.outcome {
+                case .accepted:
+                    accepted.append(finished.row)
+                case .refused(let reply):
+                    if let wakeAt = await settle(reply, for: finished.row) { wakes.append(wakeAt) }
+                case .failed(let failure):
+                    lostConnection = true
+                    wakes.append(await retryLater(finished.row, reason: failure.message))
                 }
             }
-            var outcomes: [(Int, WindowOutcome)] = []
-            for await outcome in group { outcomes.append(outcome) }
-            return outcomes.sorted { $0.0 < $1.0 }.map(\.1)
-        }
-        if sequencer.lostConnection { await pool.discard(key) }
-        let accepted = zip(rows, outcomes).filter { if case .accepted = $0.1 { true } else { false } }.map(\.0)
-        if !accepted.isEmpty {
-            do {
-                try await store.delete(seqs: accepted.map(\.seq))
-                for row in accepted { metrics.forwarded(kind: row.kind, result: "ok", app: row.app) }
-                health?.succeeded()
-            } catch {
-                logger.error("outbox delete failed", ["rows": String(accepted.count), "error": "\(error)"])
-                return monotonic.now() + 1000
+            if let succeeded = wake.deleted {
+                deleting = false
+                if !succeeded {
+                    deleteFailed = true
+                    pump.stop()
+                }
+            }
+            let (halt, announcements) = state.withLock { state in
+                (
+                    state.stopping || state.identities[key]?.crashAnnounced == true,
+                    state.identities[key]?.announcements ?? 0
+                )
+            }
+            if halt {
+                endOfRows = true
+                pump.stop()
+            }
+            // A delete rides a group commit: started for half a window of rows, or when nothing is
+            // in flight any more (or the window stops), not for every answer.
+            if !deleting, !deleteFailed, !accepted.isEmpty,
+                accepted.count >= pump.deleteBatch || wake.inFlight == 0 || halt || endOfRows
+            {
+                let batch = accepted
+                accepted = []
+                deleting = true
+                pump.deleteStarted()
+                Task { pump.deleteFinished(await self.deleteAccepted(batch)) }
+            }
+            if wake.starved {
+                await limiter.acquire()
+                pump.grant()
+            }
+            if !endOfRows && wake.queued < window {
+                // Read again only when more rows are known to exist.
+                if read.full || read.announcements != announcements {
+                    read.announcements = announcements
+                    var more: [OutboxRow] = []
+                    do {
+                        more = try await store.eventRows(identityKey: key, after: last, limit: readSize)
+                    } catch {
+                        logger.error("outbox read failed", ["error": "\(error)"])
+                        endOfRows = true
+                    }
+                    read.full = more.count == readSize
+                    queue(more)
+                } else {
+                    pump.setRefillWanted(false)
+                }
+            } else if endOfRows {
+                pump.setRefillWanted(false)
+            }
+            if !deleting && (accepted.isEmpty || deleteFailed) && pump.isDone
+                && (endOfRows || !(read.full || read.announcements != announcements))
+            {
+                break
             }
         }
-        let wakes = outcomes.compactMap { outcome -> Int64? in
-            if case .failed(let wakeAt) = outcome { wakeAt } else { nil }
-        }
+        if lostConnection { await pool.discard(key) }
+        if deleteFailed { return monotonic.now() + 1000 }
         return wakes.min()
     }
 
-    /// Sends one row of a window and applies every outcome but acceptance (deleted in a batch).
-    private func send(
-        _ row: OutboxRow, index: Int, on session: any UpstreamSession, key: String, sequencer: WindowSequencer
-    ) async -> WindowOutcome {
-        await limiter.acquire()
-        defer { limiter.release() }
-        let started = ContinuousClock.now
-        let reply: UpstreamReply
+    /// Deletes rows the upstream accepted (one group-commit job); `false` when that failed (the
+    /// rows stay and are sent again later, which the upstream's batch-id dedup absorbs).
+    private func deleteAccepted(_ rows: [OutboxRow]) async -> Bool {
         do {
-            reply = try await session.request(
-                .clientEventBatchUpload, wirePayload: row.payload,
-                compression: Compression(rawValue: row.compression) ?? .none, retryingUnauthorized: false,
-                onSubmitted: { sequencer.handedOver(index) })
+            try await store.delete(seqs: rows.map(\.seq))
+            for row in rows { metrics.forwarded(kind: row.kind, result: "ok", app: row.app) }
+            health?.succeeded()
+            return true
         } catch {
-            markReachable(false)
-            sequencer.connectionLost()
-            return .failed(wakeAt: await retryLater(row, reason: error.message))
+            logger.error("outbox delete failed", ["rows": String(rows.count), "error": "\(error)"])
+            return false
         }
-        markReachable(true)
-        let elapsed = ContinuousClock.now - started
-        metrics.forwardLatency(
-            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-        if reply.confirmsAcceptance { return .accepted }
+    }
+
+    /// Applies an answer other than acceptance to a row of a window: when to wake the identity, or
+    /// `nil` when the row was dead-lettered (it left the outbox; nothing newer waits for it).
+    private func settle(_ reply: UpstreamReply, for row: OutboxRow) async -> Int64? {
         let message = reply.message ?? ""
         switch reply.code {
         case 401, 409:
             // Resent at once, alone, where the single-row handling re-registers or pulls the config.
-            return .failed(wakeAt: await retryLater(row, reason: "code \(reply.code): \(message)", immediately: true))
+            return await retryLater(row, reason: "code \(reply.code): \(message)", immediately: true)
         case 0:
-            return .failed(wakeAt: await retryLater(row, reason: "code 0 without data true"))
+            return await retryLater(row, reason: "code 0 without data true")
         case 429, 500, 502...599:
-            return .failed(wakeAt: await retryLater(row, reason: "code \(reply.code): \(message)"))
+            return await retryLater(row, reason: "code \(reply.code): \(message)")
         default:
             // 400, 403, 404, 501 to an event batch and unknown codes: refused for good.
-            if let retryAt = await deadLetter(row, code: reply.code, message: message) {
-                return .failed(wakeAt: retryAt)
-            }
-            return .settled
+            return await deadLetter(row, code: reply.code, message: message)
         }
     }
 
@@ -479,7 +591,7 @@ final class Forwarder: Sendable {
             do {
                 reply = try await session.request(
                     operation, wirePayload: row.payload, compression: Compression(rawValue: row.compression) ?? .none,
-                    retryingUnauthorized: true, onSubmitted: nil)
+                    retryingUnauthorized: true)
             } catch {
                 markReachable(false)
                 await pool.discard(key)
@@ -650,58 +762,6 @@ enum CrashFallback {
             index += 1
         }
         return nil
-    }
-}
-
-/// Hands a window's rows to the connection one after another: row `i` may be sent once row
-/// `i - 1` was handed over (or finished without being sent), so the rows reach the wire in FIFO
-/// order. Once stopped (a row failed), rows not yet handed over are not sent.
-final class WindowSequencer: Sendable {
-    private struct State {
-        /// Rows `0..<next` were handed over.
-        var next = 0
-        var stopped = false
-        var lostConnection = false
-        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    }
-
-    private let state = Mutex(State())
-
-    var isStopped: Bool { state.withLock { $0.stopped } }
-    /// Whether a request of the window failed without an answer (its connection is not reused).
-    var lostConnection: Bool { state.withLock { $0.lostConnection } }
-
-    /// Waits until every row before `index` was handed over.
-    func waitForTurn(_ index: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.next >= index { return true }
-                state.waiters[index] = continuation
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-    }
-
-    /// Row `index` was handed over (or will not be): the next row may go. Idempotent.
-    func handedOver(_ index: Int) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard state.next == index else { return nil }
-            state.next = index + 1
-            return state.waiters.removeValue(forKey: index + 1)
-        }
-        waiter?.resume()
-    }
-
-    func stop() {
-        state.withLock { $0.stopped = true }
-    }
-
-    func connectionLost() {
-        state.withLock {
-            $0.lostConnection = true
-            $0.stopped = true
-        }
     }
 }
 

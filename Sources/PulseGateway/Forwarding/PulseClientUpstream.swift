@@ -110,18 +110,44 @@ final class PulseClientUpstreamSession: UpstreamSession {
     }
 
     func request(
-        _ operation: PulseBizType, wirePayload: [UInt8], compression: Compression, retryingUnauthorized: Bool,
-        onSubmitted: (@Sendable () -> Void)?
+        _ operation: PulseBizType, wirePayload: [UInt8], compression: Compression, retryingUnauthorized: Bool
     ) async throws(UpstreamFailure) -> UpstreamReply {
         let response: PulseResponse
         do {
             response = try await session.send(
                 bizType: operation, wirePayload: wirePayload, compression: compression,
-                retryingUnauthorized: retryingUnauthorized, onSubmitted: onSubmitted)
+                retryingUnauthorized: retryingUnauthorized)
         } catch {
             throw UpstreamFailure(kind: .transport, message: "\(operation) failed: \(error.message)")
         }
         return UpstreamReply(code: response.code, dataIsTrue: response.data == .bool(true), message: response.msg)
+    }
+
+    func submit(
+        _ operation: PulseBizType, wirePayload: [UInt8], compression: Compression,
+        completion: @escaping @Sendable (Result<UpstreamReply, UpstreamFailure>) -> Void
+    ) -> Bool {
+        session.submit(bizType: operation, wirePayload: wirePayload, compression: compression) { result in
+            switch result {
+            case .success(let response):
+                completion(
+                    .success(
+                        UpstreamReply(
+                            code: response.code, dataIsTrue: response.data == .bool(true), message: response.msg)))
+            case .failure(let error):
+                completion(
+                    .failure(UpstreamFailure(kind: .transport, message: "\(operation) failed: \(error.message)")))
+            }
+        }
+    }
+
+    func connect() async throws(UpstreamFailure) {
+        do {
+            try await session.connect()
+        } catch {
+            throw PulseClientUpstreamConnector.failure(
+                error, host: session.configuration.host, port: session.configuration.port)
+        }
     }
 
     func pullConfig() async {

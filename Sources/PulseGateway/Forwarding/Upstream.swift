@@ -37,14 +37,22 @@ protocol UpstreamSession: AnyObject, Sendable {
     /// Sends a request and returns the response envelope. A 401 has already been answered by
     /// re-registering and sending once more (the Pulse client session does that); a 401 seen here
     /// is the second one. `wirePayload` is sent as it is, labelled `compression` (an outbox row's
-    /// stored wire form), on both attempts. `onSubmitted` runs once the first attempt is queued on
-    /// the connection (the window sends the next row only after it, keeping FIFO order on the wire).
-    /// With `retryingUnauthorized` `false` the first 401 is returned as it is, instead of being
-    /// answered by re-registering and sending once more.
+    /// stored wire form), on both attempts. With `retryingUnauthorized` `false` the first 401 is
+    /// returned as it is, instead of being answered by re-registering and sending once more.
     func request(
-        _ operation: PulseBizType, wirePayload: [UInt8], compression: Compression, retryingUnauthorized: Bool,
-        onSubmitted: (@Sendable () -> Void)?
+        _ operation: PulseBizType, wirePayload: [UInt8], compression: Compression, retryingUnauthorized: Bool
     ) async throws(UpstreamFailure) -> UpstreamReply
+    /// Hands a request to the session's registered connection without waiting: `completion` runs
+    /// once, on the connection's event loop thread (keep it short), with the reply or the transport
+    /// failure. Requests submitted one after another, also from a completion, reach the wire in that
+    /// order; nothing is retried (a 401 is returned as it is). `false`, without calling
+    /// `completion`, when no connection is registered right now (see ``connect()``).
+    func submit(
+        _ operation: PulseBizType, wirePayload: [UInt8], compression: Compression,
+        completion: @escaping @Sendable (Result<UpstreamReply, UpstreamFailure>) -> Void
+    ) -> Bool
+    /// Connects (TCP plus CLIENT_CONNECT) unless connected; what ``submit(_:wirePayload:compression:completion:)`` needs.
+    func connect() async throws(UpstreamFailure)
     /// Pulls the app's configuration snapshot (CLIENT_CONFIG_PULL) into the gateway's policy cache:
     /// what a 409 asks for before the one retry.
     func pullConfig() async

@@ -26,6 +26,8 @@ final class UpstreamPool: Sendable {
         var opening = 0
         var window: ConnectWindow
         var waiters: [CheckedContinuation<Void, Never>] = []
+        /// Healthy sessions closed to make room for another identity.
+        var evictions = 0
     }
 
     private let connector: any UpstreamConnector
@@ -47,6 +49,11 @@ final class UpstreamPool: Sendable {
 
     /// Open sessions.
     var openCount: Int { state.withLock { $0.entries.count } }
+
+    /// Healthy sessions closed so far because the pool was full and another identity needed a
+    /// connection: a pool smaller than the working set of identities makes this grow with the
+    /// forwarded rows (each eviction costs a later TCP connect plus CLIENT_CONNECT).
+    var evictionCount: Int { state.withLock { $0.evictions } }
 
     /// The open session of `key`, or a new one (which may close the least recently used idle
     /// session first, or wait for a slot). The session is marked in use until ``release(_:)``.
@@ -76,7 +83,10 @@ final class UpstreamPool: Sendable {
                         })
                     else { return .wait(evicted) }
                     state.entries.removeValue(forKey: victim.key)
-                    if victim.value.session.isOpen { state.window.forgive(key: victim.key) }
+                    if victim.value.session.isOpen {
+                        state.window.forgive(key: victim.key)
+                        state.evictions += 1
+                    }
                     evicted.append(victim.value.session)
                 }
                 state.window.record(key: key, now: now)

@@ -41,6 +41,9 @@ final class WakeSignal: Sendable {
             var waiter: CheckedContinuation<Void, Never>?
             /// When the current wait ends (`CLOCK_MONOTONIC` milliseconds).
             var deadline: Int64?
+            /// Until when the thread's `poll` sleeps (`nil`: without a timeout, or awake): a wait
+            /// that ends no earlier needs no interruption, the thread wakes in time and sleeps on.
+            var sleepingUntil: Int64?
             var closed = false
         }
 
@@ -95,7 +98,11 @@ final class WakeSignal: Sendable {
                     state.deadline = now + milliseconds
                     return false
                 }
-                if resumeNow { continuation.resume() } else { interrupt() }
+                if resumeNow {
+                    continuation.resume()
+                } else if state.withLock({ state in state.sleepingUntil.map { $0 > now + milliseconds } ?? true }) {
+                    interrupt()
+                }
             }
         }
 
@@ -109,8 +116,10 @@ final class WakeSignal: Sendable {
             var buffer = [UInt8](repeating: 0, count: 64)
             while true {
                 let timeout = state.withLock { state -> Int32? in
+                    state.sleepingUntil = nil
                     guard !state.closed else { return nil }
                     guard let deadline = state.deadline else { return -1 }
+                    state.sleepingUntil = deadline
                     return Int32(clamping: max(0, deadline - GatewayClock.monotonic.now()))
                 }
                 guard let timeout else { break }
@@ -166,6 +175,15 @@ final class AsyncLimiter: Sendable {
                 return false
             }
             if granted { continuation.resume() }
+        }
+    }
+
+    /// Takes a permit if one is free now (never waits).
+    func tryAcquire() -> Bool {
+        state.withLock { state in
+            guard state.available > 0 else { return false }
+            state.available -= 1
+            return true
         }
     }
 

@@ -20,6 +20,7 @@ import Synchronization
 /// | `pulsegate_forward_total` | counter | `kind`, `result` (`ok`, `retry`, `dead_letter`, `fallback`) |
 /// | `pulsegate_forward_latency_seconds` | histogram | |
 /// | `pulsegate_upstream_connections` | gauge | |
+/// | `pulsegate_upstream_evictions_total` | counter | |
 /// | `pulsegate_upstream_connects_total` | counter | `result` (`ok`, `rejected`, `timeout`, `failed`): real handshakes, TCP connect plus CLIENT_CONNECT |
 /// | `pulsegate_db_commits_total`, `pulsegate_db_group_commits_total`, `pulsegate_db_group_committed_jobs_total` | counter | |
 /// | `pulsegate_db_largest_group_commit` | gauge | |
@@ -121,6 +122,7 @@ public final class GatewayMetrics: Sendable {
         var oldestAgeSeconds = 0.0
         var deadLetters = 0
         var upstreamConnections = 0
+        var upstreamEvictions = 0
         var databaseCommits = 0
         var groupCommits = 0
         var groupCommittedJobs = 0
@@ -190,6 +192,10 @@ public final class GatewayMetrics: Sendable {
         out += "pulsegate_forward_latency_seconds_count \(snapshot.latencyCount)\n"
         header("pulsegate_upstream_connections", "gauge", "Open upstream connections.")
         out += "pulsegate_upstream_connections \(gauges.upstreamConnections)\n"
+        header(
+            "pulsegate_upstream_evictions_total", "counter",
+            "Healthy upstream connections closed because the pool was full (maxConnections below the working set).")
+        out += "pulsegate_upstream_evictions_total \(gauges.upstreamEvictions)\n"
         header(
             "pulsegate_upstream_connects_total", "counter",
             "Upstream handshakes (TCP connect plus CLIENT_CONNECT) by result.")

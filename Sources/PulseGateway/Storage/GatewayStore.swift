@@ -326,6 +326,23 @@ public final class GatewayStore: Sendable {
         }
     }
 
+    /// The next `limit` event rows of an identity's queue after `seq` (FIFO), in wire form: what
+    /// a sliding window reads while earlier rows are still in flight or waiting for their delete.
+    /// Crash-priority rows are not read here (a window stops for them and reads from the head).
+    func eventRows(identityKey: String, after seq: Int64, limit: Int) async throws -> [OutboxRow] {
+        try await reader.read { connection in
+            try connection.query(
+                """
+                SELECT seq, app, identity_key, kind, priority, pulse_batch_id, payload, compression, record_count,
+                    fallback, http_batch_id, attempts, next_attempt_at, created_at, payload_bytes, request_id
+                FROM outbox WHERE identity_id = (SELECT id FROM identities WHERE identity_key = ?)
+                    AND priority = 1 AND seq > ?
+                ORDER BY priority, seq LIMIT ?
+                """, [identityKey, seq, max(1, limit)]
+            ) { row in try Self.outboxRow(row) }
+        }
+    }
+
     private static func outboxRow(_ row: borrowing SQLiteRow) throws -> OutboxRow {
         OutboxRow(
             seq: try row.column(0), app: try row.column(1), identityKey: try row.column(2),

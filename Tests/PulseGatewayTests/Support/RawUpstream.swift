@@ -21,6 +21,9 @@ final class RawUpstream: Sendable {
         case noAnswer
         /// The connection is closed instead of answering.
         case disconnect
+        /// Not answered in this round: it stays outstanding and is decided again in the next
+        /// round (when ``holdUploads`` are outstanding again, or 300 ms pass without a frame).
+        case later
     }
 
     struct Received: Sendable {
@@ -174,11 +177,15 @@ final class RawUpstream: Sendable {
         }
     }
 
-    /// Answers every outstanding upload in arrival order; `false` once the connection is closed.
+    /// Answers every outstanding upload in arrival order (keeping those decided ``Action/later``);
+    /// `false` once the connection is closed.
     private func answer(_ outstanding: inout [(Frame, Received)], fd: Int32) -> Bool {
-        defer { outstanding.removeAll() }
+        var kept: [(Frame, Received)] = []
+        defer { outstanding = kept }
         for (frame, received) in outstanding {
             switch decide(received) {
+            case .later:
+                kept.append((frame, received))
             case .accept:
                 if !write(frame, #"{"code":0,"msg":null,"data":true}"#, fd: fd) { return false }
             case .code(let code):

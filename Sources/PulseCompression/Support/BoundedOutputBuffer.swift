@@ -13,11 +13,11 @@ struct BoundedOutputBuffer {
     /// what it wrote (the frame both codecs' decompressors share).
     static func decoding(
         _ input: [UInt8], maxBytes: Int,
-        _ decode: (UnsafeRawBufferPointer, inout BoundedOutputBuffer) throws(MsgTransError) -> Void
-    ) throws(MsgTransError) -> [UInt8] {
+        _ decode: (UnsafeRawBufferPointer, inout BoundedOutputBuffer) throws(CompressionError) -> Void
+    ) throws(CompressionError) -> [UInt8] {
         var output = BoundedOutputBuffer(maxBytes: maxBytes, inputCount: input.count)
         let outcome = input.withUnsafeBytes { raw in
-            Result { () throws(MsgTransError) in try decode(raw, &output) }
+            Result { () throws(CompressionError) in try decode(raw, &output) }
         }
         try outcome.get()
         return output.finish()
