@@ -3,7 +3,9 @@
 // For every input that parses, it checks that the cursor API agrees with itself on every node,
 // materializes the document, encodes it with JSONWriter (both escaping modes), parses that again
 // and requires the same value, bit for bit, and a byte-identical second encoding. Inputs that do
-// not parse must fail the same way twice. Any disagreement traps, which libFuzzer reports.
+// not parse must fail the same way twice. The document is also rebuilt node by node with
+// JSONDocumentBuilder (what the protobuf decoder feeds the gateway's walk), which must give the same
+// nodes and values. Any disagreement traps, which libFuzzer reports.
 
 import PulseJSON
 
@@ -30,6 +32,11 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     }
     let value = checkNode(document.root, depth: 0)
     check(identical(document.root.value, value), "JSONNode.value differs from the walked value")
+    var builder = JSONDocumentBuilder(nodes: 4, stringBytes: 4)
+    rebuild(document.root, into: &builder)
+    let rebuilt = builder.finish()
+    check(rebuilt.nodeCount == document.nodeCount, "the rebuilt document has other nodes")
+    check(identical(checkNode(rebuilt.root, depth: 0), value), "the rebuilt document has other values")
 
     for escapesLineSeparators in [false, true] {
         var writer = JSONWriter(capacity: 64, escapesLineSeparators: escapesLineSeparators)
@@ -55,6 +62,29 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
                 return writer.bytes
             }(), "JSONValue.encoded() differs from JSONWriter")
     return 0
+}
+
+/// Feeds `node` to `builder` as a decoder would, keys and strings as UTF-8 bytes.
+private func rebuild(_ node: JSONNode, into builder: inout JSONDocumentBuilder) {
+    switch node.kind {
+    case .null: builder.null()
+    case .bool: builder.bool(node.bool!)
+    case .int: builder.int(node.int64!)
+    case .uint: builder.uint(node.uint64!)
+    case .double: builder.double(node.double!)
+    case .string: _ = node.withUTF8 { builder.string(utf8: $0) }
+    case .array:
+        builder.beginArray()
+        for element in node.elements { rebuild(element, into: &builder) }
+        builder.endArray()
+    case .object:
+        builder.beginObject()
+        for (key, value) in node.memberNodes {
+            _ = key.withUTF8 { builder.key(utf8: $0) }
+            rebuild(value, into: &builder)
+        }
+        builder.endObject()
+    }
 }
 
 private func check(_ condition: Bool, _ message: @autoclosure () -> String) {

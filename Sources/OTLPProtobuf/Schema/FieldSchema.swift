@@ -90,8 +90,6 @@ final class MessageSchema: Sendable {
     /// The protobuf message name, for documentation and error messages.
     let name: String
     let fields: [FieldSchema]
-    /// The JSON keys of ``fields``, as `String`s made once.
-    let keys: [String]
     /// Field index by field number (`-1` for unknown numbers), up to the largest known number.
     private let slots: [Int8]
 
@@ -99,7 +97,6 @@ final class MessageSchema: Sendable {
         precondition(fields.count <= 32, "presence is tracked in a 32-bit mask")
         self.name = name
         self.fields = fields.sorted { $0.number < $1.number }
-        keys = self.fields.map { $0.name.description }
         var slots = [Int8](repeating: -1, count: Int(self.fields.last?.number ?? 0) + 1)
         for (index, field) in self.fields.enumerated() {
             slots[Int(field.number)] = Int8(index)

@@ -1,0 +1,160 @@
+/// Builds a ``JSONDocument`` value by value, without JSON text in between.
+///
+/// The calls are the same as ``JSONWriter``'s, in document order, and the document is the one
+/// ``JSONParser`` gives for the text the writer would produce: an unsigned integer up to
+/// `Int64.max` is an ``JSONKind/int`` (as the parser reads it), a finite double stays a
+/// ``JSONKind/double``, a non-finite one becomes `null` (the writer writes `null`). A decoder of
+/// another format (the OTLP protobuf decoder) uses it to hand the mapping the document model it
+/// walks, so both formats take the same walk.
+///
+/// Like the writer, the builder does not validate nesting: every value inside an object must be
+/// preceded by ``key(utf8:)``, every begin matched by its end, and strings must be valid UTF-8.
+/// Containers hold at most `UInt32.max` children and the strings at most 4 GiB in all.
+public struct JSONDocumentBuilder: Sendable {
+    /// Two words per node (`head`, `payload`), as ``JSONStorage`` lays them out.
+    @usableFromInline var words: [UInt64] = []
+    /// The string arena.
+    @usableFromInline var strings: [UInt8] = []
+    /// The node index of each open container, innermost last.
+    @usableFromInline var open: [Int] = []
+
+    /// Creates a builder with room for about `nodes` nodes and `stringBytes` bytes of strings.
+    public init(nodes: Int = 256, stringBytes: Int = 4096) {
+        words.reserveCapacity(nodes * 2)
+        strings.reserveCapacity(stringBytes)
+        open.reserveCapacity(32)
+    }
+
+    /// The bytes the document takes so far: 16 per node plus the strings.
+    @inlinable public var byteCount: Int { words.count &* 8 &+ strings.count }
+
+    /// The number of nodes so far.
+    @inlinable public var nodeCount: Int { words.count >> 1 }
+
+    /// The finished document; the builder starts over empty. Call it when every container is closed.
+    public mutating func finish() -> JSONDocument {
+        precondition(open.isEmpty && !words.isEmpty, "finish() needs exactly one complete top-level value")
+        let storage = words.withUnsafeBytes { nodes in
+            strings.withUnsafeBufferPointer { text in
+                JSONStorage(
+                    nodes: nodes.baseAddress!, nodeCount: words.count >> 1, strings: text.baseAddress,
+                    stringCount: text.count)
+            }
+        }
+        words.removeAll(keepingCapacity: true)
+        strings.removeAll(keepingCapacity: true)
+        return JSONDocument(storage: storage)
+    }
+
+    // MARK: Containers
+
+    /// Opens an object; its members follow as ``key(utf8:)`` and a value each.
+    @inlinable public mutating func beginObject() { beginContainer(JSONKind.object.rawValue) }
+
+    /// Closes the innermost open object.
+    @inlinable public mutating func endObject() { endContainer() }
+
+    /// Opens an array.
+    @inlinable public mutating func beginArray() { beginContainer(JSONKind.array.rawValue) }
+
+    /// Closes the innermost open array.
+    @inlinable public mutating func endArray() { endContainer() }
+
+    /// Adds an object key (UTF-8); the member's value must follow.
+    @inlinable public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) {
+        countChild()
+        appendString(key)
+    }
+
+    /// Adds an object key; the member's value must follow.
+    @inlinable public mutating func key(_ key: StaticString) {
+        key.withUTF8Buffer { self.key(utf8: $0) }
+    }
+
+    // MARK: Scalars
+
+    /// Adds a string value (UTF-8).
+    @inlinable public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
+        countValue()
+        appendString(value)
+    }
+
+    /// Adds a string value.
+    @inlinable public mutating func string(_ value: String) {
+        withUTF8Bytes(of: value) { string(utf8: $0) }
+    }
+
+    /// Adds an integer value.
+    @inlinable public mutating func int(_ value: Int64) {
+        countValue()
+        appendScalar(JSONKind.int.rawValue, UInt64(bitPattern: value))
+    }
+
+    /// Adds an unsigned integer value (an ``JSONKind/int`` when it fits `Int64`, as parsed).
+    @inlinable public mutating func uint(_ value: UInt64) {
+        countValue()
+        appendScalar(value <= UInt64(Int64.max) ? JSONKind.int.rawValue : JSONKind.uint.rawValue, value)
+    }
+
+    /// Adds a double value; NaN and infinities become `null`, as ``JSONWriter`` writes them.
+    @inlinable public mutating func double(_ value: Double) {
+        countValue()
+        if value.isFinite {
+            appendScalar(JSONKind.double.rawValue, value.bitPattern)
+        } else {
+            appendScalar(JSONKind.null.rawValue, 0)
+        }
+    }
+
+    /// Adds `true` or `false`.
+    @inlinable public mutating func bool(_ value: Bool) {
+        countValue()
+        appendScalar(JSONKind.bool.rawValue, value ? 1 : 0)
+    }
+
+    /// Adds `null`.
+    @inlinable public mutating func null() {
+        countValue()
+        appendScalar(JSONKind.null.rawValue, 0)
+    }
+
+    // MARK: Tape
+
+    @inlinable mutating func beginContainer(_ kind: UInt8) {
+        countValue()
+        open.append(words.count >> 1)
+        words.append(UInt64(kind))
+        words.append(0)
+    }
+
+    @inlinable mutating func endContainer() {
+        let node = open.removeLast()
+        words[node &* 2] |= UInt64(truncatingIfNeeded: words.count >> 1) << 32
+    }
+
+    /// One more child for the open container: an array element or an object member (its key).
+    @inlinable mutating func countChild() {
+        guard let container = open.last else { return }
+        words[container &* 2 &+ 1] &+= 1
+    }
+
+    /// A value counts as an element only inside an array (an object member was counted at its key).
+    @inlinable mutating func countValue() {
+        guard let container = open.last, words[container &* 2] & 0xFF == UInt64(JSONKind.array.rawValue) else {
+            return
+        }
+        words[container &* 2 &+ 1] &+= 1
+    }
+
+    @inlinable mutating func appendScalar(_ kind: UInt8, _ payload: UInt64) {
+        let index = words.count >> 1
+        words.append(UInt64(kind) | UInt64(truncatingIfNeeded: index &+ 1) << 32)
+        words.append(payload)
+    }
+
+    @inlinable mutating func appendString(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let offset = UInt64(truncatingIfNeeded: strings.count)
+        strings.append(contentsOf: bytes)
+        appendScalar(JSONKind.string.rawValue, offset | UInt64(truncatingIfNeeded: bytes.count) << 32)
+    }
+}
