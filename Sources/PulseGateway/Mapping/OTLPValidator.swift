@@ -1,3 +1,4 @@
+import OTLPProtobuf
 import PulseJSON
 
 /// Checks the JSON types of an OTLP/JSON export request before it is mapped, as proto3's JSON
@@ -13,20 +14,18 @@ import PulseJSON
 /// `"Infinity"`, `"-Infinity"`; trace and span ids as hex (32 / 16 characters, or empty);
 /// `bytesValue` as a string.
 ///
+/// The rules come from the one OTLP schema description, `OTLPProtobuf`'s ``MessageSchema`` table
+/// (field names, kinds, cardinality); its development fields (profiles' dictionary indexes,
+/// entity references) are not part of the JSON request schema and are ignored like unknown members.
+///
 /// A separate pass over the tape (no allocation on success), so the mapper itself keeps reading
 /// only what it needs and a rejected request never reaches it.
 enum OTLPValidator {
     /// Throws ``IntakeRejection`` (400) naming the JSON path of the first wrongly typed member.
     /// `root` must be an object (the mapper checks that first).
     static func validate(_ root: JSONNode, signal: OTLPSignal) throws(IntakeRejection) {
-        let schema: Schema
-        switch signal {
-        case .logs: schema = Schemas.logsRequest
-        case .traces: schema = Schemas.tracesRequest
-        case .metrics: schema = Schemas.metricsRequest
-        }
         do {
-            try check(members: root, schema)
+            try check(members: root, schemas[MessageKind.request(signal).rawValue])
         } catch {
             throw IntakeRejection(.badRequest, error.description)
         }
@@ -49,12 +48,28 @@ enum OTLPValidator {
         case hexID(Int)
         /// Any other `bytes` field: base64 text.
         case bytes
-        case message(Schema)
+        /// An embedded message (its rules are ``OTLPValidator/schemas`` at the kind's raw value).
+        case message(MessageKind)
         case repeated(Form)
-        /// An `AnyValue` (kept out of ``Schema`` values to break the cycle).
-        case anyValue
-        /// A `KeyValue`.
-        case keyValue
+
+        /// The JSON form of `field`.
+        init(_ field: FieldSchema) {
+            let value: Form
+            switch field.kind {
+            case .string: value = .string
+            case .bytesBase64: value = .bytes
+            case .bytesHex(let bytes): value = .hexID(bytes * 2)
+            case .bool: value = .bool
+            case .int32, .sint32: value = .int32
+            case .uint32, .fixed32: value = .uint32
+            case .enumeration(let kind): value = .enumeration(kind.names)
+            case .int64, .sfixed64: value = .int64
+            case .uint64, .fixed64: value = .uint64
+            case .double: value = .double
+            case .message(let kind): value = .message(kind)
+            }
+            self = field.cardinality == .repeated ? .repeated(value) : value
+        }
 
         /// What the problem message says was expected.
         var expectation: String {
@@ -69,19 +84,26 @@ enum OTLPValidator {
             case .enumeration: return "expected an enum value (an integer or its name)"
             case .hexID(let count): return "expected \(count) hex characters (or an empty string)"
             case .bytes: return "expected a base64 string"
-            case .message, .anyValue, .keyValue: return "expected an object"
+            case .message: return "expected an object"
             case .repeated: return "expected an array"
             }
         }
     }
 
+    /// The JSON rules of every OTLP message, indexed by ``MessageKind`` raw value.
+    static let schemas: [Schema] = MessageKind.allCases.map { Schema($0.schema) }
+
     /// The fields of one OTLP message.
     final class Schema: Sendable {
         let fields: [(name: [UInt8], display: String, form: Form)]
 
-        init(_ fields: KeyValuePairs<String, Form>) {
+        /// The JSON fields of `message` (its development fields left out).
+        init(_ message: MessageSchema) {
+            let fields = message.fields.filter { !$0.isDevelopment }
             precondition(fields.count <= 64, "duplicate detection keeps one bit per field")
-            self.fields = fields.map { (Array($0.key.utf8), $0.key, $0.value) }
+            self.fields = fields.map { field in
+                field.name.withUTF8Buffer { (Array($0), field.name.description, Form(field)) }
+            }
         }
 
         /// The field named by `key` and its position, or `nil` for an unknown member.
@@ -163,17 +185,9 @@ enum OTLPValidator {
         case .enumeration(let names): valid = enumValue(value, names: names) != nil
         case .hexID(let count): valid = isHexID(value, count: count)
         case .bytes: valid = value.kind == .string
-        case .message(let schema):
+        case .message(let kind):
             guard value.kind == .object else { throw Failure(form.expectation) }
-            try check(members: value, schema)
-            return
-        case .anyValue:
-            guard value.kind == .object else { throw Failure(form.expectation) }
-            try check(members: value, Schemas.anyValue)
-            return
-        case .keyValue:
-            guard value.kind == .object else { throw Failure(form.expectation) }
-            try check(members: value, Schemas.keyValue)
+            try check(members: value, schemas[kind.rawValue])
             return
         case .repeated(let element):
             guard value.kind == .array else { throw Failure(form.expectation) }
