@@ -306,9 +306,9 @@ struct Transcoder<Output: TranscodingOutput> {
         case .string:
             writer.string(utf8: try validatedString(occurrence.payload, as: component))
         case .bytesHex:
-            writer.string(BinaryText.hex(UnsafeBufferPointer(rebasing: input[occurrence.payload])))
+            writer.hexString(UnsafeBufferPointer(rebasing: input[occurrence.payload]))
         case .bytesBase64:
-            writer.string(BinaryText.base64(UnsafeBufferPointer(rebasing: input[occurrence.payload])))
+            writer.base64String(UnsafeBufferPointer(rebasing: input[occurrence.payload]))
         case .message:
             preconditionFailure("messages are written by emitMessage")
         default:

@@ -20,6 +20,10 @@ protocol TranscodingOutput {
     mutating func key(_ name: StaticString)
     mutating func string(utf8 value: UnsafeBufferPointer<UInt8>)
     mutating func string(_ value: String)
+    /// A `bytes` field as lowercase hex text (trace and span ids).
+    mutating func hexString(_ bytes: UnsafeBufferPointer<UInt8>)
+    /// A `bytes` field as base64 text.
+    mutating func base64String(_ bytes: UnsafeBufferPointer<UInt8>)
     mutating func int(_ value: Int64)
     mutating func uint(_ value: UInt64)
     mutating func double(_ value: Double)
@@ -38,6 +42,10 @@ extension JSONWriter: TranscodingOutput {
     mutating func key(_ name: StaticString) {
         name.withUTF8Buffer { key(utf8: $0) }
     }
+
+    mutating func hexString(_ bytes: UnsafeBufferPointer<UInt8>) { string(BinaryText.hex(bytes)) }
+
+    mutating func base64String(_ bytes: UnsafeBufferPointer<UInt8>) { string(BinaryText.base64(bytes)) }
 }
 
 extension JSONDocumentBuilder: TranscodingOutput {
@@ -49,4 +57,12 @@ extension JSONDocumentBuilder: TranscodingOutput {
     static func scratch() -> JSONDocumentBuilder { JSONDocumentBuilder(nodes: 16, stringBytes: 64) }
     static var measure: StaticString { "decoded document" }
     var count: Int { byteCount }
+
+    mutating func hexString(_ bytes: UnsafeBufferPointer<UInt8>) {
+        string(byteCount: bytes.count * 2) { BinaryText.writeHex(bytes, into: $0) }
+    }
+
+    mutating func base64String(_ bytes: UnsafeBufferPointer<UInt8>) {
+        string(byteCount: BinaryText.base64Count(bytes.count)) { BinaryText.writeBase64(bytes, into: $0) }
+    }
 }

@@ -12,17 +12,33 @@
 /// Containers hold at most `UInt32.max` children and the strings at most 4 GiB in all.
 public struct JSONDocumentBuilder: Sendable {
     /// Two words per node (`head`, `payload`), as ``JSONStorage`` lays them out.
-    @usableFromInline var words: [UInt64] = []
+    @usableFromInline var words: ContiguousArray<UInt64> = []
     /// The string arena.
-    @usableFromInline var strings: [UInt8] = []
-    /// The node index of each open container, innermost last.
-    @usableFromInline var open: [Int] = []
+    @usableFromInline var strings: ContiguousArray<UInt8> = []
+    /// The open containers around the innermost one, outermost first.
+    @usableFromInline var enclosing: [Frame] = []
+    /// The innermost open container (`index` -1 at the top level); its child count is kept here
+    /// and written to the tape when it closes.
+    @usableFromInline var top = Frame(index: -1, isArray: false, count: 0)
+
+    /// An open container: its node, whether it is an array, and its children so far.
+    @usableFromInline struct Frame: Sendable {
+        @usableFromInline var index: Int
+        @usableFromInline var isArray: Bool
+        @usableFromInline var count: UInt64
+
+        @inlinable init(index: Int, isArray: Bool, count: UInt64) {
+            self.index = index
+            self.isArray = isArray
+            self.count = count
+        }
+    }
 
     /// Creates a builder with room for about `nodes` nodes and `stringBytes` bytes of strings.
     public init(nodes: Int = 256, stringBytes: Int = 4096) {
         words.reserveCapacity(nodes * 2)
         strings.reserveCapacity(stringBytes)
-        open.reserveCapacity(32)
+        enclosing.reserveCapacity(32)
     }
 
     /// The bytes the document takes so far: 16 per node plus the strings.
@@ -33,11 +49,11 @@ public struct JSONDocumentBuilder: Sendable {
 
     /// The finished document; the builder starts over empty. Call it when every container is closed.
     public mutating func finish() -> JSONDocument {
-        precondition(open.isEmpty && !words.isEmpty, "finish() needs exactly one complete top-level value")
+        precondition(top.index < 0 && !words.isEmpty, "finish() needs exactly one complete top-level value")
         let storage = words.withUnsafeBytes { nodes in
             strings.withUnsafeBufferPointer { text in
                 JSONStorage(
-                    nodes: nodes.baseAddress!, nodeCount: words.count >> 1, strings: text.baseAddress,
+                    nodes: nodes.baseAddress!, nodeCount: nodes.count / 16, strings: text.baseAddress,
                     stringCount: text.count)
             }
         }
@@ -49,32 +65,32 @@ public struct JSONDocumentBuilder: Sendable {
     // MARK: Containers
 
     /// Opens an object; its members follow as ``key(utf8:)`` and a value each.
-    @inlinable public mutating func beginObject() { beginContainer(JSONKind.object.rawValue) }
+    @inlinable @inline(__always) public mutating func beginObject() { beginContainer(JSONKind.object.rawValue) }
 
     /// Closes the innermost open object.
-    @inlinable public mutating func endObject() { endContainer() }
+    @inlinable @inline(__always) public mutating func endObject() { endContainer() }
 
     /// Opens an array.
-    @inlinable public mutating func beginArray() { beginContainer(JSONKind.array.rawValue) }
+    @inlinable @inline(__always) public mutating func beginArray() { beginContainer(JSONKind.array.rawValue) }
 
     /// Closes the innermost open array.
-    @inlinable public mutating func endArray() { endContainer() }
+    @inlinable @inline(__always) public mutating func endArray() { endContainer() }
 
     /// Adds an object key (UTF-8); the member's value must follow.
-    @inlinable public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) {
-        countChild()
+    @inlinable @inline(__always) public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) {
+        top.count &+= 1
         appendString(key)
     }
 
     /// Adds an object key; the member's value must follow.
-    @inlinable public mutating func key(_ key: StaticString) {
+    @inlinable @inline(__always) public mutating func key(_ key: StaticString) {
         key.withUTF8Buffer { self.key(utf8: $0) }
     }
 
     // MARK: Scalars
 
     /// Adds a string value (UTF-8).
-    @inlinable public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
+    @inlinable @inline(__always) public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
         countValue()
         appendString(value)
     }
@@ -84,14 +100,28 @@ public struct JSONDocumentBuilder: Sendable {
         withUTF8Bytes(of: value) { string(utf8: $0) }
     }
 
+    /// Adds a string value of `byteCount` UTF-8 bytes that `initialize` writes in place (hex or
+    /// base64 text, for example, without an intermediate `String`).
+    @inlinable public mutating func string(
+        byteCount: Int, initializingWith initialize: (UnsafeMutableBufferPointer<UInt8>) -> Void
+    ) {
+        countValue()
+        let offset = strings.count
+        strings.append(contentsOf: repeatElement(0, count: byteCount))
+        strings.withUnsafeMutableBufferPointer { initialize(UnsafeMutableBufferPointer(rebasing: $0[offset...])) }
+        appendScalar(
+            JSONKind.string.rawValue,
+            UInt64(truncatingIfNeeded: offset) | UInt64(truncatingIfNeeded: byteCount) << 32)
+    }
+
     /// Adds an integer value.
-    @inlinable public mutating func int(_ value: Int64) {
+    @inlinable @inline(__always) public mutating func int(_ value: Int64) {
         countValue()
         appendScalar(JSONKind.int.rawValue, UInt64(bitPattern: value))
     }
 
     /// Adds an unsigned integer value (an ``JSONKind/int`` when it fits `Int64`, as parsed).
-    @inlinable public mutating func uint(_ value: UInt64) {
+    @inlinable @inline(__always) public mutating func uint(_ value: UInt64) {
         countValue()
         appendScalar(value <= UInt64(Int64.max) ? JSONKind.int.rawValue : JSONKind.uint.rawValue, value)
     }
@@ -120,39 +150,38 @@ public struct JSONDocumentBuilder: Sendable {
 
     // MARK: Tape
 
-    @inlinable mutating func beginContainer(_ kind: UInt8) {
+    @inlinable @inline(__always) mutating func beginContainer(_ kind: UInt8) {
         countValue()
-        open.append(words.count >> 1)
+        enclosing.append(top)
+        let index = words.count >> 1
+        top = Frame(index: index, isArray: kind == JSONKind.array.rawValue, count: 0)
         words.append(UInt64(kind))
         words.append(0)
     }
 
-    @inlinable mutating func endContainer() {
-        let node = open.removeLast()
-        words[node &* 2] |= UInt64(truncatingIfNeeded: words.count >> 1) << 32
-    }
-
-    /// One more child for the open container: an array element or an object member (its key).
-    @inlinable mutating func countChild() {
-        guard let container = open.last else { return }
-        words[container &* 2 &+ 1] &+= 1
-    }
-
-    /// A value counts as an element only inside an array (an object member was counted at its key).
-    @inlinable mutating func countValue() {
-        guard let container = open.last, words[container &* 2] & 0xFF == UInt64(JSONKind.array.rawValue) else {
-            return
+    @inlinable @inline(__always) mutating func endContainer() {
+        let node = top.index &* 2
+        let next = UInt64(truncatingIfNeeded: words.count >> 1) << 32
+        let count = top.count
+        words.withUnsafeMutableBufferPointer { tape in
+            tape[node] |= next
+            tape[node &+ 1] = count
         }
-        words[container &* 2 &+ 1] &+= 1
+        top = enclosing.removeLast()
     }
 
-    @inlinable mutating func appendScalar(_ kind: UInt8, _ payload: UInt64) {
+    /// A value counts as a child only inside an array (an object member was counted at its key).
+    @inlinable @inline(__always) mutating func countValue() {
+        if top.isArray { top.count &+= 1 }
+    }
+
+    @inlinable @inline(__always) mutating func appendScalar(_ kind: UInt8, _ payload: UInt64) {
         let index = words.count >> 1
         words.append(UInt64(kind) | UInt64(truncatingIfNeeded: index &+ 1) << 32)
         words.append(payload)
     }
 
-    @inlinable mutating func appendString(_ bytes: UnsafeBufferPointer<UInt8>) {
+    @inlinable @inline(__always) mutating func appendString(_ bytes: UnsafeBufferPointer<UInt8>) {
         let offset = UInt64(truncatingIfNeeded: strings.count)
         strings.append(contentsOf: bytes)
         appendScalar(JSONKind.string.rawValue, offset | UInt64(truncatingIfNeeded: bytes.count) << 32)
