@@ -33,7 +33,7 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     let value = checkNode(document.root, depth: 0)
     check(identical(document.root.value, value), "JSONNode.value differs from the walked value")
     var builder = JSONDocumentBuilder(nodes: 4, stringBytes: 4)
-    rebuild(document.root, into: &builder)
+    builder.copy(document.root)
     let rebuilt = builder.finish()
     check(rebuilt.nodeCount == document.nodeCount, "the rebuilt document has other nodes")
     check(identical(checkNode(rebuilt.root, depth: 0), value), "the rebuilt document has other values")
@@ -62,29 +62,6 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
                 return writer.bytes
             }(), "JSONValue.encoded() differs from JSONWriter")
     return 0
-}
-
-/// Feeds `node` to `builder` as a decoder would, keys and strings as UTF-8 bytes.
-private func rebuild(_ node: JSONNode, into builder: inout JSONDocumentBuilder) {
-    switch node.kind {
-    case .null: builder.null()
-    case .bool: builder.bool(node.bool!)
-    case .int: builder.int(node.int64!)
-    case .uint: builder.uint(node.uint64!)
-    case .double: builder.double(node.double!)
-    case .string: _ = node.withUTF8 { builder.string(utf8: $0) }
-    case .array:
-        builder.beginArray()
-        for element in node.elements { rebuild(element, into: &builder) }
-        builder.endArray()
-    case .object:
-        builder.beginObject()
-        for (key, value) in node.memberNodes {
-            _ = key.withUTF8 { builder.key(utf8: $0) }
-            rebuild(value, into: &builder)
-        }
-        builder.endObject()
-    }
 }
 
 private func check(_ condition: Bool, _ message: @autoclosure () -> String) {

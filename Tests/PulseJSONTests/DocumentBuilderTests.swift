@@ -3,37 +3,14 @@ import Testing
 
 /// `JSONDocumentBuilder` makes the document `JSONParser` makes of the same values.
 @Suite struct DocumentBuilderTests {
-    /// Feeds `node` to `builder` value by value, as a decoder of another format does.
-    private func rebuild(_ node: JSONNode, into builder: inout JSONDocumentBuilder) {
-        switch node.kind {
-        case .null: builder.null()
-        case .bool: builder.bool(node.bool!)
-        case .int: builder.int(node.int64!)
-        case .uint: builder.uint(node.uint64!)
-        case .double: builder.double(node.double!)
-        case .string: _ = node.withUTF8 { builder.string(utf8: $0) }
-        case .array:
-            builder.beginArray()
-            for element in node.elements { rebuild(element, into: &builder) }
-            builder.endArray()
-        case .object:
-            builder.beginObject()
-            for (key, value) in node.memberNodes {
-                _ = key.withUTF8 { builder.key(utf8: $0) }
-                rebuild(value, into: &builder)
-            }
-            builder.endObject()
-        }
-    }
-
     @Test(arguments: [
         #"{"a":[1,-2,18446744073709551615,1.5,-0.0,true,false,null,"x\u00e9\n",[],{}],"b":{"c":{"d":[[[]]]}},"":""}"#,
         #"[{"k":1,"k":2},[],"",0]"#, #""just a string""#, "7", "null",
     ])
-    func aRebuiltDocumentIsTheParsedOne(_ text: String) throws {
+    func aCopiedDocumentIsTheParsedOne(_ text: String) throws {
         let parsed = try JSONParser().parse(Array(text.utf8))
         var builder = JSONDocumentBuilder(nodes: 1, stringBytes: 1)
-        rebuild(parsed.root, into: &builder)
+        builder.copy(parsed.root)
         let built = builder.finish()
         #expect(built.nodeCount == parsed.nodeCount)
         #expect(built.root.value.encoded() == parsed.root.value.encoded())
@@ -45,7 +22,7 @@ import Testing
             }
         }
         // The builder starts over after finish().
-        rebuild(parsed.root, into: &builder)
+        builder.copy(parsed.root)
         #expect(builder.finish().root.value == parsed.root.value)
     }
 

@@ -148,6 +148,29 @@ public struct JSONDocumentBuilder: Sendable {
         appendScalar(JSONKind.null.rawValue, 0)
     }
 
+    /// Adds a copy of `node` and its subtree (a node of any document), value by value.
+    public mutating func copy(_ node: JSONNode) {
+        switch node.kind {
+        case .null: null()
+        case .bool: bool(node.bool ?? false)
+        case .int: int(node.int64 ?? 0)
+        case .uint: uint(node.uint64 ?? 0)
+        case .double: double(node.double ?? 0)
+        case .string: _ = node.withUTF8 { string(utf8: $0) }
+        case .array:
+            beginArray()
+            for element in node.elements { copy(element) }
+            endArray()
+        case .object:
+            beginObject()
+            for (key, value) in node.memberNodes {
+                _ = key.withUTF8 { self.key(utf8: $0) }
+                copy(value)
+            }
+            endObject()
+        }
+    }
+
     // MARK: Tape
 
     @inlinable @inline(__always) mutating func beginContainer(_ kind: UInt8) {
