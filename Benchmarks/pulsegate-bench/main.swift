@@ -21,6 +21,12 @@ case "mapping":
 case "mapping-loop" where arguments.count == 2 && Int(arguments[1]) != nil:
     // Maps the sample request a fixed number of times, untimed, for profilers (callgrind).
     exit(MappingBenchmark.loop(iterations: Int(arguments[1])!) ? 0 : 1)
+case "stages":
+    // The intake's work per request stage by stage (parse/decode, validate, map, encode).
+    exit(StageBenchmark.run(protobufPath: arguments.count > 1 ? arguments[1] : nil) ? 0 : 1)
+case "decode-loop" where arguments.count == 2 && Int(arguments[1]) != nil:
+    // Decodes the protobuf sample a fixed number of times, untimed, for profilers.
+    exit(StageBenchmark.decodeLoop(iterations: Int(arguments[1])!) ? 0 : 1)
 case "sqlite-ceiling":
     // Raw SQLite group-commit ceiling for scripts/bench-gateway.sh.
     exit(await SQLiteCeiling.run(Array(arguments.dropFirst())) ? 0 : 1)
@@ -32,6 +38,8 @@ default:
                pulsegate-bench json-loop <workload> <count>  run one workload for a profiler
                pulsegate-bench mapping                       OTLP/JSON mapping with and without type checks
                pulsegate-bench mapping-loop <count>          map the sample request <count> times, for a profiler
+               pulsegate-bench stages [protobuf-file]        intake stages per request: parse, validate, map, encode
+               pulsegate-bench decode-loop <count>           decode the protobuf sample <count> times, for a profiler
                pulsegate-bench sqlite-ceiling [--seconds S] [--concurrency N] [--payload-bytes B] [--dir D]
         """)
     exit(2)

@@ -3,7 +3,9 @@
 // For every input that parses, it checks that the cursor API agrees with itself on every node,
 // materializes the document, encodes it with JSONWriter (both escaping modes), parses that again
 // and requires the same value, bit for bit, and a byte-identical second encoding. Inputs that do
-// not parse must fail the same way twice. Any disagreement traps, which libFuzzer reports.
+// not parse must fail the same way twice. The document is also rebuilt node by node with
+// JSONDocumentBuilder (what the protobuf decoder feeds the gateway's walk), which must give the same
+// nodes and values. Any disagreement traps, which libFuzzer reports.
 
 import PulseJSON
 
@@ -30,6 +32,11 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     }
     let value = checkNode(document.root, depth: 0)
     check(identical(document.root.value, value), "JSONNode.value differs from the walked value")
+    var builder = JSONDocumentBuilder(nodes: 4, stringBytes: 4)
+    builder.copy(document.root)
+    let rebuilt = builder.finish()
+    check(rebuilt.nodeCount == document.nodeCount, "the rebuilt document has other nodes")
+    check(identical(checkNode(rebuilt.root, depth: 0), value), "the rebuilt document has other values")
 
     for escapesLineSeparators in [false, true] {
         var writer = JSONWriter(capacity: 64, escapesLineSeparators: escapesLineSeparators)

@@ -4,7 +4,9 @@
 // Each input is transcoded as a logs, a traces and a metrics export request. A success must be
 // compact JSON that PulseJSON parses within the gateway's depth (64) and that re-encodes to the same
 // bytes; a failure must be a well-formed OTLPProtobufError. A shallower depth limit must give the
-// same output or error, or fail with nestingTooDeep. The input is also sent as a string field, which
+// same output or error, or fail with nestingTooDeep. The document decoder (the gateway's path) must
+// give the document PulseJSON parses from the transcoded text, or fail with the same error. The
+// input is also sent as a string field, which
 // must be accepted exactly when the standard library finds it valid UTF-8. Any broken invariant
 // traps, which libFuzzer reports as a crash.
 
@@ -44,6 +46,7 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
         case .failure(let error):
             checkError(error, inputSize: size)
         }
+        checkDocument(input, signal, agreesWith: full)
     }
     checkStringValidation(input)
     return 0
@@ -91,6 +94,33 @@ private func transcode(
     _ input: [UInt8], _ signal: OTLPProtobufSignal, _ limits: OTLPProtobufLimits
 ) -> Result<[UInt8], OTLPProtobufError> {
     Result { () throws(OTLPProtobufError) in try OTLPProtobuf.transcodeToJSON(input, signal: signal, limits: limits) }
+}
+
+/// The decoded document is the parsed transcoding: the same nodes, re-encoding to the same text; a
+/// failure is the transcoder's (the document's size limit counts other bytes, so `outputTooLarge`
+/// may differ: the document's bytes are checked against the limit instead).
+private func checkDocument(
+    _ input: [UInt8], _ signal: OTLPProtobufSignal, agreesWith text: Result<[UInt8], OTLPProtobufError>
+) {
+    let decoded = Result { () throws(OTLPProtobufError) in
+        try OTLPProtobuf.decodeDocument(input, signal: signal, limits: limits)
+    }
+    switch (text, decoded) {
+    case (.success(let json), .success(let document)):
+        check(document.byteCount <= limits.maxOutputBytes, "document over maxOutputBytes")
+        check(document.root.value.encoded() == json, "the document differs from the transcoded text")
+        check((try? parser.parse(json))?.nodeCount == document.nodeCount, "the document has other nodes")
+    case (.failure(let textError), .failure(let documentError)):
+        if textError.code != .outputTooLarge && documentError.code != .outputTooLarge {
+            check(
+                textError.code == documentError.code && textError.message == documentError.message,
+                "the document failed differently: \(documentError.code) vs \(textError.code)")
+        }
+    case (.success, .failure(let error)):
+        check(error.code == .outputTooLarge, "only the document failed, with \(error.code)")
+    case (.failure(let error), .success):
+        check(error.code == .outputTooLarge, "only the transcoding failed, with \(error.code)")
+    }
 }
 
 private func checkOutput(_ json: [UInt8]) {

@@ -1,9 +1,14 @@
-/// OTLP/HTTP protobuf support: transcoding export requests to OTLP/JSON and encoding responses.
+import PulseJSON
+
+/// OTLP/HTTP protobuf support: decoding export requests into their OTLP/JSON form and encoding
+/// responses.
 ///
-/// The gateway handles one representation of OTLP, the JSON one. A protobuf request
-/// (`Content-Type: application/x-protobuf`) is transcoded with ``transcodeToJSON(_:signal:limits:)``
-/// into the canonical OTLP/JSON bytes, which then go through exactly the same parsing, limits,
-/// deduplication and mapping as a JSON request. The answer to a protobuf request is protobuf too:
+/// The gateway walks one representation of OTLP, the JSON document model. A protobuf request
+/// (`Content-Type: application/x-protobuf`) is decoded with ``decodeDocument(_:signal:limits:)``
+/// straight into the ``JSONDocument`` that parsing its canonical OTLP/JSON would give (no JSON text
+/// in between), which then goes through exactly the same limits, deduplication and mapping as a
+/// JSON request; ``transcodeToJSON(_:signal:limits:)`` writes the same form as JSON text (tests,
+/// fuzzers, tools). The answer to a protobuf request is protobuf too:
 /// ``encodeResponse(signal:rejected:errorMessage:)`` for 200 responses and
 /// ``encodeStatus(code:message:)`` for error bodies.
 ///
@@ -37,14 +42,37 @@ public enum OTLPProtobuf {
     public static func transcodeToJSON(
         _ bytes: [UInt8], signal: OTLPProtobufSignal, limits: OTLPProtobufLimits = OTLPProtobufLimits()
     ) throws(OTLPProtobufError) -> [UInt8] {
+        try transcode(bytes, signal: signal, limits: limits, into: JSONWriter.self).bytes
+    }
+
+    /// Decodes a protobuf export request of `signal` straight into the document model of its
+    /// OTLP/JSON form, without JSON text in between.
+    ///
+    /// The document is the one ``JSONParser`` gives for the output of
+    /// ``transcodeToJSON(_:signal:limits:)`` (same members, order, kinds and values), so a protobuf
+    /// request takes the same walk as a JSON one. The rules and errors are the same too, except that
+    /// `limits.maxOutputBytes` bounds the document's ``JSONDocumentBuilder/byteCount`` (16 bytes per
+    /// value and key plus the string bytes) rather than the JSON text.
+    ///
+    /// - Throws: ``OTLPProtobufError`` whose message names the field path of the problem.
+    public static func decodeDocument(
+        _ bytes: [UInt8], signal: OTLPProtobufSignal, limits: OTLPProtobufLimits = OTLPProtobufLimits()
+    ) throws(OTLPProtobufError) -> JSONDocument {
+        var builder = try transcode(bytes, signal: signal, limits: limits, into: JSONDocumentBuilder.self)
+        return builder.finish()
+    }
+
+    private static func transcode<Output: TranscodingOutput>(
+        _ bytes: [UInt8], signal: OTLPProtobufSignal, limits: OTLPProtobufLimits, into _: Output.Type
+    ) throws(OTLPProtobufError) -> Output {
         guard bytes.count < Int(UInt32.max) else {
             throw OTLPProtobufError(.inputTooLarge, "input of \(bytes.count) bytes is larger than 4 GiB - 1")
         }
         let root = MessageKind.request(signal)
-        return try bytes.withUnsafeBufferPointer { (input) throws(OTLPProtobufError) -> [UInt8] in
-            var transcoder = Transcoder(input: input, root: root, limits: limits)
+        return try bytes.withUnsafeBufferPointer { (input) throws(OTLPProtobufError) -> Output in
+            var transcoder = Transcoder<Output>(input: input, root: root, limits: limits)
             try transcoder.transcode(root)
-            return transcoder.writer.bytes
+            return transcoder.writer
         }
     }
 

@@ -18,6 +18,8 @@ import Testing
     static let testsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     static let root = testsDirectory.deletingLastPathComponent().deletingLastPathComponent()
     static let protobufFixtures = root.appendingPathComponent("Tests/OTLPProtobufTests/Fixtures")
+    /// Parsers as the intake configures them.
+    static let parsers = JSONParserPool(capacity: 2, maxDepth: 64, maxBytes: 1 << 24, bigIntegersAsDoubles: true)
 
     struct Case: CustomTestStringConvertible, Sendable {
         var name: String
@@ -184,9 +186,10 @@ import Testing
     }
 
     static func render(_ testCase: Case, body: [UInt8], protobuf: Bool) throws -> String {
-        let json = try GatewayIntake.otlpJSON(
-            body, format: protobuf ? .protobuf : .json, signal: testCase.signal, maxOutputBytes: 1 << 24)
-        let document = try JSONParser(maxDepth: 64, bigIntegersAsDoubles: true).parse(json)
+        // The intake's own path: JSON parsed, protobuf decoded straight into the document model.
+        let document = try GatewayIntake.document(
+            body, format: protobuf ? .protobuf : .json, signal: testCase.signal, maxBytes: 1 << 24,
+            parsers: Self.parsers)
         var out = ""
         let context = MappingContext(
             appID: "shop", batchID: testCase.batchID, receivedAt: testCase.receivedAt, sentAt: testCase.sentAt,

@@ -1,3 +1,4 @@
+import Foundation
 import PulseJSON
 import Testing
 
@@ -414,6 +415,24 @@ import Testing
     @Test func unknownMembersMayRepeat() throws {
         let json = #"{"resourceLogs":[{"x":1,"x":2,"scopeLogs":[]}],"extra":[],"extra":{}}"#
         #expect(try OTLP.map(json, signal: .logs).records == 0)
+    }
+
+    @Test func developmentFieldsOfTheSchemaAreNotCheckedInJSON() throws {
+        // Profiles' dictionary indexes and entity references are in the one schema table (the
+        // protobuf decoder reads them) but not in the OTLP/JSON request schema: ignored like unknown
+        // members, whatever their JSON type.
+        func logs(resourceMember: String, firstAttribute: String) -> String {
+            OTLP.logs(records: [OTLP.record(1)]).replacingOccurrences(
+                of: #""resource":{"attributes":["#,
+                with: #""resource":{"# + resourceMember + #","attributes":["# + firstAttribute)
+        }
+        let json = logs(
+            resourceMember: #""entityRefs":"not an array""#,
+            firstAttribute: #"{"key":"k","keyStrindex":"x","value":{"stringValueStrindex":[]}},"#)
+        #expect(try OTLP.map(json, signal: .logs).records == 1)
+        // Their neighbours are checked.
+        let wrong = logs(resourceMember: #""entityRefs":1,"droppedAttributesCount":"many""#, firstAttribute: "")
+        #expect(throws: IntakeRejection.self) { try OTLP.map(wrong, signal: .logs) }
     }
 
     @Test func integersBeyondSixtyFourBitsAreAValidJSONNumberButNotAValidUint64() async throws {

@@ -13,7 +13,7 @@ extension MessageSchema {
             FieldSchema(5, "arrayValue", .message(.arrayValue), .oneof(0)),
             FieldSchema(6, "kvlistValue", .message(.keyValueList), .oneof(0)),
             FieldSchema(7, "bytesValue", .bytesBase64, .oneof(0)),
-            FieldSchema(8, "stringValueStrindex", .int32, .oneof(0)),
+            FieldSchema(8, "stringValueStrindex", .int32, .oneof(0), development: true),
         ])
 
     /// `opentelemetry.proto.common.v1.ArrayValue`.
@@ -30,7 +30,7 @@ extension MessageSchema {
         [
             FieldSchema(1, "key", .string),
             FieldSchema(2, "value", .message(.anyValue), .explicit),
-            FieldSchema(3, "keyStrindex", .int32),
+            FieldSchema(3, "keyStrindex", .int32, development: true),
         ])
 
     /// `opentelemetry.proto.common.v1.InstrumentationScope`.
@@ -59,6 +59,6 @@ extension MessageSchema {
         [
             FieldSchema(1, "attributes", .message(.keyValue), .repeated),
             FieldSchema(2, "droppedAttributesCount", .uint32),
-            FieldSchema(3, "entityRefs", .message(.entityRef), .repeated),
+            FieldSchema(3, "entityRefs", .message(.entityRef), .repeated, development: true),
         ])
 }

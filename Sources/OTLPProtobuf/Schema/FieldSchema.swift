@@ -1,11 +1,12 @@
 /// How a field's value is encoded on the wire and written in OTLP/JSON.
-enum FieldKind: Sendable {
+package enum FieldKind: Sendable {
     /// `string`: UTF-8 validated, a JSON string.
     case string
     /// `bytes` holding data: standard base64 with padding (protobuf's JSON mapping).
     case bytesBase64
-    /// `bytes` holding a trace or span id: lowercase hex (OTLP's exception to the mapping).
-    case bytesHex
+    /// `bytes` holding a trace or span id of this many bytes: lowercase hex (OTLP's exception to the
+    /// mapping).
+    case bytesHex(Int)
     /// `bool`: `true` / `false`.
     case bool
     /// `int32` (varint, sign-extended on the wire): a JSON number.
@@ -14,8 +15,9 @@ enum FieldKind: Sendable {
     case uint32
     /// `sint32` (zigzag varint): a JSON number.
     case sint32
-    /// An enum (int32 varint): a JSON number, OTLP/JSON writes enums as integers.
-    case enumeration
+    /// An enum (int32 varint): a JSON number, OTLP/JSON writes enums as integers (JSON accepts its
+    /// names too).
+    case enumeration(OTLPEnum)
     /// `int64` (varint): a decimal string.
     case int64
     /// `uint64` (varint): a decimal string.
@@ -46,7 +48,7 @@ enum FieldKind: Sendable {
 }
 
 /// Whether a field is repeated and whether it tracks presence.
-enum FieldCardinality: Sendable, Equatable {
+package enum FieldCardinality: Sendable, Equatable {
     /// A proto3 singular field without presence: written only when not the default value.
     case implicit
     /// A singular field with presence (`optional` scalars and every message field): written when
@@ -61,18 +63,25 @@ enum FieldCardinality: Sendable, Equatable {
 /// One field of a message: number, JSON name, kind and cardinality.
 ///
 /// A trivial value (the name is a `StaticString`), so reading one costs no reference counting.
-struct FieldSchema: Sendable {
-    let number: UInt32
+package struct FieldSchema: Sendable {
+    package let number: UInt32
     /// The lowerCamelCase JSON name (protobuf's `json_name`).
-    let name: StaticString
-    let kind: FieldKind
-    let cardinality: FieldCardinality
+    package let name: StaticString
+    package let kind: FieldKind
+    package let cardinality: FieldCardinality
+    /// A development field (profiles' dictionary indexes, entity references): decoded from
+    /// protobuf, but not part of the OTLP/JSON request schema the gateway checks.
+    package let isDevelopment: Bool
 
-    init(_ number: UInt32, _ name: StaticString, _ kind: FieldKind, _ cardinality: FieldCardinality = .implicit) {
+    init(
+        _ number: UInt32, _ name: StaticString, _ kind: FieldKind, _ cardinality: FieldCardinality = .implicit,
+        development: Bool = false
+    ) {
         self.number = number
         self.name = name
         self.kind = kind
         self.cardinality = cardinality
+        isDevelopment = development
     }
 
     /// Whether an occurrence with `wireType` is this field's value (a packed run counts for
@@ -83,15 +92,15 @@ struct FieldSchema: Sendable {
     }
 }
 
-/// A message's fields, in field-number order (the order they are written in).
+/// A message's fields, in field-number order (the order they are written in): the one description
+/// of the OTLP schema, which the protobuf decoder reads and the gateway's OTLP/JSON type checks
+/// derive their rules from.
 ///
 /// A class so that the transcoder passes schemas around with one reference count.
-final class MessageSchema: Sendable {
+package final class MessageSchema: Sendable {
     /// The protobuf message name, for documentation and error messages.
-    let name: String
-    let fields: [FieldSchema]
-    /// The JSON keys of ``fields``, as `String`s made once.
-    let keys: [String]
+    package let name: String
+    package let fields: [FieldSchema]
     /// Field index by field number (`-1` for unknown numbers), up to the largest known number.
     private let slots: [Int8]
 
@@ -99,7 +108,6 @@ final class MessageSchema: Sendable {
         precondition(fields.count <= 32, "presence is tracked in a 32-bit mask")
         self.name = name
         self.fields = fields.sorted { $0.number < $1.number }
-        keys = self.fields.map { $0.name.description }
         var slots = [Int8](repeating: -1, count: Int(self.fields.last?.number ?? 0) + 1)
         for (index, field) in self.fields.enumerated() {
             slots[Int(field.number)] = Int8(index)

@@ -28,14 +28,14 @@ extension MessageSchema {
         "LogRecord",
         [
             FieldSchema(1, "timeUnixNano", .fixed64),
-            FieldSchema(2, "severityNumber", .enumeration),
+            FieldSchema(2, "severityNumber", .enumeration(.severityNumber)),
             FieldSchema(3, "severityText", .string),
             FieldSchema(5, "body", .message(.anyValue), .explicit),
             FieldSchema(6, "attributes", .message(.keyValue), .repeated),
             FieldSchema(7, "droppedAttributesCount", .uint32),
             FieldSchema(8, "flags", .fixed32),
-            FieldSchema(9, "traceId", .bytesHex),
-            FieldSchema(10, "spanId", .bytesHex),
+            FieldSchema(9, "traceId", .bytesHex(16)),
+            FieldSchema(10, "spanId", .bytesHex(8)),
             FieldSchema(11, "observedTimeUnixNano", .fixed64),
             FieldSchema(12, "eventName", .string),
         ])

@@ -1,5 +1,5 @@
 /// Every OTLP message the transcoder knows (opentelemetry-proto v1), each with its schema.
-enum MessageKind: Int, Sendable, CaseIterable {
+package enum MessageKind: Int, Sendable, CaseIterable {
     // common.proto and resource.proto
     case anyValue
     case arrayValue
@@ -40,7 +40,7 @@ enum MessageKind: Int, Sendable, CaseIterable {
     case exemplar
 
     /// The export request message of `signal`.
-    static func request(_ signal: OTLPProtobufSignal) -> MessageKind {
+    package static func request(_ signal: OTLPProtobufSignal) -> MessageKind {
         switch signal {
         case .logs: .exportLogsServiceRequest
         case .traces: .exportTraceServiceRequest
@@ -49,7 +49,7 @@ enum MessageKind: Int, Sendable, CaseIterable {
     }
 
     /// This message's schema.
-    var schema: MessageSchema {
+    package var schema: MessageSchema {
         switch self {
         case .anyValue: .anyValue
         case .arrayValue: .arrayValue

@@ -49,7 +49,7 @@ extension MessageSchema {
         "Sum",
         [
             FieldSchema(1, "dataPoints", .message(.numberDataPoint), .repeated),
-            FieldSchema(2, "aggregationTemporality", .enumeration),
+            FieldSchema(2, "aggregationTemporality", .enumeration(.aggregationTemporality)),
             FieldSchema(3, "isMonotonic", .bool),
         ])
 
@@ -58,7 +58,7 @@ extension MessageSchema {
         "Histogram",
         [
             FieldSchema(1, "dataPoints", .message(.histogramDataPoint), .repeated),
-            FieldSchema(2, "aggregationTemporality", .enumeration),
+            FieldSchema(2, "aggregationTemporality", .enumeration(.aggregationTemporality)),
         ])
 
     /// `opentelemetry.proto.metrics.v1.ExponentialHistogram`.
@@ -66,7 +66,7 @@ extension MessageSchema {
         "ExponentialHistogram",
         [
             FieldSchema(1, "dataPoints", .message(.exponentialHistogramDataPoint), .repeated),
-            FieldSchema(2, "aggregationTemporality", .enumeration),
+            FieldSchema(2, "aggregationTemporality", .enumeration(.aggregationTemporality)),
         ])
 
     /// `opentelemetry.proto.metrics.v1.Summary`.
@@ -158,8 +158,8 @@ extension MessageSchema {
         [
             FieldSchema(2, "timeUnixNano", .fixed64),
             FieldSchema(3, "asDouble", .double, .oneof(0)),
-            FieldSchema(4, "spanId", .bytesHex),
-            FieldSchema(5, "traceId", .bytesHex),
+            FieldSchema(4, "spanId", .bytesHex(8)),
+            FieldSchema(5, "traceId", .bytesHex(16)),
             FieldSchema(6, "asInt", .sfixed64, .oneof(0)),
             FieldSchema(7, "filteredAttributes", .message(.keyValue), .repeated),
         ])

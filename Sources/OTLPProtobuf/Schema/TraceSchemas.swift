@@ -27,12 +27,12 @@ extension MessageSchema {
     static let span = MessageSchema(
         "Span",
         [
-            FieldSchema(1, "traceId", .bytesHex),
-            FieldSchema(2, "spanId", .bytesHex),
+            FieldSchema(1, "traceId", .bytesHex(16)),
+            FieldSchema(2, "spanId", .bytesHex(8)),
             FieldSchema(3, "traceState", .string),
-            FieldSchema(4, "parentSpanId", .bytesHex),
+            FieldSchema(4, "parentSpanId", .bytesHex(8)),
             FieldSchema(5, "name", .string),
-            FieldSchema(6, "kind", .enumeration),
+            FieldSchema(6, "kind", .enumeration(.spanKind)),
             FieldSchema(7, "startTimeUnixNano", .fixed64),
             FieldSchema(8, "endTimeUnixNano", .fixed64),
             FieldSchema(9, "attributes", .message(.keyValue), .repeated),
@@ -59,8 +59,8 @@ extension MessageSchema {
     static let spanLink = MessageSchema(
         "Span.Link",
         [
-            FieldSchema(1, "traceId", .bytesHex),
-            FieldSchema(2, "spanId", .bytesHex),
+            FieldSchema(1, "traceId", .bytesHex(16)),
+            FieldSchema(2, "spanId", .bytesHex(8)),
             FieldSchema(3, "traceState", .string),
             FieldSchema(4, "attributes", .message(.keyValue), .repeated),
             FieldSchema(5, "droppedAttributesCount", .uint32),
@@ -72,6 +72,6 @@ extension MessageSchema {
         "Status",
         [
             FieldSchema(2, "message", .string),
-            FieldSchema(3, "code", .enumeration),
+            FieldSchema(3, "code", .enumeration(.statusCode)),
         ])
 }

@@ -1,6 +1,8 @@
 import PulseJSON
 
-/// Transcodes one protobuf-encoded OTLP message into its OTLP/JSON form in a single writer.
+/// Transcodes one protobuf-encoded OTLP message into its OTLP/JSON form in a single output: JSON text
+/// (``JSONWriter``) or straight into the document model the gateway's mapping walks
+/// (``JSONDocumentBuilder``), the same values in the same order either way.
 ///
 /// The transcoder does not build a message tree. For each message it scans the fields once,
 /// recording every known field's occurrence (``FieldOccurrence``) on a shared stack, then writes the
@@ -17,13 +19,13 @@ import PulseJSON
 /// conforming parser rejects. It is stricter in three ways: groups are rejected, a varint whose
 /// value does not fit in 64 bits is rejected (upb drops the extra bits), and nesting is bounded by
 /// ``OTLPProtobufLimits/maxDepth``.
-struct Transcoder {
+struct Transcoder<Output: TranscodingOutput> {
     private let input: UnsafeBufferPointer<UInt8>
     private let limits: OTLPProtobufLimits
     private let schemas: [MessageSchema]
     private let rootName: String
-    /// The JSON output.
-    private(set) var writer: JSONWriter
+    /// The output.
+    private(set) var writer: Output
     /// Known-field occurrences of the messages on the current path, innermost last.
     private var occurrences: [FieldOccurrence] = []
     private var path: [PathComponent] = []
@@ -34,8 +36,7 @@ struct Transcoder {
         self.limits = limits
         schemas = MessageKind.table
         rootName = schemas[root.rawValue].name
-        // OTLP/JSON is typically 2-3 times the size of the protobuf.
-        writer = JSONWriter(capacity: min(input.count * 3, limits.maxOutputBytes) + 64)
+        writer = Output.sized(forInput: input.count, limit: limits.maxOutputBytes)
         occurrences.reserveCapacity(64)
         path.reserveCapacity(16)
     }
@@ -80,14 +81,14 @@ struct Transcoder {
         writer.endObject()
         if writer.count > limits.maxOutputBytes {
             throw failure(
-                .outputTooLarge, "JSON output larger than \(limits.maxOutputBytes) bytes", at: start(of: source))
+                .outputTooLarge, "\(Output.measure) larger than \(limits.maxOutputBytes) bytes", at: start(of: source))
         }
     }
 
     /// Writes a message without keeping the output, to validate a value that is not written (a
     /// oneof member that lost).
     private mutating func validateMessage(_ kind: MessageKind, from source: MessageSource) throws(OTLPProtobufError) {
-        var discard = JSONWriter(capacity: 256)
+        var discard = Output.scratch()
         swap(&writer, &discard)
         defer { swap(&writer, &discard) }
         try emitMessage(kind, from: source)
@@ -140,7 +141,7 @@ struct Transcoder {
         _ fieldIndex: Int, of schema: MessageSchema, base: Int, end: Int
     ) throws(OTLPProtobufError) {
         let field = schema.fields[fieldIndex]
-        let key = schema.keys[fieldIndex]
+        let key = field.name
         let tag = UInt8(fieldIndex)
         switch field.cardinality {
         case .repeated:
@@ -206,7 +207,7 @@ struct Transcoder {
 
     /// Writes a repeated scalar field: every occurrence, packed runs and single values alike.
     private mutating func emitRepeatedScalars(
-        _ field: FieldSchema, key: String, tag: UInt8, base: Int, end: Int
+        _ field: FieldSchema, key: StaticString, tag: UInt8, base: Int, end: Int
     ) throws(OTLPProtobufError) {
         var count = 0
         for index in base..<end where occurrences[index].fieldIndex == tag {
@@ -251,7 +252,7 @@ struct Transcoder {
         switch field.kind {
         case .string:
             for index in from..<to where occurrences[index].fieldIndex == tag {
-                _ = try makeString(occurrences[index].payload, as: PathComponent(name: field.name, index: -1))
+                _ = try validatedString(occurrences[index].payload, as: PathComponent(name: field.name, index: -1))
             }
         case .message(let child):
             for index in from..<to where occurrences[index].fieldIndex == tag {
@@ -303,11 +304,11 @@ struct Transcoder {
     ) throws(OTLPProtobufError) {
         switch field.kind {
         case .string:
-            writer.string(try makeString(occurrence.payload, as: component))
+            writer.string(utf8: try validatedString(occurrence.payload, as: component))
         case .bytesHex:
-            writer.string(BinaryText.hex(UnsafeBufferPointer(rebasing: input[occurrence.payload])))
+            writer.hexString(UnsafeBufferPointer(rebasing: input[occurrence.payload]))
         case .bytesBase64:
-            writer.string(BinaryText.base64(UnsafeBufferPointer(rebasing: input[occurrence.payload])))
+            writer.base64String(UnsafeBufferPointer(rebasing: input[occurrence.payload]))
         case .message:
             preconditionFailure("messages are written by emitMessage")
         default:
@@ -346,13 +347,16 @@ struct Transcoder {
         }
     }
 
-    /// The UTF-8 string in `range`, the value of the field `component` names.
-    private func makeString(_ range: Range<Int>, as component: PathComponent) throws(OTLPProtobufError) -> String {
+    /// The UTF-8 bytes in `range` (the input's, valid while it is), the value of the field
+    /// `component` names.
+    private func validatedString(
+        _ range: Range<Int>, as component: PathComponent
+    ) throws(OTLPProtobufError) -> UnsafeBufferPointer<UInt8> {
         let bytes = UnsafeBufferPointer(rebasing: input[range])
         guard UTF8Validation.isValid(bytes) else {
             throw failure(.invalidUTF8, "string is not valid UTF-8", at: range.lowerBound, field: component)
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     // MARK: Errors

@@ -7,8 +7,9 @@ import Synchronization
 /// The OTLP/HTTP intake: validates a request, maps it, commits it durably, answers.
 ///
 /// Order of checks (the first failure answers): shutting down → 503; outbox over its cap → 429;
-/// media type → 415; the app's outbox share or request rate (``AppAdmission``) → 429 (JSON and protobuf are accepted; protobuf is transcoded to OTLP/JSON so both
-/// share one mapping); Apsio headers → 400/403/401; body
+/// media type → 415 (JSON and protobuf are accepted; a protobuf body is decoded straight into the
+/// document model of its OTLP/JSON form, so both take one walk); Apsio headers → 400/403/401; the
+/// app's outbox share or request rate (``AppAdmission``) → 429; body
 /// decoding → 413/400/415; JSON → 400; mapping → 400; durable commit → 503 on storage failure;
 /// then 200 (`{}`, or `partialSuccess` when records were dropped), with `Apsio-Duplicate: true`
 /// for a batch seen before and `Apsio-Batch-Conflict: true` for a batch id reused with another
@@ -147,15 +148,17 @@ final class GatewayIntake: Sendable {
         var context = MappingContext(
             appID: headers.appID, batchID: batchID, receivedAt: receivedAt, sentAt: headers.sentAt,
             fallbacks: headers.fallbacks)
-        let json = try Self.otlpJSON(
-            body, format: format, signal: signal, maxOutputBytes: Self.jsonLimit(maxBodyBytes))
+        let document = try Self.document(
+            body, format: format, signal: signal, maxBytes: Self.jsonLimit(maxBodyBytes), parsers: parsers)
         if format == .protobuf {
-            // Now the size of what is parsed is known: the protobuf body plus its JSON's working set.
+            // Now the size of the decoded document is known: the protobuf body plus its working set.
             try await reserve(
-                request, encodedBytes + body.count + Self.workingSet(format: .json, decodedBytes: json.count), policy)
+                request, encodedBytes + body.count + Self.documentWorkingSet(documentBytes: document.byteCount),
+                policy)
         }
         let sequenceHeader = request.headers[DiagnosticsObservation.sequenceHeader]
-        var (mapped, diagnostics) = try map(json, signal: signal, context: context, sequenceHeader: sequenceHeader)
+        var (mapped, diagnostics) = try Self.map(
+            document, signal: signal, context: context, sequenceHeader: sequenceHeader)
 
         var conflict = false
         while true {
@@ -197,8 +200,8 @@ final class GatewayIntake: Sendable {
                 // ids and derived event ids that include its hash (rare, so it is mapped again).
                 conflict = true
                 context.conflictHash = Hex.encode(bodyHash)
-                (mapped, diagnostics) = try map(
-                    json, signal: signal, context: context, sequenceHeader: sequenceHeader)
+                (mapped, diagnostics) = try Self.map(
+                    document, signal: signal, context: context, sequenceHeader: sequenceHeader)
             }
         }
     }
@@ -274,21 +277,40 @@ final class GatewayIntake: Sendable {
             retryAfterSeconds: policy.retryAfterSeconds)
     }
 
-    private func map(_ body: [UInt8], signal: OTLPSignal, context: MappingContext, sequenceHeader: String?)
-        throws(IntakeRejection) -> (MappedRequest, DiagnosticsObservation?)
-    {
-        try parsers.withParser { parser throws(IntakeRejection) in
-            let document: JSONDocument
-            do throws(PulseJSONError) {
-                document = try parser.parse(body)
-            } catch {
-                throw IntakeRejection(.badRequest, "the body is not valid JSON: \(error.message)")
+    /// The body as the OTLP/JSON document the mapping walks: JSON parsed (invalid JSON → 400),
+    /// protobuf decoded straight into the same model (malformed protobuf → 400), within
+    /// `maxBytes` of decoded document.
+    static func document(
+        _ body: [UInt8], format: BodyFormat, signal: OTLPSignal, maxBytes: Int, parsers: JSONParserPool
+    ) throws(IntakeRejection) -> JSONDocument {
+        switch format {
+        case .json:
+            return try parsers.withParser { parser throws(IntakeRejection) in
+                do throws(PulseJSONError) {
+                    return try parser.parse(body)
+                } catch {
+                    throw IntakeRejection(.badRequest, "the body is not valid JSON: \(error.message)")
+                }
             }
-            let mapped = try OTLPMapper.map(document.root, signal: signal, context: context)
-            let diagnostics = DiagnosticsObservation.extract(
-                document.root, signal: signal, sequenceHeader: sequenceHeader, fallbacks: context.fallbacks)
-            return (mapped, diagnostics)
+        case .protobuf:
+            var limits = OTLPProtobufLimits()
+            limits.maxOutputBytes = maxBytes
+            do {
+                return try OTLPProtobuf.decodeDocument(body, signal: signal, limits: limits)
+            } catch {
+                throw IntakeRejection(
+                    .badRequest, "the body is not a valid OTLP protobuf export request: \(error.message)")
+            }
         }
+    }
+
+    static func map(
+        _ document: JSONDocument, signal: OTLPSignal, context: MappingContext, sequenceHeader: String?
+    ) throws(IntakeRejection) -> (MappedRequest, DiagnosticsObservation?) {
+        let mapped = try OTLPMapper.map(document.root, signal: signal, context: context)
+        let diagnostics = DiagnosticsObservation.extract(
+            document.root, signal: signal, sequenceHeader: sequenceHeader, fallbacks: context.fallbacks)
+        return (mapped, diagnostics)
     }
 
     // MARK: - Memory
@@ -297,9 +319,20 @@ final class GatewayIntake: Sendable {
     /// (docs/operations.md): the body itself, the parser's buffers and node tape, and the mapped
     /// Pulse batches — 5× for records with kilobyte attributes, 6.4× for records of tiny ones.
     static let jsonWorkingSetFactor = 7
-    /// The first estimate for protobuf (the body plus its transcoded JSON's working set), corrected
-    /// once the JSON's size is known.
+    /// The first estimate for protobuf (the body plus its decoded document's working set),
+    /// corrected once the document's size is known.
     static let protobufWorkingSetFactor = 8
+    /// What mapping a decoded protobuf document takes at its peak, per document byte
+    /// (``JSONDocument/byteCount``: 16 per value and key plus the string bytes): the document
+    /// itself and the mapped Pulse batches, which JSON's factor counts against the JSON text (the
+    /// document has no text, no parser buffers and no second copy of its tape).
+    static let documentWorkingSetFactor = 5
+
+    /// The memory a decoded protobuf document of `documentBytes` takes to map, including itself.
+    static func documentWorkingSet(documentBytes: Int) -> Int {
+        let (bytes, overflow) = documentBytes.multipliedReportingOverflow(by: documentWorkingSetFactor)
+        return overflow ? Int.max : bytes
+    }
 
     /// The memory a request reserves (``RequestMemoryBudget``) to decode, parse and map a body of
     /// `decodedBytes` (including the decoded body itself).
@@ -346,30 +379,12 @@ final class GatewayIntake: Sendable {
             "Content-Type \(type.essence) is not supported; send application/json or application/x-protobuf")
     }
 
-    /// Transcoded OTLP/JSON may be larger than the protobuf it came from (hex ids, decimal
-    /// strings, key names); the JSON parser and the transcoder allow this much.
+    /// The OTLP/JSON form of a protobuf body may be larger than the protobuf (hex ids, decimal
+    /// strings, key names, 16 bytes per decoded value); the JSON parser and the protobuf decoder
+    /// allow this much.
     static func jsonLimit(_ maxBodyBytes: Int) -> Int {
         let (limit, overflow) = maxBodyBytes.multipliedReportingOverflow(by: 4)
         return overflow ? Int.max : limit
-    }
-
-    /// The body as OTLP/JSON: JSON as it came, protobuf transcoded (malformed protobuf → 400).
-    static func otlpJSON(_ body: [UInt8], format: BodyFormat, signal: OTLPSignal, maxOutputBytes: Int)
-        throws(IntakeRejection) -> [UInt8]
-    {
-        switch format {
-        case .json:
-            return body
-        case .protobuf:
-            var limits = OTLPProtobufLimits()
-            limits.maxOutputBytes = maxOutputBytes
-            do {
-                return try OTLPProtobuf.transcodeToJSON(body, signal: signal, limits: limits)
-            } catch {
-                throw IntakeRejection(
-                    .badRequest, "the body is not a valid OTLP protobuf export request: \(error.message)")
-            }
-        }
     }
 
     // MARK: - Responses

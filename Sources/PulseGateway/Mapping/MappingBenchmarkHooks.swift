@@ -1,6 +1,9 @@
+import OTLPProtobuf
+import PulseHashing
 import PulseJSON
 
-/// Entry points for `pulsegate-bench mapping` (package access only; not public API).
+/// Entry points for `pulsegate-bench mapping` and `pulsegate-bench stages` (package access only;
+/// not public API).
 package enum MappingBenchmarkHooks {
     static let context = MappingContext(
         appID: "bench", batchID: "bench-batch", receivedAt: 1_700_000_100_000, sentAt: nil,
@@ -26,4 +29,35 @@ package enum MappingBenchmarkHooks {
             return -1
         }
     }
+
+    /// The diagnostics extraction the intake runs after mapping (a third look at the document);
+    /// 1 when it found an observation, 0 when not.
+    package static func extractDiagnostics(_ root: JSONNode) -> Int {
+        DiagnosticsObservation.extract(root, signal: .logs, sequenceHeader: "1", fallbacks: context.fallbacks) == nil
+            ? 0 : 1
+    }
+
+    /// A protobuf logs export request decoded as the intake does it: straight into the document.
+    package static func decodeProtobufLogs(_ body: [UInt8]) -> JSONDocument? {
+        try? OTLPProtobuf.decodeDocument(body, signal: .logs)
+    }
+
+    /// The protobuf path before the single pass: transcoded to OTLP/JSON text, then parsed.
+    package static func transcodeAndParseProtobufLogs(_ body: [UInt8], parser: JSONParser) -> JSONDocument? {
+        guard let json = try? OTLPProtobuf.transcodeToJSON(body, signal: .logs) else { return nil }
+        return try? parser.parse(json)
+    }
+
+    /// What the intake does with a body and its mapped drafts besides the walk: the body's SHA-256
+    /// (the batch id and dedup key) and each draft's payload encoded for its outbox row (zstd
+    /// above the threshold). Returns the stored bytes.
+    package static func encodeForStorage(body: [UInt8], root: JSONNode) -> Int {
+        guard let mapped = try? OTLPMapper.map(root, signal: .logs, context: context) else { return -1 }
+        var bytes = SHA256.hash(body).count
+        for draft in mapped.drafts {
+            bytes += StoredPayload(encoding: draft.payload).bytes.count
+        }
+        return bytes
+    }
+
 }

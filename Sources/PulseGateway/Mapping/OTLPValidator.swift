@@ -1,3 +1,5 @@
+import Glibc
+import OTLPProtobuf
 import PulseJSON
 
 /// Checks the JSON types of an OTLP/JSON export request before it is mapped, as proto3's JSON
@@ -13,20 +15,18 @@ import PulseJSON
 /// `"Infinity"`, `"-Infinity"`; trace and span ids as hex (32 / 16 characters, or empty);
 /// `bytesValue` as a string.
 ///
+/// The rules come from the one OTLP schema description, `OTLPProtobuf`'s ``MessageSchema`` table
+/// (field names, kinds, cardinality); its development fields (profiles' dictionary indexes,
+/// entity references) are not part of the JSON request schema and are ignored like unknown members.
+///
 /// A separate pass over the tape (no allocation on success), so the mapper itself keeps reading
 /// only what it needs and a rejected request never reaches it.
 enum OTLPValidator {
     /// Throws ``IntakeRejection`` (400) naming the JSON path of the first wrongly typed member.
     /// `root` must be an object (the mapper checks that first).
     static func validate(_ root: JSONNode, signal: OTLPSignal) throws(IntakeRejection) {
-        let schema: Schema
-        switch signal {
-        case .logs: schema = Schemas.logsRequest
-        case .traces: schema = Schemas.tracesRequest
-        case .metrics: schema = Schemas.metricsRequest
-        }
         do {
-            try check(members: root, schema)
+            try check(members: root, schemas[MessageKind.request(signal).rawValue])
         } catch {
             throw IntakeRejection(.badRequest, error.description)
         }
@@ -34,31 +34,53 @@ enum OTLPValidator {
 
     // MARK: - Schema
 
-    /// The JSON form a field takes.
-    indirect enum Form: Sendable {
-        case string
-        case bool
-        case int32
-        case uint32
-        case int64
-        case uint64
-        case double
-        /// An open proto3 enum: an int32, or one of these names (the index is the value).
-        case enumeration([String])
-        /// A trace or span id: this many hex characters, or empty.
-        case hexID(Int)
-        /// Any other `bytes` field: base64 text.
-        case bytes
-        case message(Schema)
-        case repeated(Form)
-        /// An `AnyValue` (kept out of ``Schema`` values to break the cycle).
-        case anyValue
-        /// A `KeyValue`.
-        case keyValue
+    /// The JSON form a field takes: a trivial value (no reference counting while checking).
+    struct Form: Sendable {
+        /// The form of one value.
+        enum Value: Sendable {
+            case string
+            case bool
+            case int32
+            case uint32
+            case int64
+            case uint64
+            case double
+            /// An open proto3 enum: an int32, or one of its value names.
+            case enumeration(OTLPEnum)
+            /// A trace or span id: this many hex characters, or empty.
+            case hexID(Int)
+            /// Any other `bytes` field: base64 text.
+            case bytes
+            /// An embedded message (its rules are ``OTLPValidator/schemas`` at the kind's raw value).
+            case message(MessageKind)
+        }
+
+        var value: Value
+        /// A repeated field: an array of `value`s.
+        var isRepeated: Bool
+
+        /// The JSON form of `field`.
+        init(_ field: FieldSchema) {
+            switch field.kind {
+            case .string: value = .string
+            case .bytesBase64: value = .bytes
+            case .bytesHex(let bytes): value = .hexID(bytes * 2)
+            case .bool: value = .bool
+            case .int32, .sint32: value = .int32
+            case .uint32, .fixed32: value = .uint32
+            case .enumeration(let kind): value = .enumeration(kind)
+            case .int64, .sfixed64: value = .int64
+            case .uint64, .fixed64: value = .uint64
+            case .double: value = .double
+            case .message(let kind): value = .message(kind)
+            }
+            isRepeated = field.cardinality == .repeated
+        }
 
         /// What the problem message says was expected.
         var expectation: String {
-            switch self {
+            if isRepeated { return "expected an array" }
+            switch value {
             case .string: return "expected a string"
             case .bool: return "expected true or false"
             case .int32: return "expected a 32-bit integer"
@@ -69,30 +91,57 @@ enum OTLPValidator {
             case .enumeration: return "expected an enum value (an integer or its name)"
             case .hexID(let count): return "expected \(count) hex characters (or an empty string)"
             case .bytes: return "expected a base64 string"
-            case .message, .anyValue, .keyValue: return "expected an object"
-            case .repeated: return "expected an array"
+            case .message: return "expected an object"
             }
         }
     }
 
+    /// The JSON rules of every OTLP message, indexed by ``MessageKind`` raw value.
+    static let schemas: [Schema] = MessageKind.allCases.map { Schema($0.schema) }
+
     /// The fields of one OTLP message.
     final class Schema: Sendable {
-        let fields: [(name: [UInt8], display: String, form: Form)]
+        /// The JSON names, one after the other (``nameEnds`` delimits them).
+        private let names: [UInt8]
+        private let nameEnds: [Int]
+        let forms: [Form]
+        let displays: [String]
 
-        init(_ fields: KeyValuePairs<String, Form>) {
+        /// The JSON fields of `message` (its development fields left out).
+        init(_ message: MessageSchema) {
+            let fields = message.fields.filter { !$0.isDevelopment }
             precondition(fields.count <= 64, "duplicate detection keeps one bit per field")
-            self.fields = fields.map { (Array($0.key.utf8), $0.key, $0.value) }
+            var names: [UInt8] = []
+            var nameEnds: [Int] = []
+            for field in fields {
+                field.name.withUTF8Buffer { names.append(contentsOf: $0) }
+                nameEnds.append(names.count)
+            }
+            self.names = names
+            self.nameEnds = nameEnds
+            forms = fields.map(Form.init)
+            displays = fields.map { $0.name.description }
         }
 
-        /// The field named by `key` and its position, or `nil` for an unknown member.
-        func field(_ key: JSONNode) -> (index: Int, display: String, form: Form)? {
-            key.withUTF8 { bytes in
-                for (index, field) in fields.enumerated() where field.name.count == bytes.count {
-                    if field.name.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) {
-                        return (index, field.display, field.form)
+        /// The index of the field named by `key`, or `nil` for an unknown member.
+        func field(_ key: JSONNode) -> Int? {
+            key.withUTF8 { (bytes) -> Int? in
+                names.withUnsafeBufferPointer { names in
+                    nameEnds.withUnsafeBufferPointer { ends in
+                        var start = 0
+                        for index in 0..<ends.count {
+                            let end = ends[index]
+                            if end - start == bytes.count
+                                && (bytes.isEmpty
+                                    || memcmp(names.baseAddress! + start, bytes.baseAddress!, bytes.count) == 0)
+                            {
+                                return index
+                            }
+                            start = end
+                        }
+                        return nil
                     }
                 }
-                return nil
             } ?? nil
         }
     }
@@ -131,19 +180,19 @@ enum OTLPValidator {
         var seen: UInt64 = 0
         for (key, value) in object.memberNodes {
             guard let field = schema.field(key) else { continue }
-            let bit: UInt64 = 1 << UInt64(field.index)
+            let bit: UInt64 = 1 << UInt64(field)
             guard seen & bit == 0 else {
                 var failure = Failure("duplicate key")
-                failure.reversedPath.append(.key(field.display))
+                failure.reversedPath.append(.key(schema.displays[field]))
                 throw failure
             }
             seen |= bit
             guard !value.isNull else { continue }
             do {
-                try check(value, field.form)
+                try check(value, schema.forms[field])
             } catch {
                 var failure = error
-                failure.reversedPath.append(.key(field.display))
+                failure.reversedPath.append(.key(schema.displays[field]))
                 throw failure
             }
         }
@@ -151,32 +200,10 @@ enum OTLPValidator {
 
     /// Checks one non-null value.
     static func check(_ value: JSONNode, _ form: Form) throws(Failure) {
-        let valid: Bool
-        switch form {
-        case .string: valid = value.kind == .string
-        case .bool: valid = value.kind == .bool
-        case .int32: valid = integer(value).map { Int64(Int32.min)...Int64(Int32.max) ~= $0 } ?? false
-        case .uint32: valid = integer(value).map { 0...Int64(UInt32.max) ~= $0 } ?? false
-        case .int64: valid = integer(value) != nil
-        case .uint64: valid = unsignedInteger(value) != nil
-        case .double: valid = AnyValue.double(value) != nil
-        case .enumeration(let names): valid = enumValue(value, names: names) != nil
-        case .hexID(let count): valid = isHexID(value, count: count)
-        case .bytes: valid = value.kind == .string
-        case .message(let schema):
-            guard value.kind == .object else { throw Failure(form.expectation) }
-            try check(members: value, schema)
-            return
-        case .anyValue:
-            guard value.kind == .object else { throw Failure(form.expectation) }
-            try check(members: value, Schemas.anyValue)
-            return
-        case .keyValue:
-            guard value.kind == .object else { throw Failure(form.expectation) }
-            try check(members: value, Schemas.keyValue)
-            return
-        case .repeated(let element):
+        if form.isRepeated {
             guard value.kind == .array else { throw Failure(form.expectation) }
+            var element = form
+            element.isRepeated = false
             for (index, item) in value.elements.enumerated() {
                 do throws(Failure) {
                     guard !item.isNull else { throw Failure(element.expectation + ", not null") }
@@ -187,6 +214,23 @@ enum OTLPValidator {
                     throw failure
                 }
             }
+            return
+        }
+        let valid: Bool
+        switch form.value {
+        case .string: valid = value.kind == .string
+        case .bool: valid = value.kind == .bool
+        case .int32: valid = integer(value).map { Int64(Int32.min)...Int64(Int32.max) ~= $0 } ?? false
+        case .uint32: valid = integer(value).map { 0...Int64(UInt32.max) ~= $0 } ?? false
+        case .int64: valid = integer(value) != nil
+        case .uint64: valid = unsignedInteger(value) != nil
+        case .double: valid = AnyValue.double(value) != nil
+        case .enumeration(let kind): valid = enumValue(value, names: kind.names) != nil
+        case .hexID(let count): valid = isHexID(value, count: count)
+        case .bytes: valid = value.kind == .string
+        case .message(let kind):
+            guard value.kind == .object else { throw Failure(form.expectation) }
+            try check(members: value, schemas[kind.rawValue])
             return
         }
         guard valid else { throw Failure(form.expectation) }

@@ -1,3 +1,4 @@
+import OTLPProtobuf
 import PulseHashing
 import PulseJSON
 import PulseProtocol
@@ -188,7 +189,7 @@ struct ResourceMapper {
             attributes.key("log.body")
             AnyValue.write(body, into: &attributes)
         }
-        let severity = AnyValue.enumValue(record["severityNumber"], names: OTLPValidator.Schemas.severityNames) ?? 0
+        let severity = AnyValue.enumValue(record["severityNumber"], names: OTLPEnum.severityNumber.names) ?? 0
         if severity > 0 {
             attributes.key("log.severity_number")
             attributes.int(severity)
@@ -294,7 +295,7 @@ struct ResourceMapper {
             attributes.key("span.end_time_ms")
             attributes.int(end)
         }
-        if let code = AnyValue.enumValue(span["status"]?["code"], names: OTLPValidator.Schemas.statusCodeNames),
+        if let code = AnyValue.enumValue(span["status"]?["code"], names: OTLPEnum.statusCode.names),
             code != 0
         {
             attributes.key("span.status_code")

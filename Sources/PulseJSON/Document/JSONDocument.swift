@@ -14,4 +14,7 @@ public struct JSONDocument: Sendable {
 
     /// The number of nodes (every value and every object key counts one).
     public var nodeCount: Int { storage.nodeCount }
+
+    /// The bytes the document holds: 16 per node plus its unescaped strings.
+    public var byteCount: Int { storage.nodeCount * 16 + storage.stringCount }
 }

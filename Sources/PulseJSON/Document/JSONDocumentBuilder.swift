@@ -1,0 +1,212 @@
+/// Builds a ``JSONDocument`` value by value, without JSON text in between.
+///
+/// The calls are the same as ``JSONWriter``'s, in document order, and the document is the one
+/// ``JSONParser`` gives for the text the writer would produce: an unsigned integer up to
+/// `Int64.max` is an ``JSONKind/int`` (as the parser reads it), a finite double stays a
+/// ``JSONKind/double``, a non-finite one becomes `null` (the writer writes `null`). A decoder of
+/// another format (the OTLP protobuf decoder) uses it to hand the mapping the document model it
+/// walks, so both formats take the same walk.
+///
+/// Like the writer, the builder does not validate nesting: every value inside an object must be
+/// preceded by ``key(utf8:)``, every begin matched by its end, and strings must be valid UTF-8.
+/// Containers hold at most `UInt32.max` children and the strings at most 4 GiB in all.
+public struct JSONDocumentBuilder: Sendable {
+    /// Two words per node (`head`, `payload`), as ``JSONStorage`` lays them out.
+    @usableFromInline var words: ContiguousArray<UInt64> = []
+    /// The string arena.
+    @usableFromInline var strings: ContiguousArray<UInt8> = []
+    /// The open containers around the innermost one, outermost first.
+    @usableFromInline var enclosing: [Frame] = []
+    /// The innermost open container (`index` -1 at the top level); its child count is kept here
+    /// and written to the tape when it closes.
+    @usableFromInline var top = Frame(index: -1, isArray: false, count: 0)
+
+    /// An open container: its node, whether it is an array, and its children so far.
+    @usableFromInline struct Frame: Sendable {
+        @usableFromInline var index: Int
+        @usableFromInline var isArray: Bool
+        @usableFromInline var count: UInt64
+
+        @inlinable init(index: Int, isArray: Bool, count: UInt64) {
+            self.index = index
+            self.isArray = isArray
+            self.count = count
+        }
+    }
+
+    /// Creates a builder with room for about `nodes` nodes and `stringBytes` bytes of strings.
+    public init(nodes: Int = 256, stringBytes: Int = 4096) {
+        words.reserveCapacity(nodes * 2)
+        strings.reserveCapacity(stringBytes)
+        enclosing.reserveCapacity(32)
+    }
+
+    /// The bytes the document takes so far: 16 per node plus the strings.
+    @inlinable public var byteCount: Int { words.count &* 8 &+ strings.count }
+
+    /// The number of nodes so far.
+    @inlinable public var nodeCount: Int { words.count >> 1 }
+
+    /// The finished document; the builder starts over empty. Call it when every container is closed.
+    public mutating func finish() -> JSONDocument {
+        precondition(top.index < 0 && !words.isEmpty, "finish() needs exactly one complete top-level value")
+        let storage = words.withUnsafeBytes { nodes in
+            strings.withUnsafeBufferPointer { text in
+                JSONStorage(
+                    nodes: nodes.baseAddress!, nodeCount: nodes.count / 16, strings: text.baseAddress,
+                    stringCount: text.count)
+            }
+        }
+        words.removeAll(keepingCapacity: true)
+        strings.removeAll(keepingCapacity: true)
+        return JSONDocument(storage: storage)
+    }
+
+    // MARK: Containers
+
+    /// Opens an object; its members follow as ``key(utf8:)`` and a value each.
+    @inlinable @inline(__always) public mutating func beginObject() { beginContainer(JSONKind.object.rawValue) }
+
+    /// Closes the innermost open object.
+    @inlinable @inline(__always) public mutating func endObject() { endContainer() }
+
+    /// Opens an array.
+    @inlinable @inline(__always) public mutating func beginArray() { beginContainer(JSONKind.array.rawValue) }
+
+    /// Closes the innermost open array.
+    @inlinable @inline(__always) public mutating func endArray() { endContainer() }
+
+    /// Adds an object key (UTF-8); the member's value must follow.
+    @inlinable @inline(__always) public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) {
+        top.count &+= 1
+        appendString(key)
+    }
+
+    /// Adds an object key; the member's value must follow.
+    @inlinable @inline(__always) public mutating func key(_ key: StaticString) {
+        key.withUTF8Buffer { self.key(utf8: $0) }
+    }
+
+    // MARK: Scalars
+
+    /// Adds a string value (UTF-8).
+    @inlinable @inline(__always) public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
+        countValue()
+        appendString(value)
+    }
+
+    /// Adds a string value.
+    @inlinable public mutating func string(_ value: String) {
+        withUTF8Bytes(of: value) { string(utf8: $0) }
+    }
+
+    /// Adds a string value of `byteCount` UTF-8 bytes that `initialize` writes in place (hex or
+    /// base64 text, for example, without an intermediate `String`).
+    @inlinable public mutating func string(
+        byteCount: Int, initializingWith initialize: (UnsafeMutableBufferPointer<UInt8>) -> Void
+    ) {
+        countValue()
+        let offset = strings.count
+        strings.append(contentsOf: repeatElement(0, count: byteCount))
+        strings.withUnsafeMutableBufferPointer { initialize(UnsafeMutableBufferPointer(rebasing: $0[offset...])) }
+        appendScalar(
+            JSONKind.string.rawValue,
+            UInt64(truncatingIfNeeded: offset) | UInt64(truncatingIfNeeded: byteCount) << 32)
+    }
+
+    /// Adds an integer value.
+    @inlinable @inline(__always) public mutating func int(_ value: Int64) {
+        countValue()
+        appendScalar(JSONKind.int.rawValue, UInt64(bitPattern: value))
+    }
+
+    /// Adds an unsigned integer value (an ``JSONKind/int`` when it fits `Int64`, as parsed).
+    @inlinable @inline(__always) public mutating func uint(_ value: UInt64) {
+        countValue()
+        appendScalar(value <= UInt64(Int64.max) ? JSONKind.int.rawValue : JSONKind.uint.rawValue, value)
+    }
+
+    /// Adds a double value; NaN and infinities become `null`, as ``JSONWriter`` writes them.
+    @inlinable public mutating func double(_ value: Double) {
+        countValue()
+        if value.isFinite {
+            appendScalar(JSONKind.double.rawValue, value.bitPattern)
+        } else {
+            appendScalar(JSONKind.null.rawValue, 0)
+        }
+    }
+
+    /// Adds `true` or `false`.
+    @inlinable public mutating func bool(_ value: Bool) {
+        countValue()
+        appendScalar(JSONKind.bool.rawValue, value ? 1 : 0)
+    }
+
+    /// Adds `null`.
+    @inlinable public mutating func null() {
+        countValue()
+        appendScalar(JSONKind.null.rawValue, 0)
+    }
+
+    /// Adds a copy of `node` and its subtree (a node of any document), value by value.
+    public mutating func copy(_ node: JSONNode) {
+        switch node.kind {
+        case .null: null()
+        case .bool: bool(node.bool ?? false)
+        case .int: int(node.int64 ?? 0)
+        case .uint: uint(node.uint64 ?? 0)
+        case .double: double(node.double ?? 0)
+        case .string: _ = node.withUTF8 { string(utf8: $0) }
+        case .array:
+            beginArray()
+            for element in node.elements { copy(element) }
+            endArray()
+        case .object:
+            beginObject()
+            for (key, value) in node.memberNodes {
+                _ = key.withUTF8 { self.key(utf8: $0) }
+                copy(value)
+            }
+            endObject()
+        }
+    }
+
+    // MARK: Tape
+
+    @inlinable @inline(__always) mutating func beginContainer(_ kind: UInt8) {
+        countValue()
+        enclosing.append(top)
+        let index = words.count >> 1
+        top = Frame(index: index, isArray: kind == JSONKind.array.rawValue, count: 0)
+        words.append(UInt64(kind))
+        words.append(0)
+    }
+
+    @inlinable @inline(__always) mutating func endContainer() {
+        let node = top.index &* 2
+        let next = UInt64(truncatingIfNeeded: words.count >> 1) << 32
+        let count = top.count
+        words.withUnsafeMutableBufferPointer { tape in
+            tape[node] |= next
+            tape[node &+ 1] = count
+        }
+        top = enclosing.removeLast()
+    }
+
+    /// A value counts as a child only inside an array (an object member was counted at its key).
+    @inlinable @inline(__always) mutating func countValue() {
+        if top.isArray { top.count &+= 1 }
+    }
+
+    @inlinable @inline(__always) mutating func appendScalar(_ kind: UInt8, _ payload: UInt64) {
+        let index = words.count >> 1
+        words.append(UInt64(kind) | UInt64(truncatingIfNeeded: index &+ 1) << 32)
+        words.append(payload)
+    }
+
+    @inlinable @inline(__always) mutating func appendString(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let offset = UInt64(truncatingIfNeeded: strings.count)
+        strings.append(contentsOf: bytes)
+        appendScalar(JSONKind.string.rawValue, offset | UInt64(truncatingIfNeeded: bytes.count) << 32)
+    }
+}
