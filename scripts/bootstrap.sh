@@ -11,6 +11,7 @@ PULSEGATE_APT_PACKAGES=(
     libcurl4-openssl-dev
     libmicrohttpd-dev
     libsimdjson-dev
+    libpq-dev
 )
 
 pulsegate_missing_packages() {
