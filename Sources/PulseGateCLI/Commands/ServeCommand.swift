@@ -5,7 +5,8 @@ import PulseGateway
 /// `pulsegate serve`: runs the gateway until SIGTERM or SIGINT; SIGHUP reloads the config file.
 enum ServeCommand {
     static let usage = """
-        USAGE: pulsegate serve [--listen HOST:PORT] [--upstream HOST:PORT] [--data-dir DIR] [--config FILE]
+        USAGE: pulsegate serve [--listen HOST:PORT] [--upstream HOST:PORT] [--data-dir DIR] [--store URL]
+                               [--config FILE]
 
         Runs the OTLP/HTTP gateway. Without --upstream it starts the reference Pulse ingest server
         in-process on loopback and forwards there.
@@ -15,6 +16,7 @@ enum ServeCommand {
           --listen HOST:PORT     HTTP listen address      PULSEGATE_LISTEN     default 127.0.0.1:4318
           --upstream HOST:PORT   Pulse upstream (msgtrans) PULSEGATE_UPSTREAM   default: embedded
           --data-dir DIR         database directory       PULSEGATE_DATA_DIR   default ./pulsegate-data
+          --store URL            PostgreSQL store (fleet) PULSEGATE_STORE      default: SQLite in --data-dir
           --config FILE          JSON config file         PULSEGATE_CONFIG     (docs/operations.md)
           -h, --help             Show this help.
 
@@ -34,13 +36,15 @@ enum ServeCommand {
         var upstream: String?
         var dataDirectory: String?
         var configPath: String?
+        var store: String?
     }
 
     /// Parses flags, falling back to the environment; `nil` when help was asked for.
     static func parse(_ arguments: [String], environment: [String: String]) throws(CLIError) -> Options? {
         var options = Options(
             listen: environment["PULSEGATE_LISTEN"], upstream: environment["PULSEGATE_UPSTREAM"],
-            dataDirectory: environment["PULSEGATE_DATA_DIR"], configPath: environment["PULSEGATE_CONFIG"])
+            dataDirectory: environment["PULSEGATE_DATA_DIR"], configPath: environment["PULSEGATE_CONFIG"],
+            store: environment["PULSEGATE_STORE"])
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -51,7 +55,7 @@ enum ServeCommand {
                 name = String(argument[..<equals])
                 value = String(argument[argument.index(after: equals)...])
             }
-            guard ["--listen", "--upstream", "--data-dir", "--config"].contains(name) else {
+            guard ["--listen", "--upstream", "--data-dir", "--config", "--store"].contains(name) else {
                 throw CLIError(.usage, "serve: unknown option '\(argument)'")
             }
             if value == nil {
@@ -63,6 +67,7 @@ enum ServeCommand {
             case "--listen": options.listen = value
             case "--upstream": options.upstream = value
             case "--data-dir": options.dataDirectory = value
+            case "--store": options.store = value
             default: options.configPath = value
             }
             index += 1
@@ -83,6 +88,9 @@ enum ServeCommand {
             }
             if let upstream = options.upstream ?? file?.upstream, !upstream.isEmpty {
                 configuration.upstream = try UpstreamAddress(parsing: upstream)
+            }
+            if let store = options.store ?? file?.store, !store.isEmpty {
+                configuration.store = store
             }
             file?.apply(to: &configuration)
             try configuration.validate()

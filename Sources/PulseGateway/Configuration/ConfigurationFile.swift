@@ -8,6 +8,8 @@ import PulseJSON
 ///   "listen": "127.0.0.1:4318",
 ///   "upstream": "127.0.0.1:6000",
 ///   "dataDir": "/var/lib/pulsegate",
+///   "store": "postgres://pulsegate@db.internal/pulsegate",
+///   "storeLeaseMs": 10000,
 ///   "defaultAppId": "shop",
 ///   "allowedAppIds": ["shop", "news"],
 ///   "appKeys": {"shop": ["key-1", "key-2"]},
@@ -26,7 +28,7 @@ import PulseJSON
 ///   "forwarding": {"maxConnections": 256, "maxInFlight": 64, "idleTimeoutSeconds": 120,
 ///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000,
 ///                  "connectWindowSeconds": 600, "maxConnectsPerIdentity": 20, "maxConnectsPerWindow": 6000,
-///                  "forwardWindow": 8}
+///                  "forwardWindow": 8, "rescanIntervalMs": 30000}
 /// }
 /// ```
 ///
@@ -43,6 +45,10 @@ public struct ConfigurationFile: Sendable, Equatable {
     public var upstream: String?
     /// `dataDir`.
     public var dataDirectory: String?
+    /// `store`: a PostgreSQL connection string (fleet mode); absent for SQLite in `dataDir`.
+    public var store: String?
+    var storeLeaseMilliseconds: Int?
+    var rescanIntervalMilliseconds: Int?
     var defaultAppID: String?
     var allowedAppIDs: [String]?
     var appKeys: AppKeys?
@@ -104,6 +110,11 @@ public struct ConfigurationFile: Sendable, Equatable {
             case "listen": listen = try string(key, value)
             case "upstream": upstream = try string(key, value)
             case "dataDir": dataDirectory = try string(key, value)
+            case "store": store = try string(key, value)
+            case "storeLeaseMs":
+                let milliseconds = try integer(key, value)
+                guard (500...600_000).contains(milliseconds) else { throw fail(key, "500 to 600000") }
+                storeLeaseMilliseconds = milliseconds
             case "defaultAppId": defaultAppID = try string(key, value)
             case "allowedAppIds":
                 guard value.kind == .array else { throw fail(key, "an array of strings") }
@@ -172,6 +183,10 @@ public struct ConfigurationFile: Sendable, Equatable {
                     case "maxConnectsPerIdentity": maxConnectsPerIdentity = try integer(name, setting)
                     case "maxConnectsPerWindow": maxConnectsPerWindow = try integer(name, setting)
                     case "forwardWindow": forwardWindow = try integer(name, setting)
+                    case "rescanIntervalMs":
+                        let milliseconds = try integer(name, setting)
+                        guard milliseconds >= 100 else { throw fail(name, "at least 100") }
+                        rescanIntervalMilliseconds = milliseconds
                     default: throw GatewayError(.invalidConfiguration, "unknown config key \"\(name)\"")
                     }
                 }
@@ -219,6 +234,10 @@ public struct ConfigurationFile: Sendable, Equatable {
         if let maxConnectsPerIdentity { configuration.forwarding.maxConnectsPerIdentity = maxConnectsPerIdentity }
         if let maxConnectsPerWindow { configuration.forwarding.maxConnectsPerWindow = maxConnectsPerWindow }
         if let forwardWindow { configuration.forwarding.forwardWindow = forwardWindow }
+        if let storeLeaseMilliseconds { configuration.storeLease = .milliseconds(storeLeaseMilliseconds) }
+        if let rescanIntervalMilliseconds {
+            configuration.forwarding.rescanInterval = .milliseconds(rescanIntervalMilliseconds)
+        }
     }
 }
 

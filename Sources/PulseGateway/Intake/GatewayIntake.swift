@@ -14,7 +14,7 @@ import Synchronization
 /// for a batch seen before and `Apsio-Batch-Conflict: true` for a batch id reused with another
 /// body (stored as its own batch, `docs/durability.md`).
 final class GatewayIntake: Sendable {
-    let store: GatewayStore
+    let store: any GatewayStoring
     let metrics: GatewayMetrics
     let logger: GatewayLogger
     let clock: GatewayClock
@@ -31,7 +31,7 @@ final class GatewayIntake: Sendable {
     private let onAccepted: @Sendable ([OutboxDraft]) -> Void
 
     init(
-        store: GatewayStore, policy: GatewayPolicy, maxBodyBytes: Int, clock: GatewayClock, metrics: GatewayMetrics,
+        store: any GatewayStoring, policy: GatewayPolicy, maxBodyBytes: Int, clock: GatewayClock, metrics: GatewayMetrics,
         logger: GatewayLogger, onAccepted: @escaping @Sendable ([OutboxDraft]) -> Void
     ) {
         self.store = store
