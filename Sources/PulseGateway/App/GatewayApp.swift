@@ -261,7 +261,8 @@ public final class RunningGateway: Sendable {
     private let lock: FileLock
 
     init(
-        server: HTTPServer, store: any GatewayStoring, intake: GatewayIntake, forwarder: Forwarder?, metrics: GatewayMetrics,
+        server: HTTPServer, store: any GatewayStoring, intake: GatewayIntake, forwarder: Forwarder?,
+        metrics: GatewayMetrics,
         logger: GatewayLogger, configuration: GatewayConfiguration, clock: GatewayClock, policyCache: PolicyCache,
         lock: FileLock
     ) {

@@ -31,7 +31,8 @@ final class GatewayIntake: Sendable {
     private let onAccepted: @Sendable ([OutboxDraft]) -> Void
 
     init(
-        store: any GatewayStoring, policy: GatewayPolicy, maxBodyBytes: Int, clock: GatewayClock, metrics: GatewayMetrics,
+        store: any GatewayStoring, policy: GatewayPolicy, maxBodyBytes: Int, clock: GatewayClock,
+        metrics: GatewayMetrics,
         logger: GatewayLogger, onAccepted: @escaping @Sendable ([OutboxDraft]) -> Void
     ) {
         self.store = store
