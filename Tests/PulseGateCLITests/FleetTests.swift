@@ -246,4 +246,119 @@ import Testing
             await fleet.stop()
         }
     }
+
+    @Test func throughNginxRoundRobinAKilledNodeLosesNothingAndRetriesAreDuplicates() async throws {
+        try await PostgresCluster.with(label: "fleet-nginx") { cluster in
+            let fleet = try await Fleet.start(cluster)
+            defer { fleet.stopSoon() }
+            let ingest = fleet.ingest
+            let nginx = try await NginxFront.start(gateways: fleet.ports, directory: fleet.root.path + "/nginx")
+            defer { nginx.stop() }
+            let port = nginx.port
+            // The same batch twice through nginx lands on two different gateways (round robin).
+            let body = GatewayCrashTests.body(worker: 500, batchID: "twice")
+            let first = try await GatewayHTTP.request(
+                port: port, body: body, headers: GatewayCrashTests.headers("twice"))
+            let second = try await GatewayHTTP.request(
+                port: port, body: body, headers: GatewayCrashTests.headers("twice"))
+            #expect(first.status == 200 && second.status == 200)
+            #expect(first.header("Apsio-Duplicate") != "true")
+            #expect(second.header("Apsio-Duplicate") == "true")
+            // Load through nginx; kill -9 of one gateway under it.
+            let ledger = GatewayCrashTests.LoadLedger()
+            let load = Self.startLoad(ports: { [port] }, clients: 8, ledger: ledger)
+            try await GatewayCrashTests.waitForLoad(ledger)
+            await fleet.nodes[1].killHard()
+            try await Task.sleep(for: .milliseconds(1_000))
+            ledger.stopping.store(true, ordering: .relaxed)
+            await load.value
+            let acknowledged = ledger.acknowledged
+            #expect(acknowledged.count >= 30, "too little load before the kill")
+            let expected = GatewayCrashTests.eventIDs(of: acknowledged + ["twice"])
+            #expect(
+                await eventually(seconds: 60) {
+                    Set((try? await ingest.eventIDs(app: Self.app)) ?? []).isSuperset(of: expected)
+                })
+            let events = try await ingest.events(app: Self.app)
+            #expect(events.filter { $0.eventId.hasPrefix("twice.") }.count == GatewayCrashTests.recordsPerBatch)
+            for (worker, sequences) in Self.firstArrivalOrder(events) where worker != 500 {
+                #expect(sequences == sequences.sorted(), "worker \(worker) out of order: \(sequences)")
+            }
+            nginx.stop()
+            await fleet.stop()
+        }
+    }
+}
+
+/// A real nginx in front of a fleet: deploy/nginx/pulsegate-fleet.conf with loopback ports
+/// substituted, run as an unprivileged, temp-prefix instance (as scripts/test-nginx.sh does).
+final class NginxFront {
+    let process: Process
+    let port: Int
+
+    private init(process: Process, port: Int) {
+        self.process = process
+        self.port = port
+    }
+
+    static func start(gateways: [Int], directory: String) async throws -> NginxFront {
+        let binary = try #require(
+            ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) },
+            "nginx is not installed (scripts/test-nginx.sh installs it)")
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        var site = try String(
+            contentsOf: root.appendingPathComponent("deploy/nginx/pulsegate-fleet.conf"), encoding: .utf8)
+        guard let listener = LoopbackListener() else { throw TestClientError("no free port") }
+        let port = listener.port
+        close(listener.descriptor)
+        site = site.replacingOccurrences(of: "    listen 80;", with: "    listen 127.0.0.1:\(port);")
+            .replacingOccurrences(of: "    listen [::]:80;\n", with: "")
+        for (index, gateway) in gateways.enumerated() {
+            site = site.replacingOccurrences(
+                of: "server 127.0.0.1:\(4318 + index) ", with: "server 127.0.0.1:\(gateway) ")
+        }
+        try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
+        chmod(directory, 0o755)
+        try site.write(toFile: directory + "/site.conf", atomically: true, encoding: .utf8)
+        let main = """
+            \(getuid() == 0 ? "user nobody nogroup;" : "")
+            worker_processes 1;
+            daemon off;
+            pid \(directory)/nginx.pid;
+            error_log \(directory)/error.log info;
+            events { worker_connections 256; }
+            http {
+                access_log \(directory)/access.log;
+                client_body_temp_path \(directory)/tmp/body;
+                proxy_temp_path \(directory)/tmp/proxy;
+                fastcgi_temp_path \(directory)/tmp/fastcgi;
+                uwsgi_temp_path \(directory)/tmp/uwsgi;
+                scgi_temp_path \(directory)/tmp/scgi;
+                include \(directory)/site.conf;
+            }
+            """
+        try main.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["-p", directory, "-e", directory + "/error.log", "-c", directory + "/nginx.conf"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let front = NginxFront(process: process, port: port)
+        let up = await eventually(seconds: 20) {
+            (try? await GatewayHTTP.request(port: port, "GET", "/livez", headers: []).status) == 200
+        }
+        guard up else {
+            front.stop()
+            throw TestClientError(
+                "nginx did not start: \((try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? "")"
+            )
+        }
+        return front
+    }
+
+    func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+    }
 }
