@@ -17,8 +17,10 @@ import Synchronization
 ///   expired or already this node's). Leases are renewed every third of ``leaseDuration`` while
 ///   workers hold them and expire when the node dies, so another node takes the identity over
 ///   within ``leaseDuration`` plus its outbox rescan interval.
-/// - Reads of the forwarder go to a second connection on its own thread (``reader``), so they
-///   never queue behind a commit.
+/// - Reads of the forwarder and the lease statements go to a second connection on its own thread
+///   (``reader``), each statement its own transaction: they never queue behind a commit, and a
+///   lease row is never held locked by a group transaction (two nodes' groups claiming and renewing
+///   leases in different orders would deadlock).
 ///
 /// PostgreSQL unreachable, failing over or read-only makes every commit throw; the intake
 /// answers 503 with `Retry-After`, `/readyz` is 503, and the executors reconnect by themselves.
@@ -159,6 +161,7 @@ public final class PostgresGatewayStore: Sendable {
         statistics.groupFailedJobs = counters.groupFailedJobs
         statistics.largestGroupCommit = counters.largestGroupCommit
         statistics.groupSizeSum = counters.groupCommittedJobs
+        statistics.groupSizeCounts = counters.groupSizeCounts
         return statistics
     }
 
@@ -353,17 +356,20 @@ public final class PostgresGatewayStore: Sendable {
             return state.nextToken
         }
         let sent = DispatchTime.now().uptimeNanoseconds
-        let claimed = try? await writer.commit([
-            PostgresStatement(
-                """
-                INSERT INTO identity_leases(identity_key, owner, token, expires_at)
-                VALUES ($1, $2, $3, clock_timestamp() + $4 * interval '1 millisecond')
-                ON CONFLICT (identity_key) DO UPDATE SET owner = excluded.owner, token = excluded.token,
-                    expires_at = excluded.expires_at
-                WHERE identity_leases.owner = excluded.owner OR identity_leases.expires_at < clock_timestamp()
-                RETURNING token
-                """, [.text(identityKey), .text(node), .int(token), .int(leaseMilliseconds)])
-        ]).first?.first
+        let (node, milliseconds) = (self.node, leaseMilliseconds)
+        let claimed = try? await reader.run { connection throws(PostgresError) in
+            try connection.execute(
+                PostgresStatement(
+                    """
+                    INSERT INTO identity_leases(identity_key, owner, token, expires_at)
+                    VALUES ($1, $2, $3, clock_timestamp() + $4 * interval '1 millisecond')
+                    ON CONFLICT (identity_key) DO UPDATE SET owner = excluded.owner, token = excluded.token,
+                        expires_at = excluded.expires_at
+                    WHERE identity_leases.owner = excluded.owner OR identity_leases.expires_at < clock_timestamp()
+                    RETURNING token
+                    """, [.text(identityKey), .text(node), .int(token), .int(milliseconds)])
+            ).first
+        }
         guard claimed != nil else { return false }
         let validUntil = sent + UInt64(leaseMilliseconds) * 750_000
         leases.withLock { $0.held[identityKey] = (token, validUntil) }
@@ -378,14 +384,14 @@ public final class PostgresGatewayStore: Sendable {
     func releaseLease(identityKey: String) {
         guard let token = leases.withLock({ $0.held.removeValue(forKey: identityKey)?.token }) else { return }
         let node = self.node
-        let writer = self.writer
+        let reader = self.reader
         // A later claim by this node carries another token: a late release cannot undo it.
         Task {
-            _ = try? await writer.commit([
-                PostgresStatement(
+            _ = try? await reader.run { connection throws(PostgresError) in
+                try connection.execute(
                     "DELETE FROM identity_leases WHERE identity_key = $1 AND owner = $2 AND token = $3",
                     [.text(identityKey), .text(node), .int(token)])
-            ])
+            }
         }
     }
 
@@ -407,14 +413,15 @@ public final class PostgresGatewayStore: Sendable {
         let held = leases.withLock { $0.held.map { ($0.key, $0.value.token) } }
         guard !held.isEmpty else { return }
         let sent = DispatchTime.now().uptimeNanoseconds
+        let (node, milliseconds) = (self.node, leaseMilliseconds)
         guard
-            let result = try? await writer.commit([
-                PostgresStatement(
+            let result = try? await reader.run({ connection throws(PostgresError) in
+                try connection.execute(
                     """
                     UPDATE identity_leases SET expires_at = clock_timestamp() + $3 * interval '1 millisecond'
                     WHERE owner = $1 AND identity_key = ANY($2) RETURNING identity_key, token
-                    """, [.text(node), .textArray(held.map(\.0)), .int(leaseMilliseconds)])
-            ]).first
+                    """, [.text(node), .textArray(held.map(\.0)), .int(milliseconds)])
+            })
         else { return }
         var renewed: [String: Int64] = [:]
         for row in result.rows {

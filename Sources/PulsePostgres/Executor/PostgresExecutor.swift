@@ -17,7 +17,8 @@ import Synchronization
 ///   only after `COMMIT` returned, so success means committed (as durable as the server's
 ///   `synchronous_commit` makes a commit). When a statement of the group fails, the group is
 ///   rolled back, the job whose statement failed fails alone and the others are sent again as a
-///   group.
+///   group (after a deadlock or serialization failure the whole group is sent again, twice at
+///   most, first).
 ///
 /// The connection is made on first use and again after it broke (the server stopped, failed
 /// over, the network went away), at most once per ``reconnectInterval``; jobs in between fail at
@@ -37,6 +38,13 @@ public final class PostgresExecutor: Sendable {
         public var largestGroupCommit = 0
         /// Connections made (the first and every reconnect).
         public var connects = 0
+        /// Committed groups by size: `groupSizeCounts[i]` counts the groups of more than
+        /// `groupSizeBounds[i - 1]` and at most `groupSizeBounds[i]` jobs; the last element counts
+        /// larger ones.
+        public var groupSizeCounts = [Int](repeating: 0, count: Statistics.groupSizeBounds.count + 1)
+
+        /// The upper bounds of ``groupSizeCounts`` (those of PulseStorage's executor).
+        public static let groupSizeBounds = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 
         /// Zeroed statistics.
         public init() {}
@@ -264,6 +272,7 @@ public final class PostgresExecutor: Sendable {
     /// to fails alone and the others are committed again as a group, without it.
     private func runBatch(_ jobs: [GroupJob], on connection: PostgresConnection) {
         var pending = jobs
+        var transientRetries = 2
         while !pending.isEmpty {
             switch transact(pending.flatMap(\.statements), on: connection) {
             case .success(let results):
@@ -282,6 +291,11 @@ public final class PostgresExecutor: Sendable {
                     record(committed: 0, failed: pending.count, groupSize: 0)
                     for job in pending { job.finish(.failure(failure.error)) }
                     return
+                }
+                // A deadlock or serialization failure is nobody's fault: the group runs again.
+                if failure.error.code == .transient && transientRetries > 0 {
+                    transientRetries -= 1
+                    continue
                 }
                 var offset = 0
                 let culprit =
@@ -336,6 +350,9 @@ public final class PostgresExecutor: Sendable {
                 counters.commits += 1
                 counters.groupCommits += 1
                 counters.largestGroupCommit = max(counters.largestGroupCommit, groupSize)
+                let bucket =
+                    Statistics.groupSizeBounds.firstIndex { groupSize <= $0 } ?? Statistics.groupSizeBounds.count
+                counters.groupSizeCounts[bucket] += 1
             }
             counters.groupCommittedJobs += committed
             counters.groupFailedJobs += failed
