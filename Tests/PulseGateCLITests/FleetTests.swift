@@ -84,15 +84,7 @@ import Testing
             guard let connection = try? RawHTTPConnection(port: port, receiveTimeoutSeconds: 20) else { continue }
             defer { connection.close() }
             do {
-                try connection.sendRequest(
-                    method: "POST", target: "/v1/logs", headers: GatewayCrashTests.headers(batchID),
-                    body: GatewayCrashTests.body(worker: worker, batchID: batchID))
-                let response = try connection.readResponse()
-                if response.status == 200 {
-                    ledger.acknowledge(batchID)
-                } else {
-                    ledger.other(response.header("Retry-After") == nil ? response.status : -response.status)
-                }
+                try GatewayCrashTests.post(worker: worker, batchID: batchID, on: connection, ledger: ledger)
             } catch {
                 continue  // that node was killed under us
             }
