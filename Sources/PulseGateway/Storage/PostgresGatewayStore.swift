@@ -74,7 +74,7 @@ public final class PostgresGatewayStore: Sendable {
 
     /// Stops renewing, gives up held leases and closes both connections.
     public func close() async throws {
-        renewal.withLock { $0 }?.cancel()
+        stopRenewing()
         let held = leases.withLock { state in
             defer { state.held = [:] }
             return Array(state.held.keys)
@@ -405,6 +405,11 @@ public final class PostgresGatewayStore: Sendable {
             }
         }
         renewal.withLock { $0 = task }
+    }
+
+    /// Stops renewing leases (as a node that died does): they expire after ``leaseDuration``.
+    func stopRenewing() {
+        renewal.withLock { $0 }?.cancel()
     }
 
     /// Renews every held lease; a lease the database no longer gives this node is dropped, so
