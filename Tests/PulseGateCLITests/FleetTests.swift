@@ -5,6 +5,8 @@ import PulseTestSupport
 import Synchronization
 import Testing
 
+@testable import PulseGateCLI
+
 /// Fleet mode end to end: three `pulsegate serve` processes on one PostgreSQL store (a
 /// throwaway cluster started by the test), forwarding to the real ingest server.
 @Suite(.serialized) struct FleetTests {
@@ -146,6 +148,13 @@ import Testing
             let arrived = try await fleet.ingest.eventIDs(app: Self.app)
             #expect(arrived.count == expected.count, "forwarded more than once: \(arrived.count) events")
             #expect(try await GatewayHTTP.metric(port: fleet.ports[2], "pulsegate_outbox_batches") == 0)
+            // `pulsegate outbox --store` sees the fleet's (empty) outbox.
+            let captured = CapturedOutput()
+            let status = await PulseGateCommandLine.run(
+                arguments: ["outbox", "--store", cluster.url(database: "fleet"), "status"], environment: [:],
+                output: captured.output)
+            #expect(status == 0)
+            #expect(captured.stdout == "outbox empty, no dead letters\n")
             await fleet.stop()
         }
     }
