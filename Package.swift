@@ -31,6 +31,9 @@ let systemLibraries: [Target] = [
     .systemLibrary(
         name: "CSimdjson", path: "Sources/System/CSimdjson", pkgConfig: "simdjson",
         providers: [.apt(["libsimdjson-dev"])]),
+    .systemLibrary(
+        name: "CPostgres", path: "Sources/System/CPostgres", pkgConfig: "libpq",
+        providers: [.apt(["libpq-dev"])]),
     // Linux headers the Glibc module does not export (epoll, eventfd); no library to link.
     .systemLibrary(name: "CLinuxEvents", path: "Sources/System/CLinuxEvents"),
 ]
@@ -80,6 +83,9 @@ let modules: [Target] = [
         name: "OTLPProtobuf", dependencies: ["PulseJSON"],
         swiftSettings: swiftSettings),
     .target(name: "PulseStorage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+    // The PostgreSQL client side of fleet mode: libpq on threads the executor owns, pipelined
+    // group commit, migrations.
+    .target(name: "PulsePostgres", dependencies: ["CPostgres"], swiftSettings: swiftSettings),
     .target(
         name: "PulseClient", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
         swiftSettings: swiftSettings),
@@ -94,7 +100,7 @@ let modules: [Target] = [
         name: "PulseGateway",
         dependencies: [
             "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseClient", "MsgTrans", "MsgTransRuntime",
-            "OTLPProtobuf", "PulseHashing", "CPulseShims",
+            "OTLPProtobuf", "PulseHashing", "CPulseShims", "PulsePostgres",
         ],
         swiftSettings: swiftSettings),
     // SHA-256 (hardware-accelerated block function from CPulseShims) and hex, shared by the
@@ -158,6 +164,9 @@ let tests: [Target] = [
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(name: "PulseStorageTests", dependencies: ["PulseStorage"], swiftSettings: swiftSettings),
+    .testTarget(
+        name: "PulsePostgresTests", dependencies: ["PulsePostgres", "PulseTestSupport"],
+        swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseClientTests",
         dependencies: ["PulseClient", "PulseIngest", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],

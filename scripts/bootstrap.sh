@@ -12,6 +12,7 @@ PULSEGATE_APT_PACKAGES=(
     libmicrohttpd-dev
     libgnutls28-dev
     libsimdjson-dev
+    libpq-dev
 )
 
 pulsegate_missing_packages() {

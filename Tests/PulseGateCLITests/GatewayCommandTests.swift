@@ -81,6 +81,34 @@ import Testing
         #expect(defaults.upstream == nil)
     }
 
+    @Test func theStoreComesFromTheFlagTheEnvironmentOrTheConfigFileAndDefaultsToSQLite() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/gateway.json"
+        try Data(
+            #"{"store":"postgres://file/db","storeLeaseMs":3000,"forwarding":{"rescanIntervalMs":700}}"#.utf8
+        ).write(to: URL(fileURLWithPath: config))
+        let fromFile = try ServeCommand.configuration(
+            try #require(try ServeCommand.parse(["--config", config], environment: [:])))
+        #expect(fromFile.store == "postgres://file/db")
+        #expect(fromFile.storeLease == .milliseconds(3000))
+        #expect(fromFile.forwarding.rescanInterval == .milliseconds(700))
+        let environment = ["PULSEGATE_STORE": "postgres://env/db", "PULSEGATE_CONFIG": config]
+        let fromEnvironment = try ServeCommand.configuration(
+            try #require(try ServeCommand.parse([], environment: environment)))
+        #expect(fromEnvironment.store == "postgres://env/db")
+        let fromFlag = try ServeCommand.configuration(
+            try #require(try ServeCommand.parse(["--store=postgres://flag/db"], environment: environment)))
+        #expect(fromFlag.store == "postgres://flag/db")
+        let sqlite = try ServeCommand.configuration(try #require(try ServeCommand.parse([], environment: [:])))
+        #expect(sqlite.store == nil)
+        try Data(#"{"storeLeaseMs":10}"#.utf8).write(to: URL(fileURLWithPath: config))
+        #expect(throws: CLIError.self) {
+            try ServeCommand.configuration(
+                try #require(try ServeCommand.parse(["--config", config], environment: [:])))
+        }
+    }
+
     @Test func configFileTyposAreErrors() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

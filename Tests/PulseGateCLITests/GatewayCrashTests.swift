@@ -68,18 +68,22 @@ import Testing
             sequence += 1
             ledger.attempt(batchID)
             do {
-                try connection.sendRequest(
-                    method: "POST", target: "/v1/logs", headers: headers(batchID),
-                    body: body(worker: worker, batchID: batchID))
-                let response = try connection.readResponse()
-                if response.status == 200 {
-                    ledger.acknowledge(batchID)
-                } else {
-                    ledger.other(response.header("Retry-After") == nil ? response.status : -response.status)
-                }
+                try post(worker: worker, batchID: batchID, on: connection, ledger: ledger)
             } catch {
                 return  // the gateway was killed under us
             }
+        }
+    }
+
+    /// Posts one batch on `connection` and records the answer in `ledger`.
+    static func post(worker: Int, batchID: String, on connection: RawHTTPConnection, ledger: LoadLedger) throws {
+        try connection.sendRequest(
+            method: "POST", target: "/v1/logs", headers: headers(batchID), body: body(worker: worker, batchID: batchID))
+        let response = try connection.readResponse()
+        if response.status == 200 {
+            ledger.acknowledge(batchID)
+        } else {
+            ledger.other(response.header("Retry-After") == nil ? response.status : -response.status)
         }
     }
 

@@ -43,7 +43,7 @@ import Testing
             $0.commitGatherMicroseconds = 10_000
             $0.commitGatherJobs = 4
         }
-        #expect(harness.gateway.store.executor.statistics.groupSizeSum == 0)
+        #expect(harness.gateway.store.commitStatistics.groupSizeSum == 0)
         let responses = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<8 {
                 group.addTask {

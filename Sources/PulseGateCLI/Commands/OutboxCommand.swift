@@ -4,7 +4,7 @@ import PulseGateway
 /// `pulsegate outbox`: outbox depth and age per app, dead letters, requeue.
 enum OutboxCommand {
     static let usage = """
-        USAGE: pulsegate outbox [--data-dir DIR] [status | dead-letters [--limit N] | requeue (--all | SEQ...)]
+        USAGE: pulsegate outbox [--data-dir DIR | --store URL] [status | dead-letters [--limit N] | requeue (--all | SEQ...)]
 
         Reads the gateway's database (it may be running: SQLite WAL allows it).
           status          Outbox batches, records, bytes and oldest age per app, and dead letters (default).
@@ -14,6 +14,7 @@ enum OutboxCommand {
 
         OPTIONS:
           --data-dir DIR  The gateway's data directory (PULSEGATE_DATA_DIR; default ./pulsegate-data).
+          --store URL     A fleet's PostgreSQL store instead (PULSEGATE_STORE; docs/fleet.md).
           -h, --help      Show this help.
 
         """
@@ -23,6 +24,7 @@ enum OutboxCommand {
         now: Int64 = GatewayClock.system.now()
     ) async throws {
         var dataDirectory = environment["PULSEGATE_DATA_DIR"] ?? "pulsegate-data"
+        var storeURL = environment["PULSEGATE_STORE"].flatMap { $0.isEmpty ? nil : $0 }
         var positional: [String] = []
         var limit = 100
         var all = false
@@ -33,11 +35,13 @@ enum OutboxCommand {
             case "-h", "--help":
                 output.standardOutput(usage)
                 return
-            case "--data-dir", "--limit":
+            case "--data-dir", "--limit", "--store":
                 index += 1
                 guard index < arguments.count else { throw CLIError(.usage, "outbox: \(argument) needs a value") }
                 if argument == "--data-dir" {
                     dataDirectory = arguments[index]
+                } else if argument == "--store" {
+                    storeURL = arguments[index]
                 } else {
                     guard let value = Int(arguments[index]), value > 0 else {
                         throw CLIError(.usage, "outbox: --limit needs a positive number")
@@ -67,12 +71,18 @@ enum OutboxCommand {
         if action == "requeue" && seqs.isEmpty && !all {
             throw CLIError(.usage, "outbox: requeue needs --all or sequence numbers")
         }
-        guard FileManager.default.fileExists(atPath: dataDirectory + "/" + GatewayStore.fileName) else {
-            throw CLIError(.runtime, "outbox: no gateway database in \(dataDirectory)")
-        }
-        let store: GatewayStore
+        let store: any GatewayOutboxAdministration
         do {
-            store = try await GatewayStore.open(dataDirectory: dataDirectory)
+            if let storeURL {
+                store = try await PostgresGatewayStore.open(url: storeURL)
+            } else {
+                guard FileManager.default.fileExists(atPath: dataDirectory + "/" + GatewayStore.fileName) else {
+                    throw CLIError(.runtime, "outbox: no gateway database in \(dataDirectory)")
+                }
+                store = try await GatewayStore.open(dataDirectory: dataDirectory)
+            }
+        } catch let error as CLIError {
+            throw error
         } catch {
             throw CLIError(.runtime, "outbox: cannot open the database", underlying: error)
         }

@@ -7,8 +7,8 @@ import PulseJSON
 /// `pulsegate serve`: runs the gateway until SIGTERM or SIGINT; SIGHUP reloads the config file.
 enum ServeCommand {
     static let usage = """
-        USAGE: pulsegate serve [--listen HOST:PORT] [--upstream HOST:PORT] [--data-dir DIR] [--config FILE]
-                               [--admin HOST:PORT] [--tls-cert FILE --tls-key FILE]
+        USAGE: pulsegate serve [--listen HOST:PORT] [--upstream HOST:PORT] [--data-dir DIR] [--store URL]
+                               [--config FILE] [--admin HOST:PORT] [--tls-cert FILE --tls-key FILE]
 
         Runs the OTLP/HTTP gateway. Without --upstream it starts the reference Pulse ingest server
         in-process on loopback and forwards there.
@@ -18,6 +18,7 @@ enum ServeCommand {
           --listen HOST:PORT     HTTP listen address      PULSEGATE_LISTEN     default 127.0.0.1:4318
           --upstream HOST:PORT   Pulse upstream (msgtrans) PULSEGATE_UPSTREAM   default: embedded
           --data-dir DIR         database directory       PULSEGATE_DATA_DIR   default ./pulsegate-data
+          --store URL            PostgreSQL store (fleet) PULSEGATE_STORE      default: SQLite in --data-dir
           --config FILE          JSON config file         PULSEGATE_CONFIG     (docs/operations.md)
           --admin HOST:PORT      with the embedded upstream only: its admin API (GET /events?app=…,
                                  /stats, /metrics) on a loopback address   PULSEGATE_ADMIN
@@ -50,13 +51,14 @@ enum ServeCommand {
         var admin: String?
         var tlsCertificate: String?
         var tlsKey: String?
+        var store: String?
     }
 
     /// The flags `serve` (and `validate`) take, each with its environment variable.
     static let flags = [
         "--listen": "PULSEGATE_LISTEN", "--upstream": "PULSEGATE_UPSTREAM", "--data-dir": "PULSEGATE_DATA_DIR",
         "--config": "PULSEGATE_CONFIG", "--admin": "PULSEGATE_ADMIN", "--tls-cert": "PULSEGATE_TLS_CERT",
-        "--tls-key": "PULSEGATE_TLS_KEY",
+        "--tls-key": "PULSEGATE_TLS_KEY", "--store": "PULSEGATE_STORE",
     ]
 
     /// Parses flags, falling back to the environment; `nil` when help was asked for.
@@ -67,7 +69,8 @@ enum ServeCommand {
             listen: environment["PULSEGATE_LISTEN"], upstream: environment["PULSEGATE_UPSTREAM"],
             dataDirectory: environment["PULSEGATE_DATA_DIR"], configPath: environment["PULSEGATE_CONFIG"],
             admin: environment["PULSEGATE_ADMIN"],
-            tlsCertificate: environment["PULSEGATE_TLS_CERT"], tlsKey: environment["PULSEGATE_TLS_KEY"])
+            tlsCertificate: environment["PULSEGATE_TLS_CERT"], tlsKey: environment["PULSEGATE_TLS_KEY"],
+            store: environment["PULSEGATE_STORE"])
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -93,6 +96,7 @@ enum ServeCommand {
             case "--admin": options.admin = value
             case "--tls-cert": options.tlsCertificate = value
             case "--tls-key": options.tlsKey = value
+            case "--store": options.store = value
             default: options.configPath = value
             }
             index += 1
@@ -140,6 +144,9 @@ enum ServeCommand {
             } catch {
                 problems.append(ConfigurationProblem("upstream", error.message))
             }
+        }
+        if let store = options.store ?? file?.store, !store.isEmpty {
+            configuration.store = store
         }
         switch (options.tlsCertificate ?? file?.tlsCertificatePath, options.tlsKey ?? file?.tlsKeyPath) {
         case (let certificate?, let key?): configuration.tls = TLSFiles(certificatePath: certificate, keyPath: key)

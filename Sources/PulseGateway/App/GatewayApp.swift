@@ -121,8 +121,13 @@ public final class BoundGateway: Sendable {
         if let upstream { configuration.upstream = upstream }
         let logger = environment.logger
         logger.level = configuration.policy.logLevel
-        let store = try await GatewayStore.open(
-            dataDirectory: configuration.dataDirectory, commitGathering: configuration.commitGathering)
+        let store: any GatewayStoring
+        if let url = configuration.store {
+            store = try await PostgresGatewayStore.open(url: url, leaseDuration: configuration.storeLease)
+        } else {
+            store = try await GatewayStore.open(
+                dataDirectory: configuration.dataDirectory, commitGathering: configuration.commitGathering)
+        }
         let metrics = GatewayMetrics()
         metrics.apps.configure(apps: configuration.policy.labelledApps)
         let telemetry = GatewayTelemetry(
@@ -271,7 +276,7 @@ public struct GatewayEnvironment: Sendable {
 /// A started gateway.
 public final class RunningGateway: Sendable {
     private let server: HTTPServer
-    let store: GatewayStore
+    let store: any GatewayStoring
     let intake: GatewayIntake
     let forwarder: Forwarder?
     let policyCache: PolicyCache
@@ -287,7 +292,8 @@ public final class RunningGateway: Sendable {
     private let lock: FileLock
 
     init(
-        server: HTTPServer, store: GatewayStore, intake: GatewayIntake, forwarder: Forwarder?, metrics: GatewayMetrics,
+        server: HTTPServer, store: any GatewayStoring, intake: GatewayIntake, forwarder: Forwarder?,
+        metrics: GatewayMetrics,
         logger: GatewayLogger, configuration: GatewayConfiguration, clock: GatewayClock, policyCache: PolicyCache,
         lock: FileLock, telemetry: GatewayTelemetry
     ) {

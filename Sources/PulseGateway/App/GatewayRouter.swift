@@ -151,7 +151,7 @@ struct GatewayRouter: Sendable {
 
 /// `/readyz` and `/metrics`.
 struct OperationsEndpoints: Sendable {
-    let store: GatewayStore
+    let store: any GatewayStoring
     let forwarder: Forwarder?
     let metrics: GatewayMetrics
     let logger: GatewayLogger
@@ -175,7 +175,7 @@ struct OperationsEndpoints: Sendable {
     /// (or an intake commit does), the answer is 503 naming the failure.
     func readiness() async -> HTTPResponse {
         do {
-            _ = try await store.executor.write { _ in true }
+            try await store.checkWritable()
         } catch {
             return Self.text(.serviceUnavailable, "storage not writable\n")
         }
@@ -228,7 +228,7 @@ struct OperationsEndpoints: Sendable {
         gauges.deadLetters = (try? await store.deadLetterCount()) ?? 0
         gauges.upstreamConnections = forwarder?.openConnections ?? 0
         gauges.upstreamEvictions = forwarder?.connectionEvictions ?? 0
-        let database = store.executor.statistics
+        let database = store.commitStatistics
         gauges.databaseCommits = database.commits
         gauges.groupCommits = database.groupCommits
         gauges.groupCommittedJobs = database.groupCommittedJobs

@@ -8,6 +8,8 @@ import PulseJSON
 ///   "listen": "127.0.0.1:4318",
 ///   "upstream": "127.0.0.1:6000",
 ///   "dataDir": "/var/lib/pulsegate",
+///   "store": "postgres://pulsegate@db.internal/pulsegate",
+///   "storeLeaseMs": 10000,
 ///   "defaultAppId": "shop",
 ///   "allowedAppIds": ["shop", "news"],
 ///   "appKeys": {"shop": ["key-1", "key-2"]},
@@ -28,7 +30,7 @@ import PulseJSON
 ///   "forwarding": {"maxConnections": 1024, "maxInFlight": 64, "idleTimeoutSeconds": 120,
 ///                  "requestTimeoutSeconds": 15, "backoffBaseMs": 1000, "backoffMaxMs": 300000,
 ///                  "connectWindowSeconds": 600, "maxConnectsPerIdentity": 20, "maxConnectsPerWindow": 6000,
-///                  "forwardWindow": 8},
+///                  "forwardWindow": 8, "rescanIntervalMs": 30000},
 ///   "tlsCert": "/etc/pulsegate/tls/cert.pem",
 ///   "tlsKey": "/etc/pulsegate/tls/key.pem",
 ///   "appLimits": {"default": {"outboxBatches": 100000},
@@ -51,6 +53,10 @@ public struct ConfigurationFile: Sendable, Equatable {
     public var upstream: String?
     /// `dataDir`.
     public var dataDirectory: String?
+    /// `store`: a PostgreSQL connection string (fleet mode); absent for SQLite in `dataDir`.
+    public var store: String?
+    var storeLeaseMilliseconds: Int?
+    var rescanIntervalMilliseconds: Int?
     var defaultAppID: String?
     var allowedAppIDs: [String]?
     var appKeys: AppKeys?
@@ -127,6 +133,8 @@ public struct ConfigurationFile: Sendable, Equatable {
         case "listen": listen = reader.string(key, value)
         case "upstream": upstream = reader.string(key, value)
         case "dataDir": dataDirectory = reader.string(key, value)
+        case "store": store = reader.string(key, value)
+        case "storeLeaseMs": storeLeaseMilliseconds = reader.integer(key, value, 500...600_000)
         case "tlsCert": tlsCertificatePath = reader.string(key, value)
         case "tlsKey": tlsKeyPath = reader.string(key, value)
         case "defaultAppId": defaultAppID = reader.string(key, value)
@@ -180,6 +188,7 @@ public struct ConfigurationFile: Sendable, Equatable {
                 case "maxConnectsPerIdentity": maxConnectsPerIdentity = reader.integer(name, setting)
                 case "maxConnectsPerWindow": maxConnectsPerWindow = reader.integer(name, setting)
                 case "forwardWindow": forwardWindow = reader.integer(name, setting)
+                case "rescanIntervalMs": rescanIntervalMilliseconds = reader.integer(name, setting, 100...Int.max)
                 default: reader.fail(name, "unknown config key")
                 }
             }
@@ -295,6 +304,10 @@ public struct ConfigurationFile: Sendable, Equatable {
         if let maxConnectsPerIdentity { configuration.forwarding.maxConnectsPerIdentity = maxConnectsPerIdentity }
         if let maxConnectsPerWindow { configuration.forwarding.maxConnectsPerWindow = maxConnectsPerWindow }
         if let forwardWindow { configuration.forwarding.forwardWindow = forwardWindow }
+        if let storeLeaseMilliseconds { configuration.storeLease = .milliseconds(storeLeaseMilliseconds) }
+        if let rescanIntervalMilliseconds {
+            configuration.forwarding.rescanInterval = .milliseconds(rescanIntervalMilliseconds)
+        }
     }
 }
 

@@ -17,6 +17,15 @@ public struct GatewayConfiguration: Sendable {
     public var dataDirectory: String
     /// Settings that can change while running (SIGHUP reloads them from the config file).
     public var policy: GatewayPolicy
+    /// Where the dedup table, outbox and dead letters live: `nil` for SQLite in ``dataDirectory``
+    /// (the embedded default), or a PostgreSQL connection string (`postgres://…` or libpq
+    /// `key=value` pairs) shared by a fleet of gateways (`--store`, `PULSEGATE_STORE`, config
+    /// key `store`; docs/fleet.md).
+    public var store: String?
+    /// Fleet mode: how long an identity's forwarding lease lasts without renewal; a dead node's
+    /// identities are taken over after at most this plus ``ForwardingSettings/rescanInterval``
+    /// (config key `storeLeaseMs`, default 10 s).
+    public var storeLease: Duration = .seconds(10)
     /// The largest decoded request body, in bytes (413 above it).
     public var maxBodyBytes: Int
     /// The memory, in bytes, that requests in flight may reserve together (default 512 MiB): their

@@ -4,7 +4,7 @@ import PulseJSON
 /// `GET /v1/diagnostics?app=<appId>`: per installation of the app, what the gateway received and what the
 /// uploader says it attempted (`docs/diagnostics.md`; 400 without a valid `app`, 403/401 as for uploads).
 struct DiagnosticsEndpoint: Sendable {
-    let store: GatewayStore
+    let store: any GatewayStoring
     let clock: GatewayClock
     let policy: GatewayPolicy
 
@@ -28,9 +28,7 @@ struct DiagnosticsEndpoint: Sendable {
         }
         let devices: [(app: String, device: DiagnosticsLedger.Device)]
         do {
-            devices = try await store.executor.read { connection in
-                try DiagnosticsLedger.devices(app: app, connection)
-            }
+            devices = try await store.diagnosticsDevices(app: app, records: true)
         } catch {
             return GatewayIntake.errorResponse(
                 IntakeRejection(
@@ -122,12 +120,10 @@ struct DiagnosticsEndpoint: Sendable {
     }
 
     /// Per app: devices, devices with gaps, missing batches (the `/metrics` gauges).
-    static func gauges(_ store: GatewayStore, now: Int64, graceMilliseconds: Int64) async throws -> [String: (
+    static func gauges(_ store: any GatewayStoring, now: Int64, graceMilliseconds: Int64) async throws -> [String: (
         devices: Int, withGaps: Int, missing: Int64
     )] {
-        let devices = try await store.executor.read { connection in
-            try DiagnosticsLedger.devices(app: nil, records: false, connection)
-        }
+        let devices = try await store.diagnosticsDevices(app: nil, records: false)
         var result: [String: (devices: Int, withGaps: Int, missing: Int64)] = [:]
         for (app, device) in devices {
             let missing = DiagnosticsLedger.gaps(device.received, now: now, graceMilliseconds: graceMilliseconds)

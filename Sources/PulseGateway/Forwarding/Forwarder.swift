@@ -32,7 +32,7 @@ import Synchronization
 /// sliding window (``ForwardingSettings/connectWindow``); an identity over its cap waits for its
 /// oldest attempt to leave the window, its rows untouched.
 final class Forwarder: Sendable {
-    private let store: GatewayStore
+    private let store: any GatewayStoring
     private let pool: UpstreamPool
     private let settings: ForwardingSettings
     private let clock: GatewayClock
@@ -94,7 +94,7 @@ final class Forwarder: Sendable {
     }
 
     init(
-        store: GatewayStore, connector: any UpstreamConnector, settings: ForwardingSettings, clock: GatewayClock,
+        store: any GatewayStoring, connector: any UpstreamConnector, settings: ForwardingSettings, clock: GatewayClock,
         monotonic: GatewayClock, random: GatewayRandom, metrics: GatewayMetrics, logger: GatewayLogger,
         policy: PolicyCache? = nil, health: UpstreamHealth? = nil
     ) {
@@ -240,6 +240,13 @@ final class Forwarder: Sendable {
         }
     }
 
+    /// How soon an identity whose lease another node holds is tried again (fleet mode): its
+    /// holder usually drains rows committed here too; this bounds the wait when it stopped just
+    /// before they were committed.
+    private var leaseRetryMilliseconds: Int64 {
+        max(100, min(Self.milliseconds(settings.rescanInterval), 2_000))
+    }
+
     /// No wait the forwarder sets lies further ahead than this (the longest backoff or connect
     /// window, plus slack); a later `notBefore` means the monotonic clock itself went back (a
     /// faked clock), and the identity is due now.
@@ -311,7 +318,13 @@ final class Forwarder: Sendable {
                 }
             }
             pool.release(key)
+            store.releaseLease(identityKey: key)
             wake.signal()
+        }
+        // Fleet mode: one node at a time sends an identity's rows (FIFO across the fleet).
+        guard await store.acquireLease(identityKey: key) else {
+            notBefore = monotonic.now() + leaseRetryMilliseconds
+            return
         }
         while true {
             let (stopping, announcements) = state.withLock { state -> (Bool, Int) in
@@ -320,6 +333,11 @@ final class Forwarder: Sendable {
                 return (state.stopping, state.identities[key]?.announcements ?? 0)
             }
             if stopping { return }
+            // A lease that was not renewed in time may be another node's now: stop sending.
+            guard store.holdsLease(identityKey: key) else {
+                notBefore = monotonic.now() + leaseRetryMilliseconds
+                return
+            }
             let rows: [OutboxRow]
             do {
                 rows = try await store.nextRows(identityKey: key, limit: Self.readSize(settings.forwardWindow))

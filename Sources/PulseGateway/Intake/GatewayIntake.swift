@@ -15,7 +15,7 @@ import Synchronization
 /// for a batch seen before and `Apsio-Batch-Conflict: true` for a batch id reused with another
 /// body (stored as its own batch, `docs/durability.md`).
 final class GatewayIntake: Sendable {
-    let store: GatewayStore
+    let store: any GatewayStoring
     let metrics: GatewayMetrics
     let logger: GatewayLogger
     let clock: GatewayClock
@@ -38,8 +38,8 @@ final class GatewayIntake: Sendable {
     private let admission: AppAdmission
 
     init(
-        store: GatewayStore, policy: GatewayPolicy, maxBodyBytes: Int, clock: GatewayClock, metrics: GatewayMetrics,
-        logger: GatewayLogger, telemetry: GatewayTelemetry, admission: AppAdmission,
+        store: any GatewayStoring, policy: GatewayPolicy, maxBodyBytes: Int, clock: GatewayClock,
+        metrics: GatewayMetrics, logger: GatewayLogger, telemetry: GatewayTelemetry, admission: AppAdmission,
         onAccepted: @escaping @Sendable ([OutboxDraft]) -> Void
     ) {
         self.telemetry = telemetry

@@ -67,7 +67,7 @@ final class PolicyCache: Sendable {
         weak var value: PulseClientSession?
     }
 
-    private let store: GatewayStore?
+    private let store: (any GatewayStoring)?
     private let logger: GatewayLogger
     private let clock: GatewayClock
     private let monotonic: GatewayClock
@@ -82,7 +82,7 @@ final class PolicyCache: Sendable {
     static let maxOwnedSessions = 32
 
     init(
-        store: GatewayStore?, logger: GatewayLogger, clock: GatewayClock, monotonic: GatewayClock = .monotonic,
+        store: (any GatewayStoring)?, logger: GatewayLogger, clock: GatewayClock, monotonic: GatewayClock = .monotonic,
         installationID: String, factory: SessionFactory?
     ) {
         self.store = store

@@ -1,0 +1,200 @@
+import PulsePostgres
+
+/// The gateway's PostgreSQL schema (fleet mode), applied with ``PulsePostgres/PostgresMigrator``
+/// under its advisory lock, so gateways starting together apply it once. Its own append-only
+/// list, independent of the SQLite list in ``GatewaySchema``; the tables mirror SQLite's after
+/// its migration `006` (wire-form payloads, identities stored once); `002` adds SQLite's `007`
+/// (request ids). A SQLite migration that changes these tables needs its twin appended here.
+///
+/// - `dedup`, `identities`, `outbox`, `dead_letter`, `policy_cache`: as in ``GatewaySchema``,
+///   with `bigint` and `bytea` columns and `bigserial` ids (`outbox.seq` is the FIFO order).
+/// - `identity_leases`: which node sends an identity's rows now (`owner`, a per-claim `token`),
+///   until `expires_at` (the database's clock, so node clocks do not matter).
+/// - `node_probes`: one row per node, written by the readiness probe.
+/// - `pulsegate_enqueue(...)`: inserts outbox rows (one per array element), creating identities
+///   on first sight; `pulsegate_intake(...)`: the whole intake decision (duplicate, conflict,
+///   accepted) and its rows in one call, so a group commit is one statement per request.
+///
+/// Locks: the intake takes a transaction-scoped advisory lock on (app, batch id), so two nodes
+/// receiving the same batch id decide one after the other (the second sees a duplicate), and a
+/// shared advisory lock that identity pruning takes exclusively (an identity is never deleted
+/// between being looked up and being referenced by a new row).
+enum PostgresGatewaySchema {
+    /// The shared/exclusive advisory lock between enqueueing and identity pruning.
+    static let identityLock: Int64 = 0x5047_6964
+    /// The advisory lock of the node that prunes expired keys now.
+    static let pruneLock: Int64 = 0x5047_7072
+    /// The namespace (first key) of the per-(app, batch id) intake locks.
+    static let intakeLockSpace: Int32 = 0x5047
+
+    static var migrator: PostgresMigrator {
+        var migrator = PostgresMigrator()
+        migrator.append(
+            "001_gateway_fleet_store",
+            sql: """
+                CREATE TABLE dedup (
+                    app text NOT NULL, batch_id text NOT NULL, body_hash bytea NOT NULL,
+                    first_seen bigint NOT NULL, expires_at bigint NOT NULL, sent_at bigint,
+                    duplicates bigint NOT NULL DEFAULT 0, conflicts bigint NOT NULL DEFAULT 0,
+                    PRIMARY KEY (app, batch_id, body_hash));
+                CREATE INDEX dedup_by_expiry ON dedup(expires_at);
+                CREATE TABLE identities (
+                    id bigserial PRIMARY KEY, identity_key text NOT NULL UNIQUE, app text NOT NULL,
+                    connect bytea NOT NULL);
+                CREATE TABLE outbox (
+                    seq bigserial PRIMARY KEY, app text NOT NULL, identity_key text NOT NULL,
+                    identity_id bigint NOT NULL, kind bigint NOT NULL, priority bigint NOT NULL,
+                    pulse_batch_id text NOT NULL, payload bytea NOT NULL, compression bigint NOT NULL,
+                    record_count bigint NOT NULL, fallback bytea, http_batch_id text NOT NULL,
+                    attempts bigint NOT NULL DEFAULT 0, next_attempt_at bigint NOT NULL, created_at bigint NOT NULL,
+                    last_error text, payload_bytes bigint NOT NULL);
+                CREATE INDEX outbox_by_identity ON outbox(identity_id, priority, seq);
+                CREATE TABLE dead_letter (
+                    seq bigint PRIMARY KEY, app text NOT NULL, identity_key text NOT NULL,
+                    identity_id bigint NOT NULL, kind bigint NOT NULL, priority bigint NOT NULL,
+                    pulse_batch_id text NOT NULL, payload bytea NOT NULL, compression bigint NOT NULL,
+                    record_count bigint NOT NULL, fallback bytea, http_batch_id text NOT NULL,
+                    attempts bigint NOT NULL, created_at bigint NOT NULL, failed_at bigint NOT NULL,
+                    code bigint NOT NULL, message text NOT NULL, payload_bytes bigint NOT NULL);
+                CREATE INDEX dead_letter_by_identity ON dead_letter(identity_id);
+                CREATE TABLE policy_cache (
+                    app text PRIMARY KEY, revision bigint NOT NULL, snapshot bytea NOT NULL,
+                    updated_at bigint NOT NULL);
+                CREATE TABLE identity_leases (
+                    identity_key text PRIMARY KEY, owner text NOT NULL, token bigint NOT NULL,
+                    expires_at timestamptz NOT NULL);
+                CREATE TABLE node_probes (node text PRIMARY KEY, probed_at timestamptz NOT NULL);
+
+                CREATE FUNCTION pulsegate_enqueue(
+                    p_app text, p_http_batch text, p_now bigint, p_priority bigint, p_keys text[],
+                    p_connects bytea[], p_kinds bigint[], p_priorities bigint[], p_pulse_ids text[],
+                    p_payloads bytea[], p_compressions bigint[], p_counts bigint[], p_fallbacks bytea[],
+                    p_plain bigint[]) RETURNS bigint[] LANGUAGE plpgsql AS $$
+                DECLARE
+                    ident bigint;
+                    s bigint;
+                    seqs bigint[] := '{}';
+                BEGIN
+                    PERFORM pg_advisory_xact_lock_shared(\(identityLock));
+                    FOR i IN 1 .. coalesce(array_length(p_keys, 1), 0) LOOP
+                        SELECT id INTO ident FROM identities WHERE identity_key = p_keys[i];
+                        IF ident IS NULL THEN
+                            INSERT INTO identities(identity_key, app, connect) VALUES (p_keys[i], p_app, p_connects[i])
+                                ON CONFLICT (identity_key) DO UPDATE SET app = excluded.app RETURNING id INTO ident;
+                        END IF;
+                        INSERT INTO outbox(app, identity_key, identity_id, kind, priority, pulse_batch_id, payload,
+                            compression, record_count, fallback, http_batch_id, next_attempt_at, created_at,
+                            payload_bytes)
+                        VALUES (p_app, p_keys[i], ident, p_kinds[i], coalesce(p_priority, p_priorities[i]),
+                            p_pulse_ids[i], p_payloads[i], p_compressions[i], p_counts[i], p_fallbacks[i],
+                            p_http_batch, p_now, p_now, p_plain[i])
+                        RETURNING seq INTO s;
+                        seqs := seqs || s;
+                    END LOOP;
+                    RETURN seqs;
+                END $$;
+
+                CREATE FUNCTION pulsegate_intake(
+                    p_app text, p_batch text, p_hash bytea, p_now bigint, p_retention bigint, p_sent bigint,
+                    p_conflict boolean, p_keys text[], p_connects bytea[], p_kinds bigint[], p_priorities bigint[],
+                    p_pulse_ids text[], p_payloads bytea[], p_compressions bigint[], p_counts bigint[],
+                    p_fallbacks bytea[], p_plain bigint[], OUT outcome bigint, OUT seqs bigint[])
+                LANGUAGE plpgsql AS $$
+                BEGIN
+                    seqs := '{}';
+                    PERFORM pg_advisory_xact_lock(\(intakeLockSpace), hashtext(p_app || chr(1) || p_batch));
+                    DELETE FROM dedup WHERE app = p_app AND batch_id = p_batch AND body_hash = p_hash
+                        AND expires_at <= p_now;
+                    UPDATE dedup SET duplicates = duplicates + 1
+                        WHERE app = p_app AND batch_id = p_batch AND body_hash = p_hash;
+                    IF FOUND THEN
+                        outcome := 1;
+                        RETURN;
+                    END IF;
+                    IF NOT p_conflict AND EXISTS (SELECT 1 FROM dedup
+                            WHERE app = p_app AND batch_id = p_batch AND expires_at > p_now) THEN
+                        outcome := 2;
+                        RETURN;
+                    END IF;
+                    INSERT INTO dedup(app, batch_id, body_hash, first_seen, expires_at, sent_at, conflicts)
+                        VALUES (p_app, p_batch, p_hash, p_now, p_now + p_retention, p_sent,
+                            CASE WHEN p_conflict THEN 1 ELSE 0 END);
+                    seqs := pulsegate_enqueue(p_app, p_batch, p_now, NULL, p_keys, p_connects, p_kinds, p_priorities,
+                        p_pulse_ids, p_payloads, p_compressions, p_counts, p_fallbacks, p_plain);
+                    outcome := 0;
+                END $$;
+                """)
+        // SQLite's 007 (request ids in outbox rows and dead letters): the enqueue and intake
+        // functions take the request id as their last parameter.
+        migrator.append(
+            "002_outbox_request_id",
+            sql: """
+                ALTER TABLE outbox ADD COLUMN request_id text;
+                ALTER TABLE dead_letter ADD COLUMN request_id text;
+                DROP FUNCTION pulsegate_intake(text, text, bytea, bigint, bigint, bigint, boolean, text[], bytea[],
+                    bigint[], bigint[], text[], bytea[], bigint[], bigint[], bytea[], bigint[]);
+                DROP FUNCTION pulsegate_enqueue(text, text, bigint, bigint, text[], bytea[], bigint[], bigint[],
+                    text[], bytea[], bigint[], bigint[], bytea[], bigint[]);
+
+                CREATE FUNCTION pulsegate_enqueue(
+                    p_app text, p_http_batch text, p_now bigint, p_priority bigint, p_keys text[],
+                    p_connects bytea[], p_kinds bigint[], p_priorities bigint[], p_pulse_ids text[],
+                    p_payloads bytea[], p_compressions bigint[], p_counts bigint[], p_fallbacks bytea[],
+                    p_plain bigint[], p_request text) RETURNS bigint[] LANGUAGE plpgsql AS $$
+                DECLARE
+                    ident bigint;
+                    s bigint;
+                    seqs bigint[] := '{}';
+                BEGIN
+                    PERFORM pg_advisory_xact_lock_shared(\(identityLock));
+                    FOR i IN 1 .. coalesce(array_length(p_keys, 1), 0) LOOP
+                        SELECT id INTO ident FROM identities WHERE identity_key = p_keys[i];
+                        IF ident IS NULL THEN
+                            INSERT INTO identities(identity_key, app, connect) VALUES (p_keys[i], p_app, p_connects[i])
+                                ON CONFLICT (identity_key) DO UPDATE SET app = excluded.app RETURNING id INTO ident;
+                        END IF;
+                        INSERT INTO outbox(app, identity_key, identity_id, kind, priority, pulse_batch_id, payload,
+                            compression, record_count, fallback, http_batch_id, next_attempt_at, created_at,
+                            payload_bytes, request_id)
+                        VALUES (p_app, p_keys[i], ident, p_kinds[i], coalesce(p_priority, p_priorities[i]),
+                            p_pulse_ids[i], p_payloads[i], p_compressions[i], p_counts[i], p_fallbacks[i],
+                            p_http_batch, p_now, p_now, p_plain[i], p_request)
+                        RETURNING seq INTO s;
+                        seqs := seqs || s;
+                    END LOOP;
+                    RETURN seqs;
+                END $$;
+
+                CREATE FUNCTION pulsegate_intake(
+                    p_app text, p_batch text, p_hash bytea, p_now bigint, p_retention bigint, p_sent bigint,
+                    p_conflict boolean, p_keys text[], p_connects bytea[], p_kinds bigint[], p_priorities bigint[],
+                    p_pulse_ids text[], p_payloads bytea[], p_compressions bigint[], p_counts bigint[],
+                    p_fallbacks bytea[], p_plain bigint[], p_request text, OUT outcome bigint, OUT seqs bigint[])
+                LANGUAGE plpgsql AS $$
+                BEGIN
+                    seqs := '{}';
+                    PERFORM pg_advisory_xact_lock(\(intakeLockSpace), hashtext(p_app || chr(1) || p_batch));
+                    DELETE FROM dedup WHERE app = p_app AND batch_id = p_batch AND body_hash = p_hash
+                        AND expires_at <= p_now;
+                    UPDATE dedup SET duplicates = duplicates + 1
+                        WHERE app = p_app AND batch_id = p_batch AND body_hash = p_hash;
+                    IF FOUND THEN
+                        outcome := 1;
+                        RETURN;
+                    END IF;
+                    IF NOT p_conflict AND EXISTS (SELECT 1 FROM dedup
+                            WHERE app = p_app AND batch_id = p_batch AND expires_at > p_now) THEN
+                        outcome := 2;
+                        RETURN;
+                    END IF;
+                    INSERT INTO dedup(app, batch_id, body_hash, first_seen, expires_at, sent_at, conflicts)
+                        VALUES (p_app, p_batch, p_hash, p_now, p_now + p_retention, p_sent,
+                            CASE WHEN p_conflict THEN 1 ELSE 0 END);
+                    seqs := pulsegate_enqueue(p_app, p_batch, p_now, NULL, p_keys, p_connects, p_kinds, p_priorities,
+                        p_pulse_ids, p_payloads, p_compressions, p_counts, p_fallbacks, p_plain, p_request);
+                    outcome := 0;
+                END $$;
+                """)
+        return migrator
+    }
+}
