@@ -154,6 +154,49 @@ import Testing
         }
     }
 
+    /// The diagnostics ledger in PostgreSQL follows the SQLite ledger's rules: recorded with a new
+    /// batch only (a duplicate changes nothing), sequence numbers merged into ranges whatever the
+    /// arrival order, the latest record that of the highest sequence, visible from every node.
+    @Test func theDiagnosticsLedgerRecordsNewBatchesOnlyAndMergesSequenceRanges() async throws {
+        try await PostgresCluster.with(label: "store-diagnostics") { cluster in
+            let first = try await PostgresGatewayStore.open(url: cluster.url())
+            let second = try await PostgresGatewayStore.open(url: cluster.url())
+            func observe(_ sequence: Int64, record: String? = nil) -> DiagnosticsObservation {
+                DiagnosticsObservation(
+                    installationID: "inst-1", deviceID: "dev-1", sequence: sequence,
+                    record: record.map { Array($0.utf8) }, attempted: record == nil ? nil : sequence,
+                    sentOK: record == nil ? nil : sequence - 1, sentWithErrors: record == nil ? nil : 1)
+            }
+            func commit(_ store: PostgresGatewayStore, _ batch: String, _ sequence: Int64, record: String? = nil)
+                async throws -> GatewayStore.IntakeOutcome
+            {
+                try await store.commitIntake(
+                    app: "shop", batchID: batch, bodyHash: [1], sentAt: nil, now: 1_000 + sequence,
+                    retentionMilliseconds: 100_000, drafts: [Self.draft("p-\(batch)")],
+                    diagnostics: observe(sequence, record: record), conflict: false, requestID: nil)
+            }
+            _ = try await commit(first, "b1", 1)
+            _ = try await commit(second, "b3", 3, record: #"{"n":3}"#)
+            _ = try await commit(first, "b5", 5)
+            _ = try await commit(second, "b2", 2, record: #"{"n":2}"#)
+            // A duplicate of b5 (another node) records nothing.
+            #expect(try await commit(second, "b5", 5) == .duplicate)
+            let devices = try await second.diagnosticsDevices(app: "shop", records: true)
+            #expect(devices.count == 1)
+            let device = try #require(devices.first?.device)
+            #expect(device.installationID == "inst-1" && device.deviceID == "dev-1")
+            #expect(device.batchesReceived == 4 && device.highestSequence == 5)
+            #expect(device.received.map { [$0.low, $0.high] } == [[1, 3], [5, 5]])
+            // The latest record is that of the highest sequence that carried one (3, not 2).
+            #expect(device.latest == Array(#"{"n":3}"#.utf8) && device.attempted == 3 && device.sentOK == 2)
+            let gaps = DiagnosticsLedger.gaps(device.received, now: 10_000, graceMilliseconds: 0)
+            #expect(gaps.missing.map { [$0.from, $0.to] } == [[4, 4]])
+            #expect(try await first.diagnosticsDevices(app: nil, records: false).first?.device.latest == nil)
+            try await first.close()
+            try await second.close()
+        }
+    }
+
     @Test func expiredKeysArePrunedInSlicesAndTheirBatchIDsAreNewAgain() async throws {
         try await PostgresCluster.with(label: "store-prune") { cluster in
             let store = try await PostgresGatewayStore.open(url: cluster.url())

@@ -26,6 +26,8 @@ enum PostgresGatewaySchema {
     static let pruneLock: Int64 = 0x5047_7072
     /// The namespace (first key) of the per-(app, batch id) intake locks.
     static let intakeLockSpace: Int32 = 0x5047
+    /// The namespace of the per-(app, installation) diagnostics ledger locks.
+    static let diagnosticsLockSpace: Int32 = 0x5044
 
     static var migrator: PostgresMigrator {
         var migrator = PostgresMigrator()
@@ -193,6 +195,76 @@ enum PostgresGatewaySchema {
                     seqs := pulsegate_enqueue(p_app, p_batch, p_now, NULL, p_keys, p_connects, p_kinds, p_priorities,
                         p_pulse_ids, p_payloads, p_compressions, p_counts, p_fallbacks, p_plain, p_request);
                     outcome := 0;
+                END $$;
+                """)
+        // SQLite's 003 (the diagnostics ledger) in PostgreSQL: the same tables and, in
+        // `pulsegate_diagnostics_record`, the same steps as `DiagnosticsLedger.record`, run inside the
+        // intake's transaction for a new batch only. A per-(app, installation) advisory lock orders
+        // two nodes recording batches of one device.
+        migrator.append(
+            "003_gateway_diagnostics",
+            sql: """
+                CREATE TABLE diagnostics_device (
+                    app text NOT NULL, installation_id text NOT NULL, device_id text NOT NULL,
+                    first_seen bigint NOT NULL, last_seen bigint NOT NULL,
+                    batches_received bigint NOT NULL DEFAULT 0, highest_sequence bigint NOT NULL DEFAULT 0,
+                    latest_sequence bigint NOT NULL DEFAULT -1, latest bytea, attempted bigint, sent_ok bigint,
+                    sent_with_errors bigint, PRIMARY KEY (app, installation_id));
+                CREATE TABLE diagnostics_received (
+                    app text NOT NULL, installation_id text NOT NULL, low bigint NOT NULL, high bigint NOT NULL,
+                    first_at bigint NOT NULL, PRIMARY KEY (app, installation_id, low));
+
+                CREATE FUNCTION pulsegate_diagnostics_record(
+                    p_app text, p_installation text, p_device text, p_now bigint, p_sequence bigint,
+                    p_record bytea, p_attempted bigint, p_sent_ok bigint, p_sent_errors bigint)
+                RETURNS void LANGUAGE plpgsql AS $$
+                DECLARE
+                    stored_highest bigint;
+                    stored_latest bigint;
+                    seq bigint := p_sequence;
+                    counts boolean := true;
+                    left_low bigint;
+                    left_first bigint;
+                    right_high bigint;
+                    right_first bigint;
+                BEGIN
+                    PERFORM pg_advisory_xact_lock(\(diagnosticsLockSpace), hashtext(p_app || chr(1) || p_installation));
+                    SELECT highest_sequence, latest_sequence INTO stored_highest, stored_latest
+                        FROM diagnostics_device WHERE app = p_app AND installation_id = p_installation;
+                    IF NOT FOUND THEN
+                        INSERT INTO diagnostics_device(app, installation_id, device_id, first_seen, last_seen)
+                            VALUES (p_app, p_installation, p_device, p_now, p_now);
+                        stored_highest := 0;
+                        stored_latest := -1;
+                    END IF;
+                    IF seq IS NOT NULL AND seq > stored_highest + \(DiagnosticsLedger.maximumSequenceJump) THEN
+                        seq := NULL;
+                    END IF;
+                    IF seq IS NOT NULL THEN
+                        IF EXISTS (SELECT 1 FROM diagnostics_received WHERE app = p_app
+                                AND installation_id = p_installation AND low <= seq AND high >= seq) THEN
+                            counts := false;
+                        ELSE
+                            SELECT low, first_at INTO left_low, left_first FROM diagnostics_received
+                                WHERE app = p_app AND installation_id = p_installation AND high = seq - 1;
+                            SELECT high, first_at INTO right_high, right_first FROM diagnostics_received
+                                WHERE app = p_app AND installation_id = p_installation AND low = seq + 1;
+                            DELETE FROM diagnostics_received WHERE app = p_app AND installation_id = p_installation
+                                AND (low = left_low OR low = seq + 1);
+                            INSERT INTO diagnostics_received(app, installation_id, low, high, first_at)
+                                VALUES (p_app, p_installation, coalesce(left_low, seq), coalesce(right_high, seq),
+                                    least(p_now, coalesce(left_first, p_now), coalesce(right_first, p_now)));
+                        END IF;
+                    END IF;
+                    UPDATE diagnostics_device SET last_seen = greatest(last_seen, p_now), device_id = p_device,
+                        batches_received = batches_received + CASE WHEN counts THEN 1 ELSE 0 END,
+                        highest_sequence = greatest(highest_sequence, coalesce(seq, 0))
+                        WHERE app = p_app AND installation_id = p_installation;
+                    IF p_record IS NOT NULL AND counts AND coalesce(seq, stored_latest) >= stored_latest THEN
+                        UPDATE diagnostics_device SET latest = p_record, latest_sequence = coalesce(seq, stored_latest),
+                            attempted = p_attempted, sent_ok = p_sent_ok, sent_with_errors = p_sent_errors
+                            WHERE app = p_app AND installation_id = p_installation;
+                    END IF;
                 END $$;
                 """)
         return migrator

@@ -101,7 +101,7 @@ public final class PostgresGatewayStore: Sendable {
         let stored = drafts.map {
             StoredPayload(encoding: $0.payload, compression: Compression(rawValue: $0.compression) ?? .none)
         }
-        let results = try await writer.commit([
+        var statements = [
             PostgresStatement(
                 """
                 SELECT outcome, seqs FROM pulsegate_intake($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
@@ -111,7 +111,27 @@ public final class PostgresGatewayStore: Sendable {
                     .text(app), .text(batchID), .bytes(bodyHash), .int(now), .int(retentionMilliseconds),
                     sentAt.map { .int($0) } ?? .null, .bool(conflict),
                 ] + Self.rowArrays(drafts, stored) + [requestID.map { .text($0) } ?? .null])
-        ])
+        ]
+        if let diagnostics {
+            // In the same transaction, and only when the intake just inserted this batch's dedup row
+            // (its `first_seen` is this commit's `now` and it has not been seen again): a duplicate
+            // or conflict records nothing, as on SQLite.
+            func optional(_ value: Int64?) -> PostgresValue { value.map { .int($0) } ?? .null }
+            statements.append(
+                PostgresStatement(
+                    """
+                    SELECT pulsegate_diagnostics_record($3, $4, $5, $6, $7, $8, $9, $10, $11)
+                    WHERE EXISTS (SELECT 1 FROM dedup WHERE app = $3 AND batch_id = $1 AND body_hash = $2
+                        AND first_seen = $6 AND duplicates = 0 AND xmin = pg_current_xact_id()::xid)
+                    """,
+                    [
+                        .text(batchID), .bytes(bodyHash), .text(app), .text(diagnostics.installationID),
+                        .text(diagnostics.deviceID), .int(now), optional(diagnostics.sequence),
+                        diagnostics.record.map { .bytes($0) } ?? .null, optional(diagnostics.attempted),
+                        optional(diagnostics.sentOK), optional(diagnostics.sentWithErrors),
+                    ]))
+        }
+        let results = try await writer.commit(statements)
         guard let row = results.first?.first else {
             throw GatewayError(.storage, "the intake function returned no row")
         }
@@ -486,10 +506,48 @@ public final class PostgresGatewayStore: Sendable {
         }
     }
 
-    /// The diagnostics ledger is not kept in PostgreSQL yet: no devices.
+    /// Every device of `app` (all apps when `nil`) with its received ranges, as
+    /// ``DiagnosticsLedger/devices(app:records:_:)`` reads them on SQLite.
     func diagnosticsDevices(app: String?, records: Bool) async throws -> [(
         app: String, device: DiagnosticsLedger.Device
     )] {
-        []
+        let filter = app == nil ? "" : " WHERE app = $1"
+        let parameters: [PostgresValue] = app.map { [.text($0)] } ?? []
+        return try await reader.run { connection throws(PostgresError) in
+            var devices = try connection.execute(
+                """
+                SELECT app, installation_id, device_id, first_seen, last_seen, batches_received, highest_sequence,
+                    attempted, sent_ok, sent_with_errors, \(records ? "latest" : "NULL::bytea")
+                FROM diagnostics_device\(filter) ORDER BY app, installation_id
+                """, parameters
+            ).rows.map { (row) throws(PostgresError) in
+                (
+                    app: try row.string(0),
+                    device: DiagnosticsLedger.Device(
+                        installationID: try row.string(1), deviceID: try row.string(2), firstSeen: try row.int64(3),
+                        lastSeen: try row.int64(4), batchesReceived: try row.int64(5),
+                        highestSequence: try row.int64(6), attempted: try row.optionalInt64(7),
+                        sentOK: try row.optionalInt64(8), sentWithErrors: try row.optionalInt64(9),
+                        latest: row.optionalBytes(10))
+                )
+            }
+            var ranges: [String: [DiagnosticsLedger.ReceivedRange]] = [:]
+            for row in try connection.execute(
+                """
+                SELECT app, installation_id, low, high, first_at FROM diagnostics_received\(filter)
+                ORDER BY app, installation_id, low
+                """, parameters
+            ).rows {
+                ranges[try row.string(0) + "\u{0}" + (try row.string(1)), default: []].append(
+                    DiagnosticsLedger.ReceivedRange(
+                        low: try row.int64(2), high: try row.int64(3), firstAt: try row.int64(4)))
+            }
+            for index in devices.indices {
+                devices[index].device.received =
+                    ranges[devices[index].app + "\u{0}" + devices[index].device.installationID] ?? []
+            }
+            return devices
+        }
     }
+
 }
