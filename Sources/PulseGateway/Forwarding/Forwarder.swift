@@ -433,6 +433,12 @@ final class Forwarder: Sendable {
         var endOfRows = false
         /// Queues the rows that slide and are due, up to the first that does not (the end of this run).
         func queue(_ rows: [OutboxRow]) {
+            // Fleet mode: rows are queued only while this node surely holds the identity's lease, so
+            // a lease lost mid-run (renewal failed) stops the window at what was already queued.
+            guard store.holdsLease(identityKey: key) else {
+                endOfRows = true
+                return
+            }
             let now = monotonic.now()
             let sliding = rows.prefix { Self.slides($0) && dueTime(storedAt: $0.nextAttemptAt) <= now }
             if let tail = sliding.last { last = tail.seq }
