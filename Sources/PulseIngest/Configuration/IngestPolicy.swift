@@ -92,7 +92,7 @@ public struct IngestPolicy: Sendable, Hashable {
     /// Parses the config file format and checks every value, collecting every problem with its
     /// key path (`apps[1].packages`, `apps[0].releases[2].buildNumber`): the one check behind
     /// `pulsegate ingest` (start, SIGHUP, `POST /reload`) and `pulsegate ingest validate`. A policy
-    /// snapshot (`apps[i].policy`) reports its first problem. A key the format does not define is a
+    /// snapshot (`apps[i].policy`) reports a problem for each member that is wrong on its own. A key the format does not define is a
     /// problem too (a typo should not pass silently), as in the gateway's config file.
     public static func check(json: [UInt8]) -> (IngestPolicy?, [ConfigurationProblem]) {
         let root: JSONNode
@@ -158,7 +158,7 @@ public struct IngestPolicy: Sendable, Hashable {
                 do {
                     snapshot = try ConfigSnapshot(jsonNode: value)
                 } catch {
-                    reader.fail(name, error.message)
+                    for message in snapshotProblems(value, first: error.message) { reader.fail(name, message) }
                 }
             case "releases":
                 guard !value.isNull, reader.array(name, value) else { continue }
@@ -177,6 +177,36 @@ public struct IngestPolicy: Sendable, Hashable {
         }
         guard reader.problems.count == before, let appId, let packages else { return nil }
         return IngestApp(appId: appId, packages: packages, policy: snapshot, releases: releases)
+    }
+
+    /// Every problem of a policy snapshot, not only the first its wire decoder reports: each member
+    /// is decoded on its own beside the snapshot's `revision`, and `first` (the whole snapshot's
+    /// problem, which may be a rule across fields) is added when no single member explains it.
+    private static func snapshotProblems(_ node: JSONNode, first: String) -> [String] {
+        guard node.kind == .object else { return [first] }
+        let revision = node["revision"]
+        var problems: [String] = []
+        func decode(_ key: String?, _ member: JSONNode?) {
+            var builder = JSONDocumentBuilder(nodes: 8, stringBytes: 64)
+            builder.beginObject()
+            builder.key("revision")
+            if let revision { builder.copy(revision) } else { builder.int(1) }
+            if let key, let member {
+                var key = key
+                key.withUTF8 { builder.key(utf8: $0) }
+                builder.copy(member)
+            }
+            builder.endObject()
+            do {
+                _ = try ConfigSnapshot(jsonNode: builder.finish().root)
+            } catch {
+                if !problems.contains(error.message) { problems.append(error.message) }
+            }
+        }
+        decode(nil, nil)
+        for (key, member) in node.members where key != "revision" { decode(key, member) }
+        if !problems.contains(first) && problems.isEmpty { problems.append(first) }
+        return problems
     }
 
     /// One element of an app's `releases`, or `nil` with its problems recorded.

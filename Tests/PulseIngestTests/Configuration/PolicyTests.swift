@@ -58,6 +58,21 @@ import Testing
         }
     }
 
+    /// A policy snapshot with several wrong members reports each of them, not only the first.
+    @Test func everyWrongMemberOfAPolicySnapshotIsListed() {
+        let json = #"""
+            {"apps":[{"appId":"a","packages":["p"],
+              "policy":{"revision":2,"batchMaxEvents":0,"compression":"lz4","diagnosticsLevel":"loud"}}]}
+            """#
+        let (policy, problems) = IngestPolicy.check(json: Array(json.utf8))
+        #expect(policy == nil)
+        #expect(problems.count == 3, "\(problems)")
+        #expect(problems.allSatisfy { $0.path == "apps[0].policy" })
+        #expect(problems.contains { $0.message.contains("batchMaxEvents") })
+        #expect(problems.contains { $0.message.contains("lz4") })
+        #expect(problems.contains { $0.message.contains("loud") })
+    }
+
     @Test func missingFileIsUnreadable() {
         #expect {
             try IngestPolicy.load(path: "/nonexistent/ingest.json")
