@@ -144,6 +144,41 @@ import Testing
         await harness.stop(removing: false)
     }
 
+    /// Crash batches keep their priority under a sliding window: a crash batch committed while a
+    /// window of event rows is in flight goes out before any event row the window had not sent yet.
+    @Test func aCrashBatchCommittedDuringAWindowGoesOutBeforeTheRowsTheWindowHadNotSent() async throws {
+        let (directory, stored) = try await Self.prefilled(24)
+        defer { directory.remove() }
+        let release = Atomic<Bool>(false)
+        let upstream = RawUpstream.start(holdUploads: 8) { _ in
+            release.load(ordering: .acquiring) ? .accept : .later
+        }
+        defer { upstream.stop() }
+        let connector = PulseClientUpstreamConnector(
+            host: "127.0.0.1", port: upstream.port, requestTimeout: .seconds(30), connectTimeout: .seconds(5),
+            maxInFlightPerConnection: 8)
+        let harness = try await GatewayHarness.start(
+            directory: directory, connector: connector, forwarding: Self.forwarding())
+        // The first window (rows 0-7) is on the wire, unanswered.
+        #expect(
+            await eventually(seconds: 30) {
+                harness.gateway.pokeForwarder()
+                return upstream.peakOutstanding == 8
+            })
+        #expect(upstream.uploads.compactMap(\.batchID) == stored[0..<8].map(\.batchID))
+        #expect(try await harness.post(ForwarderTests.crashBody, batchID: "crash-during-window").status == 200)
+        release.store(true, ordering: .releasing)
+        #expect(await Self.drain(harness))
+        let uploads = upstream.uploads
+        let crash = try #require(uploads.firstIndex { $0.bizType == 4 })
+        let firstUnsent = try #require(uploads.firstIndex { $0.batchID == stored[8].batchID })
+        #expect(crash < firstUnsent, "\(uploads.map { $0.batchID ?? "biz \($0.bizType)" })")
+        // Every stored row still arrived, once each (nothing failed, nothing was resent).
+        #expect(Set(uploads.compactMap(\.batchID)).isSuperset(of: stored.map(\.batchID)))
+        #expect(uploads.allSatisfy { $0.attempt == 1 })
+        await harness.stop(removing: false)
+    }
+
     @Test(arguments: Failure.allCases)
     func aFailedRowIsResentBeforeAnyNewerRowAndNothingIsDeletedUnaccepted(failure: Failure) async throws {
         let (directory, stored) = try await Self.prefilled(16)

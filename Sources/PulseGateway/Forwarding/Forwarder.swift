@@ -68,6 +68,9 @@ final class Forwarder: Sendable {
         /// A crash batch was announced while a worker was draining: its window stops and the
         /// worker reads from the head, where the crash batch goes first.
         var crashAnnounced = false
+        /// The window of the worker sending this identity's rows now: a crash batch announced
+        /// while it runs stops it at once, before the next event row goes out.
+        var window: WindowPump?
     }
 
     private struct State {
@@ -150,18 +153,24 @@ final class Forwarder: Sendable {
     func announce(_ drafts: [OutboxDraft]) {
         let now = monotonic.now()
         let horizon = horizonMilliseconds
-        state.withLock { state in
+        let interrupted = state.withLock { state -> [WindowPump] in
+            var interrupted: [WindowPump] = []
             for draft in drafts {
                 if state.identities[draft.identityKey] == nil {
                     state.identities[draft.identityKey] = IdentityState(app: draft.app, connectPayload: draft.identity)
                 } else if state.identities[draft.identityKey]?.active == true {
                     state.identities[draft.identityKey]?.announcedWhileActive = true
                     state.identities[draft.identityKey]?.announcements += 1
-                    if draft.kind == .crashes { state.identities[draft.identityKey]?.crashAnnounced = true }
+                    if draft.kind == .crashes {
+                        state.identities[draft.identityKey]?.crashAnnounced = true
+                        if let window = state.identities[draft.identityKey]?.window { interrupted.append(window) }
+                    }
                 }
                 Self.enqueue(draft.identityKey, in: &state, now: now, horizon: horizon)
             }
+            return interrupted
         }
+        for window in interrupted { window.stop() }
         wake.signal()
     }
 
@@ -428,6 +437,14 @@ final class Forwarder: Sendable {
         let metrics = self.metrics
         let pump = WindowPump(
             window: window, session: session, limiter: limiter, observeLatency: { metrics.forwardLatency(seconds: $0) })
+        // Registered so that ``announce(_:)`` can stop it for a crash batch; a crash announced since
+        // the head was read stops it before its first row.
+        let crashSinceRead = state.withLock { state -> Bool in
+            state.identities[key]?.window = pump
+            return state.identities[key]?.crashAnnounced == true
+        }
+        if crashSinceRead { pump.stop() }
+        defer { state.withLock { $0.identities[key]?.window = nil } }
         var read = first
         var last = rows[0].seq
         var endOfRows = false
