@@ -146,7 +146,6 @@ enum DiagnosticsLedger {
                     latest: try row.column(10, as: [UInt8]?.self))
             )
         }
-        var ranges: [String: [ReceivedRange]] = [:]
         let rows = try connection.query(
             """
             SELECT app, installation_id, low, high, first_at FROM diagnostics_received\(filter)
@@ -154,20 +153,30 @@ enum DiagnosticsLedger {
             """, arguments
         ) { row in
             (
-                try row.column(0, as: String.self) + "\u{0}" + (try row.column(1, as: String.self)),
-                ReceivedRange(
+                app: try row.column(0, as: String.self), installationID: try row.column(1, as: String.self),
+                range: ReceivedRange(
                     low: try row.column(2, as: Int64.self), high: try row.column(3, as: Int64.self),
                     firstAt: try row.column(4, as: Int64.self))
             )
         }
-        for (key, range) in rows {
-            ranges[key, default: []].append(range)
+        attach(rows, to: &devices)
+        return devices
+    }
+
+    /// Gives each device its received ranges (`ranges` in the order of `low` per device), whichever
+    /// store read them.
+    static func attach(
+        _ ranges: [(app: String, installationID: String, range: ReceivedRange)],
+        to devices: inout [(app: String, device: Device)]
+    ) {
+        var byDevice: [String: [ReceivedRange]] = [:]
+        for entry in ranges {
+            byDevice[entry.app + "\u{0}" + entry.installationID, default: []].append(entry.range)
         }
         for index in devices.indices {
             devices[index].device.received =
-                ranges[devices[index].app + "\u{0}" + devices[index].device.installationID] ?? []
+                byDevice[devices[index].app + "\u{0}" + devices[index].device.installationID] ?? []
         }
-        return devices
     }
 
     /// The gaps of a device's received ranges (sorted by `low`): the numbers from 1 up to the highest received

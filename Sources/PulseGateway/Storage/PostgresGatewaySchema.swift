@@ -3,8 +3,9 @@ import PulsePostgres
 /// The gateway's PostgreSQL schema (fleet mode), applied with ``PulsePostgres/PostgresMigrator``
 /// under its advisory lock, so gateways starting together apply it once. Its own append-only
 /// list, independent of the SQLite list in ``GatewaySchema``; the tables mirror SQLite's after
-/// its migration `006` (wire-form payloads, identities stored once); `002` adds SQLite's `007`
-/// (request ids). A SQLite migration that changes these tables needs its twin appended here.
+/// its migration `007` (wire-form payloads, identities stored once, request ids); `002` is SQLite's
+/// `003` (the diagnostics ledger). A later SQLite migration that changes these tables needs its
+/// twin appended here.
 ///
 /// - `dedup`, `identities`, `outbox`, `dead_letter`, `policy_cache`: as in ``GatewaySchema``,
 ///   with `bigint` and `bytea` columns and `bigserial` ids (`outbox.seq` is the FIFO order).
@@ -49,7 +50,7 @@ enum PostgresGatewaySchema {
                     pulse_batch_id text NOT NULL, payload bytea NOT NULL, compression bigint NOT NULL,
                     record_count bigint NOT NULL, fallback bytea, http_batch_id text NOT NULL,
                     attempts bigint NOT NULL DEFAULT 0, next_attempt_at bigint NOT NULL, created_at bigint NOT NULL,
-                    last_error text, payload_bytes bigint NOT NULL);
+                    last_error text, payload_bytes bigint NOT NULL, request_id text);
                 CREATE INDEX outbox_by_identity ON outbox(identity_id, priority, seq);
                 CREATE TABLE dead_letter (
                     seq bigint PRIMARY KEY, app text NOT NULL, identity_key text NOT NULL,
@@ -57,7 +58,7 @@ enum PostgresGatewaySchema {
                     pulse_batch_id text NOT NULL, payload bytea NOT NULL, compression bigint NOT NULL,
                     record_count bigint NOT NULL, fallback bytea, http_batch_id text NOT NULL,
                     attempts bigint NOT NULL, created_at bigint NOT NULL, failed_at bigint NOT NULL,
-                    code bigint NOT NULL, message text NOT NULL, payload_bytes bigint NOT NULL);
+                    code bigint NOT NULL, message text NOT NULL, payload_bytes bigint NOT NULL, request_id text);
                 CREATE INDEX dead_letter_by_identity ON dead_letter(identity_id);
                 CREATE TABLE policy_cache (
                     app text PRIMARY KEY, revision bigint NOT NULL, snapshot bytea NOT NULL,
@@ -66,77 +67,6 @@ enum PostgresGatewaySchema {
                     identity_key text PRIMARY KEY, owner text NOT NULL, token bigint NOT NULL,
                     expires_at timestamptz NOT NULL);
                 CREATE TABLE node_probes (node text PRIMARY KEY, probed_at timestamptz NOT NULL);
-
-                CREATE FUNCTION pulsegate_enqueue(
-                    p_app text, p_http_batch text, p_now bigint, p_priority bigint, p_keys text[],
-                    p_connects bytea[], p_kinds bigint[], p_priorities bigint[], p_pulse_ids text[],
-                    p_payloads bytea[], p_compressions bigint[], p_counts bigint[], p_fallbacks bytea[],
-                    p_plain bigint[]) RETURNS bigint[] LANGUAGE plpgsql AS $$
-                DECLARE
-                    ident bigint;
-                    s bigint;
-                    seqs bigint[] := '{}';
-                BEGIN
-                    PERFORM pg_advisory_xact_lock_shared(\(identityLock));
-                    FOR i IN 1 .. coalesce(array_length(p_keys, 1), 0) LOOP
-                        SELECT id INTO ident FROM identities WHERE identity_key = p_keys[i];
-                        IF ident IS NULL THEN
-                            INSERT INTO identities(identity_key, app, connect) VALUES (p_keys[i], p_app, p_connects[i])
-                                ON CONFLICT (identity_key) DO UPDATE SET app = excluded.app RETURNING id INTO ident;
-                        END IF;
-                        INSERT INTO outbox(app, identity_key, identity_id, kind, priority, pulse_batch_id, payload,
-                            compression, record_count, fallback, http_batch_id, next_attempt_at, created_at,
-                            payload_bytes)
-                        VALUES (p_app, p_keys[i], ident, p_kinds[i], coalesce(p_priority, p_priorities[i]),
-                            p_pulse_ids[i], p_payloads[i], p_compressions[i], p_counts[i], p_fallbacks[i],
-                            p_http_batch, p_now, p_now, p_plain[i])
-                        RETURNING seq INTO s;
-                        seqs := seqs || s;
-                    END LOOP;
-                    RETURN seqs;
-                END $$;
-
-                CREATE FUNCTION pulsegate_intake(
-                    p_app text, p_batch text, p_hash bytea, p_now bigint, p_retention bigint, p_sent bigint,
-                    p_conflict boolean, p_keys text[], p_connects bytea[], p_kinds bigint[], p_priorities bigint[],
-                    p_pulse_ids text[], p_payloads bytea[], p_compressions bigint[], p_counts bigint[],
-                    p_fallbacks bytea[], p_plain bigint[], OUT outcome bigint, OUT seqs bigint[])
-                LANGUAGE plpgsql AS $$
-                BEGIN
-                    seqs := '{}';
-                    PERFORM pg_advisory_xact_lock(\(intakeLockSpace), hashtext(p_app || chr(1) || p_batch));
-                    DELETE FROM dedup WHERE app = p_app AND batch_id = p_batch AND body_hash = p_hash
-                        AND expires_at <= p_now;
-                    UPDATE dedup SET duplicates = duplicates + 1
-                        WHERE app = p_app AND batch_id = p_batch AND body_hash = p_hash;
-                    IF FOUND THEN
-                        outcome := 1;
-                        RETURN;
-                    END IF;
-                    IF NOT p_conflict AND EXISTS (SELECT 1 FROM dedup
-                            WHERE app = p_app AND batch_id = p_batch AND expires_at > p_now) THEN
-                        outcome := 2;
-                        RETURN;
-                    END IF;
-                    INSERT INTO dedup(app, batch_id, body_hash, first_seen, expires_at, sent_at, conflicts)
-                        VALUES (p_app, p_batch, p_hash, p_now, p_now + p_retention, p_sent,
-                            CASE WHEN p_conflict THEN 1 ELSE 0 END);
-                    seqs := pulsegate_enqueue(p_app, p_batch, p_now, NULL, p_keys, p_connects, p_kinds, p_priorities,
-                        p_pulse_ids, p_payloads, p_compressions, p_counts, p_fallbacks, p_plain);
-                    outcome := 0;
-                END $$;
-                """)
-        // SQLite's 007 (request ids in outbox rows and dead letters): the enqueue and intake
-        // functions take the request id as their last parameter.
-        migrator.append(
-            "002_outbox_request_id",
-            sql: """
-                ALTER TABLE outbox ADD COLUMN request_id text;
-                ALTER TABLE dead_letter ADD COLUMN request_id text;
-                DROP FUNCTION pulsegate_intake(text, text, bytea, bigint, bigint, bigint, boolean, text[], bytea[],
-                    bigint[], bigint[], text[], bytea[], bigint[], bigint[], bytea[], bigint[]);
-                DROP FUNCTION pulsegate_enqueue(text, text, bigint, bigint, text[], bytea[], bigint[], bigint[],
-                    text[], bytea[], bigint[], bigint[], bytea[], bigint[]);
 
                 CREATE FUNCTION pulsegate_enqueue(
                     p_app text, p_http_batch text, p_now bigint, p_priority bigint, p_keys text[],
@@ -202,7 +132,7 @@ enum PostgresGatewaySchema {
         // intake's transaction for a new batch only. A per-(app, installation) advisory lock orders
         // two nodes recording batches of one device.
         migrator.append(
-            "003_gateway_diagnostics",
+            "002_gateway_diagnostics",
             sql: """
                 CREATE TABLE diagnostics_device (
                     app text NOT NULL, installation_id text NOT NULL, device_id text NOT NULL,

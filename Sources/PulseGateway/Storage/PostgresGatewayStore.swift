@@ -531,21 +531,19 @@ public final class PostgresGatewayStore: Sendable {
                         latest: row.optionalBytes(10))
                 )
             }
-            var ranges: [String: [DiagnosticsLedger.ReceivedRange]] = [:]
-            for row in try connection.execute(
+            let ranges = try connection.execute(
                 """
                 SELECT app, installation_id, low, high, first_at FROM diagnostics_received\(filter)
                 ORDER BY app, installation_id, low
                 """, parameters
-            ).rows {
-                ranges[try row.string(0) + "\u{0}" + (try row.string(1)), default: []].append(
-                    DiagnosticsLedger.ReceivedRange(
-                        low: try row.int64(2), high: try row.int64(3), firstAt: try row.int64(4)))
+            ).rows.map { (row) throws(PostgresError) in
+                (
+                    app: try row.string(0), installationID: try row.string(1),
+                    range: DiagnosticsLedger.ReceivedRange(
+                        low: try row.int64(2), high: try row.int64(3), firstAt: try row.int64(4))
+                )
             }
-            for index in devices.indices {
-                devices[index].device.received =
-                    ranges[devices[index].app + "\u{0}" + devices[index].device.installationID] ?? []
-            }
+            DiagnosticsLedger.attach(ranges, to: &devices)
             return devices
         }
     }
