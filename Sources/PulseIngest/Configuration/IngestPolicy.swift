@@ -205,7 +205,7 @@ public struct IngestPolicy: Sendable, Hashable {
         }
         decode(nil, nil)
         for (key, member) in node.members where key != "revision" { decode(key, member) }
-        if !problems.contains(first) && problems.isEmpty { problems.append(first) }
+        if problems.isEmpty { problems.append(first) }
         return problems
     }
 
