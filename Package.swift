@@ -66,6 +66,8 @@ let swiftSettings: [SwiftSetting] = [
 let modules: [Target] = [
     // The one compression module: zstd and the deflate family with one bounded pool of reused
     // codec contexts, shared by msgtrans, the gateway, the HTTP body decoders and the uploader.
+    // The shared kit: clocks and sleeping, backoff, randomness, the error shape, civil time, flags.
+    .target(name: "PulseKit", swiftSettings: swiftSettings),
     .target(name: "PulseCompression", dependencies: ["CZstd", "CZlib"], swiftSettings: swiftSettings),
     .target(
         name: "MsgTrans", dependencies: ["PulseCompression"],
