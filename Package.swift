@@ -147,6 +147,8 @@ let tests: [Target] = [
         name: "PulseTestSupport", dependencies: ["CZlib", "CZstd"], path: "Tests/PulseTestSupport",
         swiftSettings: swiftSettings),
     .testTarget(
+        name: "PulseKitTests", dependencies: ["PulseKit"], exclude: ["README.md"], swiftSettings: swiftSettings),
+    .testTarget(
         name: "MsgTransTests", dependencies: ["MsgTrans", "PulseCompression"],
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
