@@ -1,5 +1,6 @@
 import Glibc
 import MsgTrans
+import PulseTestSupport
 import Synchronization
 
 @testable import MsgTransRuntime
@@ -116,10 +117,7 @@ final class RawSocket: @unchecked Sendable {
 
     init(fd: Int32) {
         self.fd = fd
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        configureTestSocket(fd)
     }
 
     deinit {
@@ -138,16 +136,7 @@ final class RawSocket: @unchecked Sendable {
     }
 
     func write(_ bytes: [UInt8]) async {
-        await onThread {
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes.withUnsafeBytes {
-                    Glibc.send(self.fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-                }
-                if written <= 0 { return }
-                offset += written
-            }
-        }
+        _ = await onThread { writeAll(self.fd, bytes) }
     }
 
     /// Writes each byte with its own system call (each becomes its own TCP segment).
@@ -166,12 +155,10 @@ final class RawSocket: @unchecked Sendable {
     }
 
     private func readFrameBlocking() -> Frame? {
-        var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             if let frame = try? decoder.next() { return frame }
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { return nil }
-            decoder.append(Array(buffer[0..<count]))
+            guard let received = readSome(fd, maximum: 4096) else { return nil }
+            decoder.append(received)
         }
     }
 
