@@ -35,33 +35,19 @@ public struct LoopbackListener: Sendable {
 /// Connects a blocking TCP socket to a numeric address (`127.0.0.1`, `::1`) and `port`, after
 /// `configure` has set its options; `nil` (with `errno` set) when that fails.
 public func connectToLoopback(host: String = "127.0.0.1", port: Int, configure: (Int32) -> Void = { _ in }) -> Int32? {
-    let isIPv6 = host.contains(":")
-    let fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var hints = addrinfo()
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
+    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    var found: UnsafeMutablePointer<addrinfo>?
+    guard getaddrinfo(host, String(port), &hints, &found) == 0, let address = found?.pointee else {
+        errno = EINVAL
+        return nil
+    }
+    defer { freeaddrinfo(found) }
+    let fd = socket(address.ai_family, address.ai_socktype, address.ai_protocol)
     guard fd >= 0 else { return nil }
     configure(fd)
-    let status: Int32
-    if isIPv6 {
-        var address = sockaddr_in6()
-        address.sin6_family = sa_family_t(AF_INET6)
-        address.sin6_port = UInt16(port).bigEndian
-        inet_pton(AF_INET6, host, &address.sin6_addr)
-        status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-            }
-        }
-    } else {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        inet_pton(AF_INET, host, &address.sin_addr)
-        status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-    }
-    guard status == 0 else {
+    guard connect(fd, address.ai_addr, address.ai_addrlen) == 0 else {
         let code = errno
         close(fd)
         errno = code
