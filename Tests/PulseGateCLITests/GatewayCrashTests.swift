@@ -132,37 +132,43 @@ import Testing
         return config
     }
 
-    /// The ingest fixture and a `pulsegate serve` process forwarding to it from `root`, with
-    /// ``clients`` clients posting to the gateway (``waitForLoad(_:)`` has returned); `loadStarted`
-    /// is when the clients started.
-    static func startUnderLoad(executable: String, root: ScratchDirectory) async throws -> (
-        ingest: IngestFixture, config: String, dataDirectory: String, first: GatewayProcess, ledger: LoadLedger,
-        load: Task<Void, Never>, loadStarted: ContinuousClock.Instant
+    /// The built `pulsegate` and a scratch directory `root` (the caller removes it), the ingest
+    /// fixture and a `pulsegate serve` process forwarding to it from `root`, with ``clients``
+    /// clients posting to the gateway (``waitForLoad(_:)`` has returned); `loadStarted` is when the
+    /// clients started.
+    static func startUnderLoad(_ label: String) async throws -> (
+        executable: String, root: ScratchDirectory, ingest: IngestFixture, config: String, dataDirectory: String,
+        first: GatewayProcess, ledger: LoadLedger, load: Task<Void, Never>, loadStarted: ContinuousClock.Instant
     ) {
-        let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
-        let config = try writeConfig(root)
-        let dataDirectory = root.path + "/gateway"
-        let first = try await GatewayProcess.start(
-            executable: executable, dataDirectory: dataDirectory, upstream: ingest.address, config: config)
-        let ledger = LoadLedger()
-        let load = startLoad(port: first.port, ledger: ledger)
-        let loadStarted = ContinuousClock.now
+        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
+        let root = try ScratchDirectory(label)
         do {
-            try await waitForLoad(ledger)
+            let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
+            let config = try writeConfig(root)
+            let dataDirectory = root.path + "/gateway"
+            let first = try await GatewayProcess.start(
+                executable: executable, dataDirectory: dataDirectory, upstream: ingest.address, config: config)
+            let ledger = LoadLedger()
+            let load = startLoad(port: first.port, ledger: ledger)
+            let loadStarted = ContinuousClock.now
+            do {
+                try await waitForLoad(ledger)
+            } catch {
+                kill(first.process.processIdentifier, SIGKILL)
+                throw error
+            }
+            return (executable, root, ingest, config, dataDirectory, first, ledger, load, loadStarted)
         } catch {
-            kill(first.process.processIdentifier, SIGKILL)
+            root.remove()
             throw error
         }
-        return (ingest, config, dataDirectory, first, ledger, load, loadStarted)
     }
 
     @Test func killMinus9UnderLoadLosesNoAcknowledgedBatchAndDeliversEachOnce() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("crash")
-        defer { root.remove() }
         // 24 concurrent keep-alive clients post small batches with unique batch ids.
-        let (ingest, config, dataDirectory, first, ledger, load, loadStarted) = try await Self.startUnderLoad(
-            executable: executable, root: root)
+        let (executable, root, ingest, config, dataDirectory, first, ledger, load, loadStarted) =
+            try await Self.startUnderLoad("crash")
+        defer { root.remove() }
         defer { if first.process.isRunning { kill(first.process.processIdentifier, SIGKILL) } }
         await first.killHard()
         ledger.stopping.store(true, ordering: .relaxed)
@@ -249,11 +255,9 @@ import Testing
     }
 
     @Test func sigtermUnderLoadAnswersInFlightRequestsKeepsTheOutboxAndResendsNothing() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("sigterm")
+        let (executable, root, ingest, config, dataDirectory, first, ledger, load, _) =
+            try await Self.startUnderLoad("sigterm")
         defer { root.remove() }
-        let (ingest, config, dataDirectory, first, ledger, load, _) = try await Self.startUnderLoad(
-            executable: executable, root: root)
         defer { if first.process.isRunning { kill(first.process.processIdentifier, SIGKILL) } }
         await first.terminate()
         ledger.stopping.store(true, ordering: .relaxed)
