@@ -127,10 +127,9 @@ final class RawSocket: @unchecked Sendable {
     /// Connects (blocking) to a numeric host.
     static func connect(host: String, port: Int) async -> RawSocket {
         await onThread {
-            let address = SocketAddress(numericHost: host, port: UInt16(port))!
-            let fd = socket(address.family, Int32(SOCK_STREAM.rawValue), 0)
-            let result = address.withSockAddr { Glibc.connect(fd, $0, $1) }
-            precondition(result == 0, "raw connect failed: errno \(errno)")
+            guard let fd = connectToLoopback(host: host, port: port) else {
+                preconditionFailure("raw connect failed: errno \(errno)")
+            }
             return RawSocket(fd: fd)
         }
     }
@@ -188,12 +187,11 @@ final class RawListener: @unchecked Sendable {
     let port: Int
 
     init(backlog: Int32 = 16) {
-        let address = SocketAddress(numericHost: "127.0.0.1", port: 0)!
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        _ = address.withSockAddr { bind(fd, $0, $1) }
-        _ = listen(fd, backlog)
-        self.fd = fd
-        port = Socket.localAddress(fd)!.port
+        guard let listener = LoopbackListener(backlog: backlog) else {
+            preconditionFailure("raw listener cannot listen: errno \(errno)")
+        }
+        fd = listener.descriptor
+        port = listener.port
     }
 
     deinit {
