@@ -142,7 +142,8 @@ let modules: [Target] = [
 ]
 
 let tests: [Target] = [
-    // Helpers shared by several test targets: a raw-socket HTTP/1.1 client and body compressors.
+    // Helpers shared by several test targets: a raw-socket HTTP/1.1 client, loopback listeners and
+    // blocking socket I/O for hand-written peers, scratch directories and body compressors.
     .target(
         name: "PulseTestSupport", dependencies: ["CZlib", "CZstd"], path: "Tests/PulseTestSupport",
         swiftSettings: swiftSettings),
@@ -153,7 +154,7 @@ let tests: [Target] = [
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "MsgTransRuntimeTests", dependencies: ["MsgTransRuntime", "MsgTrans"],
+        name: "MsgTransRuntimeTests", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseTestSupport"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseJSONTests", dependencies: ["PulseJSON"],
@@ -167,20 +168,27 @@ let tests: [Target] = [
         name: "OTLPProtobufTests", dependencies: ["OTLPProtobuf", "PulseJSON", "PulseTestSupport"],
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
-    .testTarget(name: "PulseStorageTests", dependencies: ["PulseStorage"], swiftSettings: swiftSettings),
+    .testTarget(
+        name: "PulseStorageTests", dependencies: ["PulseStorage", "PulseTestSupport"], swiftSettings: swiftSettings),
     .testTarget(
         name: "PulsePostgresTests", dependencies: ["PulsePostgres", "PulseTestSupport"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseClientTests",
-        dependencies: ["PulseClient", "PulseIngest", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
+        dependencies: [
+            "PulseClient", "PulseIngest", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON",
+            "PulseTestSupport",
+        ],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseHTTPTests", dependencies: ["PulseHTTP", "PulseTestSupport", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseIngestTests",
-        dependencies: ["PulseIngest", "PulseProtocol", "PulseJSON", "PulseStorage", "MsgTrans", "MsgTransRuntime"],
+        dependencies: [
+            "PulseIngest", "PulseProtocol", "PulseJSON", "PulseStorage", "MsgTrans", "MsgTransRuntime",
+            "PulseTestSupport",
+        ],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGatewayTests",

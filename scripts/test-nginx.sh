@@ -18,21 +18,8 @@ cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
 
 started_at=$(date +%s)
-checks=0
-fail() {
-    echo "test-nginx: FAILED: $*" >&2
-    if [ -n "${work:-}" ] && [ -d "$work" ]; then
-        for log in "$work"/*.log; do
-            echo "---- $(basename "$log") (last 20 lines)" >&2
-            tail -n 20 "$log" >&2 || true
-        done
-    fi
-    exit 1
-}
-pass() {
-    checks=$((checks + 1))
-    echo "  ok  $*"
-}
+test_name=test-nginx
+source scripts/test-support.sh  # fail, pass, wait_for and the pulsegate binary
 
 # ---- nginx ---------------------------------------------------------------------------------------
 
@@ -64,18 +51,6 @@ if [ -z "$nginx_bin" ]; then
     [ -n "$nginx_bin" ] || fail "nginx is still missing after apt-get install nginx"
 fi
 
-# ---- the pulsegate binary ------------------------------------------------------------------------
-
-pulsegate=${PULSEGATE_BIN:-}
-if [ -z "$pulsegate" ]; then
-    pulsegate="$(swift build --show-bin-path)/pulsegate"
-    if [ ! -x "$pulsegate" ]; then
-        echo "test-nginx: building pulsegate" >&2
-        swift build --product pulsegate >/dev/null
-    fi
-fi
-[ -x "$pulsegate" ] || fail "no pulsegate binary at $pulsegate"
-
 # ---- temporary directory and process bookkeeping -------------------------------------------------
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/pulsegate-nginx.XXXXXX")
@@ -95,17 +70,6 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
-
-# Polls `command...` every 0.1 s until it succeeds or `seconds` pass.
-wait_for() {
-    local what=$1 seconds=$2
-    shift 2
-    local deadline=$(($(date +%s) + seconds))
-    until "$@" >/dev/null 2>&1; do
-        [ "$(date +%s)" -lt "$deadline" ] || fail "timed out after ${seconds}s waiting for $what"
-        sleep 0.1
-    done
-}
 
 # The port a process printed (`pattern` is a sed -E expression with one group).
 # (No `grep -q` or `head` at the end of a pipeline in this script: with pipefail, the writer they

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Helpers shared by scripts/test-telemetry.sh and scripts/test-readme.sh (sourced, not run):
-# pass/fail reporting, the pulsegate binary, a temporary directory with one background process
-# stopped by its PID on exit, and polling.
+# Helpers shared by scripts/test-telemetry.sh, scripts/test-readme.sh and scripts/test-nginx.sh
+# (sourced, not run): pass/fail reporting, the pulsegate binary, a temporary directory with one
+# background process stopped by its PID on exit, and polling.
 #
 #   test_name=NAME; source scripts/test-support.sh
 #   test_workdir                      # sets $work, removed on exit with the process in $pid
@@ -9,9 +9,17 @@
 #   wait_for "the gateway" 30 grep -q '"msg":"gateway listening"' "$work/serve.log"
 
 checks=0
+# Reports the failure with the end of every log in $work (when there is one) and exits.
 fail() {
     echo "$test_name: FAILED: $*" >&2
-    if [ -n "${work:-}" ] && [ -f "$work/serve.log" ]; then tail -n 20 "$work/serve.log" >&2; fi
+    if [ -n "${work:-}" ] && [ -d "$work" ]; then
+        local log
+        for log in "$work"/*.log; do
+            [ -f "$log" ] || continue
+            echo "---- $(basename "$log") (last 20 lines)" >&2
+            tail -n 20 "$log" >&2 || true
+        done
+    fi
     exit 1
 }
 pass() {

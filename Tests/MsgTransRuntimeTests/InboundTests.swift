@@ -8,17 +8,12 @@ import Testing
 struct InboundTests {
     @Test("requests beyond the inbound bound get the overload reply from the runtime")
     func inboundOverload() async throws {
-        let gate = Gate()
-        let arrived = Tally()
         var configuration = MsgTransServerConfiguration()
         configuration.connection.maxConcurrentInboundRequests = 2
         configuration.connection.overloadResponder = { header in
             MsgTransReply(bytes("429 for biz \(header.bizType)"))
         }
-        let server = try await startServer(configuration: configuration) { _ in
-            GatedDelegate(gate: gate, arrived: arrived)
-        }
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let (gate, arrived, server, client) = try await startGatedServer(configuration: configuration)
         let first = Task { try await client.request(bizType: 5, payload: bytes("a")) }
         let second = Task { try await client.request(bizType: 5, payload: bytes("b")) }
         await arrived.wait(untilAtLeast: 2)
@@ -161,10 +156,7 @@ struct InboundTests {
 
     @Test("graceful shutdown lets running handlers answer, then closes")
     func gracefulShutdown() async throws {
-        let gate = Gate()
-        let arrived = Tally()
-        let server = try await startServer { _ in GatedDelegate(gate: gate, arrived: arrived) }
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let (gate, arrived, server, client) = try await startGatedServer()
         let pending = Task { try await client.request(bizType: 5, payload: bytes("in flight")) }
         await arrived.wait(untilAtLeast: 1)
         let stopping = Task { await server.shutdown() }
@@ -197,14 +189,9 @@ struct InboundTests {
 
     @Test("shutdown closes connections whose handlers outlive the grace period")
     func shutdownGracePeriod() async throws {
-        let gate = Gate()
-        let arrived = Tally()
         var configuration = MsgTransServerConfiguration()
         configuration.shutdownGracePeriod = .milliseconds(100)
-        let server = try await startServer(configuration: configuration) { _ in
-            GatedDelegate(gate: gate, arrived: arrived)
-        }
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let (gate, arrived, server, client) = try await startGatedServer(configuration: configuration)
         let pending = Task { try await client.request(bizType: 5, payload: bytes("stuck")) }
         await arrived.wait(untilAtLeast: 1)
         await server.shutdown()

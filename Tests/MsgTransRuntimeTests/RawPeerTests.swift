@@ -75,9 +75,7 @@ struct RawPeerTests {
 
     @Test("a client receiving a bad frame fails its pending requests with protocolViolation")
     func clientProtocolViolation() async throws {
-        let listener = RawListener()
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: listener.port)
-        let peer = await listener.accept()
+        let (client, peer) = try await connectToRawPeer()
         let pending = Task { try await client.request(bizType: 5, payload: bytes("x")) }
         _ = try #require(await peer.readFrame())
         await peer.write([9, 0, 2, 5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0])
@@ -108,9 +106,7 @@ struct RawPeerTests {
 
     @Test("a duplicate response completes nothing twice; biz type 0 responses are accepted and counted")
     func duplicateAndBizZeroResponsesClientSide() async throws {
-        let listener = RawListener()
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: listener.port)
-        let peer = await listener.accept()
+        let (client, peer) = try await connectToRawPeer()
 
         let first = Task { try await client.request(bizType: 5, payload: bytes("one")) }
         let request = try #require(await peer.readFrame())

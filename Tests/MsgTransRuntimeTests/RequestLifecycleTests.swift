@@ -4,26 +4,11 @@ import Testing
 
 @testable import MsgTransRuntime
 
-/// A delegate whose handler records each request and then waits for the gate.
-struct GatedDelegate: MsgTransConnectionDelegate {
-    let gate: Gate
-    let arrived: Tally
-
-    func handleRequest(_ request: MsgTransMessage, on connection: MsgTransConnection) async throws -> MsgTransReply {
-        arrived.increment()
-        await gate.wait()
-        return MsgTransReply(request.payload)
-    }
-}
-
 @Suite("Request lifecycle: timeout, cancellation, close, back-pressure", .serialized)
 struct RequestLifecycleTests {
     @Test("a request without a response times out; the late response is counted as unmatched")
     func timeout() async throws {
-        let gate = Gate()
-        let arrived = Tally()
-        let server = try await startServer { _ in GatedDelegate(gate: gate, arrived: arrived) }
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let (gate, _, server, client) = try await startGatedServer()
         let error = await #expect(throws: MsgTransRuntimeError.self) {
             _ = try await client.request(bizType: 5, payload: bytes("slow"), timeout: .milliseconds(100))
         }
@@ -38,13 +23,7 @@ struct RequestLifecycleTests {
 
     @Test("cancelling the awaiting task fails the request with cancelled and frees its slot")
     func cancellation() async throws {
-        let gate = Gate()
-        let arrived = Tally()
-        let server = try await startServer { _ in GatedDelegate(gate: gate, arrived: arrived) }
-        var configuration = MsgTransConfiguration()
-        configuration.maxOutstandingRequests = 1
-        let client = try await MsgTransConnection.connect(
-            host: "127.0.0.1", port: server.port, configuration: configuration)
+        let (gate, arrived, server, client) = try await startGatedServer(maxOutstandingRequests: 1)
         let pending = Task { try await client.request(bizType: 5, payload: bytes("cancel me")) }
         await arrived.wait(untilAtLeast: 1)
         pending.cancel()
@@ -81,13 +60,7 @@ struct RequestLifecycleTests {
 
     @Test("closing locally fails every pending and waiting request with connectionClosed")
     func localCloseFailsPending() async throws {
-        let gate = Gate()
-        let arrived = Tally()
-        let server = try await startServer { _ in GatedDelegate(gate: gate, arrived: arrived) }
-        var configuration = MsgTransConfiguration()
-        configuration.maxOutstandingRequests = 2
-        let client = try await MsgTransConnection.connect(
-            host: "127.0.0.1", port: server.port, configuration: configuration)
+        let (gate, arrived, server, client) = try await startGatedServer(maxOutstandingRequests: 2)
         let pending = (0..<4).map { index in
             Task { try await client.request(bizType: 5, payload: bytes("\(index)")) }
         }
@@ -107,9 +80,7 @@ struct RequestLifecycleTests {
 
     @Test("the peer closing fails pending requests with connectionClosed")
     func peerCloseFailsPending() async throws {
-        let listener = RawListener()
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: listener.port)
-        let peer = await listener.accept()
+        let (client, peer) = try await connectToRawPeer()
         let pending = Task { try await client.request(bizType: 5, payload: bytes("x")) }
         _ = try #require(await peer.readFrame())
         peer.shutdownWrite()
@@ -120,10 +91,7 @@ struct RequestLifecycleTests {
 
     @Test("the ninth caller waits for an in-flight slot instead of failing")
     func inFlightBackPressure() async throws {
-        let gate = Gate()
-        let arrived = Tally()
-        let server = try await startServer { _ in GatedDelegate(gate: gate, arrived: arrived) }
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let (gate, arrived, server, client) = try await startGatedServer()
         let tasks = (0..<12).map { index in
             Task { try await client.request(bizType: 5, payload: bytes("r\(index)")) }
         }
@@ -144,13 +112,7 @@ struct RequestLifecycleTests {
 
     @Test("waiting for a slot counts against the timeout")
     func slotWaitIsBoundedByTimeout() async throws {
-        let gate = Gate()
-        let arrived = Tally()
-        let server = try await startServer { _ in GatedDelegate(gate: gate, arrived: arrived) }
-        var configuration = MsgTransConfiguration()
-        configuration.maxOutstandingRequests = 1
-        let client = try await MsgTransConnection.connect(
-            host: "127.0.0.1", port: server.port, configuration: configuration)
+        let (gate, arrived, server, client) = try await startGatedServer(maxOutstandingRequests: 1)
         let first = Task { try await client.request(bizType: 5, payload: bytes("first")) }
         await arrived.wait(untilAtLeast: 1)
         let error = await #expect(throws: MsgTransRuntimeError.self) {
@@ -256,12 +218,9 @@ struct RequestLifecycleTests {
 
     @Test("a full outbound buffer makes one-way sends fail with overloaded")
     func oneWayOverloaded() async throws {
-        let listener = RawListener()
         var configuration = MsgTransConfiguration()
         configuration.maxOutboundBufferBytes = 1 << 20
-        let client = try await MsgTransConnection.connect(
-            host: "127.0.0.1", port: listener.port, configuration: configuration)
-        let peer = await listener.accept()  // never reads
+        let (client, peer) = try await connectToRawPeer(configuration: configuration)  // the peer never reads
         let chunk = [UInt8](repeating: 7, count: 256 << 10)
         var sent = 0
         var refusal: MsgTransRuntimeError?

@@ -17,36 +17,20 @@ struct ErrorCaseTests {
         return error
     }
 
-    @Test func badVersionIsFatal() throws {
-        for name in ["bad-version-0", "bad-version-2", "bad-version-ff", "http-request-as-frame"] {
-            let error = try headerOnlyError(name)
-            #expect(error?.code == .unsupportedVersion, "\(name)")
-            #expect(error?.isConnectionFatal == true)
-        }
-    }
-
-    @Test func unknownPacketTypeIsFatal() throws {
-        for name in ["unknown-packet-type-3", "unknown-packet-type-ff"] {
-            let error = try headerOnlyError(name)
-            #expect(error?.code == .unknownPacketType, "\(name)")
-            #expect(error?.isConnectionFatal == true)
-        }
-    }
-
-    @Test func unknownCompressionIsFatal() throws {
-        for name in ["unknown-compression-3", "unknown-compression-ff"] {
-            let error = try headerOnlyError(name)
-            #expect(error?.code == .unknownCompression, "\(name)")
-            #expect(error?.isConnectionFatal == true)
-        }
-    }
-
-    @Test func oversizedPayloadLengthIsRejectedFromTheHeader() throws {
-        for name in ["payload-over-limit", "payload-len-over-default-limit", "payload-len-u32-max"] {
-            let error = try headerOnlyError(name)
-            #expect(error?.code == .payloadTooLarge, "\(name)")
-            #expect(error?.isConnectionFatal == true)
-        }
+    /// A bad version, an unknown packet type or compression, or a payload length over the limit:
+    /// fatal for the connection, from the header alone.
+    @Test(arguments: [
+        ("bad-version-0", MsgTransError.Code.unsupportedVersion), ("bad-version-2", .unsupportedVersion),
+        ("bad-version-ff", .unsupportedVersion), ("http-request-as-frame", .unsupportedVersion),
+        ("unknown-packet-type-3", .unknownPacketType), ("unknown-packet-type-ff", .unknownPacketType),
+        ("unknown-compression-3", .unknownCompression), ("unknown-compression-ff", .unknownCompression),
+        ("payload-over-limit", .payloadTooLarge), ("payload-len-over-default-limit", .payloadTooLarge),
+        ("payload-len-u32-max", .payloadTooLarge),
+    ])
+    func fatalHeaderError(_ name: String, _ code: MsgTransError.Code) throws {
+        let error = try headerOnlyError(name)
+        #expect(error?.code == code, "\(name)")
+        #expect(error?.isConnectionFatal == true)
     }
 
     @Test func oversizedExtensionHeaderIsRejectedFromTheHeader() throws {
@@ -132,47 +116,23 @@ struct ErrorCaseTests {
         return error
     }
 
-    @Test func truncatedZstdStream() throws {
-        for name in ["zstd-truncated-stream", "zstd-truncated-last-byte", "zstd-empty-payload"] {
-            #expect(try plaintextError(name)?.code == .truncatedStream, "\(name)")
-        }
-    }
-
-    @Test func truncatedZlibStream() throws {
-        for name in ["zlib-truncated-stream", "zlib-truncated-checksum", "zlib-empty-payload"] {
-            #expect(try plaintextError(name)?.code == .truncatedStream, "\(name)")
-        }
-    }
-
-    @Test func trailingGarbageAfterZstdFrame() throws {
-        #expect(try plaintextError("zstd-trailing-garbage")?.code == .trailingBytes)
-        #expect(try plaintextError("zstd-two-frames")?.code == .trailingBytes)
-    }
-
-    @Test func trailingGarbageAfterZlibStream() throws {
-        #expect(try plaintextError("zlib-trailing-garbage")?.code == .trailingBytes)
-    }
-
-    @Test func invalidZstdStreams() throws {
-        for name in ["zstd-label-on-plaintext", "zstd-label-on-zlib", "zstd-skippable-frame", "zstd-corrupt-block"] {
-            #expect(try plaintextError(name)?.code == .decompressionFailed, "\(name)")
-        }
-    }
-
-    @Test func invalidZlibStreams() throws {
-        for name in ["zlib-label-on-plaintext", "zlib-label-on-zstd", "zlib-bad-adler32", "zlib-gzip-wrapper"] {
-            #expect(try plaintextError(name)?.code == .decompressionFailed, "\(name)")
-        }
-    }
-
-    @Test func smallZstdBombHitsTheTestLimit() throws {
-        #expect(try plaintextError("zstd-bomb-small")?.code == .decompressedTooLarge)
-        #expect(try plaintextError("zstd-decompressed-one-over-limit")?.code == .decompressedTooLarge)
-    }
-
-    @Test func smallZlibBombHitsTheTestLimit() throws {
-        #expect(try plaintextError("zlib-bomb-small")?.code == .decompressedTooLarge)
-        #expect(try plaintextError("zlib-decompressed-one-over-limit")?.code == .decompressedTooLarge)
+    /// Truncated streams, bytes after the stream, invalid streams and small bombs over the
+    /// fixture's limit, for zstd and the zlib format alike.
+    @Test(arguments: [
+        ("zstd-truncated-stream", MsgTransError.Code.truncatedStream), ("zstd-truncated-last-byte", .truncatedStream),
+        ("zstd-empty-payload", .truncatedStream), ("zlib-truncated-stream", .truncatedStream),
+        ("zlib-truncated-checksum", .truncatedStream), ("zlib-empty-payload", .truncatedStream),
+        ("zstd-trailing-garbage", .trailingBytes), ("zstd-two-frames", .trailingBytes),
+        ("zlib-trailing-garbage", .trailingBytes),
+        ("zstd-label-on-plaintext", .decompressionFailed), ("zstd-label-on-zlib", .decompressionFailed),
+        ("zstd-skippable-frame", .decompressionFailed), ("zstd-corrupt-block", .decompressionFailed),
+        ("zlib-label-on-plaintext", .decompressionFailed), ("zlib-label-on-zstd", .decompressionFailed),
+        ("zlib-bad-adler32", .decompressionFailed), ("zlib-gzip-wrapper", .decompressionFailed),
+        ("zstd-bomb-small", .decompressedTooLarge), ("zstd-decompressed-one-over-limit", .decompressedTooLarge),
+        ("zlib-bomb-small", .decompressedTooLarge), ("zlib-decompressed-one-over-limit", .decompressedTooLarge),
+    ])
+    func payloadError(_ name: String, _ code: MsgTransError.Code) throws {
+        #expect(try plaintextError(name)?.code == code, "\(name)")
     }
 
     @Test func realZstdBombsHitTheDefaultLimit() throws {

@@ -115,14 +115,18 @@ import Testing
     }
 
     @Test func varintBoundaries() throws {
-        func intValue(_ encoded: [UInt8]) throws(OTLPProtobufError) -> [UInt8] {
+        /// A logs request whose one record's body is an `int_value` with `encoded` as its varint bytes.
+        func intValueRequest(_ encoded: [UInt8]) -> [UInt8] {
             let record = Wire { record in
                 record.field(5) { body in
                     body.tag(3, 0)
                     body.raw(encoded)
                 }
             }.bytes
-            return try OTLPProtobuf.transcodeToJSON(logsRequest([record]), signal: .logs)
+            return logsRequest([record])
+        }
+        func intValue(_ encoded: [UInt8]) throws(OTLPProtobufError) -> [UInt8] {
+            try OTLPProtobuf.transcodeToJSON(intValueRequest(encoded), signal: .logs)
         }
         // The largest value: ten bytes, the last holding bit 63.
         let max = try intValue([UInt8](repeating: 0xFF, count: 9) + [0x01])
@@ -131,30 +135,12 @@ import Testing
         let zero = try intValue([UInt8](repeating: 0x80, count: 9) + [0x00])
         #expect(try firstLogRecord(zero)["body"] == .object([JSONMember(key: "intValue", value: .string("0"))]))
 
-        let tooLong = transcodingError(
-            logsRequest([
-                Wire {
-                    $0.field(5) {
-                        $0.tag(3, 0)
-                        $0.raw([UInt8](repeating: 0x80, count: 10) + [0])
-                    }
-                }.bytes
-            ]),
-            .logs)
+        let tooLong = transcodingError(intValueRequest([UInt8](repeating: 0x80, count: 10) + [0]), .logs)
         #expect(tooLong?.code == .varintOverflow)
         #expect(
             tooLong?.message == "resourceLogs[0].scopeLogs[0].logRecords[0].body.intValue: varint longer than 10 bytes")
 
-        let overflow = transcodingError(
-            logsRequest([
-                Wire {
-                    $0.field(5) {
-                        $0.tag(3, 0)
-                        $0.raw([UInt8](repeating: 0xFF, count: 9) + [0x02])
-                    }
-                }.bytes
-            ]),
-            .logs)
+        let overflow = transcodingError(intValueRequest([UInt8](repeating: 0xFF, count: 9) + [0x02]), .logs)
         #expect(overflow?.code == .varintOverflow)
         #expect(overflow?.message.hasSuffix("body.intValue: varint overflows 64 bits") == true)
 

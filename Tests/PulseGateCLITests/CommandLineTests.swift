@@ -19,13 +19,16 @@ final class CapturedOutput: Sendable {
     var stderr: String { err.withLock { $0 } }
 }
 
-@Suite struct CommandLineTests {
-    func run(_ arguments: [String]) async -> (Int32, CapturedOutput) {
-        let captured = CapturedOutput()
-        let status = await PulseGateCommandLine.run(arguments: arguments, environment: [:], output: captured.output)
-        return (status, captured)
-    }
+/// Runs the command line in this process with `arguments` and `environment`; returns its exit
+/// status and what it wrote.
+func run(_ arguments: [String], environment: [String: String] = [:]) async -> (Int32, CapturedOutput) {
+    let captured = CapturedOutput()
+    let status = await PulseGateCommandLine.run(
+        arguments: arguments, environment: environment, output: captured.output)
+    return (status, captured)
+}
 
+@Suite struct CommandLineTests {
     @Test func helpPrintsUsageAndSucceeds() async {
         for flag in ["--help", "-h", "help"] {
             let (status, captured) = await run([flag])

@@ -17,37 +17,33 @@ import Testing
 
     /// Posts the example batch with a fixed batch id on a fresh connection.
     static func post(port: Int) async throws -> RawHTTPResponse {
-        try await onThread {
-            let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 20)
-            defer { connection.close() }
-            try connection.sendRequest(
-                method: "POST", target: "/v1/logs",
-                headers: [
-                    ("Content-Type", "application/json"), ("Apsio-App-Id", "shop-ios"), ("Apsio-Batch-Id", "e2e-0001"),
-                ],
-                body: example)
-            return try connection.readResponse()
-        }
+        try await RawHTTPConnection.exchange(
+            port: port, method: "POST", target: "/v1/logs",
+            headers: [
+                ("Content-Type", "application/json"), ("Apsio-App-Id", "shop-ios"), ("Apsio-Batch-Id", "e2e-0001"),
+            ],
+            body: example, receiveTimeoutSeconds: 20)
+    }
+
+    /// `pulsegate serve` in this process on a free port with the embedded upstream (and its admin
+    /// endpoint at `admin`), its data in `scratch`.
+    static func startEmbedded(in scratch: ScratchDirectory, admin: IngestListenAddress? = nil) async throws
+        -> GatewaySystem
+    {
+        try await GatewaySystem.start(
+            GatewayConfiguration(dataDirectory: scratch.path, listenPort: 0), embeddedAdmin: admin)
     }
 
     @Test func embeddedAdminShowsTheForwardedEvents() async throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("pulsegate-e2e-\(UInt64.random(in: 0...UInt64.max))").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let system = try await GatewaySystem.start(
-            GatewayConfiguration(dataDirectory: directory, listenPort: 0),
-            embeddedAdmin: IngestListenAddress(host: "127.0.0.1", port: 0))
+        let scratch = try ScratchDirectory("e2e")
+        defer { scratch.remove() }
+        let system = try await Self.startEmbedded(in: scratch, admin: IngestListenAddress(host: "127.0.0.1", port: 0))
         let admin = try #require(system.embeddedIngest?.adminPort)
         #expect(try await Self.post(port: system.gateway.httpPort).status == 200)
         var listing = ""
         for _ in 0..<200 {
-            let response = try await onThread {
-                let connection = try RawHTTPConnection(port: admin, receiveTimeoutSeconds: 20)
-                defer { connection.close() }
-                try connection.sendRequest(
-                    method: "GET", target: "/events?app=shop-ios&limit=100", headers: [], body: [])
-                return try connection.readResponse()
-            }
+            let response = try await RawHTTPConnection.exchange(
+                port: admin, target: "/events?app=shop-ios&limit=100", receiveTimeoutSeconds: 20)
             listing = response.bodyText
             if listing.components(separatedBy: "\"eventId\"").count - 1 >= 20 { break }
             try await Task.sleep(for: .milliseconds(100))
@@ -58,10 +54,9 @@ import Testing
     }
 
     @Test func batchPostedToGatewayLandsInEmbeddedIngestOnce() async throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("pulsegate-e2e-\(UInt64.random(in: 0...UInt64.max))").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let system = try await GatewaySystem.start(GatewayConfiguration(dataDirectory: directory, listenPort: 0))
+        let scratch = try ScratchDirectory("e2e")
+        defer { scratch.remove() }
+        let system = try await Self.startEmbedded(in: scratch)
         let ingest = try #require(system.embeddedIngest)
         let port = system.gateway.httpPort
         let first = try await Self.post(port: port)
@@ -101,26 +96,20 @@ import Testing
     }()
 
     static func postProtobuf(port: Int, body: [UInt8], batchID: String) async throws -> RawHTTPResponse {
-        try await onThread {
-            let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 20)
-            defer { connection.close() }
-            try connection.sendRequest(
-                method: "POST", target: "/v1/logs",
-                headers: [
-                    ("Content-Type", "application/x-protobuf"), ("Apsio-App-Id", "proto-app"),
-                    ("Apsio-Batch-Id", batchID), ("Apsio-Device-Id", "device-pb"), ("Apsio-Platform", "android"),
-                    ("Apsio-Sdk-Version", "opentelemetry/1.26.0"),
-                ],
-                body: body)
-            return try connection.readResponse()
-        }
+        try await RawHTTPConnection.exchange(
+            port: port, method: "POST", target: "/v1/logs",
+            headers: [
+                ("Content-Type", "application/x-protobuf"), ("Apsio-App-Id", "proto-app"),
+                ("Apsio-Batch-Id", batchID), ("Apsio-Device-Id", "device-pb"), ("Apsio-Platform", "android"),
+                ("Apsio-Sdk-Version", "opentelemetry/1.26.0"),
+            ],
+            body: body, receiveTimeoutSeconds: 20)
     }
 
     @Test func protobufBatchIsTranscodedMappedAndForwarded() async throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("pulsegate-e2e-\(UInt64.random(in: 0...UInt64.max))").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let system = try await GatewaySystem.start(GatewayConfiguration(dataDirectory: directory, listenPort: 0))
+        let scratch = try ScratchDirectory("e2e")
+        defer { scratch.remove() }
+        let system = try await Self.startEmbedded(in: scratch)
         let ingest = try #require(system.embeddedIngest)
         let port = system.gateway.httpPort
 
@@ -148,9 +137,9 @@ import Testing
     }
 
     @Test func explicitUpstreamStartsNoEmbeddedServer() async throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("pulsegate-e2e-\(UInt64.random(in: 0...UInt64.max))").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchDirectory("e2e")
+        defer { scratch.remove() }
+        let directory = scratch.path
         var configuration = GatewayConfiguration(dataDirectory: directory, listenPort: 0)
         configuration.upstream = UpstreamAddress(host: "127.0.0.1", port: 9)
         let system = try await GatewaySystem.start(configuration)

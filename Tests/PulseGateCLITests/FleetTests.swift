@@ -96,14 +96,8 @@ import Testing
     static func startLoad(ports: @escaping @Sendable () -> [Int], clients: Int, ledger: GatewayCrashTests.LoadLedger)
         -> Task<Void, Never>
     {
-        Task {
-            await withTaskGroup(of: Void.self) { group in
-                for worker in 0..<clients {
-                    group.addTask {
-                        _ = try? await onThread { Self.runRotatingClient(worker: worker, ports: ports, ledger: ledger) }
-                    }
-                }
-            }
+        GatewayCrashTests.startLoad(clients: clients) { worker in
+            runRotatingClient(worker: worker, ports: ports, ledger: ledger)
         }
     }
 
@@ -340,12 +334,9 @@ final class NginxFront {
             }
             """
         try main.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["-p", directory, "-e", directory + "/error.log", "-c", directory + "/nginx.conf"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try launch(
+            binary, ["-p", directory, "-e", directory + "/error.log", "-c", directory + "/nginx.conf"],
+            output: FileHandle.nullDevice, error: FileHandle.nullDevice)
         let front = NginxFront(process: process, port: port)
         let up = await eventually(seconds: 20) {
             (try? await GatewayHTTP.request(port: port, "GET", "/livez", headers: []).status) == 200

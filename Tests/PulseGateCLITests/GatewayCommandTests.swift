@@ -1,23 +1,11 @@
 import Foundation
 import PulseGateway
+import PulseTestSupport
 import Testing
 
 @testable import PulseGateCLI
 
 @Suite struct GatewayCommandTests {
-    func run(_ arguments: [String], environment: [String: String] = [:]) async -> (Int32, CapturedOutput) {
-        let captured = CapturedOutput()
-        let status = await PulseGateCommandLine.run(
-            arguments: arguments, environment: environment, output: captured.output)
-        return (status, captured)
-    }
-
-    func temporaryDirectory() throws -> String {
-        let path = NSTemporaryDirectory() + "pulsegate-cli-tests-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
     @Test func serveHelpAndUsageErrors() async {
         let (status, captured) = await run(["serve", "--help"])
         #expect(status == 0)
@@ -51,7 +39,7 @@ import Testing
     }
 
     @Test func flagsWinOverEnvironmentOverConfigFile() throws {
-        let directory = try temporaryDirectory()
+        let directory = try ScratchDirectory("cli-tests").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let config = directory + "/gateway.json"
         try Data(
@@ -82,7 +70,7 @@ import Testing
     }
 
     @Test func theStoreComesFromTheFlagTheEnvironmentOrTheConfigFileAndDefaultsToSQLite() throws {
-        let directory = try temporaryDirectory()
+        let directory = try ScratchDirectory("cli-tests").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let config = directory + "/gateway.json"
         try Data(
@@ -110,7 +98,7 @@ import Testing
     }
 
     @Test func configFileTyposAreErrors() throws {
-        let directory = try temporaryDirectory()
+        let directory = try ScratchDirectory("cli-tests").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let config = directory + "/bad.json"
         try Data(#"{"outboxMaxBatch":10}"#.utf8).write(to: URL(fileURLWithPath: config))
@@ -120,7 +108,7 @@ import Testing
     }
 
     @Test func outboxStatusDeadLettersAndRequeue() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try ScratchDirectory("cli-tests").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (missing, missingOutput) = await run(["outbox", "--data-dir", directory])
         #expect(missing == 1)
@@ -130,8 +118,7 @@ import Testing
         let port = gateway.httpPort
         let body =
             #"{"resourceLogs":[{"resource":{"attributes":[{"key":"device.id","value":{"stringValue":"d"}},{"key":"telemetry.sdk.name","value":{"stringValue":"kit"}},{"key":"os.name","value":{"stringValue":"Android"}}]},"scopeLogs":[{"logRecords":[{"timeUnixNano":"1"}]}]}]}"#
-        let status = try await post(port: port, body: body)
-        #expect(status.hasPrefix("HTTP/1.1 200"))
+        #expect(try await GatewayHTTP.post(port: port, body).status == 200)
         await gateway.shutdown()
         let (statusCode, statusOutput) = await run(["outbox", "--data-dir", directory])
         #expect(statusCode == 0)
@@ -146,41 +133,5 @@ import Testing
         let (usage, usageOutput) = await run(["outbox", "requeue", "--data-dir", directory])
         #expect(usage == 2)
         #expect(usageOutput.stderr.contains("--all or sequence numbers"))
-    }
-
-    /// A minimal HTTP/1.1 POST over a socket; returns the status line.
-    func post(port: Int, body: String) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_port = UInt16(port).bigEndian
-                inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-                let connected = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                    }
-                }
-                guard connected == 0 else {
-                    close(fd)
-                    continuation.resume(returning: "connect failed")
-                    return
-                }
-                let request =
-                    "POST /v1/logs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nApsio-App-Id: shop\r\n"
-                    + "Connection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-                _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
-                var response: [UInt8] = []
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                while true {
-                    let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                    if count <= 0 { break }
-                    response += buffer[..<count]
-                }
-                close(fd)
-                continuation.resume(returning: String(decoding: response, as: UTF8.self))
-            }.start()
-        }
     }
 }

@@ -89,18 +89,23 @@ import Testing
 
     static let clients = 24
 
-    /// Starts ``clients`` clients posting to `port` until the gateway goes away or the ledger
-    /// says stop.
-    static func startLoad(port: Int, ledger: LoadLedger) -> Task<Void, Never> {
+    /// Runs `clients` load clients, `client(worker)` each on a thread of its own, until they all return.
+    static func startLoad(clients: Int, _ client: @escaping @Sendable (Int) -> Void) -> Task<Void, Never> {
         Task {
             await withTaskGroup(of: Void.self) { group in
                 for worker in 0..<clients {
                     group.addTask {
-                        _ = try? await onThread { Self.runClient(worker: worker, port: port, ledger: ledger) }
+                        _ = try? await onThread { client(worker) }
                     }
                 }
             }
         }
+    }
+
+    /// Starts ``clients`` clients posting to `port` until the gateway goes away or the ledger
+    /// says stop.
+    static func startLoad(port: Int, ledger: LoadLedger) -> Task<Void, Never> {
+        startLoad(clients: clients) { worker in runClient(worker: worker, port: port, ledger: ledger) }
     }
 
     /// Returns 1 s after the first 200 (forwarding is busy by then), or sooner when the load is
@@ -127,23 +132,44 @@ import Testing
         return config
     }
 
-    @Test func killMinus9UnderLoadLosesNoAcknowledgedBatchAndDeliversEachOnce() async throws {
+    /// The built `pulsegate` and a scratch directory `root` (the caller removes it), the ingest
+    /// fixture and a `pulsegate serve` process forwarding to it from `root`, with ``clients``
+    /// clients posting to the gateway (``waitForLoad(_:)`` has returned); `loadStarted` is when the
+    /// clients started.
+    static func startUnderLoad(_ label: String) async throws -> (
+        executable: String, root: ScratchDirectory, ingest: IngestFixture, config: String, dataDirectory: String,
+        first: GatewayProcess, ledger: LoadLedger, load: Task<Void, Never>, loadStarted: ContinuousClock.Instant
+    ) {
         let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("crash")
-        defer { root.remove() }
-        let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
-        let config = try Self.writeConfig(root)
-        let dataDirectory = root.path + "/gateway"
+        let root = try ScratchDirectory(label)
+        do {
+            let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
+            let config = try writeConfig(root)
+            let dataDirectory = root.path + "/gateway"
+            let first = try await GatewayProcess.start(
+                executable: executable, dataDirectory: dataDirectory, upstream: ingest.address, config: config)
+            let ledger = LoadLedger()
+            let load = startLoad(port: first.port, ledger: ledger)
+            let loadStarted = ContinuousClock.now
+            do {
+                try await waitForLoad(ledger)
+            } catch {
+                kill(first.process.processIdentifier, SIGKILL)
+                throw error
+            }
+            return (executable, root, ingest, config, dataDirectory, first, ledger, load, loadStarted)
+        } catch {
+            root.remove()
+            throw error
+        }
+    }
 
-        let first = try await GatewayProcess.start(
-            executable: executable, dataDirectory: dataDirectory, upstream: ingest.address, config: config)
-        defer { if first.process.isRunning { kill(first.process.processIdentifier, SIGKILL) } }
-
+    @Test func killMinus9UnderLoadLosesNoAcknowledgedBatchAndDeliversEachOnce() async throws {
         // 24 concurrent keep-alive clients post small batches with unique batch ids.
-        let ledger = LoadLedger()
-        let load = Self.startLoad(port: first.port, ledger: ledger)
-        let loadStarted = ContinuousClock.now
-        try await Self.waitForLoad(ledger)
+        let (executable, root, ingest, config, dataDirectory, first, ledger, load, loadStarted) =
+            try await Self.startUnderLoad("crash")
+        defer { root.remove() }
+        defer { if first.process.isRunning { kill(first.process.processIdentifier, SIGKILL) } }
         await first.killHard()
         ledger.stopping.store(true, ordering: .relaxed)
         await load.value
@@ -229,19 +255,10 @@ import Testing
     }
 
     @Test func sigtermUnderLoadAnswersInFlightRequestsKeepsTheOutboxAndResendsNothing() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("sigterm")
+        let (executable, root, ingest, config, dataDirectory, first, ledger, load, _) =
+            try await Self.startUnderLoad("sigterm")
         defer { root.remove() }
-        let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
-        let config = try Self.writeConfig(root)
-        let dataDirectory = root.path + "/gateway"
-        let first = try await GatewayProcess.start(
-            executable: executable, dataDirectory: dataDirectory, upstream: ingest.address, config: config)
         defer { if first.process.isRunning { kill(first.process.processIdentifier, SIGKILL) } }
-
-        let ledger = LoadLedger()
-        let load = Self.startLoad(port: first.port, ledger: ledger)
-        try await Self.waitForLoad(ledger)
         await first.terminate()
         ledger.stopping.store(true, ordering: .relaxed)
         await load.value

@@ -194,14 +194,10 @@ struct GatewayStack {
         #expect(decodedTooLarge.status == 413)
         #expect(decodedTooLarge.bodyText.hasPrefix(#"{"code":3,"#))
         let port = stack.port
-        let wireTooLarge = try await onThread {
-            let connection = try RawHTTPConnection(port: port)
-            defer { connection.close() }
-            try connection.send(
-                "POST /v1/logs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nApsio-App-Id: shop\r\n"
-                    + "Content-Length: \(256 * 1024 + 1)\r\n\r\n")
-            return try connection.readResponse()
-        }
+        let wireTooLarge = try await RawHTTPConnection.exchange(
+            port: port,
+            raw: "POST /v1/logs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nApsio-App-Id: shop\r\n"
+                + "Content-Length: \(256 * 1024 + 1)\r\n\r\n")
         #expect(wireTooLarge.status == 413)
 
         // 415: media type and content encoding.

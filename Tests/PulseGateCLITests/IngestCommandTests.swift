@@ -85,9 +85,8 @@ import Testing
 
     /// Runs the command on a free port, reloads on the reload signal, stops on terminate.
     @Test func runsUntilTerminated() async throws {
-        let directory = NSTemporaryDirectory() + "pulse-ingest-cli-" + UUID().uuidString
+        let directory = try ScratchDirectory("ingest-cli").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let config = directory + "/config.json"
         try #"{"apps":[{"appId":"a","packages":["*"],"policy":{"revision":1}}]}"#.write(
             toFile: config, atomically: true, encoding: .utf8)
@@ -120,7 +119,7 @@ import Testing
     /// `--connect-deadline-ms` reaches the server: a connection that sends nothing is closed after
     /// it, long before the 10 s default.
     @Test func theConnectDeadlineFlagClosesSilentConnections() async throws {
-        let directory = NSTemporaryDirectory() + "pulse-ingest-cli-" + UUID().uuidString
+        let directory = try ScratchDirectory("ingest-cli").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var options = try IngestCommand.parse(
             arguments: ["--listen", "127.0.0.1:0", "--data-dir", directory, "--connect-deadline-ms", "300"],

@@ -22,16 +22,11 @@ import Testing
 
     static func start(_ arguments: [String], stdin: String? = nil) throws -> (Process, Pipe, Pipe) {
         let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         let input = Pipe()
         let output = Pipe()
         let errors = Pipe()
-        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        let process = try launch(
+            executable, arguments, input: stdin == nil ? FileHandle.nullDevice : input, output: output, error: errors)
         if let stdin {
             input.fileHandleForWriting.write(Data(stdin.utf8))
             try input.fileHandleForWriting.close()
@@ -189,15 +184,11 @@ import Testing
     @Test func theExampleAppDrivesClaimTransferSettleThroughThePublicProductAlone() async throws {
         let example = try #require(builtExecutable("uploader-transfer-example"), "build the example first")
         let stack = try await GatewayStack.start()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: example)
-        process.arguments = [
-            "--endpoint", "http://127.0.0.1:\(stack.port)", "--data-dir", stack.root.path + "/example",
-        ]
         let output = Pipe()
-        process.standardOutput = output
         let lines = ChildOutputLines(output.fileHandleForReading)
-        try process.run()
+        let process = try launch(
+            example, ["--endpoint", "http://127.0.0.1:\(stack.port)", "--data-dir", stack.root.path + "/example"],
+            output: output, error: FileHandle.standardError)
         await waitForChildExit(process)
         while !lines.isFinished { try? await Task.sleep(for: .milliseconds(5)) }
         #expect(process.terminationStatus == 0, "\(lines.all)")

@@ -24,12 +24,8 @@ import Testing
         /// `POST /reload` on the ingest admin endpoint; returns the response body.
         func reload() async throws -> String {
             let port = try #require(ingest.adminPort)
-            let response = try await onThread {
-                let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 20)
-                defer { connection.close() }
-                try connection.sendRequest(method: "POST", target: "/reload", headers: [], body: [])
-                return try connection.readResponse()
-            }
+            let response = try await RawHTTPConnection.exchange(
+                port: port, method: "POST", target: "/reload", receiveTimeoutSeconds: 20)
             #expect(response.status == 200)
             return response.bodyText
         }
@@ -43,9 +39,7 @@ import Testing
     }
 
     static func start() async throws -> System {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("pulsegate-policy-e2e-\(UInt64.random(in: 0...UInt64.max))").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try ScratchDirectory("policy-e2e").path
         let configPath = directory + "/ingest-config.json"
         let initial = #"{"apps":[{"appId":"shop","packages":["*"],"policy":{"revision":1}}]}"#
         try initial.write(toFile: configPath, atomically: true, encoding: .utf8)

@@ -399,18 +399,6 @@ struct ChildResult {
     var standardError: String
 }
 
-/// Starts `executable` with standard input from /dev/null and the given streams.
-func launch(_ executable: String, _ arguments: [String], output: Any, error: Any) throws -> Process {
-    let child = Process()
-    child.executableURL = URL(fileURLWithPath: executable)
-    child.arguments = arguments
-    child.standardOutput = output
-    child.standardError = error
-    child.standardInput = FileHandle.nullDevice
-    try child.run()
-    return child
-}
-
 /// SIGTERM, then expects a clean exit (status 0, not a signal).
 func stopCleanly(_ child: Process, sourceLocation: SourceLocation = #_sourceLocation) async {
     kill(child.processIdentifier, SIGTERM)

@@ -75,18 +75,15 @@ import Testing
 
         // A kept-alive TLS connection, opened with the first certificate.
         let openssl = try #require(TestCertificate.executable("openssl"))
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: openssl)
-        client.arguments = [
-            "s_client", "-connect", "127.0.0.1:\(gateway.port)", "-CAfile", first.certificatePath,
-            "-verify_return_error", "-quiet",
-        ]
         let input = Pipe()
         let output = Pipe()
-        client.standardInput = input
-        client.standardOutput = output
-        client.standardError = FileHandle.nullDevice
-        try client.run()
+        let client = try launch(
+            openssl,
+            [
+                "s_client", "-connect", "127.0.0.1:\(gateway.port)", "-CAfile", first.certificatePath,
+                "-verify_return_error", "-quiet",
+            ],
+            input: input, output: output, error: FileHandle.nullDevice)
         defer { if client.isRunning { kill(client.processIdentifier, SIGKILL) } }
         let lines = ChildOutputLines(output.fileHandleForReading)
         let request = Data("GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)

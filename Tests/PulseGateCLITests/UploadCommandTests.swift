@@ -1,22 +1,10 @@
 import Foundation
+import PulseTestSupport
 import Testing
 
 @testable import PulseGateCLI
 
 @Suite struct UploadCommandTests {
-    func run(_ arguments: [String], environment: [String: String] = [:]) async -> (Int32, CapturedOutput) {
-        let captured = CapturedOutput()
-        let status = await PulseGateCommandLine.run(
-            arguments: arguments, environment: environment, output: captured.output)
-        return (status, captured)
-    }
-
-    func temporaryDirectory() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pulse-cli-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
     @Test func usageListsEverySubcommand() async {
         let (status, captured) = await run(["upload", "--help"])
         #expect(status == 0)
@@ -63,7 +51,7 @@ import Testing
     }
 
     @Test func enqueueQueuesGoodLinesAndRejectsBadOnesByLineNumber() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try ScratchDirectory("cli").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = directory + "/records.jsonl"
         try Data(

@@ -11,12 +11,6 @@ import Testing
 
 /// The uploader's promises against the real gateway and ingest, and the `pulsegate upload` surface of them.
 @Suite(.serialized) struct UploaderHardeningTests {
-    func run(_ arguments: [String]) async -> (Int32, CapturedOutput) {
-        let captured = CapturedOutput()
-        let status = await PulseGateCommandLine.run(arguments: arguments, environment: [:], output: captured.output)
-        return (status, captured)
-    }
-
     /// An uploader on a fresh data directory, sending to `stack` as app `shop`.
     func uploader(_ stack: GatewayStack) async throws -> Uploader {
         var configuration = UploaderConfiguration(

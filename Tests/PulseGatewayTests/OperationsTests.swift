@@ -84,14 +84,10 @@ import Testing
     @Test func bodyRefusedByTheHTTPServerIsExplainedAndCarriesTheRequestID() async throws {
         let harness = try await GatewayHarness.start(maxBodyBytes: 1024)
         let port = harness.gateway.httpPort
-        let response = try await onThread {
-            let connection = try RawHTTPConnection(port: port)
-            defer { connection.close() }
-            try connection.send(
-                "POST /v1/logs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nApsio-App-Id: shop\r\n"
-                    + "X-Request-Id: too-big-1\r\nContent-Length: 1025\r\n\r\n")
-            return try connection.readResponse()
-        }
+        let response = try await RawHTTPConnection.exchange(
+            port: port,
+            raw: "POST /v1/logs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nApsio-App-Id: shop\r\n"
+                + "X-Request-Id: too-big-1\r\nContent-Length: 1025\r\n\r\n")
         #expect(response.status == 413)
         #expect(response.header("X-Request-Id") == "too-big-1")
         #expect(response.bodyText == #"{"code":3,"message":"the body is larger than 1024 bytes"}"#)
@@ -101,15 +97,11 @@ import Testing
         #expect(Self.field(line, "app") == "shop")
         #expect(Self.field(line, "reason") == "the body is larger than 1024 bytes")
         // A chunked body that crosses the limit is answered while it is still arriving: the same.
-        let chunked = try await onThread {
-            let connection = try RawHTTPConnection(port: port)
-            defer { connection.close() }
-            try connection.send(
-                "POST /v1/logs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nApsio-App-Id: shop\r\n"
-                    + "X-Request-Id: too-big-2\r\nTransfer-Encoding: chunked\r\n\r\n800\r\n"
-                    + String(repeating: "x", count: 2048) + "\r\n")
-            return try connection.readResponse()
-        }
+        let chunked = try await RawHTTPConnection.exchange(
+            port: port,
+            raw: "POST /v1/logs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nApsio-App-Id: shop\r\n"
+                + "X-Request-Id: too-big-2\r\nTransfer-Encoding: chunked\r\n\r\n800\r\n"
+                + String(repeating: "x", count: 2048) + "\r\n")
         #expect(chunked.status == 413)
         #expect(chunked.header("X-Request-Id") == "too-big-2")
         #expect(chunked.bodyText == #"{"code":3,"message":"the body is larger than 1024 bytes"}"#)

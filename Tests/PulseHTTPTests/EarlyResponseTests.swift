@@ -36,12 +36,7 @@ import Testing
             return textResponse("ok")
         }
         let response = try await withServer(Self.configuration(seen), handler: handler) { _, port in
-            try await onThread {
-                let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 20)
-                defer { connection.close() }
-                try connection.send(raw)
-                return try connection.readResponse()
-            }
+            try await RawHTTPConnection.exchange(port: port, raw: raw, receiveTimeoutSeconds: 20)
         }
         #expect(response.status == status)
         #expect(response.header("X-Seen") == "yes")
@@ -53,12 +48,9 @@ import Testing
         let seen = Collector<String>()
         let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { _ in textResponse("ok") }
         let response = try await withServer(Self.configuration(seen), handler: handler) { _, port in
-            try await onThread {
-                let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 20)
-                defer { connection.close() }
-                try connection.sendRequest(method: "POST", target: "/ok", headers: [], body: Array("hi".utf8))
-                return try connection.readResponse()
-            }
+            try await RawHTTPConnection.exchange(
+                port: port, method: "POST", target: "/ok", headers: [], body: Array("hi".utf8),
+                receiveTimeoutSeconds: 20)
         }
         #expect(response.status == 200)
         #expect(response.header("X-Seen") == nil)
@@ -78,22 +70,14 @@ import Testing
         let refused = try await withServer(configuration, handler: handler) { _, port in
             let body = [UInt8](repeating: 0x61, count: 50)
             let holder = Task {
-                try await onThread {
-                    let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 20)
-                    defer { connection.close() }
-                    try connection.sendRequest(method: "POST", target: "/hold", headers: [], body: body)
-                    return try connection.readResponse()
-                }
+                try await RawHTTPConnection.exchange(
+                    port: port, method: "POST", target: "/hold", headers: [], body: body, receiveTimeoutSeconds: 20)
             }
             // The holder's reservation is taken once its head is in; then the second cannot fit.
             #expect(await MemoryBudgetTests.waitForReserved(configuration.requestMemoryBudget, 50))
-            let refused = try await onThread {
-                let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 20)
-                defer { connection.close() }
-                try connection.sendRequest(
-                    method: "POST", target: "/second", headers: [("X-Trace", "t3")], body: body)
-                return try connection.readResponse()
-            }
+            let refused = try await RawHTTPConnection.exchange(
+                port: port, method: "POST", target: "/second", headers: [("X-Trace", "t3")], body: body,
+                receiveTimeoutSeconds: 20)
             gate.open()
             #expect(try await holder.value.status == 200)
             return refused

@@ -127,11 +127,8 @@ import Testing
         }
         try await withServer(handler: handler) { _, port in
             let target = "/q?" + (0..<256).map { "p\($0)=1" }.joined(separator: "&")
-            let response = try await onThread {
-                let connection = try RawHTTPConnection(port: port)
-                try connection.send("GET \(target) HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                return try connection.readResponse()
-            }
+            let response = try await RawHTTPConnection.exchange(
+                port: port, raw: "GET \(target) HTTP/1.1\r\nHost: localhost\r\n\r\n")
             #expect(response.status == 200)
             #expect(seen.all == [256])
         }
@@ -143,11 +140,8 @@ import Testing
         let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { _ in HTTPResponse(status: .ok) }
         try await withServer(configuration, handler: handler) { _, port in
             let target = "/q?" + (0..<200).map { "p\($0)=1" }.joined(separator: "&")
-            let response = try await onThread {
-                let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 20)
-                try connection.send("GET \(target) HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                return try connection.readResponse()
-            }
+            let response = try await RawHTTPConnection.exchange(
+                port: port, raw: "GET \(target) HTTP/1.1\r\nHost: localhost\r\n\r\n", receiveTimeoutSeconds: 20)
             #expect(response.status == 414)
         }
     }

@@ -14,9 +14,7 @@ import Testing
             }
             return textResponse("quick")
         }
-        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0), handler: handler)
-        try server.start()
-        let port = try #require(server.port)
+        let (server, port) = try startedServer(handler: handler)
 
         // An idle keep-alive connection that has already been served once.
         let idle = try RawHTTPConnection(port: port)
@@ -56,9 +54,7 @@ import Testing
             await never.wait()
             return textResponse("too late")
         }
-        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0), handler: handler)
-        try server.start()
-        let port = try #require(server.port)
+        let (server, port) = try startedServer(handler: handler)
         let stuck = try RawHTTPConnection(port: port)
         try stuck.sendRequest(target: "/stuck")
         await entered.wait()
@@ -75,11 +71,7 @@ import Testing
         let running = Task { try await server.run() }
         while server.port == nil { await Task.yield() }
         let port = try #require(server.port)
-        let response = try await onThread {
-            let connection = try RawHTTPConnection(port: port)
-            try connection.sendRequest(target: "/")
-            return try connection.readResponse()
-        }
+        let response = try await RawHTTPConnection.exchange(port: port, target: "/")
         #expect(response.bodyText == "running")
         running.cancel()
         try await running.value
@@ -180,9 +172,7 @@ import Testing
             try? await Task.sleep(for: .milliseconds(delay))
             return HTTPResponse(status: .ok, body: request.body)
         }
-        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0), handler: handler)
-        try server.start()
-        let port = try #require(server.port)
+        let (server, port) = try startedServer(handler: handler)
         let statuses = Collector<Int>()
         let clients = (0..<8).map { client in
             Task {

@@ -25,12 +25,9 @@ import Testing
 
     @Test func expectContinueOverTheLimitGets413InsteadOf100() async throws {
         try await withServer(Self.small, handler: Self.echo) { _, port in
-            let response = try await onThread {
-                let connection = try RawHTTPConnection(port: port)
-                try connection.send(
-                    "POST /big HTTP/1.1\r\nHost: localhost\r\nContent-Length: 999999\r\nExpect: 100-continue\r\n\r\n")
-                return try connection.readResponse()
-            }
+            let response = try await RawHTTPConnection.exchange(
+                port: port,
+                raw: "POST /big HTTP/1.1\r\nHost: localhost\r\nContent-Length: 999999\r\nExpect: 100-continue\r\n\r\n")
             #expect(response.status == 413)
         }
     }
@@ -38,11 +35,8 @@ import Testing
     @Test func bodyExactlyAtTheLimitIsAccepted() async throws {
         let payload = [UInt8](repeating: 7, count: 1024)
         try await withServer(Self.small, handler: Self.echo) { _, port in
-            let response = try await onThread {
-                let connection = try RawHTTPConnection(port: port)
-                try connection.sendRequest(method: "POST", target: "/edge", body: payload)
-                return try connection.readResponse()
-            }
+            let response = try await RawHTTPConnection.exchange(
+                port: port, method: "POST", target: "/edge", body: payload)
             #expect(response.status == 200)
             #expect(response.body == payload)
         }
@@ -113,11 +107,8 @@ import Testing
     @Test func overlongRequestLineIs414() async throws {
         let configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, headerMemoryLimit: 4096)
         try await withServer(configuration, handler: Self.echo) { _, port in
-            let response = try await onThread {
-                let connection = try RawHTTPConnection(port: port)
-                try connection.send("GET /\(String(repeating: "u", count: 8000)) HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                return try connection.readResponse()
-            }
+            let response = try await RawHTTPConnection.exchange(
+                port: port, raw: "GET /\(String(repeating: "u", count: 8000)) HTTP/1.1\r\nHost: localhost\r\n\r\n")
             #expect(response.status == 414)
         }
     }

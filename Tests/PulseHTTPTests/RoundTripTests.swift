@@ -19,11 +19,8 @@ import Testing
 
     @Test func getRoundTrip() async throws {
         try await withServer(handler: Self.echo) { _, port in
-            let response = try await onThread {
-                let connection = try RawHTTPConnection(port: port)
-                try connection.sendRequest(target: "/v1/hello%20world?a=1&b=x%2By&flag", headers: [("X-CUSTOM", "Yes")])
-                return try connection.readResponse()
-            }
+            let response = try await RawHTTPConnection.exchange(
+                port: port, target: "/v1/hello%20world?a=1&b=x%2By&flag", headers: [("X-CUSTOM", "Yes")])
             #expect(response.status == 200)
             #expect(response.header("X-Method") == "GET")
             #expect(response.header("X-Path") == "/v1/hello world")
@@ -38,11 +35,8 @@ import Testing
     @Test func postRoundTripKeepsBinaryBody() async throws {
         let payload: [UInt8] = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         try await withServer(handler: Self.echo) { _, port in
-            let response = try await onThread {
-                let connection = try RawHTTPConnection(port: port)
-                try connection.sendRequest(method: "POST", target: "/v1/traces", body: payload)
-                return try connection.readResponse()
-            }
+            let response = try await RawHTTPConnection.exchange(
+                port: port, method: "POST", target: "/v1/traces", body: payload)
             #expect(response.status == 200)
             #expect(response.header("X-Method") == "POST")
             #expect(response.header("Content-Length") == String(payload.count))
@@ -100,12 +94,8 @@ import Testing
             let bodies = try await withThrowingTaskGroup(of: (Int, String).self) { group in
                 for index in 0..<50 {
                     group.addTask {
-                        let response = try await onThread {
-                            let connection = try RawHTTPConnection(port: port)
-                            try connection.sendRequest(
-                                method: "POST", target: "/n", body: Array("request-\(index)".utf8))
-                            return try connection.readResponse()
-                        }
+                        let response = try await RawHTTPConnection.exchange(
+                            port: port, method: "POST", target: "/n", body: Array("request-\(index)".utf8))
                         return (index, response.bodyText)
                     }
                 }
@@ -120,13 +110,10 @@ import Testing
 
     @Test func chunkedRequestBodyIsReassembled() async throws {
         try await withServer(handler: Self.echo) { _, port in
-            let response = try await onThread {
-                let connection = try RawHTTPConnection(port: port)
-                try connection.send(
-                    "POST /chunked HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
-                        + "5\r\nhello\r\n1;ext=1\r\n \r\n6\r\nworld!\r\n0\r\n\r\n")
-                return try connection.readResponse()
-            }
+            let response = try await RawHTTPConnection.exchange(
+                port: port,
+                raw: "POST /chunked HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "5\r\nhello\r\n1;ext=1\r\n \r\n6\r\nworld!\r\n0\r\n\r\n")
             #expect(response.status == 200)
             #expect(response.bodyText == "hello world!")
         }
@@ -154,11 +141,7 @@ import Testing
             await finished.wait()
             // The abandoned response goes nowhere; other clients are served as usual.
             for _ in 0..<3 {
-                let response = try await onThread {
-                    let connection = try RawHTTPConnection(port: port)
-                    try connection.sendRequest(target: "/other")
-                    return try connection.readResponse()
-                }
+                let response = try await RawHTTPConnection.exchange(port: port, target: "/other")
                 #expect(response.bodyText == "still here")
             }
             #expect(finished.isOpen)
@@ -174,11 +157,8 @@ import Testing
                 body: Array("{}".utf8))
         }
         try await withServer(handler: handler) { _, port in
-            let response = try await onThread {
-                let connection = try RawHTTPConnection(port: port)
-                try connection.sendRequest(method: "POST", target: "/v1/logs", body: Array("{}".utf8))
-                return try connection.readResponse()
-            }
+            let response = try await RawHTTPConnection.exchange(
+                port: port, method: "POST", target: "/v1/logs", body: Array("{}".utf8))
             #expect(response.status == 429)
             #expect(response.header("Retry-After") == "7")
             #expect(response.header("Content-Type") == "application/json")

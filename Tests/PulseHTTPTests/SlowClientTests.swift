@@ -66,11 +66,8 @@ import Testing
 
             let clock = ContinuousClock()
             let start = clock.now
-            let response = try await onThread {
-                let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 30)
-                try connection.sendRequest(target: "/normal")
-                return try connection.readResponse()
-            }
+            let response = try await RawHTTPConnection.exchange(
+                port: port, target: "/normal", receiveTimeoutSeconds: 30)
             #expect(response.status == 200)
             // The slots free up after the 1 s deadlines; generous for a loaded machine, far below
             // the 60 s idle timeout that alone would have applied.

@@ -153,21 +153,13 @@ import Testing
         let header = [("X-Forwarded-For", "6.6.6.6, 198.51.100.7")]
         let trusted = try TrustedProxies(["127.0.0.0/8"])
         let seen = try await withServer(handler: Self.echoClient(trusted)) { _, port in
-            try await onThread {
-                let connection = try RawHTTPConnection(port: port)
-                try connection.sendRequest(target: "/", headers: header)
-                return try connection.readResponse().bodyText
-            }
+            try await RawHTTPConnection.exchange(port: port, target: "/", headers: header).bodyText
         }
         #expect(seen == "198.51.100.7")
 
         let untrusted = try TrustedProxies(["10.0.0.0/8", "::1"])
         let ignored = try await withServer(handler: Self.echoClient(untrusted)) { _, port in
-            try await onThread {
-                let connection = try RawHTTPConnection(port: port)
-                try connection.sendRequest(target: "/", headers: header)
-                return try connection.readResponse().bodyText
-            }
+            try await RawHTTPConnection.exchange(port: port, target: "/", headers: header).bodyText
         }
         #expect(ignored == "127.0.0.1")
     }

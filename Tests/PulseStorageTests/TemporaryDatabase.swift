@@ -1,19 +1,13 @@
-import Foundation
+import PulseTestSupport
 
 /// A fresh folder under the system temporary directory holding one database path; removed on `deinit`.
 final class TemporaryDatabase: Sendable {
-    let directory: String
+    private let scratch: OwnedScratchDirectory
+    var directory: String { scratch.path }
     let path: String
 
     init() throws {
-        directory =
-            FileManager.default.temporaryDirectory
-            .appendingPathComponent("pulse-storage-tests-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        path = directory + "/test.sqlite"
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: directory)
+        scratch = try OwnedScratchDirectory("storage-tests")
+        path = scratch.path + "/test.sqlite"
     }
 }

@@ -45,18 +45,14 @@ public final class DelayingRelay: Sendable {
     }
 
     private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+        acceptConnections(on: listener) { client in
             let index = state.withLock { state -> Int in
                 state.sent.append([])
                 return state.sent.count - 1
             }
             let thread = Thread { [self] in relay(client, index: index) }
             thread.start()
+            return true
         }
     }
 
@@ -79,21 +75,11 @@ public final class DelayingRelay: Sendable {
     }
 
     private func pump(from source: Int32, to destination: Int32, record: Int?) {
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
+        while let chunk = readSome(source) {
             if let record {
-                state.withLock { $0.sent[record].append(contentsOf: buffer[0..<count]) }
+                state.withLock { $0.sent[record].append(contentsOf: chunk) }
             }
-            var offset = 0
-            while offset < count {
-                let written = buffer.withUnsafeBytes { write(destination, $0.baseAddress! + offset, count - offset) }
-                if written < 0 && errno == EINTR { continue }
-                if written <= 0 { break }
-                offset += written
-            }
+            writeAll(destination, chunk)
         }
         shutdown(destination, Int32(SHUT_WR))
     }

@@ -32,21 +32,25 @@ public struct LoopbackListener: Sendable {
     }
 }
 
-/// Connects a blocking TCP socket to `127.0.0.1:port`; `nil` (with `errno` set) when that fails.
-public func connectToLoopback(port: Int) -> Int32? {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return nil }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = UInt16(port).bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-        }
+/// Connects a blocking TCP socket to a numeric address (`127.0.0.1`, `::1`) and `port`, after
+/// `configure` has set its options; `nil` (with `errno` set) when that fails.
+public func connectToLoopback(host: String = "127.0.0.1", port: Int, configure: (Int32) -> Void = { _ in }) -> Int32? {
+    var hints = addrinfo()
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
+    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    var found: UnsafeMutablePointer<addrinfo>?
+    guard getaddrinfo(host, String(port), &hints, &found) == 0, let address = found?.pointee else {
+        errno = EINVAL
+        return nil
     }
-    guard connected else {
+    defer { freeaddrinfo(found) }
+    let fd = socket(address.ai_family, address.ai_socktype, address.ai_protocol)
+    guard fd >= 0 else { return nil }
+    configure(fd)
+    guard connect(fd, address.ai_addr, address.ai_addrlen) == 0 else {
+        let code = errno
         close(fd)
+        errno = code
         return nil
     }
     return fd

@@ -28,8 +28,7 @@ public final class PostgresCluster: Sendable {
             throw TestClientError("no PostgreSQL server binaries (install the postgresql package)")
         }
         self.binaries = binaries
-        directory = NSTemporaryDirectory() + "pulsegate-\(label)-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        directory = try ScratchDirectory(label).path
         guard let listener = LoopbackListener() else { throw TestClientError("no free port") }
         port = listener.port
         close(listener.descriptor)

@@ -29,41 +29,15 @@ public final class RawHTTPConnection: @unchecked Sendable {
 
     /// Connects to a loopback address (`127.0.0.1` or `::1`) with a receive timeout.
     public init(host: String = "127.0.0.1", port: Int, receiveTimeoutSeconds: Int = 15) throws {
-        let isIPv6 = host.contains(":")
-        fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestClientError("socket() failed: errno \(errno)") }
-        var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        let status: Int32
-        if isIPv6 {
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = UInt16(port).bigEndian
-            inet_pton(AF_INET6, host, &address.sin6_addr)
-            status = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            }
-        } else {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = UInt16(port).bigEndian
-            inet_pton(AF_INET, host, &address.sin_addr)
-            status = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
+        let connected = connectToLoopback(host: host, port: port) { fd in
+            configureTestSocket(fd, receiveTimeoutSeconds: receiveTimeoutSeconds)
+            var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         }
-        guard status == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw TestClientError("connect to \(host) port \(port) failed: errno \(code)")
+        guard let connected else {
+            throw TestClientError("connect to \(host) port \(port) failed: errno \(errno)")
         }
+        fd = connected
     }
 
     deinit { Glibc.close(fd) }

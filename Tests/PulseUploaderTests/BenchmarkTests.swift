@@ -11,6 +11,25 @@ import Testing
         ProcessInfo.processInfo.environment["PULSEGATE_BENCH_RECORDS"].flatMap { Int($0) } ?? 2_000
     }
 
+    /// Records `count` small events, numbered 0 up, from `tasks` concurrent tasks (as an app's
+    /// threads would).
+    static func recordEvents(_ count: Int, into uploader: Uploader, fromTasks tasks: Int) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<tasks {
+                group.addTask {
+                    for index in stride(from: worker, to: count, by: tasks) {
+                        try await uploader.record(
+                            .event(
+                                EventEntry(
+                                    name: "screen_view",
+                                    attributes: ["screen": "home", "index": .int(Int64(index)), "cold": false])))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
     @Test func enqueueAndDrainThroughput() async throws {
         let count = BenchmarkTests.recordCount
         let server = try FaultServer()
@@ -23,20 +42,7 @@ import Testing
         // Enqueue from 64 concurrent tasks, as an app's threads would: they share fsyncs through group commit.
         let concurrency = 64
         let started = Date()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for worker in 0..<concurrency {
-                group.addTask {
-                    for index in stride(from: worker, to: count, by: concurrency) {
-                        try await uploader.record(
-                            .event(
-                                EventEntry(
-                                    name: "screen_view",
-                                    attributes: ["screen": "home", "index": .int(Int64(index)), "cold": false])))
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
+        try await Self.recordEvents(count, into: uploader, fromTasks: concurrency)
         let enqueueSeconds = Date().timeIntervalSince(started)
         let statistics = uploader.executor.statistics
 
@@ -96,20 +102,7 @@ import Testing
         configuration.policy.maximumQueueBytes = 256 << 20
         let uploader = try await Uploader(configuration: configuration)
         let empty = try await logicalBytes(uploader)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for worker in 0..<16 {
-                group.addTask {
-                    for index in stride(from: worker, to: count, by: 16) {
-                        try await uploader.record(
-                            .event(
-                                EventEntry(
-                                    name: "screen_view",
-                                    attributes: ["screen": "home", "index": .int(Int64(index)), "cold": false])))
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
+        try await Self.recordEvents(count, into: uploader, fromTasks: 16)
         #expect(try await uploader.storedBatches().isEmpty)
         let used = try await logicalBytes(uploader) - empty
         try await uploader.close()

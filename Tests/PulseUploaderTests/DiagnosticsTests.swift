@@ -21,12 +21,8 @@ import Testing
 
     /// `GET /v1/diagnostics?app=test-app`, parsed.
     func diagnostics(_ gateway: RunningGateway) async throws -> JSONDocument {
-        let port = gateway.httpPort
-        let response = try await onThread {
-            let connection = try RawHTTPConnection(port: port)
-            try connection.sendRequest(method: "GET", target: "/v1/diagnostics?app=test-app")
-            return try connection.readResponse()
-        }
+        let response = try await RawHTTPConnection.exchange(
+            port: gateway.httpPort, target: "/v1/diagnostics?app=test-app")
         #expect(response.status == 200, "\(response.bodyText)")
         return try JSONParser().parse(response.body)
     }

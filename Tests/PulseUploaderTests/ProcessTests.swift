@@ -36,18 +36,15 @@ import Testing
     @Test func killMinus9DuringEnqueueLosesNoAcknowledgedRecord() async throws {
         let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
         let directory = try TemporaryDirectory()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [
-            "upload", "enqueue", "--data-dir", directory.path, "--app-id", "kill-test", "--no-background",
-            "--endpoint", "http://127.0.0.1:9",
-        ]
         let input = Pipe()
         let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try launch(
+            executable,
+            [
+                "upload", "enqueue", "--data-dir", directory.path, "--app-id", "kill-test", "--no-background",
+                "--endpoint", "http://127.0.0.1:9",
+            ],
+            input: input, output: output, error: FileHandle.nullDevice)
         let acks = AckReader(output.fileHandleForReading)
 
         // Feed records until the child dies: events, logs, spans, crashes and exits mixed, so batches are
@@ -108,15 +105,13 @@ import Testing
         let stored = try #require(try await before.storedBatches().first)
         try await before.close()
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [
-            "upload", "drain", "--data-dir", fixture.directory.path, "--app-id", "test-app", "--endpoint",
-            server.baseURL, "--no-background",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try launch(
+            executable,
+            [
+                "upload", "drain", "--data-dir", fixture.directory.path, "--app-id", "test-app", "--endpoint",
+                server.baseURL, "--no-background",
+            ],
+            output: FileHandle.nullDevice, error: FileHandle.nullDevice)
         #expect(await server.waitForRequests(1, seconds: 30))
         kill(process.processIdentifier, SIGKILL)
         await waitForChildExit(process)
@@ -184,14 +179,10 @@ import Testing
         let directory = try TemporaryDirectory()
         let common = ["--data-dir", directory.path, "--app-id", "bg-app", "--endpoint", server.baseURL]
 
-        let enqueue = Process()
-        enqueue.executableURL = URL(fileURLWithPath: executable)
-        enqueue.arguments = ["upload", "enqueue", "--no-background"] + common
         let input = Pipe()
-        enqueue.standardInput = input
-        enqueue.standardOutput = FileHandle.nullDevice
-        enqueue.standardError = FileHandle.nullDevice
-        try enqueue.run()
+        let enqueue = try launch(
+            executable, ["upload", "enqueue", "--no-background"] + common, input: input,
+            output: FileHandle.nullDevice, error: FileHandle.nullDevice)
         input.fileHandleForWriting.write(
             Data(
                 """
@@ -204,13 +195,9 @@ import Testing
         await waitForChildExit(enqueue)
         #expect(enqueue.terminationStatus == 0)
 
-        let background = Process()
-        background.executableURL = URL(fileURLWithPath: executable)
-        background.arguments = ["upload", "background"] + common
         let output = Pipe()
-        background.standardOutput = output
-        background.standardError = FileHandle.nullDevice
-        try background.run()
+        let background = try launch(
+            executable, ["upload", "background"] + common, output: output, error: FileHandle.nullDevice)
         await waitForChildExit(background)
         #expect(background.terminationStatus == 0)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -234,14 +221,10 @@ import Testing
             "--seal-interval-ms", "100",
         ]
         // The sender: `upload run`, until SIGTERM.
-        let sender = Process()
-        sender.executableURL = URL(fileURLWithPath: executable)
-        sender.arguments = ["upload", "run"] + common
-        sender.standardOutput = FileHandle.nullDevice
         let senderErrors = Pipe()
-        sender.standardError = senderErrors
         let senderLines = ChildOutputLines(senderErrors.fileHandleForReading)
-        try sender.run()
+        let sender = try launch(
+            executable, ["upload", "run"] + common, output: FileHandle.nullDevice, error: senderErrors)
         defer { if sender.isRunning { kill(sender.processIdentifier, SIGKILL) } }
         let started = ContinuousClock.now
         while !senderLines.all.contains(where: { $0.contains("uploading from") }),
@@ -253,16 +236,12 @@ import Testing
 
         // Two enqueues beside it, one after the other: neither is locked out.
         for round in 0..<2 {
-            let enqueue = Process()
-            enqueue.executableURL = URL(fileURLWithPath: executable)
-            enqueue.arguments = ["upload", "enqueue"] + common
             let input = Pipe()
-            enqueue.standardInput = input
             let output = Pipe()
-            enqueue.standardOutput = output
-            enqueue.standardError = FileHandle.nullDevice
             let acks = AckReader(output.fileHandleForReading)
-            try enqueue.run()
+            let enqueue = try launch(
+                executable, ["upload", "enqueue"] + common, input: input, output: output,
+                error: FileHandle.nullDevice)
             input.fileHandleForWriting.write(
                 Data((0..<20).map { #"{"type":"event","name":"r\#(round)-\#($0)"}"# + "\n" }.joined().utf8))
             try input.fileHandleForWriting.close()

@@ -1,5 +1,6 @@
 import Glibc
 import MsgTrans
+import PulseTestSupport
 import Synchronization
 
 @testable import MsgTransRuntime
@@ -116,10 +117,7 @@ final class RawSocket: @unchecked Sendable {
 
     init(fd: Int32) {
         self.fd = fd
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        configureTestSocket(fd)
     }
 
     deinit {
@@ -129,25 +127,15 @@ final class RawSocket: @unchecked Sendable {
     /// Connects (blocking) to a numeric host.
     static func connect(host: String, port: Int) async -> RawSocket {
         await onThread {
-            let address = SocketAddress(numericHost: host, port: UInt16(port))!
-            let fd = socket(address.family, Int32(SOCK_STREAM.rawValue), 0)
-            let result = address.withSockAddr { Glibc.connect(fd, $0, $1) }
-            precondition(result == 0, "raw connect failed: errno \(errno)")
+            guard let fd = connectToLoopback(host: host, port: port) else {
+                preconditionFailure("raw connect failed: errno \(errno)")
+            }
             return RawSocket(fd: fd)
         }
     }
 
     func write(_ bytes: [UInt8]) async {
-        await onThread {
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes.withUnsafeBytes {
-                    Glibc.send(self.fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-                }
-                if written <= 0 { return }
-                offset += written
-            }
-        }
+        _ = await onThread { writeAll(self.fd, bytes) }
     }
 
     /// Writes each byte with its own system call (each becomes its own TCP segment).
@@ -166,12 +154,10 @@ final class RawSocket: @unchecked Sendable {
     }
 
     private func readFrameBlocking() -> Frame? {
-        var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             if let frame = try? decoder.next() { return frame }
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { return nil }
-            decoder.append(Array(buffer[0..<count]))
+            guard let received = readSome(fd, maximum: 4096) else { return nil }
+            decoder.append(received)
         }
     }
 
@@ -201,12 +187,11 @@ final class RawListener: @unchecked Sendable {
     let port: Int
 
     init(backlog: Int32 = 16) {
-        let address = SocketAddress(numericHost: "127.0.0.1", port: 0)!
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        _ = address.withSockAddr { bind(fd, $0, $1) }
-        _ = listen(fd, backlog)
-        self.fd = fd
-        port = Socket.localAddress(fd)!.port
+        guard let listener = LoopbackListener(backlog: backlog) else {
+            preconditionFailure("raw listener cannot listen: errno \(errno)")
+        }
+        fd = listener.descriptor
+        port = listener.port
     }
 
     deinit {

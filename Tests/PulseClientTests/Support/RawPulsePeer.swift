@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import MsgTrans
 import PulseProtocol
+import PulseTestSupport
 import Synchronization
 
 /// A Pulse server written directly against sockets, on threads of its own, behaving like a
@@ -16,29 +17,9 @@ final class RawPulsePeer: Sendable {
     var requests: [FrameHeader] { received.withLock { $0 } }
 
     init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket failed") }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else {
-            close(fd)
-            throw TestFailure("bind/listen failed")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        listenFD = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        guard let listener = LoopbackListener(backlog: 16) else { throw TestFailure("bind/listen failed") }
+        listenFD = listener.descriptor
+        port = listener.port
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }
@@ -49,25 +30,19 @@ final class RawPulsePeer: Sendable {
     }
 
     private func acceptLoop() {
-        while true {
-            let client = accept(listenFD, nil, nil)
-            guard client >= 0 else {
-                close(listenFD)
-                return
-            }
+        acceptConnections(on: listenFD) { client in
             let thread = Thread { [self] in serve(client) }
             thread.start()
+            return true
         }
+        close(listenFD)
     }
 
     private func serve(_ fd: Int32) {
         defer { close(fd) }
         var decoder = FrameDecoder()
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard count > 0 else { return }
-            decoder.append(Array(buffer[0..<count]))
+        while let bytes = readSome(fd) {
+            decoder.append(bytes)
             while true {
                 let next: Frame?
                 do {
@@ -82,13 +57,7 @@ final class RawPulsePeer: Sendable {
                 let reply = Frame(
                     packetType: .response, bizType: 0, messageID: frame.messageID,
                     payload: answer(bizType: PulseBizType(rawValue: frame.bizType), payload: plaintext))
-                let bytes = reply.encoded()
-                var offset = 0
-                while offset < bytes.count {
-                    let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                    guard written > 0 else { return }
-                    offset += written
-                }
+                guard writeAll(fd, reply.encoded()) else { return }
             }
         }
     }

@@ -5,20 +5,6 @@ import PulseIngest
 import PulseTestSupport
 import Synchronization
 
-/// A temporary directory, removed by ``remove()``.
-struct ScratchDirectory: Sendable {
-    let path: String
-
-    init(_ label: String) throws {
-        path = NSTemporaryDirectory() + "pulsegate-\(label)-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-}
-
 /// Writes `text` (a config file) to `path`, replacing it.
 func writeFile(_ text: String, to path: String) throws {
     try Data(text.utf8).write(to: URL(fileURLWithPath: path))
@@ -105,12 +91,8 @@ enum GatewayHTTP {
         port: Int, _ method: String = "POST", _ path: String = "/v1/logs", body: [UInt8] = [],
         headers: [(String, String)]
     ) async throws -> RawHTTPResponse {
-        try await onThread {
-            let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 30)
-            defer { connection.close() }
-            try connection.sendRequest(method: method, target: path, headers: headers, body: body)
-            return try connection.readResponse(forHead: method == "HEAD")
-        }
+        try await RawHTTPConnection.exchange(
+            port: port, method: method, target: path, headers: headers, body: body, receiveTimeoutSeconds: 30)
     }
 
     /// POSTs OTLP/JSON for `app` with an optional batch id.

@@ -23,16 +23,11 @@ final class TestClock: Sendable {
 }
 
 /// A temporary data directory, removed by ``remove()``.
-struct TemporaryDirectory: Sendable {
-    let path: String
+typealias TemporaryDirectory = ScratchDirectory
 
+extension ScratchDirectory {
     init() throws {
-        path = NSTemporaryDirectory() + "pulsegate-gateway-tests-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(atPath: path)
+        try self.init("gateway-tests")
     }
 }
 
@@ -79,12 +74,8 @@ struct GatewayHarness: Sendable {
         _ method: String = "POST", _ path: String = "/v1/logs", body: [UInt8] = [],
         headers: [(String, String)] = [("Content-Type", "application/json"), ("Apsio-App-Id", "shop")]
     ) async throws -> RawHTTPResponse {
-        let port = gateway.httpPort
-        return try await onThread {
-            let connection = try RawHTTPConnection(port: port)
-            try connection.sendRequest(method: method, target: path, headers: headers, body: body)
-            return try connection.readResponse(forHead: method == "HEAD")
-        }
+        try await RawHTTPConnection.exchange(
+            port: gateway.httpPort, method: method, target: path, headers: headers, body: body)
     }
 
     /// POSTs an OTLP JSON body with an app id and an optional batch id.

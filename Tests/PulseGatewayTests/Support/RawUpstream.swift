@@ -97,13 +97,7 @@ final class RawUpstream: Sendable {
     }
 
     private func acceptLoop() {
-        while true {
-            let fd = accept(listenFD, nil, nil)
-            if fd < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                Glibc.close(listenFD)
-                return
-            }
+        acceptConnections(on: listenFD) { fd in
             let serial = state.withLock { state -> Int? in
                 if state.stopped { return nil }
                 state.accepted += 1
@@ -112,11 +106,12 @@ final class RawUpstream: Sendable {
             }
             guard let serial else {
                 Glibc.close(fd)
-                Glibc.close(listenFD)
-                return
+                return false
             }
             Thread { self.serve(fd, serial: serial) }.start()
+            return true
         }
+        Glibc.close(listenFD)
     }
 
     private func serve(_ fd: Int32, serial: Int) {
@@ -203,12 +198,6 @@ final class RawUpstream: Sendable {
         let bytes = Frame(
             packetType: .response, bizType: request.bizType, messageID: request.messageID, payload: Array(json.utf8)
         ).encoded()
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if written <= 0 { return false }
-            offset += written
-        }
-        return true
+        return writeAll(fd, bytes)
     }
 }

@@ -2,15 +2,23 @@ import PulseHTTP
 import Synchronization
 import Testing
 
+/// Starts a server on 127.0.0.1 with a free port; the caller shuts it down.
+func startedServer(
+    _ configuration: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0),
+    handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
+) throws -> (HTTPServer, Int) {
+    let server = HTTPServer(configuration: configuration, handler: handler)
+    try server.start()
+    return (server, try #require(server.port))
+}
+
 /// Starts a server on 127.0.0.1 with a free port, runs `body`, then shuts the server down.
 func withServer<T>(
     _ configuration: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0),
     handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse,
     _ body: (HTTPServer, Int) async throws -> T
 ) async throws -> T {
-    let server = HTTPServer(configuration: configuration, handler: handler)
-    try server.start()
-    let port = try #require(server.port)
+    let (server, port) = try startedServer(configuration, handler: handler)
     do {
         let result = try await body(server, port)
         await server.shutdown(gracePeriod: .seconds(5))

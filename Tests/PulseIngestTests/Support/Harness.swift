@@ -1,6 +1,7 @@
 import Foundation
 import PulseProtocol
 import PulseStorage
+import PulseTestSupport
 import Synchronization
 import Testing
 
@@ -125,7 +126,7 @@ struct Harness: Sendable {
         policy: IngestPolicy = Fixture.policy, admin: Bool = false,
         configure: (inout IngestConfiguration) -> Void = { _ in }
     ) async throws -> Harness {
-        let directory = NSTemporaryDirectory() + "pulse-ingest-tests-" + UUID().uuidString
+        let directory = try ScratchDirectory("ingest-tests").path
         let clock = ManualClock()
         var configuration = IngestConfiguration(dataDirectory: directory, policy: policy)
         configuration.listen = IngestListenAddress(host: "127.0.0.1", port: 0)

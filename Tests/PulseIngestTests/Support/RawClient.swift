@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MsgTrans
+import PulseTestSupport
 import Synchronization
 
 /// Runs blocking work (socket calls) on a thread of its own, never on the cooperative pool.
@@ -21,10 +22,7 @@ final class RawClient: @unchecked Sendable {
 
     private init(fd: Int32) {
         self.fd = fd
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        configureTestSocket(fd)
     }
 
     deinit {
@@ -34,17 +32,9 @@ final class RawClient: @unchecked Sendable {
     /// Connects to `127.0.0.1:port`.
     static func connect(port: Int) async -> RawClient {
         await onThread {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = UInt16(port).bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
+            guard let fd = connectToLoopback(port: port) else {
+                preconditionFailure("raw connect failed: errno \(errno)")
             }
-            precondition(result == 0, "raw connect failed: errno \(errno)")
             return RawClient(fd: fd)
         }
     }
@@ -52,17 +42,9 @@ final class RawClient: @unchecked Sendable {
     /// Whether a TCP connection to `127.0.0.1:port` is accepted (the listener is open).
     static func canConnect(port: Int) async -> Bool {
         await onThread {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { Glibc.close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = UInt16(port).bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            } == 0
+            guard let fd = connectToLoopback(port: port) else { return false }
+            Glibc.close(fd)
+            return true
         }
     }
 
@@ -74,22 +56,13 @@ final class RawClient: @unchecked Sendable {
 
     /// Writes raw bytes.
     func write(_ bytes: [UInt8]) async {
-        await onThread {
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes.withUnsafeBytes {
-                    Glibc.send(self.fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-                }
-                if written <= 0 { return }
-                offset += written
-            }
-        }
+        _ = await onThread { writeAll(self.fd, bytes) }
     }
 
     /// Builds a frame with the MsgTrans encoder and writes it; returns its message id.
     @discardableResult
     func send(
-        _ packetType: PacketType = .request, biz: UInt8, json: String, compression: Compression = .none,
+        _ packetType: PacketType = .request, biz: UInt8, json: String, compression: MsgTrans.Compression = .none,
         messageID: UInt32? = nil
     ) async -> UInt32 {
         await send(packetType, biz: biz, payload: Array(json.utf8), compression: compression, messageID: messageID)
@@ -98,7 +71,7 @@ final class RawClient: @unchecked Sendable {
     /// Builds a frame from `payload` (compressed with `compression`, whatever its size) and writes it.
     @discardableResult
     func send(
-        _ packetType: PacketType = .request, biz: UInt8, payload: [UInt8], compression: Compression = .none,
+        _ packetType: PacketType = .request, biz: UInt8, payload: [UInt8], compression: MsgTrans.Compression = .none,
         messageID: UInt32? = nil
     ) async -> UInt32 {
         let id = messageID ?? allocateID()
@@ -115,17 +88,15 @@ final class RawClient: @unchecked Sendable {
     }
 
     private func readFrameBlocking() -> Frame? {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             if let frame = try? decoder.next() { return frame }
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { return nil }
-            decoder.append(Array(buffer[0..<count]))
+            guard let received = readSome(fd) else { return nil }
+            decoder.append(received)
         }
     }
 
     /// Sends a request and reads its response, decoded as an envelope.
-    func request(biz: UInt8, json: String, compression: Compression = .none) async -> Response? {
+    func request(biz: UInt8, json: String, compression: MsgTrans.Compression = .none) async -> Response? {
         let id = await send(biz: biz, json: json, compression: compression)
         guard let frame = await readFrame() else { return nil }
         return Response(frame: frame, expectedID: id)

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PulseTestSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -59,30 +60,9 @@ final class FaultServer: Sendable {
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
     init(script: [Behavior] = [], fallback: Behavior = .ok) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw FaultServerError.socket(errno) }
-        var reuse: Int32 = 1
-        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(descriptor, 64) == 0 else {
-            close(descriptor)
-            throw FaultServerError.socket(errno)
-        }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        listener = descriptor
-        port = UInt16(bigEndian: actual.sin_port)
+        guard let loopback = LoopbackListener(backlog: 64) else { throw FaultServerError.socket(errno) }
+        listener = loopback.descriptor
+        port = UInt16(loopback.port)
         state.withLock {
             $0.script = script
             $0.fallback = fallback
@@ -144,12 +124,7 @@ final class FaultServer: Sendable {
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
     private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+        acceptConnections(on: listener) { client in
             let index = state.withLock { state -> Int? in
                 guard !state.stopped else { return nil }
                 state.sockets.insert(client)
@@ -158,7 +133,7 @@ final class FaultServer: Sendable {
             }
             guard let index else {
                 close(client)
-                return
+                return false
             }
             let thread = Thread { [self] in
                 serve(client, connection: index)
@@ -166,6 +141,7 @@ final class FaultServer: Sendable {
                 close(client)
             }
             thread.start()
+            return true
         }
     }
 
@@ -261,10 +237,8 @@ final class FaultServer: Sendable {
     }
 
     private func readMore(_ socket: Int32, _ buffer: inout [UInt8]) -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { return false }
-        buffer.append(contentsOf: chunk[0..<count])
+        guard let chunk = readSome(socket) else { return false }
+        buffer.append(contentsOf: chunk)
         return true
     }
 
@@ -275,18 +249,6 @@ final class FaultServer: Sendable {
             return index
         }
         return nil
-    }
-
-    private func writeAll(_ socket: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes {
-                send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            if written <= 0 { return false }
-            offset += written
-        }
-        return true
     }
 
     private func reason(_ status: Int) -> String {

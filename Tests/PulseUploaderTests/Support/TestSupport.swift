@@ -1,6 +1,7 @@
 import Foundation
 import PulseHashing
 import PulseJSON
+import PulseTestSupport
 import Synchronization
 
 @testable import PulseUploader
@@ -29,18 +30,11 @@ final class ManualClock: Sendable {
 }
 
 /// A fresh folder under the temporary directory, removed on `deinit`.
-final class TemporaryDirectory: Sendable {
-    let path: String
+typealias TemporaryDirectory = OwnedScratchDirectory
 
-    init() throws {
-        path =
-            FileManager.default.temporaryDirectory
-            .appendingPathComponent("pulse-uploader-tests-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: path)
+extension OwnedScratchDirectory {
+    convenience init() throws {
+        try self.init("uploader-tests")
     }
 }
 
