@@ -102,7 +102,7 @@ let modules: [Target] = [
         name: "PulseGateway",
         dependencies: [
             "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseClient", "MsgTrans", "MsgTransRuntime",
-            "OTLPProtobuf", "PulseHashing", "CPulseShims", "PulsePostgres",
+            "OTLPProtobuf", "PulseHashing", "CPulseShims", "PulsePostgres", "PulseKit",
         ],
         swiftSettings: swiftSettings),
     // SHA-256 (hardware-accelerated block function from CPulseShims) and hex, shared by the
@@ -112,12 +112,14 @@ let modules: [Target] = [
         name: "PulseUploader",
         dependencies: [
             "PulseStorage", "PulseJSON", "PulseProtocol", "PulseHashing", "OTLPProtobuf", "CCurl", "CPulseShims",
-            "PulseCompression",
+            "PulseCompression", "PulseKit",
         ],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseGateCLI",
-        dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest", "PulseUploader"],
+        dependencies: [
+            "MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest", "PulseUploader", "PulseKit",
+        ],
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate", dependencies: ["PulseGateCLI"],
@@ -128,15 +130,15 @@ let modules: [Target] = [
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate-bench",
-        dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans", "PulseStorage", "PulseGateway"],
+        dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans", "PulseStorage", "PulseGateway", "PulseKit"],
         path: "Benchmarks/pulsegate-bench",
         swiftSettings: swiftSettings),
     .executableTarget(
-        name: "ingest-bench", dependencies: ["PulseIngest", "PulseProtocol", "MsgTrans"],
+        name: "ingest-bench", dependencies: ["PulseIngest", "PulseProtocol", "MsgTrans", "PulseKit"],
         path: "Benchmarks/ingest-bench",
         swiftSettings: swiftSettings),
     .executableTarget(
-        name: "msgtrans-scale", dependencies: ["MsgTransRuntime", "MsgTrans"],
+        name: "msgtrans-scale", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseKit"],
         path: "Benchmarks/msgtrans-scale",
         swiftSettings: swiftSettings),
 ]
@@ -203,7 +205,7 @@ let tests: [Target] = [
         name: "PulseUploaderTests",
         dependencies: [
             "PulseUploader", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseHashing",
-            "PulseTestSupport",
+            "PulseTestSupport", "PulseKit",
             "CZlib", "CZstd",
         ],
         swiftSettings: swiftSettings),

@@ -15,6 +15,7 @@
 import Foundation
 import MsgTrans
 import PulseIngest
+import PulseKit
 import Synchronization
 
 #if canImport(Glibc)
@@ -467,16 +468,31 @@ func runIdle(connections: Int, processes: Int, sequential: Bool) async throws {
 
 // MARK: - Entry
 
-let arguments = CommandLine.arguments
-if arguments.count == 4 && arguments[1] == "--client", let port = Int(arguments[2]), let count = Int(arguments[3]) {
+let usage = """
+    usage: ingest-bench throughput [--connections N] [--batches B] [--events E] [--window W] [--ulid]
+                              [--prepare-only]
+           ingest-bench idle [--connections N] [--processes P] [--sequential]
+    """
+let parsed = FlagParser(
+    command: "ingest-bench",
+    flags: [
+        .boolean("--client"), .value("--connections"), .value("--batches"), .value("--events"), .value("--window"),
+        .value("--processes"), .boolean("--ulid"), .boolean("--prepare-only"), .boolean("--sequential"),
+    ],
+    allowsPositional: true
+).parseOrExit(Array(CommandLine.arguments.dropFirst()), usage: usage)
+if parsed.isSet("--client") {
+    // The child side of `idle`: `ingest-bench --client PORT COUNT`.
+    guard parsed.positional.count == 2, let port = Int(parsed.positional[0]), let count = Int(parsed.positional[1])
+    else { FlagParser.exitWithUsageError("--client takes PORT COUNT", usage: usage) }
     exit(runClient(port: port, count: count))
 }
 
+/// A count flag's value (a whole number of at least 1), else `fallback`.
 func option(_ name: String, _ fallback: Int) -> Int {
-    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count,
-        let value = Int(arguments[index + 1]), value > 0
-    else { return fallback }
-    return value
+    FlagParser.exitOnUsageError(usage: usage) { () throws(UsageError) in
+        try parsed.integer(name, in: 1...Int.max, command: "ingest-bench")
+    } ?? fallback
 }
 
 /// Runs `body` on the global executor while the main thread waits: the top level stays synchronous,
@@ -499,10 +515,10 @@ func runBlocking(_ body: @escaping @Sendable () async throws -> Void) {
     }
 }
 
-switch arguments.count > 1 ? arguments[1] : "" {
+switch parsed.positional.first ?? "" {
 case "throughput":
-    let prepareOnly = arguments.contains("--prepare-only")
-    let ids: EventIDs = arguments.contains("--ulid") ? .ulid : .random
+    let prepareOnly = parsed.isSet("--prepare-only")
+    let ids: EventIDs = parsed.isSet("--ulid") ? .ulid : .random
     let (connections, batches, events, window) = (
         option("--connections", 16), option("--batches", 200), option("--events", 64), option("--window", 8)
     )
@@ -513,16 +529,10 @@ case "throughput":
     }
 case "idle":
     let (connections, processes) = (option("--connections", 10_000), option("--processes", 2))
-    let sequential = arguments.contains("--sequential")
+    let sequential = parsed.isSet("--sequential")
     runBlocking {
         try await runIdle(connections: connections, processes: processes, sequential: sequential)
     }
-default:
-    print(
-        """
-        usage: ingest-bench throughput [--connections N] [--batches B] [--events E] [--window W] [--ulid]
-                                  [--prepare-only]
-               ingest-bench idle [--connections N] [--processes P] [--sequential]
-        """)
-    exit(2)
+case let other:
+    FlagParser.exitWithUsageError(other.isEmpty ? "no benchmark given" : "unknown benchmark '\(other)'", usage: usage)
 }

@@ -13,6 +13,7 @@
 import Foundation
 import MsgTrans
 import MsgTransRuntime
+import PulseKit
 
 #if canImport(Glibc)
     import Glibc
@@ -228,25 +229,24 @@ func runParent(connections: Int, processes: Int) async throws {
 
 // MARK: - Entry
 
-let arguments = CommandLine.arguments
-if arguments.count == 4 && arguments[1] == "--client", let port = Int(arguments[2]), let count = Int(arguments[3]) {
+let usage = "usage: msgtrans-scale [--connections N] [--processes P]"
+let parsed = FlagParser(
+    command: "msgtrans-scale", flags: [.boolean("--client"), .value("--connections"), .value("--processes")],
+    allowsPositional: true
+).parseOrExit(Array(CommandLine.arguments.dropFirst()), usage: usage)
+if parsed.isSet("--client") {
+    // The child side: `msgtrans-scale --client PORT COUNT`.
+    guard parsed.positional.count == 2, let port = Int(parsed.positional[0]), let count = Int(parsed.positional[1])
+    else { FlagParser.exitWithUsageError("--client takes PORT COUNT", usage: usage) }
     exit(runClient(port: port, count: count))
 }
-
-var connections = 10_000
-var processes = 2
-var index = 1
-while index < arguments.count {
-    switch arguments[index] {
-    case "--connections" where index + 1 < arguments.count:
-        connections = Int(arguments[index + 1]) ?? connections
-        index += 2
-    case "--processes" where index + 1 < arguments.count:
-        processes = max(1, Int(arguments[index + 1]) ?? processes)
-        index += 2
-    default:
-        print("usage: msgtrans-scale [--connections N] [--processes P]")
-        exit(2)
-    }
+if let extra = parsed.positional.first {
+    FlagParser.exitWithUsageError("unexpected argument '\(extra)'", usage: usage)
+}
+let (connections, processes) = FlagParser.exitOnUsageError(usage: usage) { () throws(UsageError) in
+    (
+        try parsed.integer("--connections", in: 1...Int.max, command: "msgtrans-scale") ?? 10_000,
+        try parsed.integer("--processes", in: 1...Int.max, command: "msgtrans-scale") ?? 2
+    )
 }
 try await runParent(connections: connections, processes: processes)

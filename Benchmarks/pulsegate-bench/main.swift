@@ -1,11 +1,30 @@
+import PulseKit
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
 
+let usage = """
+    usage: pulsegate-bench json                          PulseJSON vs Foundation (exit 1 below 10x)
+           pulsegate-bench json-samples [directory]      write the sample documents
+           pulsegate-bench json-loop <workload> <count>  run one workload for a profiler
+           pulsegate-bench mapping                       OTLP/JSON mapping with and without type checks
+           pulsegate-bench mapping-loop <count>          map the sample request <count> times, for a profiler
+           pulsegate-bench stages [protobuf-file]        intake stages per request: parse, validate, map, encode
+           pulsegate-bench decode-loop <count>           decode the protobuf sample <count> times, for a profiler
+           pulsegate-bench sqlite-ceiling [--seconds S] [--concurrency N] [--payload-bytes B] [--dir D]
+    """
+
 /// `swift run -c release pulsegate-bench <suite>`; exits 1 when a suite's checks or gates fail.
-let arguments = Array(CommandLine.arguments.dropFirst())
+let all = Array(CommandLine.arguments.dropFirst())
+// The suite and its positional arguments; `sqlite-ceiling` parses its own flags.
+let arguments =
+    all.first == "sqlite-ceiling"
+    ? all
+    : FlagParser(command: "pulsegate-bench", flags: [], allowsPositional: true).parseOrExit(all, usage: usage)
+        .positional
 switch arguments.first {
 case "json":
     exit(JSONBenchmark.run() ? 0 : 1)
@@ -30,17 +49,8 @@ case "decode-loop" where arguments.count == 2 && Int(arguments[1]) != nil:
 case "sqlite-ceiling":
     // Raw SQLite group-commit ceiling for scripts/bench-gateway.sh.
     exit(await SQLiteCeiling.run(Array(arguments.dropFirst())) ? 0 : 1)
-default:
-    print(
-        """
-        usage: pulsegate-bench json                          PulseJSON vs Foundation (exit 1 below 10x)
-               pulsegate-bench json-samples [directory]      write the sample documents
-               pulsegate-bench json-loop <workload> <count>  run one workload for a profiler
-               pulsegate-bench mapping                       OTLP/JSON mapping with and without type checks
-               pulsegate-bench mapping-loop <count>          map the sample request <count> times, for a profiler
-               pulsegate-bench stages [protobuf-file]        intake stages per request: parse, validate, map, encode
-               pulsegate-bench decode-loop <count>           decode the protobuf sample <count> times, for a profiler
-               pulsegate-bench sqlite-ceiling [--seconds S] [--concurrency N] [--payload-bytes B] [--dir D]
-        """)
-    exit(2)
+case _?:
+    FlagParser.exitWithUsageError("unknown suite or wrong arguments: \(arguments.joined(separator: " "))", usage: usage)
+case nil:
+    FlagParser.exitWithUsageError("no suite given", usage: usage)
 }

@@ -68,4 +68,26 @@ func run(_ arguments: [String], environment: [String: String] = [:]) async -> (I
         #expect(status == 2)
         #expect(captured.stderr.contains("takes no arguments"))
     }
+
+    /// Every command parses with the one flag parser: help prints the command's usage with exit 0,
+    /// an unknown flag or a flag without its value is a usage error (exit 2) naming the flag.
+    @Test(arguments: [
+        (["serve"], "USAGE: pulsegate serve"), (["validate"], "USAGE: pulsegate validate"),
+        (["ingest"], "USAGE: pulsegate ingest"), (["ingest", "validate"], "USAGE: pulsegate validate"),
+        (["outbox"], "USAGE: pulsegate outbox"), (["upload", "status"], "USAGE: pulsegate upload"),
+    ])
+    func everyCommandSharesTheFlagRules(command: [String], usage: String) async {
+        let (helpStatus, help) = await run(command + ["--help"])
+        #expect(helpStatus == 0)
+        #expect(help.stdout.hasPrefix(usage))
+        let (unknownStatus, unknown) = await run(command + ["--bogus=secret"])
+        #expect(unknownStatus == 2)
+        #expect(unknown.stderr.contains("unknown option '--bogus'"))
+        #expect(!unknown.stderr.contains("secret"))
+        let (missingStatus, missing) = await run(command + ["--data-dir"])
+        #expect(missingStatus == 2)
+        #expect(
+            missing.stderr.contains(
+                command == ["ingest", "validate"] ? "unknown option '--data-dir'" : "--data-dir needs a value"))
+    }
 }

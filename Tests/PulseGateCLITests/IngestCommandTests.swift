@@ -8,7 +8,7 @@ import Testing
 
 @Suite struct IngestCommandTests {
     @Test func defaults() throws {
-        let options = try IngestCommand.parse(arguments: [], environment: [:])
+        let options = try #require(try IngestCommand.parse(arguments: [], environment: [:]))
         #expect(options.listen == IngestListenAddress(host: "127.0.0.1", port: 6000))
         #expect(options.dataDirectory == "pulsegate-ingest")
         #expect(options.configPath == nil)
@@ -21,11 +21,13 @@ import Testing
         let environment = [
             "PULSEGATE_INGEST_CONNECT_DEADLINE_MS": "2500", "PULSEGATE_INGEST_MAX_PARTIAL_FRAME_BYTES": "1048576",
         ]
-        let fromEnvironment = try IngestCommand.parse(arguments: [], environment: environment)
+        let fromEnvironment = try #require(try IngestCommand.parse(arguments: [], environment: environment))
         #expect(fromEnvironment.connectDeadlineMilliseconds == 2500)
         #expect(fromEnvironment.maxPartialFrameBytes == 1_048_576)
-        let flags = try IngestCommand.parse(
-            arguments: ["--connect-deadline-ms", "700", "--max-partial-frame-bytes=4096"], environment: environment)
+        let flags = try #require(
+            try IngestCommand.parse(
+                arguments: ["--connect-deadline-ms", "700", "--max-partial-frame-bytes=4096"], environment: environment)
+        )
         #expect(flags.connectDeadlineMilliseconds == 700)
         #expect(flags.maxPartialFrameBytes == 4096)
     }
@@ -35,14 +37,17 @@ import Testing
             "PULSEGATE_INGEST_LISTEN": "0.0.0.0:7000", "PULSEGATE_INGEST_DATA_DIR": "/var/lib/ingest",
             "PULSEGATE_INGEST_CONFIG": "/etc/ingest.json", "PULSEGATE_INGEST_ADMIN": "127.0.0.1:7001",
         ]
-        let fromEnvironment = try IngestCommand.parse(arguments: [], environment: environment)
+        let fromEnvironment = try #require(try IngestCommand.parse(arguments: [], environment: environment))
         #expect(fromEnvironment.listen == IngestListenAddress(host: "0.0.0.0", port: 7000))
         #expect(fromEnvironment.dataDirectory == "/var/lib/ingest")
         #expect(fromEnvironment.configPath == "/etc/ingest.json")
         #expect(fromEnvironment.admin == IngestListenAddress(host: "127.0.0.1", port: 7001))
-        let flags = try IngestCommand.parse(
-            arguments: ["--listen", "[::1]:6100", "--data-dir=/tmp/d", "--admin", "127.0.0.1:0", "--config", "c.json"],
-            environment: environment)
+        let flags = try #require(
+            try IngestCommand.parse(
+                arguments: [
+                    "--listen", "[::1]:6100", "--data-dir=/tmp/d", "--admin", "127.0.0.1:0", "--config", "c.json",
+                ],
+                environment: environment))
         #expect(flags.listen == IngestListenAddress(host: "::1", port: 6100))
         #expect(flags.dataDirectory == "/tmp/d")
         #expect(flags.admin == IngestListenAddress(host: "127.0.0.1", port: 0))
@@ -121,9 +126,10 @@ import Testing
     @Test func theConnectDeadlineFlagClosesSilentConnections() async throws {
         let directory = try ScratchDirectory("ingest-cli").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var options = try IngestCommand.parse(
-            arguments: ["--listen", "127.0.0.1:0", "--data-dir", directory, "--connect-deadline-ms", "300"],
-            environment: [:])
+        var options = try #require(
+            try IngestCommand.parse(
+                arguments: ["--listen", "127.0.0.1:0", "--data-dir", directory, "--connect-deadline-ms", "300"],
+                environment: [:]))
         options.dataDirectory = directory
         let (signals, continuation) = AsyncStream.makeStream(of: IngestCommand.Signal.self)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)

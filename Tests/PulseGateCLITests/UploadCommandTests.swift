@@ -33,20 +33,23 @@ import Testing
         let environment = [
             "PULSEGATE_ENDPOINT": "http://10.0.0.1:4318", "PULSEGATE_APP_ID": "env-app", "HOME": "/home/u",
         ]
-        let fromEnvironment = try UploadCommand.parse([], environment: environment)
+        let fromEnvironment = try #require(try UploadCommand.parse([], environment: environment))
         #expect(fromEnvironment.endpoint == "http://10.0.0.1:4318")
         #expect(fromEnvironment.appId == "env-app")
         #expect(fromEnvironment.dataDirectory == "/home/u/.local/state/pulsegate/uploader")
-        let fromFlags = try UploadCommand.parse(
-            ["--app-id=flag-app", "--data-dir", "/d", "--network", "metered", "--power=low"], environment: environment)
+        let fromFlags = try #require(
+            try UploadCommand.parse(
+                ["--app-id=flag-app", "--data-dir", "/d", "--network", "metered", "--power=low"],
+                environment: environment))
         #expect(fromFlags.appId == "flag-app")
         #expect(fromFlags.dataDirectory == "/d")
         #expect(fromFlags.network == .metered)
         #expect(fromFlags.power == .low)
         #expect(fromFlags.forwarded.contains("--network"))
         #expect(fromFlags.transfer == .drain)
-        #expect(try UploadCommand.parse(["--transfer", "os"], environment: [:]).transfer == .os)
-        #expect(try UploadCommand.parse([], environment: ["PULSEGATE_TRANSFER": "os"]).transfer == .os)
+        #expect(try UploadCommand.parse(["--transfer", "os"], environment: [:])?.transfer == .os)
+        #expect(try UploadCommand.parse([], environment: ["PULSEGATE_TRANSFER": "os"])?.transfer == .os)
+        #expect(try UploadCommand.parse(["status", "--help"], environment: [:]) == nil)
         #expect(UploadCommand.defaultDataDirectory(["XDG_STATE_HOME": "/state"]) == "/state/pulsegate/uploader")
     }
 

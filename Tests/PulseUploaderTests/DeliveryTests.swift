@@ -1,4 +1,5 @@
 import Foundation
+import PulseKit
 import Synchronization
 import Testing
 
@@ -32,7 +33,7 @@ import Testing
         #expect(request.path == "/v1/logs")
         #expect(request.headers["apsio-batch-id"] == batch.batchId)
         #expect(request.headers["apsio-app-id"] == "test-app")
-        #expect(request.headers["apsio-sent-at"] == CivilTime.rfc3339Milliseconds(fixture.clock.milliseconds))
+        #expect(request.headers["apsio-sent-at"] == RFC3339.format(epochMilliseconds: fixture.clock.milliseconds))
         #expect(request.headers["content-type"] == "application/json")
         #expect(request.headers["content-encoding"] == "gzip")
         #expect(request.body == batch.body)

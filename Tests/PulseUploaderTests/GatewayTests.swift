@@ -1,5 +1,6 @@
 import Foundation
 import PulseGateway
+import PulseKit
 import Testing
 
 @testable import PulseUploader
@@ -66,7 +67,7 @@ import Testing
                 url: fixture.endpoint + batch.signal.path,
                 headers: [
                     ("Apsio-Batch-Id", batch.batchId), ("Apsio-App-Id", "test-app"),
-                    ("Apsio-Sent-At", CivilTime.rfc3339Milliseconds(fixture.clock.milliseconds)),
+                    ("Apsio-Sent-At", RFC3339.format(epochMilliseconds: fixture.clock.milliseconds)),
                     ("Content-Type", "application/json"), ("Content-Encoding", batch.encoding.rawValue),
                 ],
                 body: batch.body))

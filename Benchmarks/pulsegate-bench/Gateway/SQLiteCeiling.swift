@@ -1,4 +1,5 @@
 import Foundation
+import PulseKit
 import PulseStorage
 import Synchronization
 
@@ -10,27 +11,28 @@ import Synchronization
 /// path (no HTTP, no parsing, no mapping, no compression). The payload bytes are incompressible, so
 /// `--payload-bytes` is exactly what each row stores.
 enum SQLiteCeiling {
+    static let usage =
+        "usage: pulsegate-bench sqlite-ceiling [--seconds S] [--concurrency N] [--payload-bytes B] "
+        + "[--identity-bytes B] [--dir D]"
+
     static func run(_ arguments: [String]) async -> Bool {
-        var seconds = 10.0
-        var concurrency = 32
-        var payloadBytes = 9_000
-        var identityBytes = 330
-        var directory = NSTemporaryDirectory() + "pulsegate-ceiling-" + UUID().uuidString
-        var index = 0
-        while index + 1 < arguments.count {
-            let value = arguments[index + 1]
-            switch arguments[index] {
-            case "--seconds": seconds = Double(value) ?? seconds
-            case "--concurrency": concurrency = Int(value) ?? concurrency
-            case "--payload-bytes": payloadBytes = Int(value) ?? payloadBytes
-            case "--identity-bytes": identityBytes = Int(value) ?? identityBytes
-            case "--dir": directory = value
-            default:
-                print("unknown option \(arguments[index])")
-                return false
-            }
-            index += 2
+        let parsed = FlagParser(
+            command: "sqlite-ceiling",
+            flags: [
+                .value("--seconds"), .value("--concurrency"), .value("--payload-bytes"), .value("--identity-bytes"),
+                .value("--dir"),
+            ]
+        ).parseOrExit(arguments, usage: usage)
+        let (seconds, concurrency, payloadBytes, identityBytes) = FlagParser.exitOnUsageError(usage: usage) {
+            () throws(UsageError) in
+            (
+                try parsed.number("--seconds", in: 0.001...Double.infinity, command: "sqlite-ceiling") ?? 10,
+                try parsed.integer("--concurrency", in: 1...Int.max, command: "sqlite-ceiling") ?? 32,
+                try parsed.integer("--payload-bytes", in: 0...Int.max, command: "sqlite-ceiling") ?? 9_000,
+                try parsed.integer("--identity-bytes", in: 0...Int.max, command: "sqlite-ceiling") ?? 330
+            )
         }
+        let directory = parsed.value("--dir") ?? NSTemporaryDirectory() + "pulsegate-ceiling-" + UUID().uuidString
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -1,5 +1,6 @@
 import Dispatch
 import PulseIngest
+import PulseKit
 import PulseProtocol
 
 #if canImport(Glibc)
@@ -68,80 +69,55 @@ enum IngestCommand {
                 arguments: Array(arguments.dropFirst()), environment: environment, output: output)
             return
         }
-        if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) {
+        guard let options = try parse(arguments: arguments, environment: environment) else {
             output.standardOutput(usage)
             return
         }
-        let options = try parse(arguments: arguments, environment: environment)
         let signals = ProcessSignals()
         defer { signals.cancel() }
         try await run(options: options, output: output, signals: signals.stream)
     }
 
-    /// Parses flags; each falls back to its environment variable, then to its default.
-    static func parse(arguments: [String], environment: [String: String]) throws(CLIError) -> Options {
-        var values: [String: String] = [:]
-        let flags = [
-            "--listen": "PULSEGATE_INGEST_LISTEN", "--data-dir": "PULSEGATE_INGEST_DATA_DIR",
-            "--config": "PULSEGATE_INGEST_CONFIG", "--admin": "PULSEGATE_INGEST_ADMIN",
-            "--connect-deadline-ms": "PULSEGATE_INGEST_CONNECT_DEADLINE_MS",
-            "--max-partial-frame-bytes": "PULSEGATE_INGEST_MAX_PARTIAL_FRAME_BYTES",
-        ]
-        for (flag, variable) in flags {
-            if let value = environment[variable], !value.isEmpty {
-                values[flag] = value
-            }
-        }
-        var index = 0
-        while index < arguments.count {
-            var argument = arguments[index]
-            var inlineValue: String?
-            if let equals = argument.firstIndex(of: "="), argument.hasPrefix("--") {
-                inlineValue = String(argument[argument.index(after: equals)...])
-                argument = String(argument[..<equals])
-            }
-            guard flags[argument] != nil else {
-                throw CLIError(.usage, "ingest: unknown argument '\(argument)'")
-            }
-            if let inlineValue {
-                values[argument] = inlineValue
-            } else {
-                guard index + 1 < arguments.count else {
-                    throw CLIError(.usage, "ingest: \(argument) needs a value")
-                }
-                index += 1
-                values[argument] = arguments[index]
-            }
-            index += 1
-        }
+    /// The flags `ingest` takes, each with its environment variable.
+    static let flags: [Flag] = [
+        .value("--listen", environment: "PULSEGATE_INGEST_LISTEN"),
+        .value("--data-dir", environment: "PULSEGATE_INGEST_DATA_DIR"),
+        .value("--config", environment: "PULSEGATE_INGEST_CONFIG"),
+        .value("--admin", environment: "PULSEGATE_INGEST_ADMIN"),
+        .value("--connect-deadline-ms", environment: "PULSEGATE_INGEST_CONNECT_DEADLINE_MS"),
+        .value("--max-partial-frame-bytes", environment: "PULSEGATE_INGEST_MAX_PARTIAL_FRAME_BYTES"),
+    ]
+
+    /// Parses flags; each falls back to its environment variable, then to its default. `nil` when
+    /// help was asked for.
+    static func parse(arguments: [String], environment: [String: String]) throws(CLIError) -> Options? {
+        guard
+            let parsed = try FlagParser(command: "ingest", flags: flags).parseCommand(
+                arguments, environment: environment)
+        else { return nil }
         var options = Options()
         do {
-            if let listen = values["--listen"] {
+            if let listen = parsed.value("--listen") {
                 options.listen = try IngestListenAddress(parsing: listen)
             }
-            if let admin = values["--admin"] {
+            if let admin = parsed.value("--admin") {
                 options.admin = try IngestListenAddress(parsing: admin)
             }
         } catch {
             throw CLIError(.usage, "ingest: \(error.message)")
         }
-        if let directory = values["--data-dir"] {
+        if let directory = parsed.value("--data-dir") {
             guard !directory.isEmpty else { throw CLIError(.usage, "ingest: --data-dir is empty") }
             options.dataDirectory = directory
         }
-        options.configPath = values["--config"]
-        options.connectDeadlineMilliseconds = try positiveInteger(values, "--connect-deadline-ms")
-        options.maxPartialFrameBytes = try positiveInteger(values, "--max-partial-frame-bytes")
-        return options
-    }
-
-    /// A flag's value as a whole number of at least 1 (nil when the flag was not given).
-    private static func positiveInteger(_ values: [String: String], _ flag: String) throws(CLIError) -> Int? {
-        guard let text = values[flag] else { return nil }
-        guard let value = Int(text), value > 0 else {
-            throw CLIError(.usage, "ingest: \(flag) takes a whole number of at least 1, not '\(text)'")
+        options.configPath = parsed.value("--config")
+        try withUsageErrors { () throws(UsageError) in
+            options.connectDeadlineMilliseconds = try parsed.integer(
+                "--connect-deadline-ms", in: 1...Int.max, command: "ingest")
+            options.maxPartialFrameBytes = try parsed.integer(
+                "--max-partial-frame-bytes", in: 1...Int.max, command: "ingest")
         }
-        return value
+        return options
     }
 
     /// Starts the server and serves until a terminate signal arrives.

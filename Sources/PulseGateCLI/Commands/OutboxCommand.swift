@@ -1,5 +1,6 @@
 import Foundation
 import PulseGateway
+import PulseKit
 
 /// `pulsegate outbox`: outbox depth and age per app, dead letters, requeue.
 enum OutboxCommand {
@@ -23,39 +24,25 @@ enum OutboxCommand {
         arguments: [String], environment: [String: String], output: CommandLineOutput,
         now: Int64 = GatewayClock.system.now()
     ) async throws {
-        var dataDirectory = environment["PULSEGATE_DATA_DIR"] ?? "pulsegate-data"
-        var storeURL = environment["PULSEGATE_STORE"].flatMap { $0.isEmpty ? nil : $0 }
-        var positional: [String] = []
-        var limit = 100
-        var all = false
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            switch argument {
-            case "-h", "--help":
-                output.standardOutput(usage)
-                return
-            case "--data-dir", "--limit", "--store":
-                index += 1
-                guard index < arguments.count else { throw CLIError(.usage, "outbox: \(argument) needs a value") }
-                if argument == "--data-dir" {
-                    dataDirectory = arguments[index]
-                } else if argument == "--store" {
-                    storeURL = arguments[index]
-                } else {
-                    guard let value = Int(arguments[index]), value > 0 else {
-                        throw CLIError(.usage, "outbox: --limit needs a positive number")
-                    }
-                    limit = value
-                }
-            case "--all":
-                all = true
-            default:
-                if argument.hasPrefix("-") { throw CLIError(.usage, "outbox: unknown option '\(argument)'") }
-                positional.append(argument)
-            }
-            index += 1
+        let parser = FlagParser(
+            command: "outbox",
+            flags: [
+                .value("--data-dir", environment: "PULSEGATE_DATA_DIR"),
+                .value("--store", environment: "PULSEGATE_STORE"),
+                .value("--limit"), .boolean("--all"),
+            ],
+            allowsPositional: true)
+        guard let parsed = try parser.parseCommand(arguments, environment: environment) else {
+            output.standardOutput(usage)
+            return
         }
+        let dataDirectory = parsed.value("--data-dir") ?? "pulsegate-data"
+        let storeURL = parsed.value("--store")
+        let limit = try withUsageErrors { () throws(UsageError) in
+            try parsed.integer("--limit", in: 1...Int.max, command: "outbox") ?? 100
+        }
+        let all = parsed.isSet("--all")
+        let positional = parsed.positional
         let action = positional.first ?? "status"
         let rest = Array(positional.dropFirst())
         guard ["status", "dead-letters", "requeue"].contains(action) else {

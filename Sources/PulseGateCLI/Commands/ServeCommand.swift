@@ -3,6 +3,7 @@ import Foundation
 import PulseGateway
 import PulseIngest
 import PulseJSON
+import PulseKit
 
 /// `pulsegate serve`: runs the gateway until SIGTERM or SIGINT; SIGHUP reloads the config file.
 enum ServeCommand {
@@ -55,53 +56,26 @@ enum ServeCommand {
     }
 
     /// The flags `serve` (and `validate`) take, each with its environment variable.
-    static let flags = [
-        "--listen": "PULSEGATE_LISTEN", "--upstream": "PULSEGATE_UPSTREAM", "--data-dir": "PULSEGATE_DATA_DIR",
-        "--config": "PULSEGATE_CONFIG", "--admin": "PULSEGATE_ADMIN", "--tls-cert": "PULSEGATE_TLS_CERT",
-        "--tls-key": "PULSEGATE_TLS_KEY", "--store": "PULSEGATE_STORE",
+    static let flags: [Flag] = [
+        .value("--listen", environment: "PULSEGATE_LISTEN"), .value("--upstream", environment: "PULSEGATE_UPSTREAM"),
+        .value("--data-dir", environment: "PULSEGATE_DATA_DIR"), .value("--config", environment: "PULSEGATE_CONFIG"),
+        .value("--admin", environment: "PULSEGATE_ADMIN"), .value("--tls-cert", environment: "PULSEGATE_TLS_CERT"),
+        .value("--tls-key", environment: "PULSEGATE_TLS_KEY"), .value("--store", environment: "PULSEGATE_STORE"),
     ]
 
     /// Parses flags, falling back to the environment; `nil` when help was asked for.
     static func parse(_ arguments: [String], environment: [String: String], command: String = "serve")
         throws(CLIError) -> Options?
     {
-        var options = Options(
-            listen: environment["PULSEGATE_LISTEN"], upstream: environment["PULSEGATE_UPSTREAM"],
-            dataDirectory: environment["PULSEGATE_DATA_DIR"], configPath: environment["PULSEGATE_CONFIG"],
-            admin: environment["PULSEGATE_ADMIN"],
-            tlsCertificate: environment["PULSEGATE_TLS_CERT"], tlsKey: environment["PULSEGATE_TLS_KEY"],
-            store: environment["PULSEGATE_STORE"])
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            if argument == "-h" || argument == "--help" { return nil }
-            var name = argument
-            var value: String?
-            if let equals = argument.firstIndex(of: "="), argument.hasPrefix("--") {
-                name = String(argument[..<equals])
-                value = String(argument[argument.index(after: equals)...])
-            }
-            guard flags[name] != nil else {
-                throw CLIError(.usage, "\(command): unknown option '\(argument)'")
-            }
-            if value == nil {
-                index += 1
-                guard index < arguments.count else { throw CLIError(.usage, "\(command): \(name) needs a value") }
-                value = arguments[index]
-            }
-            switch name {
-            case "--listen": options.listen = value
-            case "--upstream": options.upstream = value
-            case "--data-dir": options.dataDirectory = value
-            case "--admin": options.admin = value
-            case "--tls-cert": options.tlsCertificate = value
-            case "--tls-key": options.tlsKey = value
-            case "--store": options.store = value
-            default: options.configPath = value
-            }
-            index += 1
-        }
-        return options
+        guard
+            let parsed = try FlagParser(command: command, flags: flags).parseCommand(
+                arguments, environment: environment)
+        else { return nil }
+        return Options(
+            listen: parsed.value("--listen"), upstream: parsed.value("--upstream"),
+            dataDirectory: parsed.value("--data-dir"), configPath: parsed.value("--config"),
+            admin: parsed.value("--admin"), tlsCertificate: parsed.value("--tls-cert"),
+            tlsKey: parsed.value("--tls-key"), store: parsed.value("--store"))
     }
 
     /// Builds the gateway configuration: flags/environment over the config file over defaults.

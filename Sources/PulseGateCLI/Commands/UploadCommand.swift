@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PulseJSON
+import PulseKit
 import PulseProtocol
 import PulseUploader
 import Synchronization
@@ -99,7 +100,10 @@ enum UploadCommand {
             output.standardOutput(usage)
             return
         }
-        let options = try parse(Array(arguments.dropFirst()), environment: environment)
+        guard let options = try parse(Array(arguments.dropFirst()), environment: environment) else {
+            output.standardOutput(usage)
+            return
+        }
         switch subcommand {
         case "enqueue":
             try requireNoPositional(options, subcommand)
@@ -208,83 +212,67 @@ enum UploadCommand {
 
     // MARK: - Parsing
 
-    static func parse(_ arguments: [String], environment: [String: String]) throws -> Options {
-        var options = Options(dataDirectory: defaultDataDirectory(environment))
-        if let endpoint = environment["PULSEGATE_ENDPOINT"], !endpoint.isEmpty { options.endpoint = endpoint }
-        if let appId = environment["PULSEGATE_APP_ID"], !appId.isEmpty { options.appId = appId }
-        if let directory = environment["PULSEGATE_DATA_DIR"], !directory.isEmpty { options.dataDirectory = directory }
-        if let transfer = environment["PULSEGATE_TRANSFER"], let mode = Transfer(rawValue: transfer) {
+    /// The flags every `upload` subcommand takes.
+    static let flags: [Flag] = [
+        .value("--endpoint", environment: "PULSEGATE_ENDPOINT"), .value("--app-id", environment: "PULSEGATE_APP_ID"),
+        .value("--data-dir", environment: "PULSEGATE_DATA_DIR"), .value("--device-id"), .value("--installation-id"),
+        .value("--app-version"), .value("--file"), .boolean("--json"), .boolean("--no-background"),
+        .value("--transfer"), .value("--encoding"), .value("--seal-interval-ms"), .value("--diagnostics-level"),
+        .value("--network"), .value("--power"),
+    ]
+
+    /// Parses a subcommand's flags and arguments; `nil` when help was asked for.
+    static func parse(_ arguments: [String], environment: [String: String]) throws -> Options? {
+        let parser = FlagParser(command: "upload", flags: flags, allowsPositional: true)
+        guard let parsed = try parser.parseCommand(arguments, environment: environment) else { return nil }
+        var options = Options(dataDirectory: parsed.value("--data-dir") ?? defaultDataDirectory(environment))
+        options.endpoint = parsed.value("--endpoint") ?? options.endpoint
+        options.appId = parsed.value("--app-id")
+        options.deviceId = parsed.value("--device-id")
+        options.installationId = parsed.value("--installation-id")
+        options.appVersion = parsed.value("--app-version")
+        options.file = parsed.value("--file")
+        options.json = parsed.isSet("--json")
+        options.background = !parsed.isSet("--no-background")
+        options.positional = parsed.positional
+        if let text = parsed.value("--transfer") {
+            guard let mode = Transfer(rawValue: text) else { throw CLIError(.usage, "--transfer must be drain or os") }
+            options.transfer = mode
+        } else if let text = environment["PULSEGATE_TRANSFER"], let mode = Transfer(rawValue: text) {
+            // An unknown value in the environment keeps the default, as it always has.
             options.transfer = mode
         }
-        var index = 0
-        func value(_ flag: String, inline: String?) throws -> String {
-            if let inline { return inline }
-            index += 1
-            guard index < arguments.count else { throw CLIError(.usage, "\(flag) needs a value") }
-            return arguments[index]
+        if let text = parsed.value("--encoding") {
+            guard let encoding = BodyEncoding(rawValue: text) else {
+                throw CLIError(.usage, "--encoding must be gzip or zstd")
+            }
+            options.encoding = encoding
         }
-        while index < arguments.count {
-            let argument = arguments[index]
-            var flag = argument
-            var inline: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                flag = String(argument[..<equals])
-                inline = String(argument[argument.index(after: equals)...])
+        if let text = parsed.value("--seal-interval-ms") {
+            guard let number = Int64(text), number >= 0 else {
+                throw CLIError(.usage, "--seal-interval-ms must be a non-negative integer")
             }
-            switch flag {
-            case "--endpoint": options.endpoint = try value(flag, inline: inline)
-            case "--app-id": options.appId = try value(flag, inline: inline)
-            case "--data-dir": options.dataDirectory = try value(flag, inline: inline)
-            case "--device-id": options.deviceId = try value(flag, inline: inline)
-            case "--installation-id": options.installationId = try value(flag, inline: inline)
-            case "--app-version": options.appVersion = try value(flag, inline: inline)
-            case "--file": options.file = try value(flag, inline: inline)
-            case "--json": options.json = true
-            case "--no-background": options.background = false
-            case "--transfer":
-                guard let mode = Transfer(rawValue: try value(flag, inline: inline)) else {
-                    throw CLIError(.usage, "--transfer must be drain or os")
-                }
-                options.transfer = mode
-            case "--encoding":
-                let text = try value(flag, inline: inline)
-                guard let encoding = BodyEncoding(rawValue: text) else {
-                    throw CLIError(.usage, "--encoding must be gzip or zstd")
-                }
-                options.encoding = encoding
-            case "--seal-interval-ms":
-                let text = try value(flag, inline: inline)
-                guard let number = Int64(text), number >= 0 else {
-                    throw CLIError(.usage, "--seal-interval-ms must be a non-negative integer")
-                }
-                options.sealIntervalMilliseconds = number
-            case "--diagnostics-level":
-                let text = try value(flag, inline: inline)
-                guard let level = DiagnosticsLevel(rawValue: text) else {
-                    throw CLIError(
-                        .usage,
-                        "--diagnostics-level must be none, batchSummaries, callDetails or callDetailsAndStackTraces")
-                }
-                options.diagnosticsLevel = level
-            case "--network":
-                let text = try value(flag, inline: inline)
-                guard let network = DeliveryConditions.Network(rawValue: text), network != .unknown else {
-                    throw CLIError(.usage, "--network must be metered, unmetered or constrained")
-                }
-                options.network = network
-            case "--power":
-                let text = try value(flag, inline: inline)
-                guard let power = DeliveryConditions.Power(rawValue: text), power != .unknown else {
-                    throw CLIError(.usage, "--power must be low or normal")
-                }
-                options.power = power
-            default:
-                if argument.hasPrefix("-") {
-                    throw CLIError(.usage, "unknown option '\(argument)'")
-                }
-                options.positional.append(argument)
+            options.sealIntervalMilliseconds = number
+        }
+        if let text = parsed.value("--diagnostics-level") {
+            guard let level = DiagnosticsLevel(rawValue: text) else {
+                throw CLIError(
+                    .usage, "--diagnostics-level must be none, batchSummaries, callDetails or callDetailsAndStackTraces"
+                )
             }
-            index += 1
+            options.diagnosticsLevel = level
+        }
+        if let text = parsed.value("--network") {
+            guard let network = DeliveryConditions.Network(rawValue: text), network != .unknown else {
+                throw CLIError(.usage, "--network must be metered, unmetered or constrained")
+            }
+            options.network = network
+        }
+        if let text = parsed.value("--power") {
+            guard let power = DeliveryConditions.Power(rawValue: text), power != .unknown else {
+                throw CLIError(.usage, "--power must be low or normal")
+            }
+            options.power = power
         }
         options.forwarded = ["--endpoint", options.endpoint, "--data-dir", options.dataDirectory]
         if let appId = options.appId { options.forwarded += ["--app-id", appId] }
@@ -522,8 +510,7 @@ enum UploadCommand {
     }
 
     static func formatTime(_ milliseconds: Int64) -> String {
-        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
-        return date.formatted(.iso8601)
+        RFC3339.format(epochMilliseconds: milliseconds)
     }
 
     static func statusText(_ status: UploaderStatus) -> String {

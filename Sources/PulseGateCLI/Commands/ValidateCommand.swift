@@ -1,6 +1,7 @@
 import PulseGateway
 import PulseIngest
 import PulseJSON
+import PulseKit
 
 /// `pulsegate validate` (the gateway's settings) and `pulsegate ingest validate` (the ingest
 /// server's config file): every problem is listed with its key path, exit status 0 when there is
@@ -33,24 +34,13 @@ enum ValidateCommand {
 
     /// `pulsegate ingest validate --config FILE` (or `PULSEGATE_INGEST_CONFIG`).
     static func runIngest(arguments: [String], environment: [String: String], output: CommandLineOutput) throws {
-        if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) {
+        let parser = FlagParser(
+            command: "ingest validate", flags: [.value("--config", environment: "PULSEGATE_INGEST_CONFIG")])
+        guard let parsed = try parser.parseCommand(arguments, environment: environment) else {
             output.standardOutput(usage)
             return
         }
-        var path = environment["PULSEGATE_INGEST_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            if argument.hasPrefix("--config=") {
-                path = String(argument.dropFirst("--config=".count))
-            } else if argument == "--config", index + 1 < arguments.count {
-                index += 1
-                path = arguments[index]
-            } else {
-                throw CLIError(.usage, "ingest validate: unknown argument '\(argument)'")
-            }
-            index += 1
-        }
+        let path = parsed.value("--config")
         guard let path else { throw CLIError(.usage, "ingest validate: --config FILE is required") }
         let problems: [ConfigurationProblem]
         do {

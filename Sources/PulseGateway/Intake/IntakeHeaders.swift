@@ -1,4 +1,5 @@
 import PulseHTTP
+import PulseKit
 
 /// The Apsio request headers the intake reads, validated.
 struct IntakeHeaders: Sendable {
@@ -113,62 +114,14 @@ struct IntakeHeaders: Sendable {
     }
 
     /// Parses epoch milliseconds (digits only) or an RFC 3339 date-time with a `Z` or `±HH:MM`
-    /// offset and an optional fraction (kept to milliseconds).
+    /// offset and an optional fraction (kept to milliseconds), through ``RFC3339``.
     static func parseTimestamp(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
         guard !bytes.isEmpty else { return nil }
         if bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
             return bytes.count <= 15 ? Int64(text) : nil
         }
-        var index = 0
-        func number(_ width: Int) -> Int? {
-            guard index + width <= bytes.count else { return nil }
-            var value = 0
-            for byte in bytes[index..<index + width] {
-                guard byte >= 0x30 && byte <= 0x39 else { return nil }
-                value = value * 10 + Int(byte - 0x30)
-            }
-            index += width
-            return value
-        }
-        func expect(_ characters: String) -> Bool {
-            guard index < bytes.count, characters.utf8.contains(bytes[index]) else { return false }
-            index += 1
-            return true
-        }
-        guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
-            expect("Tt "), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
-            let second = number(2)
-        else { return nil }
-        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
-        var millisecond = 0
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            index += 1
-            var scale = 100
-            let start = index
-            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
-                millisecond += Int(bytes[index] - 0x30) * scale
-                scale /= 10
-                index += 1
-            }
-            guard index > start else { return nil }
-        }
-        var offsetMinutes = 0
-        if expect("Zz") {
-            offsetMinutes = 0
-        } else if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
-            let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
-            index += 1
-            guard let offsetHours = number(2), expect(":"), let offsetMinute = number(2) else { return nil }
-            offsetMinutes = sign * (offsetHours * 60 + offsetMinute)
-        } else {
-            return nil
-        }
-        guard index == bytes.count else { return nil }
-        let civil = CivilTime(
-            year: year, month: month, day: day, hour: hour, minute: minute, second: min(second, 59),
-            millisecond: millisecond)
-        return civil.epochMilliseconds - Int64(offsetMinutes) * 60_000
+        return RFC3339.epochMilliseconds(text)
     }
 }
 

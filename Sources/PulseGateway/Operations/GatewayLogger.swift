@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseKit
 import Synchronization
 
 /// Log levels, least to most severe.
@@ -78,7 +79,7 @@ public final class GatewayLogger: Sendable {
         var writer = JSONWriter(capacity: 160)
         writer.beginObject()
         writer.key("ts")
-        writer.string(Self.timestamp(clock()))
+        writer.string(RFC3339.format(epochMilliseconds: clock()))
         writer.key("level")
         writer.string(level.rawValue)
         writer.key("msg")
@@ -111,86 +112,5 @@ public final class GatewayLogger: Sendable {
     /// `error` line.
     public func error(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         log(.error, message, fields)
-    }
-
-    /// RFC 3339 UTC with milliseconds for an epoch-milliseconds instant.
-    static func timestamp(_ milliseconds: Int64) -> String {
-        let civil = CivilTime(epochMilliseconds: milliseconds)
-        func pad(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(civil.year, 4))-\(pad(civil.month, 2))-\(pad(civil.day, 2))T\(pad(civil.hour, 2)):"
-            + "\(pad(civil.minute, 2)):\(pad(civil.second, 2)).\(pad(civil.millisecond, 3))Z"
-    }
-}
-
-/// UTC calendar fields of an epoch-milliseconds instant, and back (proleptic Gregorian).
-struct CivilTime: Equatable {
-    var year: Int
-    var month: Int
-    var day: Int
-    var hour: Int
-    var minute: Int
-    var second: Int
-    var millisecond: Int
-
-    init(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0, millisecond: Int = 0) {
-        self.year = year
-        self.month = month
-        self.day = day
-        self.hour = hour
-        self.minute = minute
-        self.second = second
-        self.millisecond = millisecond
-    }
-
-    init(epochMilliseconds: Int64) {
-        let (days, msOfDay) = Self.floorDivide(epochMilliseconds, 86_400_000)
-        let (year, month, day) = Self.civil(fromDays: Int(days))
-        let ms = Int(msOfDay)
-        self.init(
-            year: year, month: month, day: day, hour: ms / 3_600_000, minute: ms / 60_000 % 60,
-            second: ms / 1000 % 60, millisecond: ms % 1000)
-    }
-
-    /// Milliseconds since the epoch.
-    var epochMilliseconds: Int64 {
-        let days = Int64(Self.days(year: year, month: month, day: day))
-        return days * 86_400_000 + Int64(hour) * 3_600_000 + Int64(minute) * 60_000 + Int64(second) * 1000
-            + Int64(millisecond)
-    }
-
-    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
-        var quotient = value / divisor
-        var remainder = value % divisor
-        if remainder < 0 {
-            quotient -= 1
-            remainder += divisor
-        }
-        return (quotient, remainder)
-    }
-
-    /// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
-    static func days(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let monthIndex = month > 2 ? month - 3 : month + 9
-        let dayOfYear = (153 * monthIndex + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func civil(fromDays days: Int) -> (Int, Int, Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

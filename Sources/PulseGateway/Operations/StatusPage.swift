@@ -1,3 +1,5 @@
+import PulseKit
+
 /// `GET /status` as HTML: one self-contained page (inline CSS, no script, no external asset) an
 /// operator reads first — upstream, outbox, per-app intake and forwarding, dead letters with the
 /// upstream's code and message, the latest rejections with their reasons. Every figure carries a
@@ -23,7 +25,7 @@ enum StatusPage {
 
             """
         out += "<p class=\"muted\">version \(escape(snapshot.version)) · generated "
-        out += "<span id=\"generated\">\(GatewayLogger.timestamp(snapshot.generatedAt))</span></p>\n"
+        out += "<span id=\"generated\">\(RFC3339.format(epochMilliseconds: snapshot.generatedAt))</span></p>\n"
 
         let health = snapshot.upstreamHealth
         out += "<h2>Upstream</h2>\n<table id=\"upstream\">\n"
@@ -75,7 +77,8 @@ enum StatusPage {
         for letter in snapshot.deadLetters {
             out += "<tr><td class=\"n\">\(letter.seq)</td><td>\(escape(letter.app))</td><td>\(letter.kind)</td>"
             out += "<td class=\"n\">\(letter.code)</td><td>\(escape(letter.message))</td>"
-            out += "<td>\(GatewayLogger.timestamp(letter.failedAt))</td><td>\(escape(letter.httpBatchID))</td>"
+            out +=
+                "<td>\(RFC3339.format(epochMilliseconds: letter.failedAt))</td><td>\(escape(letter.httpBatchID))</td>"
             out += "<td>\(escape(letter.requestID ?? "-"))</td></tr>\n"
         }
         if snapshot.deadLetters.isEmpty { out += "<tr><td colspan=\"8\" class=\"muted\">none</td></tr>\n" }
@@ -84,7 +87,7 @@ enum StatusPage {
         out += "<h2>Latest rejections</h2>\n<table id=\"rejections\">\n<tr><th>at</th><th>app</th><th>route</th>"
         out += "<th>status</th><th>reason</th><th>client</th><th>request id</th></tr>\n"
         for entry in snapshot.rejections {
-            out += "<tr><td>\(GatewayLogger.timestamp(entry.at))</td><td>\(escape(entry.app))</td>"
+            out += "<tr><td>\(RFC3339.format(epochMilliseconds: entry.at))</td><td>\(escape(entry.app))</td>"
             out +=
                 "<td>\(escape(entry.route))</td><td class=\"n\">\(entry.status)\(entry.partial ? " (partial)" : "")</td>"
             out += "<td>\(escape(entry.reason))</td><td>\(escape(entry.client))</td>"

@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseKit
 
 /// What the status page shows, read at once: the body of `GET /status.json` and the data of
 /// `GET /status` (``StatusPage``). The counters are the same values `/metrics` exports under
@@ -42,7 +43,7 @@ struct StatusSnapshot: Sendable, Equatable {
     func json() -> [UInt8] {
         var writer = JSONWriter(capacity: 2048)
         writer.beginObject()
-        writer.field("generatedAt", GatewayLogger.timestamp(generatedAt))
+        writer.field("generatedAt", RFC3339.format(epochMilliseconds: generatedAt))
         writer.field("version", version)
         writer.key("upstream")
         writer.beginObject()
@@ -90,7 +91,7 @@ struct StatusSnapshot: Sendable, Equatable {
             writer.field("kind", letter.kind.description)
             writer.field("code", letter.code)
             writer.field("message", letter.message)
-            writer.field("failedAt", GatewayLogger.timestamp(letter.failedAt))
+            writer.field("failedAt", RFC3339.format(epochMilliseconds: letter.failedAt))
             writer.field("batchId", letter.httpBatchID)
             writer.field("requestId", letter.requestID)
             writer.endObject()
@@ -100,7 +101,7 @@ struct StatusSnapshot: Sendable, Equatable {
         writer.beginArray()
         for entry in rejections {
             writer.beginObject()
-            writer.field("at", GatewayLogger.timestamp(entry.at))
+            writer.field("at", RFC3339.format(epochMilliseconds: entry.at))
             writer.field("requestId", entry.requestID)
             writer.field("app", entry.app)
             writer.field("route", entry.route)

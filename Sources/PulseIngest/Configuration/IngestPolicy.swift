@@ -155,6 +155,15 @@ public struct IngestPolicy: Sendable, Hashable {
                 }
             case "policy":
                 guard !value.isNull else { continue }
+                // The wire decoder skips members it does not know (for newer peers); in a config
+                // file an unknown member is a typo, a problem with its path like any other key.
+                reader.rejectUnknownKeys(name, value, known: ConfigSnapshot.memberNames)
+                if value.kind == .object, let endpoints = value["endpoints"], endpoints.kind == .array {
+                    for (index, endpoint) in endpoints.elements.enumerated() {
+                        reader.rejectUnknownKeys(
+                            "\(name).endpoints[\(index)]", endpoint, known: ConfigEndpoint.memberNames)
+                    }
+                }
                 do {
                     snapshot = try ConfigSnapshot(jsonNode: value)
                 } catch {

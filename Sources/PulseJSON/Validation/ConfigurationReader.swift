@@ -110,6 +110,15 @@ public struct ConfigurationReader: Sendable {
         return true
     }
 
+    /// Records an "unknown config key" problem at `path.key` for every member of the object `node`
+    /// whose key is not in `known`; nothing when `node` is not an object.
+    public mutating func rejectUnknownKeys(_ path: String, _ node: JSONNode, known: Set<String>) {
+        guard node.kind == .object else { return }
+        for (key, _) in node.members where !known.contains(key) {
+            fail(path.isEmpty ? key : "\(path).\(key)", "unknown config key")
+        }
+    }
+
     /// Whether `node` is an array (a problem when not).
     public mutating func array(_ path: String, _ node: JSONNode) -> Bool {
         guard node.kind == .array else {

@@ -17,7 +17,10 @@ public struct ConfigEndpoint: Sendable, Hashable, Codable {
         self.url = url
     }
 
-    enum CodingKeys: String, CodingKey {
+    /// The member names an endpoint defines (see ``ConfigSnapshot/memberNames``).
+    public static let memberNames = Set(CodingKeys.allCases.map(\.rawValue))
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case name, url
     }
 

@@ -115,7 +115,11 @@ public struct ConfigSnapshot: Sendable, Hashable, Codable {
         }
     }
 
-    enum CodingKeys: String, CodingKey {
+    /// The member names a snapshot defines: a config file that holds a snapshot treats any other
+    /// member as a mistake (the wire decoder skips unknown members, for newer peers).
+    public static let memberNames = Set(CodingKeys.allCases.map(\.rawValue))
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case revision, killSwitch, maxBatchAgeMs, queueByteCap, sealIntervalMs, batchMaxEvents, batchMaxBytes
         case compression, compressionMinBytes, sampling, diagnosticsLevel, collectKinds, requiredCapabilities
         case endpoints

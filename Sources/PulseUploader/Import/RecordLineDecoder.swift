@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseKit
 
 /// Decodes the JSON-lines input of `pulsegate upload enqueue`: one JSON object per line, one record per
 /// object. `docs/uploader.md` lists every field.
@@ -162,7 +163,7 @@ public final class RecordLineDecoder {
     private func timestamp(_ node: JSONNode?, _ key: String) throws -> Int64? {
         guard let node else { return nil }
         if let text = node.string {
-            guard let nanos = CivilTime.parseRFC3339Nanoseconds(text) else {
+            guard let nanos = RFC3339.epochNanoseconds(text) else {
                 throw fail("`\(key)` is not an RFC 3339 date-time")
             }
             return nanos

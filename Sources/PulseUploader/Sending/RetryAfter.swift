@@ -1,3 +1,5 @@
+import PulseKit
+
 /// Parses `Retry-After` (RFC 9110 §10.2.3): a number of seconds or an HTTP-date.
 enum RetryAfter {
     /// The longest wait honoured; a larger value is clamped so a bad header cannot stall the queue for days.
@@ -13,7 +15,7 @@ enum RetryAfter {
             guard let seconds = Int64(trimmed) else { return maximumMilliseconds }
             return min(seconds, maximumMilliseconds / 1_000) * 1_000
         }
-        guard let date = CivilTime.parseHTTPDateMilliseconds(trimmed) else { return nil }
+        guard let date = HTTPDate.epochMilliseconds(trimmed) else { return nil }
         return min(max(0, date - now), maximumMilliseconds)
     }
 }

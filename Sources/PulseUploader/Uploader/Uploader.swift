@@ -1,4 +1,5 @@
 import Foundation
+import PulseKit
 import PulseProtocol
 import PulseStorage
 import Synchronization
@@ -409,7 +410,7 @@ public final class Uploader: Sendable {
             ("Apsio-App-Id", appId),
         ]
         if let sentAt {
-            headers.append(("Apsio-Sent-At", CivilTime.rfc3339Milliseconds(sentAt)))
+            headers.append(("Apsio-Sent-At", RFC3339.format(epochMilliseconds: sentAt)))
         }
         headers += [
             ("Content-Type", "application/json"),

@@ -48,6 +48,14 @@ import Testing
             #"{"apps":[{"appId":"a","packages":["p"],"releases":[{"platform":"ios","buildNumber":1,"notes":"x"}]}]}"#,
             "apps[0].releases[0].notes: unknown config key"
         ),
+        (
+            #"{"apps":[{"appId":"a","packages":["p"],"policy":{"revision":1,"killswitch":true}}]}"#,
+            "apps[0].policy.killswitch: unknown config key"
+        ),
+        (
+            #"{"apps":[{"appId":"a","packages":["p"],"policy":{"revision":1,"endpoints":[{"name":"i","url":"tcp://h:1","uri":"x"}]}}]}"#,
+            "apps[0].policy.endpoints[0].uri: unknown config key"
+        ),
     ])
     func invalidFilesAreRejected(json: String, fragment: String) {
         #expect {
