@@ -82,7 +82,7 @@ let modules: [Target] = [
         name: "PulseProtocol", dependencies: ["PulseJSON"],
         swiftSettings: swiftSettings),
     .target(
-        name: "OTLPProtobuf", dependencies: ["PulseJSON"],
+        name: "OTLPProtobuf", dependencies: ["PulseJSON", "PulseKit"],
         swiftSettings: swiftSettings),
     .target(name: "PulseStorage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
     // The PostgreSQL client side of fleet mode: libpq on threads the executor owns, pipelined
@@ -107,7 +107,7 @@ let modules: [Target] = [
         swiftSettings: swiftSettings),
     // SHA-256 (hardware-accelerated block function from CPulseShims) and hex, shared by the
     // gateway and the uploader.
-    .target(name: "PulseHashing", dependencies: ["CPulseShims"], swiftSettings: swiftSettings),
+    .target(name: "PulseHashing", dependencies: ["CPulseShims", "PulseKit"], swiftSettings: swiftSettings),
     .target(
         name: "PulseUploader",
         dependencies: [
