@@ -131,12 +131,14 @@ let modules: [Target] = [
         dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans", "PulseStorage", "PulseGateway"],
         path: "Benchmarks/pulsegate-bench",
         swiftSettings: swiftSettings),
+    // The process figures and the client child processes both idle-connection benchmarks use.
+    .target(name: "BenchSupport", path: "Benchmarks/BenchSupport", swiftSettings: swiftSettings),
     .executableTarget(
-        name: "ingest-bench", dependencies: ["PulseIngest", "PulseProtocol", "MsgTrans"],
+        name: "ingest-bench", dependencies: ["BenchSupport", "PulseIngest", "PulseProtocol", "MsgTrans"],
         path: "Benchmarks/ingest-bench",
         swiftSettings: swiftSettings),
     .executableTarget(
-        name: "msgtrans-scale", dependencies: ["MsgTransRuntime", "MsgTrans"],
+        name: "msgtrans-scale", dependencies: ["BenchSupport", "MsgTransRuntime", "MsgTrans"],
         path: "Benchmarks/msgtrans-scale",
         swiftSettings: swiftSettings),
 ]
