@@ -203,7 +203,13 @@ extension JSONNode {
     }
 
     /// The elements of an array node, in order.
-    public struct Elements: Sequence, Sendable {
+    public typealias Elements = Children<ArrayChild>
+
+    /// The members of an object node, in document order, keys as string nodes.
+    public typealias MemberNodes = Children<MemberChild>
+
+    /// The children of a container node, in order, each as `Kind` makes it from its nodes.
+    public struct Children<Kind: JSONChildKind>: Sequence, Sendable {
         @usableFromInline let children: ChildRun
 
         @inlinable init(children: ChildRun) { self.children = children }
@@ -214,43 +220,32 @@ extension JSONNode {
         @inlinable
         public func makeIterator() -> Iterator { Iterator(cursor: children.makeCursor()) }
 
-        /// Iterates the elements of an array node.
+        /// Iterates the children of a container node.
         public struct Iterator: IteratorProtocol, Sendable {
             @usableFromInline var cursor: ChildRun.Cursor
 
             @inlinable init(cursor: ChildRun.Cursor) { self.cursor = cursor }
 
             @inlinable
-            public mutating func next() -> JSONNode? {
-                cursor.next(nodes: 1).map { JSONNode(storage: cursor.storage, index: $0) }
+            public mutating func next() -> Kind.Child? {
+                cursor.next(nodes: Kind.nodesPerChild).map {
+                    Kind.child(at: JSONNode(storage: cursor.storage, index: $0))
+                }
             }
         }
     }
 
-    /// The members of an object node, in document order, keys as string nodes.
-    public struct MemberNodes: Sequence, Sendable {
-        @usableFromInline let children: ChildRun
+    /// An array's child: one node, the element.
+    public enum ArrayChild: JSONChildKind {
+        @inlinable public static var nodesPerChild: Int { 1 }
+        @inlinable public static func child(at first: JSONNode) -> JSONNode { first }
+    }
 
-        @inlinable init(children: ChildRun) { self.children = children }
-
-        @inlinable
-        public var underestimatedCount: Int { children.count }
-
-        @inlinable
-        public func makeIterator() -> Iterator { Iterator(cursor: children.makeCursor()) }
-
-        /// Iterates the members of an object node.
-        public struct Iterator: IteratorProtocol, Sendable {
-            @usableFromInline var cursor: ChildRun.Cursor
-
-            @inlinable init(cursor: ChildRun.Cursor) { self.cursor = cursor }
-
-            @inlinable
-            public mutating func next() -> (key: JSONNode, value: JSONNode)? {
-                guard let key = cursor.next(nodes: 2) else { return nil }
-                let storage = cursor.storage
-                return (JSONNode(storage: storage, index: key), JSONNode(storage: storage, index: key + 1))
-            }
+    /// An object's child: two nodes, the key (a string node) and the value.
+    public enum MemberChild: JSONChildKind {
+        @inlinable public static var nodesPerChild: Int { 2 }
+        @inlinable public static func child(at first: JSONNode) -> (key: JSONNode, value: JSONNode) {
+            (first, JSONNode(storage: first.storage, index: first.index + 1))
         }
     }
 
@@ -306,4 +301,15 @@ func withUTF8Bytes<R>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R
     if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
     var copy = text
     return copy.withUTF8(body)
+}
+
+/// How the children of one kind of container node are made from its node tape (``JSONNode/ArrayChild``,
+/// ``JSONNode/MemberChild``).
+public protocol JSONChildKind: Sendable {
+    /// What one child is.
+    associatedtype Child
+    /// The nodes one child starts with: its first node and those after it before the last one's subtree.
+    static var nodesPerChild: Int { get }
+    /// The child whose first node is `first`.
+    static func child(at first: JSONNode) -> Child
 }
