@@ -84,10 +84,10 @@ let modules: [Target] = [
     .target(
         name: "OTLPProtobuf", dependencies: ["PulseJSON", "PulseKit"],
         swiftSettings: swiftSettings),
-    .target(name: "PulseStorage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+    .target(name: "PulseStorage", dependencies: ["CSQLite", "PulseKit"], swiftSettings: swiftSettings),
     // The PostgreSQL client side of fleet mode: libpq on threads the executor owns, pipelined
     // group commit, migrations.
-    .target(name: "PulsePostgres", dependencies: ["CPostgres"], swiftSettings: swiftSettings),
+    .target(name: "PulsePostgres", dependencies: ["CPostgres", "PulseKit"], swiftSettings: swiftSettings),
     .target(
         name: "PulseClient", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
         swiftSettings: swiftSettings),
