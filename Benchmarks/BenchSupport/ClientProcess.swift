@@ -81,6 +81,37 @@ public func runAsClientIfAsked(_ client: (_ port: Int, _ count: Int) -> Int32) {
     }
 }
 
+/// The child side's command loop: raises the open-file limit, then answers every command line on
+/// standard input with "ok" or, ending the child with status 1, an error. `opens` opens `count`
+/// loopback connections to `port`; every other command goes to `handle` with the connections
+/// open so far, which returns `nil` for "ok" or the error to answer. The connections are closed
+/// when the parent closes the input.
+public func runClientCommands(
+    port: Int, count: Int, noDelay: Bool, opens: String,
+    _ handle: (_ command: String, _ sockets: [Int32]) -> String?
+) -> Int32 {
+    _ = raiseOpenFileLimit()
+    var sockets: [Int32] = []
+    sockets.reserveCapacity(count)
+    while let command = readLine() {
+        if command == opens {
+            for _ in 0..<count {
+                guard let fd = openSocket(port: port, noDelay: noDelay) else {
+                    answer("error connect errno \(errno)")
+                    return 1
+                }
+                sockets.append(fd)
+            }
+        } else if let failure = handle(command, sockets) {
+            answer(failure)
+            return 1
+        }
+        answer("ok")
+    }
+    for fd in sockets { close(fd) }
+    return 0
+}
+
 /// Writes one unbuffered answer line to the parent (the child side).
 public func answer(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))

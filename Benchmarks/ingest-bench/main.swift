@@ -273,50 +273,26 @@ func runThroughput(
 
 /// Child process: opens `count` sockets on "open", completes CLIENT_CONNECT on each on "connect".
 func runClient(port: Int, count: Int) -> Int32 {
-    _ = raiseOpenFileLimit()
-    var sockets: [Int32] = []
-    sockets.reserveCapacity(count)
-    while let command = readLine() {
-        switch command {
-        case "open":
-            for _ in 0..<count {
-                guard let fd = openSocket(port: port, noDelay: true) else {
-                    answer("error connect errno \(errno)")
-                    return 1
+    runClientCommands(port: port, count: count, noDelay: true, opens: "open") { command, sockets in
+        guard command == "connect" || command == "connect-sequential" else { return "error unknown command \(command)" }
+        // "connect": every CONNECT is written first (a burst of concurrent handshakes);
+        // "connect-sequential": one handshake at a time.
+        let sequential = command == "connect-sequential"
+        let pid = getpid()
+        var pending: [Int32] = []
+        for (index, fd) in sockets.enumerated() {
+            guard writeAll(fd, connectFrame(device: "p\(pid)-\(index)", id: 1)) else { return "error write" }
+            pending.append(fd)
+            if sequential || index == sockets.count - 1 {
+                for fd in pending {
+                    var reader = FrameReader(fd: fd)
+                    guard let frame = reader.next(), frame.packetType == .response else { return "error read" }
                 }
-                sockets.append(fd)
+                pending.removeAll()
             }
-        case "connect", "connect-sequential":
-            // "connect": every CONNECT is written first (a burst of concurrent handshakes);
-            // "connect-sequential": one handshake at a time.
-            let sequential = command == "connect-sequential"
-            let pid = getpid()
-            var pending: [Int32] = []
-            for (index, fd) in sockets.enumerated() {
-                guard writeAll(fd, connectFrame(device: "p\(pid)-\(index)", id: 1)) else {
-                    answer("error write")
-                    return 1
-                }
-                pending.append(fd)
-                if sequential || index == sockets.count - 1 {
-                    for fd in pending {
-                        var reader = FrameReader(fd: fd)
-                        guard let frame = reader.next(), frame.packetType == .response else {
-                            answer("error read")
-                            return 1
-                        }
-                    }
-                    pending.removeAll()
-                }
-            }
-        default:
-            answer("error unknown command \(command)")
-            return 1
         }
-        answer("ok")
+        return nil
     }
-    for fd in sockets { close(fd) }
-    return 0
 }
 
 func command(_ clients: [ClientProcess], _ text: String) {

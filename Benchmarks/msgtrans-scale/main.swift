@@ -21,51 +21,29 @@ import MsgTransRuntime
 
 // MARK: - Child: raw client sockets
 
+/// Opens `count` sockets on "connect"; sends one request on each and reads its answer on "ping".
 func runClient(port: Int, count: Int) -> Int32 {
-    _ = raiseOpenFileLimit()
-    var sockets: [Int32] = []
-    sockets.reserveCapacity(count)
-    while let command = readLine() {
-        switch command {
-        case "connect":
-            for _ in 0..<count {
-                guard let fd = openSocket(port: port, noDelay: false) else {
-                    answer("error connect errno \(errno)")
-                    return 1
-                }
-                sockets.append(fd)
-            }
-        case "ping":
-            let request = Frame(
-                packetType: .request, bizType: 2, messageID: 1, payload: Array(#"{"heartbeat":true}"#.utf8)
-            ).encoded()
-            for fd in sockets {
-                _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            for fd in sockets {
-                var decoder = FrameDecoder()
-                var answered = false
-                while !answered {
-                    let received = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                    guard received > 0 else {
-                        answer("error read")
-                        return 1
-                    }
-                    decoder.append(Array(buffer[0..<received]))
-                    answered = (try? decoder.next()) != nil
-                }
-            }
-        default:
-            answer("error unknown command \(command)")
-            return 1
+    runClientCommands(port: port, count: count, noDelay: false, opens: "connect") { command, sockets in
+        guard command == "ping" else { return "error unknown command \(command)" }
+        let request = Frame(
+            packetType: .request, bizType: 2, messageID: 1, payload: Array(#"{"heartbeat":true}"#.utf8)
+        ).encoded()
+        for fd in sockets {
+            _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
-        answer("ok")
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        for fd in sockets {
+            var decoder = FrameDecoder()
+            var answered = false
+            while !answered {
+                let received = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                guard received > 0 else { return "error read" }
+                decoder.append(Array(buffer[0..<received]))
+                answered = (try? decoder.next()) != nil
+            }
+        }
+        return nil
     }
-    for fd in sockets {
-        close(fd)
-    }
-    return 0
 }
 
 // MARK: - Parent: the server under test
