@@ -82,12 +82,12 @@ let modules: [Target] = [
         name: "PulseProtocol", dependencies: ["PulseJSON"],
         swiftSettings: swiftSettings),
     .target(
-        name: "OTLPProtobuf", dependencies: ["PulseJSON"],
+        name: "OTLPProtobuf", dependencies: ["PulseJSON", "PulseKit"],
         swiftSettings: swiftSettings),
-    .target(name: "PulseStorage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+    .target(name: "PulseStorage", dependencies: ["CSQLite", "PulseKit"], swiftSettings: swiftSettings),
     // The PostgreSQL client side of fleet mode: libpq on threads the executor owns, pipelined
     // group commit, migrations.
-    .target(name: "PulsePostgres", dependencies: ["CPostgres"], swiftSettings: swiftSettings),
+    .target(name: "PulsePostgres", dependencies: ["CPostgres", "PulseKit"], swiftSettings: swiftSettings),
     .target(
         name: "PulseClient", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
         swiftSettings: swiftSettings),
@@ -107,7 +107,7 @@ let modules: [Target] = [
         swiftSettings: swiftSettings),
     // SHA-256 (hardware-accelerated block function from CPulseShims) and hex, shared by the
     // gateway and the uploader.
-    .target(name: "PulseHashing", dependencies: ["CPulseShims"], swiftSettings: swiftSettings),
+    .target(name: "PulseHashing", dependencies: ["CPulseShims", "PulseKit"], swiftSettings: swiftSettings),
     .target(
         name: "PulseUploader",
         dependencies: [
@@ -133,12 +133,14 @@ let modules: [Target] = [
         dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans", "PulseStorage", "PulseGateway", "PulseKit"],
         path: "Benchmarks/pulsegate-bench",
         swiftSettings: swiftSettings),
+    // The process figures and the client child processes both idle-connection benchmarks use.
+    .target(name: "BenchSupport", path: "Benchmarks/BenchSupport", swiftSettings: swiftSettings),
     .executableTarget(
-        name: "ingest-bench", dependencies: ["PulseIngest", "PulseProtocol", "MsgTrans", "PulseKit"],
+        name: "ingest-bench", dependencies: ["BenchSupport", "PulseIngest", "PulseProtocol", "MsgTrans", "PulseKit"],
         path: "Benchmarks/ingest-bench",
         swiftSettings: swiftSettings),
     .executableTarget(
-        name: "msgtrans-scale", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseKit"],
+        name: "msgtrans-scale", dependencies: ["BenchSupport", "MsgTransRuntime", "MsgTrans", "PulseKit"],
         path: "Benchmarks/msgtrans-scale",
         swiftSettings: swiftSettings),
 ]

@@ -12,6 +12,7 @@
 //
 // Internal: `ingest-bench --client PORT COUNT` is the child side of `idle`.
 
+import BenchSupport
 import Foundation
 import MsgTrans
 import PulseIngest
@@ -23,23 +24,6 @@ import Synchronization
 #endif
 
 // MARK: - Helpers
-
-func residentBytes() -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return -1 }
-    let fields = text.split(separator: " ")
-    guard fields.count > 1, let pages = Int(fields[1]) else { return -1 }
-    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-}
-
-func raiseOpenFileLimit() -> Int {
-    var limit = rlimit()
-    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-    guard getrlimit(resource, &limit) == 0 else { return -1 }
-    limit.rlim_cur = limit.rlim_max
-    _ = setrlimit(resource, &limit)
-    _ = getrlimit(resource, &limit)
-    return Int(clamping: limit.rlim_cur)
-}
 
 /// glibc's `malloc_trim(0)` (not exported by the Glibc module): returns free heap pages to the system.
 func trimHeap() {
@@ -72,34 +56,9 @@ func loadAverage() -> String {
     return String(text.split(separator: " ").first ?? "?")
 }
 
-func mebibytes(_ bytes: Int) -> String {
-    String(format: "%.1f MiB", Double(bytes) / 1_048_576)
-}
-
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("ingest-bench: \(message)\n".utf8))
     exit(1)
-}
-
-func openSocket(port: Int) -> Int32? {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return nil }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = UInt16(port).bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    guard result == 0 else {
-        close(fd)
-        return nil
-    }
-    var one: Int32 = 1
-    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-    return fd
 }
 
 func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
@@ -241,7 +200,7 @@ func runThroughput(
     // Connect every client first.
     var sockets: [Int32] = []
     for connection in 0..<connections {
-        guard let fd = openSocket(port: port) else { fail("connect failed") }
+        guard let fd = openSocket(port: port, noDelay: true) else { fail("connect failed") }
         guard writeAll(fd, connectFrame(device: "d\(connection)", id: 1)) else { fail("write failed") }
         var reader = FrameReader(fd: fd)
         guard let response = reader.next(), response.messageID == 1 else { fail("no connect response") }
@@ -313,97 +272,32 @@ func runThroughput(
 
 // MARK: - Idle connections
 
-func answer(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
 /// Child process: opens `count` sockets on "open", completes CLIENT_CONNECT on each on "connect".
 func runClient(port: Int, count: Int) -> Int32 {
-    _ = raiseOpenFileLimit()
-    var sockets: [Int32] = []
-    sockets.reserveCapacity(count)
-    while let command = readLine() {
-        switch command {
-        case "open":
-            for _ in 0..<count {
-                guard let fd = openSocket(port: port) else {
-                    answer("error connect errno \(errno)")
-                    return 1
+    runClientCommands(port: port, count: count, noDelay: true, opens: "open") { command, sockets in
+        guard command == "connect" || command == "connect-sequential" else { return "error unknown command \(command)" }
+        // "connect": every CONNECT is written first (a burst of concurrent handshakes);
+        // "connect-sequential": one handshake at a time.
+        let sequential = command == "connect-sequential"
+        let pid = getpid()
+        var pending: [Int32] = []
+        for (index, fd) in sockets.enumerated() {
+            guard writeAll(fd, connectFrame(device: "p\(pid)-\(index)", id: 1)) else { return "error write" }
+            pending.append(fd)
+            if sequential || index == sockets.count - 1 {
+                for fd in pending {
+                    var reader = FrameReader(fd: fd)
+                    guard let frame = reader.next(), frame.packetType == .response else { return "error read" }
                 }
-                sockets.append(fd)
+                pending.removeAll()
             }
-        case "connect", "connect-sequential":
-            // "connect": every CONNECT is written first (a burst of concurrent handshakes);
-            // "connect-sequential": one handshake at a time.
-            let sequential = command == "connect-sequential"
-            let pid = getpid()
-            var pending: [Int32] = []
-            for (index, fd) in sockets.enumerated() {
-                guard writeAll(fd, connectFrame(device: "p\(pid)-\(index)", id: 1)) else {
-                    answer("error write")
-                    return 1
-                }
-                pending.append(fd)
-                if sequential || index == sockets.count - 1 {
-                    for fd in pending {
-                        var reader = FrameReader(fd: fd)
-                        guard let frame = reader.next(), frame.packetType == .response else {
-                            answer("error read")
-                            return 1
-                        }
-                    }
-                    pending.removeAll()
-                }
-            }
-        default:
-            answer("error unknown command \(command)")
-            return 1
         }
-        answer("ok")
-    }
-    for fd in sockets { close(fd) }
-    return 0
-}
-
-final class ClientProcess {
-    let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-
-    init(port: Int, count: Int) throws {
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["--client", String(port), String(count)]
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-    }
-
-    func send(_ command: String) {
-        input.fileHandleForWriting.write(Data((command + "\n").utf8))
-    }
-
-    func awaitAnswer() -> String {
-        var line: [UInt8] = []
-        while true {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            guard let first = byte.first else { return "eof" }
-            if first == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
-            line.append(first)
-        }
-    }
-
-    func finish() {
-        input.fileHandleForWriting.closeFile()
-        process.waitUntilExit()
+        return nil
     }
 }
 
 func command(_ clients: [ClientProcess], _ text: String) {
-    for client in clients { client.send(text) }
-    for client in clients {
-        let reply = client.awaitAnswer()
-        guard reply == "ok" else { fail("client: \(reply)") }
-    }
+    if let reply = ClientProcess.command(clients, text) { fail("client: \(reply)") }
 }
 
 func runIdle(connections: Int, processes: Int, sequential: Bool) async throws {
@@ -419,14 +313,7 @@ func runIdle(connections: Int, processes: Int, sequential: Bool) async throws {
         "ingest-bench idle: \(connections) connections from \(processes) client processes, "
             + (sequential ? "one CONNECT at a time per process" : "all CONNECTs at once"))
 
-    let perProcess = (connections + processes - 1) / processes
-    var clients: [ClientProcess] = []
-    var assigned = 0
-    while assigned < connections {
-        let count = min(perProcess, connections - assigned)
-        clients.append(try ClientProcess(port: server.port, count: count))
-        assigned += count
-    }
+    let clients = try ClientProcess.spawn(connections: connections, processes: processes, port: server.port)
     try await Task.sleep(for: .milliseconds(300))
     let baseline = residentBytes()
 

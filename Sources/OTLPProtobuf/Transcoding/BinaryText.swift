@@ -1,28 +1,17 @@
+import PulseKit
+
 /// Text forms of `bytes` fields: lowercase hex (trace and span ids) and base64 (everything else),
 /// written in place (``TranscodingOutput`` outputs take them without an intermediate `String`).
 enum BinaryText {
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
     private static let base64Alphabet: [UInt8] = Array(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     /// Lowercase hex, two digits per byte.
-    static func hex(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        String(unsafeUninitializedCapacity: bytes.count * 2) { output in
-            writeHex(bytes, into: output)
-            return bytes.count * 2
-        }
-    }
+    static func hex(_ bytes: UnsafeBufferPointer<UInt8>) -> String { Hex.encode(buffer: bytes) }
 
     /// Writes the lowercase hex of `bytes` into `output` (`2 × bytes.count` bytes).
     static func writeHex(_ bytes: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>) {
-        hexDigits.withUnsafeBufferPointer { digits in
-            var index = 0
-            for byte in bytes {
-                output[index] = digits[Int(byte >> 4)]
-                output[index + 1] = digits[Int(byte & 0x0F)]
-                index += 2
-            }
-        }
+        Hex.write(bytes, into: output)
     }
 
     /// The length of the base64 text of `count` bytes.

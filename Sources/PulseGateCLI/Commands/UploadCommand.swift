@@ -601,91 +601,52 @@ enum UploadCommand {
         writer.field("endpointBackoffUntilMs", status.endpointBackoffUntilMilliseconds)
         writer.field("endpointFailures", status.endpointFailures)
         writer.field("batchesWithTransfers", status.batchesWithTransfers)
-        writer.key("policy")
-        writer.beginObject()
-        for setting in status.policySettings {
-            writer.key(setting.name)
-            writer.beginObject()
+        writer.objects("policy", status.policySettings, named: \.name) { writer, setting in
             writer.field("value", setting.value)
             writer.field("source", setting.source.rawValue)
-            writer.endObject()
         }
-        writer.endObject()
-        writer.key("classes")
-        writer.beginObject()
-        for depth in status.classes {
-            writer.key(depth.recordClass.description)
-            writer.beginObject()
+        writer.objects("classes", status.classes, named: \.recordClass.description) { writer, depth in
             writer.field("waitingRecords", depth.waitingRecords)
             writer.field("waitingBytes", depth.waitingBytes)
             writer.field("batches", depth.batches)
             writer.field("batchedRecords", depth.batchedRecords)
             writer.field("batchBytes", depth.batchBytes)
-            writer.endObject()
         }
-        writer.endObject()
-        writer.key("drops")
-        writer.beginObject()
-        for reason in DropReason.allCases {
+        writer.objects("drops", DropReason.allCases, named: \.rawValue) { writer, reason in
             let count = status.drops[reason]
-            writer.key(reason.rawValue)
-            writer.beginObject()
             writer.field("records", count?.records ?? 0)
             writer.field("batches", count?.batches ?? 0)
             writer.field("bytes", count?.bytes ?? 0)
-            writer.endObject()
         }
-        writer.endObject()
-        writer.key("recentErrors")
-        writer.beginArray()
-        for error in status.recentErrors {
-            writer.beginObject()
+        writer.objects("recentErrors", status.recentErrors) { writer, error in
             writer.field("atMs", error.atMilliseconds)
             writer.field("batchId", error.batchId)
             writer.field("status", error.status)
             writer.field("message", error.message)
-            writer.endObject()
         }
-        writer.endArray()
         let diagnostics = status.diagnostics
-        writer.key("diagnostics")
-        writer.beginObject()
-        writer.field("level", status.diagnosticsLevel.rawValue)
-        writer.field("sessionStartedMs", diagnostics.sessionStartedMilliseconds)
-        writer.field("lastSequence", diagnostics.lastSequence)
-        writer.field("batchesAttempted", diagnostics.batchesAttempted)
-        writer.field("batchesSentOk", diagnostics.batchesSentSuccessfully)
-        writer.field("batchesWithErrors", diagnostics.batchesWithErrors)
-        writer.field("errorsTotal", diagnostics.totalErrors)
-        writer.key("errorHistory")
-        writer.beginArray()
-        for error in diagnostics.errorHistory {
-            writer.beginObject()
-            writer.field("code", error.code)
-            writer.field("domain", error.domain)
-            writer.field("description", error.description)
-            writer.field("batchNumber", error.batchNumber)
-            writer.field("atMs", error.atMilliseconds)
-            writer.endObject()
+        writer.object("diagnostics") { writer in
+            writer.field("level", status.diagnosticsLevel.rawValue)
+            writer.field("sessionStartedMs", diagnostics.sessionStartedMilliseconds)
+            writer.field("lastSequence", diagnostics.lastSequence)
+            writer.field("batchesAttempted", diagnostics.batchesAttempted)
+            writer.field("batchesSentOk", diagnostics.batchesSentSuccessfully)
+            writer.field("batchesWithErrors", diagnostics.batchesWithErrors)
+            writer.field("errorsTotal", diagnostics.totalErrors)
+            writer.objects("errorHistory", diagnostics.errorHistory) { writer, error in
+                writer.field("code", error.code)
+                writer.field("domain", error.domain)
+                writer.field("description", error.description)
+                writer.field("batchNumber", error.batchNumber)
+                writer.field("atMs", error.atMilliseconds)
+            }
         }
-        writer.endArray()
-        writer.endObject()
-        writer.key("calls")
-        writer.beginArray()
-        for call in status.recentCalls {
-            writer.beginObject()
+        writer.objects("calls", status.recentCalls) { writer, call in
             writer.field("atMs", call.atMilliseconds)
             writer.field("call", call.call)
             writer.field("outcome", call.outcome)
-            if let stack = call.stack {
-                writer.key("stack")
-                writer.beginArray()
-                for frame in stack { writer.string(frame) }
-                writer.endArray()
-            }
-            writer.endObject()
+            if let stack = call.stack { writer.strings("stack", stack) }
         }
-        writer.endArray()
         writer.endObject()
         return String(decoding: writer.bytes, as: UTF8.self) + "\n"
     }

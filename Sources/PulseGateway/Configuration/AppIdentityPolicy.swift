@@ -13,7 +13,39 @@ import PulseJSON
 /// ```
 ///
 /// Every field is optional; an app's fields override the `default` ones one by one.
-public struct AppIdentityPolicy: Sendable, Equatable {
+public typealias AppIdentityPolicy = PerAppSettings<AppIdentitySettings>
+
+extension PerAppSettings where Entry == AppIdentitySettings {
+    /// One app's identity settings (or the `default` ones).
+    public typealias Settings = AppIdentitySettings
+    /// What happens to a resource that no rule gives a device or installation id.
+    public typealias MissingIdentity = AppIdentitySettings.MissingIdentity
+
+    /// A policy with the given default settings (``PerAppSettings/init(default:apps:)`` without
+    /// them: derive, no default values).
+    public init(defaults: Settings, apps: [String: Settings] = [:]) {
+        self.init(default: defaults, apps: apps)
+    }
+
+    /// `default`: the settings of every app.
+    public var defaults: Settings {
+        get { self.default }
+        set { self.default = newValue }
+    }
+
+    /// The settings of `app`: its own fields, then the `default` ones.
+    public func settings(for app: String) -> Settings { entry(for: app) }
+
+    /// Reads the `appIdentity` config object, recording every problem (with its key path) in
+    /// `reader`; `nil` when there was one.
+    init?(reading node: JSONNode, _ reader: inout ConfigurationReader) {
+        self.init(reading: node, path: "appIdentity", &reader, entry: AppIdentitySettings.init(reading:path:_:))
+    }
+}
+
+/// One app's identity settings (or the `default` ones) of ``AppIdentityPolicy``; `nil` fields are
+/// not set.
+public struct AppIdentitySettings: AppOverridable {
     /// What happens to a resource that no rule gives a device or installation id, platform or SDK
     /// version.
     public enum MissingIdentity: String, Sendable, Equatable {
@@ -23,100 +55,58 @@ public struct AppIdentityPolicy: Sendable, Equatable {
         case refuse
     }
 
-    /// One app's settings (or the `default` ones); `nil` fields are not set.
-    public struct Settings: Sendable, Equatable {
-        /// `missingIdentity`; unset means ``MissingIdentity/derive``.
-        public var missingIdentity: MissingIdentity?
-        /// `platform`, lower-cased like the header.
-        public var platform: String?
-        /// `sdkVersion`.
-        public var sdkVersion: String?
-        /// `appVersion`.
-        public var appVersion: String?
-        /// `buildNumber`.
-        public var buildNumber: Int64?
-        /// `packageName`.
-        public var packageName: String?
-        /// `deviceType` (CONNECT only).
-        public var deviceType: String?
+    /// `missingIdentity`; unset means ``MissingIdentity/derive``.
+    public var missingIdentity: MissingIdentity?
+    /// `platform`, lower-cased like the header.
+    public var platform: String?
+    /// `sdkVersion`.
+    public var sdkVersion: String?
+    /// `appVersion`.
+    public var appVersion: String?
+    /// `buildNumber`.
+    public var buildNumber: Int64?
+    /// `packageName`.
+    public var packageName: String?
+    /// `deviceType` (CONNECT only).
+    public var deviceType: String?
 
-        /// Settings with the given fields set.
-        public init(
-            missingIdentity: MissingIdentity? = nil, platform: String? = nil, sdkVersion: String? = nil,
-            appVersion: String? = nil, buildNumber: Int64? = nil, packageName: String? = nil,
-            deviceType: String? = nil
-        ) {
-            self.missingIdentity = missingIdentity
-            self.platform = platform
-            self.sdkVersion = sdkVersion
-            self.appVersion = appVersion
-            self.buildNumber = buildNumber
-            self.packageName = packageName
-            self.deviceType = deviceType
-        }
+    /// No field set.
+    public init() {}
 
-        /// These settings with every unset field taken from `base`.
-        func over(_ base: Settings) -> Settings {
-            Settings(
-                missingIdentity: missingIdentity ?? base.missingIdentity, platform: platform ?? base.platform,
-                sdkVersion: sdkVersion ?? base.sdkVersion, appVersion: appVersion ?? base.appVersion,
-                buildNumber: buildNumber ?? base.buildNumber, packageName: packageName ?? base.packageName,
-                deviceType: deviceType ?? base.deviceType)
-        }
-
-        /// Whether a resource without a device or installation id (or platform, or SDK version)
-        /// gets derived values instead of a 400.
-        var derivesMissingIdentity: Bool { (missingIdentity ?? .derive) == .derive }
+    /// Settings with the given fields set.
+    public init(
+        missingIdentity: MissingIdentity? = nil, platform: String? = nil, sdkVersion: String? = nil,
+        appVersion: String? = nil, buildNumber: Int64? = nil, packageName: String? = nil,
+        deviceType: String? = nil
+    ) {
+        self.missingIdentity = missingIdentity
+        self.platform = platform
+        self.sdkVersion = sdkVersion
+        self.appVersion = appVersion
+        self.buildNumber = buildNumber
+        self.packageName = packageName
+        self.deviceType = deviceType
     }
 
-    /// `default`: the settings of every app.
-    public var defaults: Settings
-    /// `apps`: per App ID, over ``defaults``.
-    public var apps: [String: Settings]
-
-    /// A policy with the given settings (none by default: derive, no default values).
-    public init(defaults: Settings = Settings(), apps: [String: Settings] = [:]) {
-        self.defaults = defaults
-        self.apps = apps
+    /// These settings with every unset field taken from `base`.
+    public func over(_ base: AppIdentitySettings) -> AppIdentitySettings {
+        AppIdentitySettings(
+            missingIdentity: missingIdentity ?? base.missingIdentity, platform: platform ?? base.platform,
+            sdkVersion: sdkVersion ?? base.sdkVersion, appVersion: appVersion ?? base.appVersion,
+            buildNumber: buildNumber ?? base.buildNumber, packageName: packageName ?? base.packageName,
+            deviceType: deviceType ?? base.deviceType)
     }
 
-    /// The settings of `app`: its own fields, then the `default` ones.
-    public func settings(for app: String) -> Settings {
-        guard let own = apps[app] else { return defaults }
-        return own.over(defaults)
-    }
+    /// Whether a resource without a device or installation id (or platform, or SDK version)
+    /// gets derived values instead of a 400.
+    var derivesMissingIdentity: Bool { (missingIdentity ?? .derive) == .derive }
 
-    /// Reads the `appIdentity` config object, recording every problem (with its key path) in
-    /// `reader`; `nil` when there was one.
-    init?(reading node: JSONNode, _ reader: inout ConfigurationReader) {
-        guard reader.object("appIdentity", node) else { return nil }
-        let before = reader.problems.count
-        var defaults = Settings()
-        var apps: [String: Settings] = [:]
-        for (key, value) in node.members {
-            switch key {
-            case "default":
-                defaults = Self.settings(value, path: "appIdentity.default", &reader)
-            case "apps":
-                guard reader.object("appIdentity.apps", value) else { continue }
-                for (app, settings) in value.members {
-                    guard IntakeHeaders.isValidIdentifier(app) else {
-                        reader.fail("appIdentity.apps.\(app)", "app ids must be 1-128 characters of [A-Za-z0-9._~:-]")
-                        continue
-                    }
-                    apps[app] = Self.settings(settings, path: "appIdentity.apps." + app, &reader)
-                }
-            default:
-                reader.fail("appIdentity.\(key)", "unknown config key")
-            }
-        }
-        guard reader.problems.count == before else { return nil }
-        self.init(defaults: defaults, apps: apps)
-    }
-
-    private static func settings(_ node: JSONNode, path: String, _ reader: inout ConfigurationReader) -> Settings {
-        var settings = Settings()
-        guard reader.object(path, node) else { return settings }
+    /// Reads one entry at `path`, recording its problems in `reader` (the fields read so far when
+    /// there were some).
+    init(reading node: JSONNode, path: String, _ reader: inout ConfigurationReader) {
+        var settings = AppIdentitySettings()
+        defer { self = settings }
+        guard reader.object(path, node) else { return }
         for (key, value) in node.members {
             let name = "\(path).\(key)"
             switch key {
@@ -141,6 +131,5 @@ public struct AppIdentityPolicy: Sendable, Equatable {
                 reader.fail(name, "unknown config key")
             }
         }
-        return settings
     }
 }

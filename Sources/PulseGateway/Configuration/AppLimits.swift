@@ -1,3 +1,5 @@
+import PulseJSON
+
 /// Per-app limits (config key `appLimits`): a share of the outbox and an optional request rate,
 /// so one app that floods, or whose upstream path is slow, cannot take the outbox from the others.
 ///
@@ -13,65 +15,84 @@
 /// others are still accepted; an app over its rate gets 429 with the seconds until its token
 /// bucket has a token again. The global caps (`outboxMaxBatches`, `outboxMaxBytes`) still apply
 /// to everyone. Reloaded on SIGHUP.
-public struct AppLimits: Sendable, Equatable {
-    /// The limits of one app; `nil` fields are unlimited (or inherited from ``AppLimits/default``).
-    public struct Limit: Sendable, Equatable {
-        /// Outbox rows (Pulse batches) the app may have waiting.
-        public var outboxBatches: Int?
-        /// Outbox payload bytes the app may have waiting.
-        public var outboxBytes: Int?
-        /// Sustained intake requests per second (a token bucket refilled at this rate).
-        public var requestsPerSecond: Double?
-        /// The bucket's size: requests accepted at once after a quiet period. Default: the rate
-        /// rounded up, at least 1.
-        public var burst: Int?
+public typealias AppLimits = PerAppSettings<AppLimit>
 
-        /// Creates a limit.
-        public init(
-            outboxBatches: Int? = nil, outboxBytes: Int? = nil, requestsPerSecond: Double? = nil, burst: Int? = nil
-        ) {
-            self.outboxBatches = outboxBatches
-            self.outboxBytes = outboxBytes
-            self.requestsPerSecond = requestsPerSecond
-            self.burst = burst
-        }
-
-        /// `self` with the fields it leaves unset taken from `base`.
-        func over(_ base: Limit) -> Limit {
-            Limit(
-                outboxBatches: outboxBatches ?? base.outboxBatches, outboxBytes: outboxBytes ?? base.outboxBytes,
-                requestsPerSecond: requestsPerSecond ?? base.requestsPerSecond,
-                burst: burst ?? base.burst)
-        }
-
-        /// The bucket size in force: ``burst``, else the rate rounded up (at least 1).
-        var bucketSize: Double {
-            if let burst { return Double(burst) }
-            return max(1, (requestsPerSecond ?? 1).rounded(.up))
-        }
-
-        /// Whether nothing is limited.
-        var isUnlimited: Bool { outboxBatches == nil && outboxBytes == nil && requestsPerSecond == nil }
-    }
-
-    /// What applies to every app without an entry of its own (and fills its entry's gaps).
-    public var `default`: Limit
-    /// Entries by App ID.
-    public var apps: [String: Limit]
-
-    /// Creates limits; by default nothing is limited.
-    public init(default: Limit = Limit(), apps: [String: Limit] = [:]) {
-        self.default = `default`
-        self.apps = apps
-    }
+extension PerAppSettings where Entry == AppLimit {
+    /// The limits of one app.
+    public typealias Limit = AppLimit
 
     /// The limit in force for `app`.
-    public func limit(for app: String) -> Limit {
-        apps[app].map { $0.over(`default`) } ?? `default`
+    public func limit(for app: String) -> Limit { entry(for: app) }
+
+    /// Reads the `appLimits` config object, recording every problem (with its key path) in
+    /// `reader`; `nil` when there was one.
+    init?(reading node: JSONNode, _ reader: inout ConfigurationReader) {
+        self.init(reading: node, path: "appLimits", &reader, entry: AppLimit.init(reading:path:_:))
     }
 
     /// Whether any app is limited at all.
     var isEmpty: Bool { `default`.isUnlimited && apps.values.allSatisfy(\.isUnlimited) }
+}
+
+/// The limits of one app (``AppLimits``); `nil` fields are unlimited (or inherited from the
+/// `default` entry).
+public struct AppLimit: AppOverridable {
+    /// Outbox rows (Pulse batches) the app may have waiting.
+    public var outboxBatches: Int?
+    /// Outbox payload bytes the app may have waiting.
+    public var outboxBytes: Int?
+    /// Sustained intake requests per second (a token bucket refilled at this rate).
+    public var requestsPerSecond: Double?
+    /// The bucket's size: requests accepted at once after a quiet period. Default: the rate
+    /// rounded up, at least 1.
+    public var burst: Int?
+
+    /// Nothing limited.
+    public init() {}
+
+    /// Creates a limit.
+    public init(
+        outboxBatches: Int? = nil, outboxBytes: Int? = nil, requestsPerSecond: Double? = nil, burst: Int? = nil
+    ) {
+        self.outboxBatches = outboxBatches
+        self.outboxBytes = outboxBytes
+        self.requestsPerSecond = requestsPerSecond
+        self.burst = burst
+    }
+
+    /// `self` with the fields it leaves unset taken from `base`.
+    public func over(_ base: AppLimit) -> AppLimit {
+        AppLimit(
+            outboxBatches: outboxBatches ?? base.outboxBatches, outboxBytes: outboxBytes ?? base.outboxBytes,
+            requestsPerSecond: requestsPerSecond ?? base.requestsPerSecond,
+            burst: burst ?? base.burst)
+    }
+
+    /// Reads one entry at `path`, recording its problems in `reader` (the fields read so far when
+    /// there were some).
+    init(reading node: JSONNode, path: String, _ reader: inout ConfigurationReader) {
+        self.init()
+        guard reader.object(path, node) else { return }
+        for (key, setting) in node.members {
+            let name = "\(path).\(key)"
+            switch key {
+            case "outboxBatches": outboxBatches = reader.positive(name, setting)
+            case "outboxBytes": outboxBytes = reader.positive(name, setting)
+            case "requestsPerSecond": requestsPerSecond = reader.positiveNumber(name, setting)
+            case "burst": burst = reader.positive(name, setting)
+            default: reader.fail(name, "unknown config key")
+            }
+        }
+    }
+
+    /// The bucket size in force: ``burst``, else the rate rounded up (at least 1).
+    var bucketSize: Double {
+        if let burst { return Double(burst) }
+        return max(1, (requestsPerSecond ?? 1).rounded(.up))
+    }
+
+    /// Whether nothing is limited.
+    var isUnlimited: Bool { outboxBatches == nil && outboxBytes == nil && requestsPerSecond == nil }
 }
 
 extension GatewayPolicy {

@@ -140,7 +140,7 @@ public struct ConfigurationFile: Sendable, Equatable {
         case "defaultAppId": defaultAppID = reader.string(key, value)
         case "allowedAppIds": allowedAppIDs = reader.strings(key, value, "an array of strings")
         case "appKeys": readAppKeys(value, &reader)
-        case "appLimits": readAppLimits(value, &reader)
+        case "appLimits": appLimits = AppLimits(reading: value, &reader)
         case "appIdentity": appIdentity = AppIdentityPolicy(reading: value, &reader)
         case "dedupRetentionDays":
             guard let days = reader.integer(key, value) else { return }
@@ -217,51 +217,6 @@ public struct ConfigurationFile: Sendable, Equatable {
             }
         }
         if valid { appKeys = try? AppKeys(keys) }
-    }
-
-    private mutating func readAppLimits(_ value: JSONNode, _ reader: inout ConfigurationReader) {
-        guard reader.object("appLimits", value) else { return }
-        var limits = AppLimits()
-        var valid = true
-        func limit(_ path: String, _ node: JSONNode) -> AppLimits.Limit? {
-            guard reader.object(path, node) else { return nil }
-            var limit = AppLimits.Limit()
-            let before = reader.problems.count
-            for (key, setting) in node.members {
-                let name = "\(path).\(key)"
-                switch key {
-                case "outboxBatches": limit.outboxBatches = reader.positive(name, setting)
-                case "outboxBytes": limit.outboxBytes = reader.positive(name, setting)
-                case "requestsPerSecond": limit.requestsPerSecond = reader.positiveNumber(name, setting)
-                case "burst": limit.burst = reader.positive(name, setting)
-                default: reader.fail(name, "unknown config key")
-                }
-            }
-            return reader.problems.count == before ? limit : nil
-        }
-        for (key, setting) in value.members {
-            switch key {
-            case "default":
-                if let parsed = limit("appLimits.default", setting) { limits.default = parsed } else { valid = false }
-            case "apps":
-                guard reader.object("appLimits.apps", setting) else {
-                    valid = false
-                    continue
-                }
-                for (app, entry) in setting.members {
-                    let path = "appLimits.apps.\(app)"
-                    if !IntakeHeaders.isValidIdentifier(app) {
-                        reader.fail(path, "the App ID must be 1-128 characters of [A-Za-z0-9._~:-]")
-                        valid = false
-                    }
-                    if let parsed = limit(path, entry) { limits.apps[app] = parsed } else { valid = false }
-                }
-            default:
-                reader.fail("appLimits.\(key)", "unknown config key (expected default or apps)")
-                valid = false
-            }
-        }
-        if valid { appLimits = limits }
     }
 
     /// The run-time policy this file sets, starting from `base`.

@@ -45,27 +45,22 @@ struct StatusSnapshot: Sendable, Equatable {
         writer.beginObject()
         writer.field("generatedAt", RFC3339.format(epochMilliseconds: generatedAt))
         writer.field("version", version)
-        writer.key("upstream")
-        writer.beginObject()
-        writer.field("address", upstream)
-        writer.field("connections", upstreamConnections)
-        writer.field("failing", upstreamHealth.failing)
-        writer.field("failures", upstreamHealth.failures)
-        writer.field("failingForSeconds", Double(upstreamHealth.failingForMilliseconds) / 1000)
-        writer.field("lastFailure", upstreamHealth.lastReason.isEmpty ? nil : upstreamHealth.lastReason)
-        writer.field("outages", upstreamHealth.outages)
-        writer.endObject()
-        writer.key("outbox")
-        writer.beginObject()
-        writer.field("batches", outboxBatches)
-        writer.field("bytes", outboxBytes)
-        writer.field("oldestAgeSeconds", oldestAgeSeconds)
-        writer.field("deadLetters", deadLetterCount)
-        writer.endObject()
-        writer.key("apps")
-        writer.beginArray()
-        for app in apps {
-            writer.beginObject()
+        writer.object("upstream") { writer in
+            writer.field("address", upstream)
+            writer.field("connections", upstreamConnections)
+            writer.field("failing", upstreamHealth.failing)
+            writer.field("failures", upstreamHealth.failures)
+            writer.field("failingForSeconds", Double(upstreamHealth.failingForMilliseconds) / 1000)
+            writer.field("lastFailure", upstreamHealth.lastReason.isEmpty ? nil : upstreamHealth.lastReason)
+            writer.field("outages", upstreamHealth.outages)
+        }
+        writer.object("outbox") { writer in
+            writer.field("batches", outboxBatches)
+            writer.field("bytes", outboxBytes)
+            writer.field("oldestAgeSeconds", oldestAgeSeconds)
+            writer.field("deadLetters", deadLetterCount)
+        }
+        writer.objects("apps", apps) { writer, app in
             writer.field("app", app.app)
             writer.field("requests", app.requests)
             writer.field("accepted", app.accepted)
@@ -79,13 +74,8 @@ struct StatusSnapshot: Sendable, Equatable {
             writer.field("acceptedPerMinute", app.acceptedPerMinute)
             writer.field("forwardedPerMinute", app.forwardedPerMinute)
             writer.field("policyRevision", app.policyRevision)
-            writer.endObject()
         }
-        writer.endArray()
-        writer.key("deadLetters")
-        writer.beginArray()
-        for letter in deadLetters {
-            writer.beginObject()
+        writer.objects("deadLetters", deadLetters) { writer, letter in
             writer.field("seq", letter.seq)
             writer.field("app", letter.app)
             writer.field("kind", letter.kind.description)
@@ -94,13 +84,8 @@ struct StatusSnapshot: Sendable, Equatable {
             writer.field("failedAt", RFC3339.format(epochMilliseconds: letter.failedAt))
             writer.field("batchId", letter.httpBatchID)
             writer.field("requestId", letter.requestID)
-            writer.endObject()
         }
-        writer.endArray()
-        writer.key("rejections")
-        writer.beginArray()
-        for entry in rejections {
-            writer.beginObject()
+        writer.objects("rejections", rejections) { writer, entry in
             writer.field("at", RFC3339.format(epochMilliseconds: entry.at))
             writer.field("requestId", entry.requestID)
             writer.field("app", entry.app)
@@ -109,9 +94,7 @@ struct StatusSnapshot: Sendable, Equatable {
             writer.field("partial", entry.partial)
             writer.field("reason", entry.reason)
             writer.field("client", entry.client)
-            writer.endObject()
         }
-        writer.endArray()
         writer.endObject()
         return writer.bytes
     }

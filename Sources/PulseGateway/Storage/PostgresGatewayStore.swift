@@ -177,18 +177,7 @@ public final class PostgresGatewayStore: Sendable {
         depth.withLock { $0.apps[app] ?? GatewayStore.AppDepth() }
     }
 
-    var commitStatistics: SQLiteExecutor.Statistics {
-        let counters = writer.statistics
-        var statistics = SQLiteExecutor.Statistics()
-        statistics.commits = counters.commits
-        statistics.groupCommits = counters.groupCommits
-        statistics.groupCommittedJobs = counters.groupCommittedJobs
-        statistics.groupFailedJobs = counters.groupFailedJobs
-        statistics.largestGroupCommit = counters.largestGroupCommit
-        statistics.groupSizeSum = counters.groupCommittedJobs
-        statistics.groupSizeCounts = counters.groupSizeCounts
-        return statistics
-    }
+    var commitStatistics: SQLiteExecutor.Statistics { writer.statistics }
 
     // MARK: - Readiness
 

@@ -101,18 +101,13 @@ struct AdminRoutes: Sendable {
         writer.field("app", app)
         writer.field("route", route.name)
         writer.field("sent", outcomes.count)
-        writer.key("outcomes")
-        writer.beginArray()
-        for outcome in outcomes {
-            writer.beginObject()
+        writer.objects("outcomes", outcomes) { writer, outcome in
             writer.field("connectionId", outcome.connectionId)
             writer.field("code", outcome.code)
             writer.field("msg", outcome.message)
             writer.field("data", outcome.data)
             writer.field("failure", outcome.failure)
-            writer.endObject()
         }
-        writer.endArray()
         writer.endObject()
         return json(.ok, writer.bytes)
     }
@@ -130,12 +125,7 @@ struct AdminRoutes: Sendable {
         var writer = JSONWriter()
         writer.beginObject()
         writer.field("reloaded", true)
-        writer.key("changedApps")
-        writer.beginArray()
-        for app in changed {
-            writer.string(app)
-        }
-        writer.endArray()
+        writer.strings("changedApps", changed)
         writer.endObject()
         return json(.ok, writer.bytes)
     }
@@ -167,17 +157,15 @@ struct AdminRoutes: Sendable {
         writer.field("decompressionContextsCreated", statistics.decompressionContextsCreated)
         writer.field("decompressionContextsReused", statistics.decompressionContextsReused)
         writer.field("logLinesDropped", statistics.logLinesDropped)
-        writer.key("rejections")
-        writer.beginObject()
-        for (code, count) in statistics.rejections.sorted(by: { $0.key < $1.key }) {
-            writer.field(String(code), count)
+        writer.object("rejections") { writer in
+            for (code, count) in statistics.rejections.sorted(by: { $0.key < $1.key }) {
+                writer.field(String(code), count)
+            }
         }
-        writer.endObject()
-        writer.key("apps")
-        writer.beginObject()
-        for (app, stats) in statistics.apps.sorted(by: { $0.key < $1.key }) {
-            writer.key(app)
-            writer.beginObject()
+        let apps = statistics.apps.sorted(by: { $0.key < $1.key })
+        func app(_ entry: (key: String, value: IngestAppStatistics)) -> String { entry.key }
+        writer.objects("apps", apps, named: app) { writer, entry in
+            let stats = entry.value
             writer.field("sessions", stats.sessions)
             writer.field("present", stats.present)
             writer.field("eventBatches", stats.eventBatches)
@@ -187,9 +175,7 @@ struct AdminRoutes: Sendable {
             writer.field("duplicateEvents", stats.duplicateEvents)
             writer.field("crashes", stats.crashes)
             writer.field("duplicateCrashes", stats.duplicateCrashes)
-            writer.endObject()
         }
-        writer.endObject()
         writer.endObject()
         return writer.bytes
     }
@@ -250,14 +236,7 @@ struct AdminRoutes: Sendable {
         var writer = JSONWriter(capacity: bytesPerItem * max(1, items.count))
         writer.beginObject()
         writer.field("app", app)
-        writer.key(key)
-        writer.beginArray()
-        for item in items {
-            writer.beginObject()
-            member(&writer, item)
-            writer.endObject()
-        }
-        writer.endArray()
+        writer.objects(key, items, member)
         writer.endObject()
         return writer.bytes
     }

@@ -48,13 +48,7 @@ extension PulseSession {
             sdkVersion: request.sdkVersion, appVersion: request.appVersion, buildNumber: request.buildNumber)
         let now = core.clock.nowMilliseconds()
         do {
-            try await core.store.recordConnect(
-                ConnectionRecord(
-                    connectionId: identity.connectionId, appId: identity.appId, packageName: identity.packageName,
-                    deviceId: identity.deviceId, installationId: identity.installationId, platform: identity.platform,
-                    sdkVersion: identity.sdkVersion, appVersion: identity.appVersion,
-                    buildNumber: identity.buildNumber, remoteAddress: connection.remoteAddress),
-                at: now)
+            try await core.store.recordConnect(identity, remoteAddress: connection.remoteAddress, at: now)
         } catch {
             return core.reject(.unavailable, "connection registry unavailable, retry with backoff")
         }

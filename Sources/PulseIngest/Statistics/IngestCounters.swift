@@ -24,30 +24,27 @@ final class IngestCounters: Sendable {
     }
 
     func recordEventBatch(app: String, outcome: BatchOutcome) {
-        state.withLock { state in
-            var stats = state.apps[app] ?? IngestAppStatistics()
-            switch outcome {
-            case .duplicateBatch:
-                stats.duplicateBatches += 1
-            case .stored(let stored, let duplicates):
-                stats.eventBatches += 1
-                stats.events += stored
-                stats.duplicateEvents += duplicates
-            }
-            state.apps[app] = stats
-        }
+        record(app: app, outcome: outcome, batches: \.eventBatches, items: \.events, duplicates: \.duplicateEvents)
     }
 
     func recordCrashBatch(app: String, outcome: BatchOutcome) {
+        record(app: app, outcome: outcome, batches: \.crashBatches, items: \.crashes, duplicates: \.duplicateCrashes)
+    }
+
+    /// Counts one stored or duplicate batch of `app` into the given counters of its kind.
+    private func record(
+        app: String, outcome: BatchOutcome, batches: WritableKeyPath<IngestAppStatistics, Int>,
+        items: WritableKeyPath<IngestAppStatistics, Int>, duplicates: WritableKeyPath<IngestAppStatistics, Int>
+    ) {
         state.withLock { state in
             var stats = state.apps[app] ?? IngestAppStatistics()
             switch outcome {
             case .duplicateBatch:
                 stats.duplicateBatches += 1
-            case .stored(let stored, let duplicates):
-                stats.crashBatches += 1
-                stats.crashes += stored
-                stats.duplicateCrashes += duplicates
+            case .stored(let stored, let duplicateItems):
+                stats[keyPath: batches] += 1
+                stats[keyPath: items] += stored
+                stats[keyPath: duplicates] += duplicateItems
             }
             state.apps[app] = stats
         }

@@ -49,17 +49,3 @@ enum BatchOutcome: Sendable, Equatable {
     /// The batch id was already stored for this app: nothing was written.
     case duplicateBatch
 }
-
-/// The identity bound to a connection, as kept in the durable connection history.
-struct ConnectionRecord: Sendable {
-    var connectionId: String
-    var appId: String
-    var packageName: String?
-    var deviceId: String
-    var installationId: String
-    var platform: String
-    var sdkVersion: String
-    var appVersion: String?
-    var buildNumber: Int64
-    var remoteAddress: String
-}

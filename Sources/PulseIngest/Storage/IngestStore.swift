@@ -237,8 +237,9 @@ final class IngestStore: Sendable {
 
     // MARK: - Connection history
 
-    /// Records a successful CLIENT_CONNECT; returns after the commit.
-    func recordConnect(_ record: ConnectionRecord, at now: Int64) async throws {
+    /// Records a successful CLIENT_CONNECT (the identity it bound, from `remoteAddress`); returns
+    /// after the commit.
+    func recordConnect(_ identity: SessionIdentity, remoteAddress: String, at now: Int64) async throws {
         try await executor.commit { connection in
             try connection.execute(
                 """
@@ -247,9 +248,9 @@ final class IngestStore: Sendable {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
-                    record.connectionId, record.appId, record.packageName, record.deviceId, record.installationId,
-                    record.platform, record.sdkVersion, record.appVersion, record.buildNumber, record.remoteAddress,
-                    now,
+                    identity.connectionId, identity.appId, identity.packageName, identity.deviceId,
+                    identity.installationId, identity.platform, identity.sdkVersion, identity.appVersion,
+                    identity.buildNumber, remoteAddress, now,
                 ])
         }
     }

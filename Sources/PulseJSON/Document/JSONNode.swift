@@ -141,12 +141,7 @@ public struct JSONNode: Sendable {
 
     /// The elements of an array in order (empty for any other kind).
     @inlinable
-    public var elements: Elements {
-        guard storage.kindBits(index) == JSONKind.array.rawValue else {
-            return Elements(storage: storage, first: index, count: 0)
-        }
-        return Elements(storage: storage, first: index + 1, count: Int(truncatingIfNeeded: storage.payload(index)))
-    }
+    public var elements: Elements { Elements(children: ChildRun(of: self, kind: .array)) }
 
     /// The members of an object in document order, duplicates included (empty for any other kind).
     /// Each key is materialized as a `String`; use ``memberNodes`` to match keys without allocating.
@@ -156,39 +151,36 @@ public struct JSONNode: Sendable {
     /// The members of an object in document order, with each key as a string ``JSONNode`` (use
     /// ``stringEquals(_:)-(String)`` to match keys without allocating). Empty for any other kind.
     @inlinable
-    public var memberNodes: MemberNodes {
-        guard storage.kindBits(index) == JSONKind.object.rawValue else {
-            return MemberNodes(storage: storage, first: index, count: 0)
-        }
-        return MemberNodes(
-            storage: storage, first: index + 1, count: Int(truncatingIfNeeded: storage.payload(index)))
-    }
+    public var memberNodes: MemberNodes { MemberNodes(children: ChildRun(of: self, kind: .object)) }
 
     /// The value materialized as a ``JSONValue`` tree (objects keep member order and duplicates).
     public var value: JSONValue { storage.value(index) }
 }
 
 extension JSONNode {
-    /// The elements of an array node, in order.
-    public struct Elements: Sequence, Sendable {
+    /// The children of a container node: where the first one stands and how many there are (none
+    /// for a node of another kind). Arrays and objects step through them the same way.
+    @usableFromInline struct ChildRun: Sendable {
         @usableFromInline let storage: JSONStorage
         @usableFromInline let first: Int
         @usableFromInline let count: Int
 
-        @inlinable init(storage: JSONStorage, first: Int, count: Int) {
-            self.storage = storage
-            self.first = first
-            self.count = count
+        @inlinable init(of node: JSONNode, kind: JSONKind) {
+            storage = node.storage
+            guard node.storage.kindBits(node.index) == kind.rawValue else {
+                first = node.index
+                count = 0
+                return
+            }
+            first = node.index + 1
+            count = Int(truncatingIfNeeded: node.storage.payload(node.index))
         }
 
-        @inlinable
-        public var underestimatedCount: Int { count }
+        @inlinable func makeCursor() -> Cursor { Cursor(storage: storage, position: first, remaining: count) }
 
-        @inlinable
-        public func makeIterator() -> Iterator { Iterator(storage: storage, position: first, remaining: count) }
-
-        /// Iterates the elements of an array node.
-        public struct Iterator: IteratorProtocol, Sendable {
+        /// Steps over the children, each `nodes` consecutive nodes (an element 1, a member its
+        /// key and its value) followed by the rest of the last one's subtree.
+        @usableFromInline struct Cursor: Sendable {
             @usableFromInline let storage: JSONStorage
             @usableFromInline var position: Int
             @usableFromInline var remaining: Int
@@ -199,56 +191,61 @@ extension JSONNode {
                 self.remaining = remaining
             }
 
-            @inlinable
-            public mutating func next() -> JSONNode? {
+            /// The index of the next child's first node, or `nil` after the last.
+            @inlinable mutating func next(nodes: Int) -> Int? {
                 guard remaining > 0 else { return nil }
                 remaining -= 1
-                let node = JSONNode(storage: storage, index: position)
-                position = storage.next(position)
-                return node
+                let child = position
+                position = storage.next(child + nodes - 1)
+                return child
             }
         }
     }
 
+    /// The elements of an array node, in order.
+    public typealias Elements = Children<ArrayChild>
+
     /// The members of an object node, in document order, keys as string nodes.
-    public struct MemberNodes: Sequence, Sendable {
-        @usableFromInline let storage: JSONStorage
-        @usableFromInline let first: Int
-        @usableFromInline let count: Int
+    public typealias MemberNodes = Children<MemberChild>
 
-        @inlinable init(storage: JSONStorage, first: Int, count: Int) {
-            self.storage = storage
-            self.first = first
-            self.count = count
-        }
+    /// The children of a container node, in order, each as `Kind` makes it from its nodes.
+    public struct Children<Kind: JSONChildKind>: Sequence, Sendable {
+        @usableFromInline let children: ChildRun
+
+        @inlinable init(children: ChildRun) { self.children = children }
 
         @inlinable
-        public var underestimatedCount: Int { count }
+        public var underestimatedCount: Int { children.count }
 
         @inlinable
-        public func makeIterator() -> Iterator { Iterator(storage: storage, position: first, remaining: count) }
+        public func makeIterator() -> Iterator { Iterator(cursor: children.makeCursor()) }
 
-        /// Iterates the members of an object node.
+        /// Iterates the children of a container node.
         public struct Iterator: IteratorProtocol, Sendable {
-            @usableFromInline let storage: JSONStorage
-            @usableFromInline var position: Int
-            @usableFromInline var remaining: Int
+            @usableFromInline var cursor: ChildRun.Cursor
 
-            @inlinable init(storage: JSONStorage, position: Int, remaining: Int) {
-                self.storage = storage
-                self.position = position
-                self.remaining = remaining
-            }
+            @inlinable init(cursor: ChildRun.Cursor) { self.cursor = cursor }
 
             @inlinable
-            public mutating func next() -> (key: JSONNode, value: JSONNode)? {
-                guard remaining > 0 else { return nil }
-                remaining -= 1
-                let key = JSONNode(storage: storage, index: position)
-                let value = JSONNode(storage: storage, index: position + 1)
-                position = storage.next(position + 1)
-                return (key, value)
+            public mutating func next() -> Kind.Child? {
+                cursor.next(nodes: Kind.nodesPerChild).map {
+                    Kind.child(at: JSONNode(storage: cursor.storage, index: $0))
+                }
             }
+        }
+    }
+
+    /// An array's child: one node, the element.
+    public enum ArrayChild: JSONChildKind {
+        @inlinable public static var nodesPerChild: Int { 1 }
+        @inlinable public static func child(at first: JSONNode) -> JSONNode { first }
+    }
+
+    /// An object's child: two nodes, the key (a string node) and the value.
+    public enum MemberChild: JSONChildKind {
+        @inlinable public static var nodesPerChild: Int { 2 }
+        @inlinable public static func child(at first: JSONNode) -> (key: JSONNode, value: JSONNode) {
+            (first, JSONNode(storage: first.storage, index: first.index + 1))
         }
     }
 
@@ -259,7 +256,7 @@ extension JSONNode {
         @inlinable init(nodes: MemberNodes) { self.nodes = nodes }
 
         @inlinable
-        public var underestimatedCount: Int { nodes.count }
+        public var underestimatedCount: Int { nodes.children.count }
 
         @inlinable
         public func makeIterator() -> Iterator { Iterator(base: nodes.makeIterator()) }
@@ -304,4 +301,15 @@ func withUTF8Bytes<R>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R
     if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
     var copy = text
     return copy.withUTF8(body)
+}
+
+/// How the children of one kind of container node are made from its node tape (``JSONNode/ArrayChild``,
+/// ``JSONNode/MemberChild``).
+public protocol JSONChildKind: Sendable {
+    /// What one child is.
+    associatedtype Child
+    /// The nodes one child starts with: its first node and those after it before the last one's subtree.
+    static var nodesPerChild: Int { get }
+    /// The child whose first node is `first`.
+    static func child(at first: JSONNode) -> Child
 }

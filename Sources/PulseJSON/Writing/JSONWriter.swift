@@ -260,6 +260,56 @@ public struct JSONWriter: Sendable {
         if let value { self.value(value) } else { null() }
     }
 
+    // MARK: Containers as members
+
+    /// Writes a member whose value is an object with the members `body` writes.
+    @inlinable
+    public mutating func object(_ key: String, _ body: (inout JSONWriter) -> Void) {
+        self.key(key)
+        beginObject()
+        body(&self)
+        endObject()
+    }
+
+    /// Writes a member whose value is an array of one object per element, with the members `body`
+    /// writes for it.
+    @inlinable
+    public mutating func objects<Elements: Sequence>(
+        _ key: String, _ elements: Elements, _ body: (inout JSONWriter, Elements.Element) -> Void
+    ) {
+        self.key(key)
+        beginArray()
+        for element in elements {
+            beginObject()
+            body(&self, element)
+            endObject()
+        }
+        endArray()
+    }
+
+    /// Writes a member whose value is an object with one object member per element, named
+    /// `name(element)`, with the members `body` writes for it.
+    @inlinable
+    public mutating func objects<Elements: Sequence>(
+        _ key: String, _ elements: Elements, named name: (Elements.Element) -> String,
+        _ body: (inout JSONWriter, Elements.Element) -> Void
+    ) {
+        object(key) { writer in
+            for element in elements {
+                writer.object(name(element)) { body(&$0, element) }
+            }
+        }
+    }
+
+    /// Writes a member whose value is an array of strings.
+    @inlinable
+    public mutating func strings(_ key: String, _ values: some Sequence<String>) {
+        self.key(key)
+        beginArray()
+        for value in values { string(value) }
+        endArray()
+    }
+
     // MARK: Internals
     //
     // Bytes are appended to the array (its reserved capacity makes that a store); string contents

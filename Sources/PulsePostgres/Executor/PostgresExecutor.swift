@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PulseKit
 import Synchronization
 
 /// The single owner of a ``PostgresConnection``, running every blocking libpq call on its own
@@ -24,31 +25,9 @@ import Synchronization
 /// over, the network went away), at most once per ``reconnectInterval``; jobs in between fail at
 /// once with ``PostgresError/Code/unavailable``.
 public final class PostgresExecutor: Sendable {
-    /// Counters for observability and benchmarks.
-    public struct Statistics: Sendable, Equatable {
-        /// Successful `COMMIT`s (group commits included).
-        public var commits = 0
-        /// Successful `COMMIT`s of group-commit batches.
-        public var groupCommits = 0
-        /// ``PostgresExecutor/commit(_:)`` jobs whose changes were committed.
-        public var groupCommittedJobs = 0
-        /// ``PostgresExecutor/commit(_:)`` jobs that failed.
-        public var groupFailedJobs = 0
-        /// The most jobs committed together.
-        public var largestGroupCommit = 0
-        /// Connections made (the first and every reconnect).
-        public var connects = 0
-        /// Committed groups by size: `groupSizeCounts[i]` counts the groups of more than
-        /// `groupSizeBounds[i - 1]` and at most `groupSizeBounds[i]` jobs; the last element counts
-        /// larger ones.
-        public var groupSizeCounts = [Int](repeating: 0, count: Statistics.groupSizeBounds.count + 1)
-
-        /// The upper bounds of ``groupSizeCounts`` (those of PulseStorage's executor).
-        public static let groupSizeBounds = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
-
-        /// Zeroed statistics.
-        public init() {}
-    }
+    /// Counters for observability and benchmarks (PulseKit's, shared with PulseStorage's executor):
+    /// ``commit(_:)`` jobs count in the group-commit fields, connections in `connects`.
+    public typealias Statistics = GroupCommitStatistics
 
     /// The least time between two connection attempts.
     public static let reconnectInterval: Duration = .milliseconds(500)
@@ -94,14 +73,7 @@ public final class PostgresExecutor: Sendable {
         self.connectionString = connectionString
         self.applicationName = applicationName
         self.maximumBatchSize = max(1, maximumBatchSize)
-        let started = DispatchSemaphore(value: 0)
-        let thread = Thread { [self] in
-            started.wait()
-            Thread.current.name = threadName
-            self.threadMain()
-        }
-        thread.start()
-        started.signal()
+        DedicatedThread.start(name: threadName) { [self] in self.threadMain() }
     }
 
     /// Runs `body` with the connection on the executor's thread. A transaction `body` leaves
@@ -345,17 +317,9 @@ public final class PostgresExecutor: Sendable {
     }
 
     private func record(committed: Int, failed: Int, groupSize: Int) {
-        counters.withLock { counters in
-            if committed > 0 {
-                counters.commits += 1
-                counters.groupCommits += 1
-                counters.largestGroupCommit = max(counters.largestGroupCommit, groupSize)
-                let bucket =
-                    Statistics.groupSizeBounds.firstIndex { groupSize <= $0 } ?? Statistics.groupSizeBounds.count
-                counters.groupSizeCounts[bucket] += 1
-            }
-            counters.groupCommittedJobs += committed
-            counters.groupFailedJobs += failed
+        // Every job of a group that committed did: a group committed when any job of it did.
+        counters.withLock {
+            $0.recordGroup(committed: committed, failed: failed, groupSize: groupSize, didCommit: committed > 0)
         }
     }
 }

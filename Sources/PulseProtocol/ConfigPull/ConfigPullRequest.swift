@@ -44,7 +44,7 @@ extension ConfigPullRequest: PulseJSONCodable {
     public func writeJSON(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.field("configRevision", configRevision)
-        writer.writeStrings("capabilities", capabilities)
+        writer.strings("capabilities", capabilities)
         writer.endObject()
     }
 }

@@ -252,8 +252,8 @@ extension ConfigSnapshot: PulseJSONCodable {
         }
         writer.endObject()
         writer.field("diagnosticsLevel", diagnosticsLevel.rawValue)
-        writer.writeKinds("collectKinds", collectKinds)
-        writer.writeStrings("requiredCapabilities", requiredCapabilities)
+        writer.strings("collectKinds", collectKinds.lazy.map(\.rawValue))
+        writer.strings("requiredCapabilities", requiredCapabilities)
         writer.key("endpoints")
         writer.beginArray()
         for endpoint in endpoints {

@@ -82,7 +82,7 @@ extension ConnectRequest: PulseJSONCodable {
         writer.field("appVersion", appVersion)
         writer.field("buildNumber", buildNumber)
         writer.field("sdkVersion", sdkVersion)
-        writer.writeStrings("capabilities", capabilities)
+        writer.strings("capabilities", capabilities)
         writer.endObject()
     }
 }

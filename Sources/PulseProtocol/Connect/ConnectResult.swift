@@ -60,7 +60,7 @@ extension ConnectResult: PulseJSONCodable {
         writer.field("serverTimeMs", serverTimeMs)
         writer.field("configRevision", configRevision)
         writer.field("heartbeatIntervalMs", heartbeatIntervalMs)
-        writer.writeKinds("collectKinds", collectKinds)
+        writer.strings("collectKinds", collectKinds.lazy.map(\.rawValue))
         writer.endObject()
     }
 }

@@ -54,7 +54,7 @@ extension HeartbeatResult: PulseJSONCodable {
         writer.field("serverTimeMs", serverTimeMs)
         writer.field("configRevision", configRevision)
         writer.field("heartbeatIntervalMs", heartbeatIntervalMs)
-        writer.writeKinds("collectKinds", collectKinds)
+        writer.strings("collectKinds", collectKinds.lazy.map(\.rawValue))
         writer.endObject()
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PulseKit
 import Synchronization
 
 /// The job queue and dedicated thread behind ``SQLiteExecutor``.
@@ -72,16 +73,7 @@ final class ExecutorCore: Sendable {
         name: String, open: @escaping @Sendable () throws -> SQLiteConnection,
         opened: CheckedContinuation<Void, any Error>
     ) {
-        // Foundation on Linux only forwards `name` to the OS thread once `start()` has recorded the thread's
-        // handle, which can happen after the new thread is already running: wait for `start()` to return first.
-        let started = DispatchSemaphore(value: 0)
-        let thread = Thread { [self] in
-            started.wait()
-            Thread.current.name = name
-            self.threadMain(open: open, opened: opened)
-        }
-        thread.start()
-        started.signal()
+        DedicatedThread.start(name: name) { [self] in self.threadMain(open: open, opened: opened) }
     }
 
     /// Queues `job`; returns false (without queueing) once closing has begun.
@@ -358,15 +350,8 @@ final class ExecutorCore: Sendable {
     }
 
     private func record(committed: Int, failed: Int, batchSize: Int, didCommit: Bool) {
-        statistics.withLock { statistics in
-            if didCommit {
-                statistics.commits += 1
-                statistics.groupCommits += 1
-                statistics.largestGroupCommit = max(statistics.largestGroupCommit, batchSize)
-                statistics.recordGroupSize(batchSize)
-            }
-            statistics.groupCommittedJobs += committed
-            statistics.groupFailedJobs += failed
+        statistics.withLock {
+            $0.recordGroup(committed: committed, failed: failed, groupSize: batchSize, didCommit: didCommit)
         }
     }
 }

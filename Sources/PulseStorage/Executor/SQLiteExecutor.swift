@@ -1,4 +1,5 @@
 import Dispatch
+import PulseKit
 
 /// The single owner of a ``SQLiteConnection``, running every blocking SQLite call on its own dedicated thread.
 ///
@@ -31,40 +32,11 @@ import Dispatch
 /// try await executor.close()
 /// ```
 public final class SQLiteExecutor: Sendable {
-    /// Counters for observability and benchmarks.
-    ///
-    /// Jobs per fsync for group commit is `groupCommittedJobs / groupCommits`.
-    public struct Statistics: Sendable, Equatable {
-        /// Successful `COMMIT`s issued by ``SQLiteExecutor/write(_:)`` and ``SQLiteExecutor/commit(_:)``
-        /// (each one is an fsync of the WAL).
-        public var commits = 0
-        /// Successful `COMMIT`s of group-commit batches.
-        public var groupCommits = 0
-        /// ``SQLiteExecutor/commit(_:)`` jobs whose changes were committed.
-        public var groupCommittedJobs = 0
-        /// ``SQLiteExecutor/commit(_:)`` jobs that threw or whose batch failed.
-        public var groupFailedJobs = 0
-        /// The most jobs committed together in one batch.
-        public var largestGroupCommit = 0
-        /// Committed group-commit batches by size: `groupSizeCounts[i]` counts the batches of more than
-        /// `groupSizeBounds[i - 1]` and at most `groupSizeBounds[i]` jobs; the last element counts larger ones.
-        public var groupSizeCounts = [Int](repeating: 0, count: Statistics.groupSizeBounds.count + 1)
-        /// Jobs taken by committed group-commit batches, including jobs that threw inside a batch that
-        /// committed (they shared its fsync): jobs per fsync is `groupSizeSum / groupCommits`.
-        public var groupSizeSum = 0
-
-        /// The upper bounds of ``groupSizeCounts``.
-        public static let groupSizeBounds = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
-
-        /// Creates zeroed statistics.
-        public init() {}
-
-        mutating func recordGroupSize(_ size: Int) {
-            let bucket = Self.groupSizeBounds.firstIndex { size <= $0 } ?? Self.groupSizeBounds.count
-            groupSizeCounts[bucket] += 1
-            groupSizeSum += size
-        }
-    }
+    /// Counters for observability and benchmarks (PulseKit's, shared with PulsePostgres's executor):
+    /// ``SQLiteExecutor/write(_:)`` and ``SQLiteExecutor/commit(_:)`` count their `COMMIT`s (each one an
+    /// fsync of the WAL), `commit` jobs the group-commit fields. Jobs per fsync for group commit is
+    /// `groupCommittedJobs / groupCommits`.
+    public typealias Statistics = GroupCommitStatistics
 
     private let core: ExecutorCore
 
