@@ -1,3 +1,4 @@
+import OTLPProtobuf
 import PulseJSON
 
 /// Reading OTLP/JSON `AnyValue`s and attribute lists.
@@ -70,57 +71,96 @@ enum AnyValue {
 
     /// Writes an `AnyValue` as plain JSON: strings, booleans, int64 as numbers, doubles, arrays,
     /// key/value lists as objects (sensitive keys redacted at every level), bytes as their base64
-    /// text; an empty or unknown value as `null`.
-    static func write(_ value: JSONNode?, into writer: inout JSONWriter, depth: Int = 0) {
-        guard let value, value.kind == .object, depth < 32 else {
+    /// text; an empty or unknown value as `null`. Checks the value's JSON types as it goes (the
+    /// caller checked that it is an object, or `null`), everything it does not write too.
+    static func write(_ value: JSONNode?, into writer: inout JSONWriter, depth: Int = 0) throws(MappingProblem) {
+        guard let value, value.kind == .object else {
             writer.null()
             return
         }
-        for (key, member) in value.memberNodes {
+        guard depth < 32 else {
+            writer.null()
+            try MappingWalk.check(skipped: value, .anyValue)
+            return
+        }
+        try MappingWalk.check(members: value, .anyValue, deferring: nestedValues)
+        var written: Int?
+        for (offset, (key, member)) in value.memberNodes.enumerated() {
             if key.stringEquals("stringValue") || key.stringEquals("bytesValue") {
                 if member.withUTF8({ writer.string(utf8: $0) }) == nil { writer.null() }
-                return
-            }
-            if key.stringEquals("boolValue") {
+            } else if key.stringEquals("boolValue") {
                 if let flag = member.bool { writer.bool(flag) } else { writer.null() }
-                return
-            }
-            if key.stringEquals("intValue") {
+            } else if key.stringEquals("intValue") {
                 if let number = int64(member) { writer.int(number) } else { writer.null() }
-                return
-            }
-            if key.stringEquals("doubleValue") {
+            } else if key.stringEquals("doubleValue") {
                 if let number = double(member) { writer.double(number) } else { writer.null() }
-                return
+            } else if key.stringEquals("arrayValue") {
+                try writeArray(member, into: &writer, depth: depth)
+            } else if key.stringEquals("kvlistValue") {
+                try writeList(member, into: &writer, depth: depth)
+            } else {
+                continue
             }
+            written = offset
+            break
+        }
+        guard let written else {
+            writer.null()
+            return
+        }
+        // Only the first value member is written; a nested value after it is still checked.
+        guard value.count > 1 else { return }
+        for (offset, (key, member)) in value.memberNodes.enumerated() where offset != written {
             if key.stringEquals("arrayValue") {
-                writer.beginArray()
-                if let values = member["values"] {
-                    for element in values.elements {
-                        write(element, into: &writer, depth: depth + 1)
-                    }
-                }
-                writer.endArray()
-                return
-            }
-            if key.stringEquals("kvlistValue") {
-                writer.beginObject()
-                if let values = member["values"] {
-                    for entry in values.elements {
-                        guard let name = entry["key"], name.withUTF8({ writer.key(utf8: $0) }) != nil else {
-                            continue
-                        }
-                        if let text = name.string, Redaction.isSensitive(text) {
-                            writer.string(Redaction.placeholder)
-                        } else {
-                            write(entry["value"], into: &writer, depth: depth + 1)
-                        }
-                    }
-                }
-                writer.endObject()
-                return
+                try MappingWalk.check(skipped: member, .arrayValue)
+            } else if key.stringEquals("kvlistValue") {
+                try MappingWalk.check(skipped: member, .keyValueList)
             }
         }
-        writer.null()
+    }
+
+    /// The members of an `AnyValue` that ``write(_:into:depth:)`` checks as it writes them.
+    private static let nestedValues = OTLPValidator.schemas[MessageKind.anyValue.rawValue].mask(
+        "arrayValue", "kvlistValue")
+
+    private static func writeArray(_ member: JSONNode, into writer: inout JSONWriter, depth: Int)
+        throws(MappingProblem)
+    {
+        writer.beginArray()
+        if !member.isNull {
+            try MappingWalk.enter(member, .arrayValue)
+            if let values = member["values"] {
+                for element in values.elements {
+                    try MappingWalk.check(element: element)
+                    try write(element, into: &writer, depth: depth + 1)
+                }
+            }
+        }
+        writer.endArray()
+    }
+
+    private static func writeList(_ member: JSONNode, into writer: inout JSONWriter, depth: Int)
+        throws(MappingProblem)
+    {
+        writer.beginObject()
+        if !member.isNull {
+            try MappingWalk.enter(member, .keyValueList)
+            if let values = member["values"] {
+                for entry in values.elements {
+                    try MappingWalk.enter(element: entry, .keyValue)
+                    guard let name = entry["key"], name.withUTF8({ writer.key(utf8: $0) }) != nil else {
+                        try MappingWalk.check(skipped: entry["value"], .anyValue)
+                        continue
+                    }
+                    if let text = name.string, Redaction.isSensitive(text) {
+                        writer.string(Redaction.placeholder)
+                        try MappingWalk.check(skipped: entry["value"], .anyValue)
+                    } else {
+                        try write(entry["value"], into: &writer, depth: depth + 1)
+                    }
+                }
+            }
+        }
+        writer.endObject()
     }
 }
