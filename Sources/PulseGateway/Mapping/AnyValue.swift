@@ -95,9 +95,9 @@ enum AnyValue {
             } else if key.stringEquals("doubleValue") {
                 if let number = double(member) { writer.double(number) } else { writer.null() }
             } else if key.stringEquals("arrayValue") {
-                try writeArray(member, into: &writer, depth: depth)
+                try writeNested(member, list: false, into: &writer, depth: depth)
             } else if key.stringEquals("kvlistValue") {
-                try writeList(member, into: &writer, depth: depth)
+                try writeNested(member, list: true, into: &writer, depth: depth)
             } else {
                 continue
             }
@@ -123,44 +123,33 @@ enum AnyValue {
     private static let nestedValues = OTLPValidator.schemas[MessageKind.anyValue.rawValue].mask(
         "arrayValue", "kvlistValue")
 
-    private static func writeArray(_ member: JSONNode, into writer: inout JSONWriter, depth: Int)
+    /// Writes an `arrayValue` as an array or a `kvlistValue` as an object (`list`), checking its
+    /// members and each element.
+    private static func writeNested(_ member: JSONNode, list: Bool, into writer: inout JSONWriter, depth: Int)
         throws(MappingProblem)
     {
-        writer.beginArray()
-        if !member.isNull {
-            try MappingWalk.enter(member, .arrayValue)
-            if let values = member["values"] {
-                for element in values.elements {
+        if list { writer.beginObject() } else { writer.beginArray() }
+        if !member.isNull { try MappingWalk.enter(member, list ? .keyValueList : .arrayValue) }
+        if let values = member["values"] {
+            for element in values.elements {
+                guard list else {
                     try MappingWalk.check(element: element)
                     try write(element, into: &writer, depth: depth + 1)
+                    continue
+                }
+                try MappingWalk.enter(element: element, .keyValue)
+                guard let name = element["key"], name.withUTF8({ writer.key(utf8: $0) }) != nil else {
+                    try MappingWalk.check(skipped: element["value"], .anyValue)
+                    continue
+                }
+                if let text = name.string, Redaction.isSensitive(text) {
+                    writer.string(Redaction.placeholder)
+                    try MappingWalk.check(skipped: element["value"], .anyValue)
+                } else {
+                    try write(element["value"], into: &writer, depth: depth + 1)
                 }
             }
         }
-        writer.endArray()
-    }
-
-    private static func writeList(_ member: JSONNode, into writer: inout JSONWriter, depth: Int)
-        throws(MappingProblem)
-    {
-        writer.beginObject()
-        if !member.isNull {
-            try MappingWalk.enter(member, .keyValueList)
-            if let values = member["values"] {
-                for entry in values.elements {
-                    try MappingWalk.enter(element: entry, .keyValue)
-                    guard let name = entry["key"], name.withUTF8({ writer.key(utf8: $0) }) != nil else {
-                        try MappingWalk.check(skipped: entry["value"], .anyValue)
-                        continue
-                    }
-                    if let text = name.string, Redaction.isSensitive(text) {
-                        writer.string(Redaction.placeholder)
-                        try MappingWalk.check(skipped: entry["value"], .anyValue)
-                    } else {
-                        try write(entry["value"], into: &writer, depth: depth + 1)
-                    }
-                }
-            }
-        }
-        writer.endObject()
+        if list { writer.endObject() } else { writer.endArray() }
     }
 }

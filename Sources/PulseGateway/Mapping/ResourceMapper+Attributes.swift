@@ -41,12 +41,17 @@ extension ResourceMapper {
         return scan
     }
 
+    /// Starts the attributes object of a record with the record's attributes (``writeAttributes(_:)``).
+    mutating func beginAttributes(_ list: JSONNode?) throws(MappingProblem) -> RecordScan {
+        attributes.reset()
+        attributes.beginObject()
+        return try writeAttributes(list)
+    }
+
     /// The resource's attributes as one object (for metric ids); the resource was checked whole
     /// as the walk passed it.
     mutating func encodeResourceAttributes(_ entry: JSONNode) throws(MappingProblem) -> [UInt8] {
-        attributes.reset()
-        attributes.beginObject()
-        _ = try writeAttributes(entry["resource"]?["attributes"])
+        _ = try beginAttributes(entry["resource"]?["attributes"])
         attributes.endObject()
         return attributes.bytes
     }

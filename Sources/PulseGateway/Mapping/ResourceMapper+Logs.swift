@@ -6,12 +6,9 @@ import PulseProtocol
 /// Log records to Pulse events and crash reports.
 extension ResourceMapper {
     mutating func mapLogRecord(
-        _ record: JSONNode, identity: ResolvedIdentity, module: String?, resource: JSONNode,
-        position: (Int, Int, Int), into collected: inout CollectedRecords
+        _ record: JSONNode, at place: RecordPlace, into collected: inout CollectedRecords
     ) throws(MappingProblem) {
-        attributes.reset()
-        attributes.beginObject()
-        let scan = try writeAttributes(record["attributes"])
+        let scan = try beginAttributes(record["attributes"])
         if let body = record["body"], !body.isNull, body.count > 0 {
             attributes.key("log.body")
             try AnyValue.write(body, into: &attributes)
@@ -43,11 +40,11 @@ extension ResourceMapper {
         let recordEventName = record["eventName"]?.string.flatMap { $0.isEmpty ? nil : $0 }
         // The diagnostics record: its eventName, or (without one) an event.name attribute.
         if recordEventName.map({ $0 == DiagnosticsObservation.recordName }) ?? scan.namesDiagnosticsRecord {
-            diagnostics.named(record["attributes"], resource: resource)
+            diagnostics.named(record["attributes"], resource: place.resource)
         }
         let eventName = scan.eventName.flatMap { $0.isEmpty ? nil : $0 } ?? recordEventName
         let kind: PulseEventKind
-        if let override = try self.kind(override: scan.kindOverride, resourceIndex: position.0) {
+        if let override = try self.kind(override: scan.kindOverride, resourceIndex: place.position.0) {
             kind = override
         } else if scan.crashID != nil || eventName == "device.crash" {
             kind = .crash
@@ -62,30 +59,31 @@ extension ResourceMapper {
         } else {
             kind = .log
         }
-        let sessionID = scan.sessionID ?? identity.sessionID ?? ""
-        let imageUUID = scan.buildID ?? identity.buildID
+        let sessionID = scan.sessionID ?? place.identity.sessionID ?? ""
+        let imageUUID = scan.buildID ?? place.identity.buildID
         if let crashID = scan.crashID, !crashID.isEmpty {
             let id = "crash-" + SHA256.hexDigest(Array(crashID.utf8))
             collected.crashFallbacks.append(
                 encodeEvent(
                     id: id, timestamp: time, sessionID: sessionID, kind: .crash, name: eventName ?? "crash",
-                    module: module, imageUUID: imageUUID))
+                    module: place.module, imageUUID: imageUUID))
             collected.crashes.append(
                 encodeCrash(
-                    crashID: crashID, timestamp: time, sessionID: scan.sessionID ?? identity.sessionID, scan: scan,
-                    body: record["body"], identity: identity))
+                    crashID: crashID, timestamp: time, sessionID: scan.sessionID ?? place.identity.sessionID,
+                    scan: scan,
+                    body: record["body"], identity: place.identity))
             return
         }
         let id: String
         if let uid = scan.logRecordUID, !uid.isEmpty {
             id = Self.fitted(uid)
         } else {
-            id = derivedID(position)
+            id = derivedID(place.position)
         }
         let name = eventName ?? (kind == .crash ? "crash" : "log")
         collected.events.append(
             encodeEvent(
-                id: id, timestamp: time, sessionID: sessionID, kind: kind, name: name, module: module,
+                id: id, timestamp: time, sessionID: sessionID, kind: kind, name: name, module: place.module,
                 imageUUID: imageUUID))
     }
 }

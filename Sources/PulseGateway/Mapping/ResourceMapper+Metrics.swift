@@ -25,9 +25,7 @@ extension ResourceMapper {
         resourceAttributes: [UInt8], position: (Int, Int, Int), into collected: inout CollectedRecords
     ) throws(MappingProblem) {
         let name = metric["name"]?.string ?? ""
-        attributes.reset()
-        attributes.beginObject()
-        let scan = try writeAttributes(point["attributes"])
+        let scan = try beginAttributes(point["attributes"])
         let pointAttributes = attributes.bytes
         attributes.key("metric.type")
         attributes.string(type)

@@ -5,12 +5,9 @@ import PulseProtocol
 /// Spans to Pulse events.
 extension ResourceMapper {
     mutating func mapSpan(
-        _ span: JSONNode, identity: ResolvedIdentity, module: String?, resource: JSONNode,
-        position: (Int, Int, Int), into collected: inout CollectedRecords
+        _ span: JSONNode, at place: RecordPlace, into collected: inout CollectedRecords
     ) throws(MappingProblem) {
-        attributes.reset()
-        attributes.beginObject()
-        let scan = try writeAttributes(span["attributes"])
+        let scan = try beginAttributes(span["attributes"])
         let traceID = span["traceId"]?.string?.lowercased() ?? ""
         let spanID = span["spanId"]?.string?.lowercased() ?? ""
         if !traceID.isEmpty {
@@ -50,7 +47,7 @@ extension ResourceMapper {
         attributes.endObject()
 
         let kind: PulseEventKind
-        if let override = try self.kind(override: scan.kindOverride, resourceIndex: position.0) {
+        if let override = try self.kind(override: scan.kindOverride, resourceIndex: place.position.0) {
             kind = override
         } else if scan.networkMarker || spanKind == 3 {
             kind = .network
@@ -61,15 +58,18 @@ extension ResourceMapper {
         if Self.isHexID(traceID, length: 32), Self.isHexID(spanID, length: 16) {
             id = traceID + spanID
         } else {
-            id = derivedID(position)
+            id = derivedID(place.position)
         }
         let spanName = span["name"]?.string
-        if spanName == DiagnosticsObservation.recordName { diagnostics.named(span["attributes"], resource: resource) }
+        if spanName == DiagnosticsObservation.recordName {
+            diagnostics.named(span["attributes"], resource: place.resource)
+        }
         let name = spanName.flatMap { $0.isEmpty ? nil : $0 } ?? "span"
         collected.events.append(
             encodeEvent(
-                id: id, timestamp: time, sessionID: scan.sessionID ?? identity.sessionID ?? "", kind: kind, name: name,
-                module: module, imageUUID: scan.buildID ?? identity.buildID))
+                id: id, timestamp: time, sessionID: scan.sessionID ?? place.identity.sessionID ?? "", kind: kind,
+                name: name,
+                module: place.module, imageUUID: scan.buildID ?? place.identity.buildID))
     }
 
     /// OTLP span kind: the enum as an integer (or its name, which some encoders write).

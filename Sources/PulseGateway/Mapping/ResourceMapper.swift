@@ -44,9 +44,10 @@ struct ResourceMapper {
                 for (recordIndex, record) in records.elements.enumerated() {
                     try MappingWalk.enter(element: record, .logRecord)
                     result.records += 1
-                    try mapLogRecord(
-                        record, identity: identity!, module: module, resource: entry,
-                        position: (resourceIndex, scopeIndex, recordIndex), into: &collected)
+                    let place = RecordPlace(
+                        identity: identity!, module: module, resource: entry,
+                        position: (resourceIndex, scopeIndex, recordIndex))
+                    try mapLogRecord(record, at: place, into: &collected)
                 }
             case .traces:
                 guard let spans = scope["spans"], spans.count > 0 else { continue }
@@ -54,9 +55,10 @@ struct ResourceMapper {
                 for (recordIndex, span) in spans.elements.enumerated() {
                     try MappingWalk.enter(element: span, .span)
                     result.records += 1
-                    try mapSpan(
-                        span, identity: identity!, module: module, resource: entry,
-                        position: (resourceIndex, scopeIndex, recordIndex), into: &collected)
+                    let place = RecordPlace(
+                        identity: identity!, module: module, resource: entry,
+                        position: (resourceIndex, scopeIndex, recordIndex))
+                    try mapSpan(span, at: place, into: &collected)
                 }
             case .metrics:
                 guard let metrics = scope["metrics"], metrics.count > 0 else { continue }
