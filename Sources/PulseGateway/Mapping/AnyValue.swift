@@ -83,45 +83,58 @@ enum AnyValue {
             try MappingWalk.check(skipped: value, .anyValue)
             return
         }
-        try MappingWalk.check(members: value, .anyValue, deferring: nestedValues)
-        var written: Int?
-        for (offset, (key, member)) in value.memberNodes.enumerated() {
-            if key.stringEquals("stringValue") || key.stringEquals("bytesValue") {
-                if member.withUTF8({ writer.string(utf8: $0) }) == nil { writer.null() }
-            } else if key.stringEquals("boolValue") {
-                if let flag = member.bool { writer.bool(flag) } else { writer.null() }
-            } else if key.stringEquals("intValue") {
-                if let number = int64(member) { writer.int(number) } else { writer.null() }
-            } else if key.stringEquals("doubleValue") {
-                if let number = double(member) { writer.double(number) } else { writer.null() }
-            } else if key.stringEquals("arrayValue") {
-                try writeNested(member, list: false, into: &writer, depth: depth)
-            } else if key.stringEquals("kvlistValue") {
-                try writeNested(member, list: true, into: &writer, depth: depth)
-            } else {
+        // One pass over the members: the first value member is written, the others only checked.
+        let schema = valueSchema
+        var seen: UInt64 = 0
+        var written = false
+        for (key, member) in value.memberNodes {
+            guard let field = schema.field(key) else { continue }
+            let bit: UInt64 = 1 << UInt64(field)
+            guard seen & bit == 0 else { throw .invalid(OTLPValidator.Failure("duplicate key")) }
+            seen |= bit
+            guard !written else {
+                if !member.isNull { try MappingWalk.check(member, field: field, of: .anyValue) }
                 continue
             }
-            written = offset
-            break
-        }
-        guard let written else {
-            writer.null()
-            return
-        }
-        // Only the first value member is written; a nested value after it is still checked.
-        guard value.count > 1 else { return }
-        for (offset, (key, member)) in value.memberNodes.enumerated() where offset != written {
-            if key.stringEquals("arrayValue") {
-                try MappingWalk.check(skipped: member, .arrayValue)
-            } else if key.stringEquals("kvlistValue") {
-                try MappingWalk.check(skipped: member, .keyValueList)
+            written = true
+            let kind = valueMembers[field]
+            if !member.isNull {
+                if kind == .array || kind == .list {
+                    guard member.kind == .object else { throw .invalid(OTLPValidator.Failure("expected an object")) }
+                } else {
+                    try MappingWalk.check(member, field: field, of: .anyValue)
+                }
+            }
+            switch kind {
+            case .string: if member.withUTF8({ writer.string(utf8: $0) }) == nil { writer.null() }
+            case .bool: if let flag = member.bool { writer.bool(flag) } else { writer.null() }
+            case .int: if let number = int64(member) { writer.int(number) } else { writer.null() }
+            case .double: if let number = double(member) { writer.double(number) } else { writer.null() }
+            case .array: try writeNested(member, list: false, into: &writer, depth: depth)
+            case .list: try writeNested(member, list: true, into: &writer, depth: depth)
             }
         }
+        if !written { writer.null() }
     }
 
-    /// The members of an `AnyValue` that ``write(_:into:depth:)`` checks as it writes them.
-    private static let nestedValues = OTLPValidator.schemas[MessageKind.anyValue.rawValue].mask(
-        "arrayValue", "kvlistValue")
+    /// What a member of an `AnyValue` holds (`bytesValue` is written as its base64 string).
+    private enum ValueMember {
+        case string, bool, int, double, array, list
+    }
+
+    private static let valueSchema = OTLPValidator.schemas[MessageKind.anyValue.rawValue]
+    /// By field index of ``valueSchema``.
+    private static let valueMembers: [ValueMember] = valueSchema.displays.map { name in
+        switch name {
+        case "stringValue", "bytesValue": .string
+        case "boolValue": .bool
+        case "intValue": .int
+        case "doubleValue": .double
+        case "arrayValue": .array
+        case "kvlistValue": .list
+        default: preconditionFailure("AnyValue has no member \(name) to write")
+        }
+    }
 
     /// Writes an `arrayValue` as an array or a `kvlistValue` as an object (`list`), checking its
     /// members and each element.
