@@ -23,7 +23,7 @@ seconds="$2"
 seed_formats="hex json plaintext"
 case "$target" in
 fuzz-frame) seed_dirs=(Tests/MsgTransTests/Fixtures) ;;
-fuzz-json) seed_dirs=(Tests/PulseJSONTests/Fixtures Tests/PulseProtocolTests/Fixtures) ;;
+fuzz-json) seed_dirs=(Tests/PulseJSONTests/Fixtures Tests/PulseProtocolTests/Fixtures Tests/OTLPProtobufTests/Fixtures docs/examples) ;;
 fuzz-protobuf)
     seed_dirs=(Tests/OTLPProtobufTests/Fixtures)
     seed_formats="pb"

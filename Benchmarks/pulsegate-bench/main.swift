@@ -10,9 +10,9 @@ let usage = """
     usage: pulsegate-bench json                          PulseJSON vs Foundation (exit 1 below 10x)
            pulsegate-bench json-samples [directory]      write the sample documents
            pulsegate-bench json-loop <workload> <count>  run one workload for a profiler
-           pulsegate-bench mapping                       OTLP/JSON mapping with and without type checks
+           pulsegate-bench mapping                       the one walk: type checks, mapping, diagnostics
            pulsegate-bench mapping-loop <count>          map the sample request <count> times, for a profiler
-           pulsegate-bench stages [protobuf-file]        intake stages per request: parse, validate, map, encode
+           pulsegate-bench stages [protobuf-file]        intake stages per request: parse, walk, encode
            pulsegate-bench decode-loop <count>           decode the protobuf sample <count> times, for a profiler
            pulsegate-bench sqlite-ceiling [--seconds S] [--concurrency N] [--payload-bytes B] [--dir D]
     """
@@ -35,7 +35,7 @@ case "json-loop" where arguments.count == 3 && Int(arguments[2]) != nil:
     // Runs one workload untimed, for profilers.
     exit(JSONLoop.run(arguments[1], iterations: Int(arguments[2])!) ? 0 : 1)
 case "mapping":
-    // The gateway's OTLP/JSON mapping with and without the strict type checks.
+    // The gateway's one walk over an OTLP/JSON request: type checks, mapping, diagnostics.
     exit(MappingBenchmark.run() ? 0 : 1)
 case "mapping-loop" where arguments.count == 2 && Int(arguments[1]) != nil:
     // Maps the sample request a fixed number of times, untimed, for profilers (callgrind).

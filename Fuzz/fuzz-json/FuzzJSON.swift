@@ -5,8 +5,11 @@
 // and requires the same value, bit for bit, and a byte-identical second encoding. Inputs that do
 // not parse must fail the same way twice. The document is also rebuilt node by node with
 // JSONDocumentBuilder (what the protobuf decoder feeds the gateway's walk), which must give the same
-// nodes and values. Any disagreement traps, which libFuzzer reports.
+// nodes and values. Every document then goes through the gateway's mapping walk as a logs, traces
+// and metrics request, which must agree with the type checks in document order (PulseGateway's
+// MappingFuzzHooks). Any disagreement traps, which libFuzzer reports.
 
+import PulseGateway
 import PulseJSON
 
 /// libFuzzer calls the entry point from a single thread, one input at a time.
@@ -37,6 +40,7 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     let rebuilt = builder.finish()
     check(rebuilt.nodeCount == document.nodeCount, "the rebuilt document has other nodes")
     check(identical(checkNode(rebuilt.root, depth: 0), value), "the rebuilt document has other values")
+    if let problem = MappingFuzzHooks.disagreement(document.root) { check(false, problem) }
 
     for escapesLineSeparators in [false, true] {
         var writer = JSONWriter(capacity: 64, escapesLineSeparators: escapesLineSeparators)

@@ -5,12 +5,15 @@
 // compact JSON that PulseJSON parses within the gateway's depth (64) and that re-encodes to the same
 // bytes; a failure must be a well-formed OTLPProtobufError. A shallower depth limit must give the
 // same output or error, or fail with nestingTooDeep. The document decoder (the gateway's path) must
-// give the document PulseJSON parses from the transcoded text, or fail with the same error. The
-// input is also sent as a string field, which
+// give the document PulseJSON parses from the transcoded text, or fail with the same error; each
+// decoded document then goes through the gateway's mapping walk, which must agree with the type
+// checks in document order (PulseGateway's MappingFuzzHooks). The input is also sent as a string
+// field, which
 // must be accepted exactly when the standard library finds it valid UTF-8. Any broken invariant
 // traps, which libFuzzer reports as a crash.
 
 import OTLPProtobuf
+import PulseGateway
 import PulseJSON
 
 /// Small output bound keeps executions fast and makes the size check reachable.
@@ -110,6 +113,7 @@ private func checkDocument(
         check(document.byteCount <= limits.maxOutputBytes, "document over maxOutputBytes")
         check(document.root.value.encoded() == json, "the document differs from the transcoded text")
         check((try? parser.parse(json))?.nodeCount == document.nodeCount, "the document has other nodes")
+        if let problem = MappingFuzzHooks.disagreement(document.root) { check(false, problem) }
     case (.failure(let textError), .failure(let documentError)):
         if textError.code != .outputTooLarge && documentError.code != .outputTooLarge {
             check(

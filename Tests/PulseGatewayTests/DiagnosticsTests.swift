@@ -215,8 +215,11 @@ import Testing
             -> DiagnosticsObservation?
         {
             let json = OTLP.logs(resource: resource, records: [OTLP.record(1)])
-            return DiagnosticsObservation.extract(
-                try JSONParser().parse(Array(json.utf8)).root, signal: .logs, sequenceHeader: "4", fallbacks: fallbacks)
+            let context = MappingContext(
+                appID: "shop", batchID: "b-1", receivedAt: 0, sentAt: nil, fallbacks: fallbacks, sequenceHeader: "4")
+            return try OTLPMapper.map(
+                try JSONParser().parse(Array(json.utf8)).root, signal: .logs, context: context
+            ).diagnostics
         }
         // A stock SDK's process: service.instance.id, the installation of the batch identity too.
         let stock = try observe([OTLP.string("service.name", "checkout"), OTLP.string("service.instance.id", "i-7")])

@@ -193,7 +193,7 @@ import Testing
         var out = ""
         let context = MappingContext(
             appID: "shop", batchID: testCase.batchID, receivedAt: testCase.receivedAt, sentAt: testCase.sentAt,
-            fallbacks: testCase.fallbacks)
+            fallbacks: testCase.fallbacks, sequenceHeader: "5")
         do {
             let mapped = try OTLPMapper.map(document.root, signal: testCase.signal, context: context)
             out += "records \(mapped.records) rejected \(mapped.rejected)\n"
@@ -224,9 +224,7 @@ import Testing
                 signal: testCase.signal, rejected: mapped.rejected, message: mapped.rejectionMessage(testCase.signal),
                 format: .json)
             out += "response \(OTLP.text(response.body))\n"
-            let diagnostics = DiagnosticsObservation.extract(
-                document.root, signal: testCase.signal, sequenceHeader: "5", fallbacks: testCase.fallbacks)
-            if let record = diagnostics?.record { out += "diagnostics \(OTLP.text(record))\n" }
+            if let record = mapped.diagnostics?.record { out += "diagnostics \(OTLP.text(record))\n" }
         } catch let rejection {
             out += "rejected \(rejection.status.code) \(rejection.message)\n"
             out += "response \(OTLP.text(GatewayIntake.errorResponse(rejection).body))\n"

@@ -469,6 +469,65 @@ import Testing
                 + "expected an unsigned 64-bit integer (a number or a decimal string)")
     }
 
+    @Test func aWrongTypeLaterInTheRequestWinsOverAMappingRejection() {
+        // The walk meets the unknown apsio.event.kind first; the type checks ran before the mapping.
+        let bogus = OTLP.string("apsio.event.kind", "Bogus")
+        let json = OTLP.logs(records: [OTLP.record(1, attributes: [bogus]), #"{"severityText":5}"#])
+        let rejection = #expect(throws: IntakeRejection.self) { try OTLP.map(json, signal: .logs) }
+        #expect(rejection?.message == "resourceLogs[0].scopeLogs[0].logRecords[1].severityText: expected a string")
+        let alone = #expect(throws: IntakeRejection.self) {
+            try OTLP.map(OTLP.logs(records: [OTLP.record(1, attributes: [bogus])]), signal: .logs)
+        }
+        #expect(alone?.message.hasPrefix("resource 0: apsio.event.kind \"Bogus\" is not one of") == true)
+    }
+
+    /// Members the mapping walk passes without reading them are checked all the same.
+    static let skippedMembers: [WrongType] = [
+        WrongType(
+            .logs, OTLP.logs(records: [OTLP.record(1, attributes: [#"{"key":"url.query","value":{"intValue":"x"}}"#])]),
+            "resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.intValue: "
+                + "expected a 64-bit integer (a number or a decimal string)"),
+        WrongType(
+            .logs, OTLP.logs(records: [OTLP.record(1, attributes: [#"{"key":7,"value":{"arrayValue":[]}}"#])]),
+            "resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].key: expected a string"),
+        WrongType(
+            .logs, OTLP.logs(records: [OTLP.record(1, attributes: [#"{"value":{"arrayValue":{"values":[null]}}}"#])]),
+            "resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.arrayValue.values[0]: "
+                + "expected an object, not null"),
+        WrongType(
+            .logs,
+            OTLP.logs(records: [
+                OTLP.record(1, attributes: [#"{"key":"url.full","value":{"stringValue":"https://x","boolValue":1}}"#])
+            ]),
+            "resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.boolValue: expected true or false"),
+        WrongType(
+            .logs,
+            OTLP.logs(records: [
+                OTLP.record(1, attributes: [#"{"key":"k","value":{"stringValue":"a","kvlistValue":{"values":[1]}}}"#])
+            ]),
+            "resourceLogs[0].scopeLogs[0].logRecords[0].attributes[0].value.kvlistValue.values[0]: expected an object"),
+        WrongType(
+            .logs,
+            #"{"resourceLogs":[{"resource":{"attributes":[{"key":"a","value":{"doubleValue":"x"}}]},"scopeLogs":[]}]}"#,
+            #"resourceLogs[0].resource.attributes[0].value.doubleValue: expected a number (or "NaN", "Infinity", "-Infinity")"#
+        ),
+        WrongType(
+            .metrics,
+            #"{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[{}]},"sum":{"dataPoints":[null]}}]}]}]}"#,
+            "resourceMetrics[0].scopeMetrics[0].metrics[0].sum.dataPoints[0]: expected an object, not null"),
+        WrongType(
+            .traces,
+            #"{"resourceSpans":[{"scopeSpans":[{"spans":[],"scope":{"attributes":[{"key":"a","value":{"intValue":[]}}]}}]}]}"#,
+            "resourceSpans[0].scopeSpans[0].scope.attributes[0].value.intValue: "
+                + "expected a 64-bit integer (a number or a decimal string)"),
+    ]
+
+    @Test(arguments: skippedMembers)
+    func membersTheWalkDoesNotReadAreCheckedToo(_ item: WrongType) {
+        let rejection = #expect(throws: IntakeRejection.self) { try OTLP.map(item.body, signal: item.signal) }
+        #expect(rejection?.message == item.message)
+    }
+
     @Test func messagesNeverQuoteThePayload() {
         let json = OTLP.logs(records: [#"{"attributes":[{"key":"secret-key","value":{"intValue":"secret-value"}}]}"#])
         let rejection = #expect(throws: IntakeRejection.self) { try OTLP.map(json, signal: .logs) }

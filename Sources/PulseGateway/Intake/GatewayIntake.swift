@@ -307,10 +307,10 @@ final class GatewayIntake: Sendable {
     static func map(
         _ document: JSONDocument, signal: OTLPSignal, context: MappingContext, sequenceHeader: String?
     ) throws(IntakeRejection) -> (MappedRequest, DiagnosticsObservation?) {
+        var context = context
+        context.sequenceHeader = sequenceHeader
         let mapped = try OTLPMapper.map(document.root, signal: signal, context: context)
-        let diagnostics = DiagnosticsObservation.extract(
-            document.root, signal: signal, sequenceHeader: sequenceHeader, fallbacks: context.fallbacks)
-        return (mapped, diagnostics)
+        return (mapped, mapped.diagnostics)
     }
 
     // MARK: - Memory

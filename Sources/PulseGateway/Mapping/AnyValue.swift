@@ -1,3 +1,4 @@
+import OTLPProtobuf
 import PulseJSON
 
 /// Reading OTLP/JSON `AnyValue`s and attribute lists.
@@ -70,57 +71,98 @@ enum AnyValue {
 
     /// Writes an `AnyValue` as plain JSON: strings, booleans, int64 as numbers, doubles, arrays,
     /// key/value lists as objects (sensitive keys redacted at every level), bytes as their base64
-    /// text; an empty or unknown value as `null`.
-    static func write(_ value: JSONNode?, into writer: inout JSONWriter, depth: Int = 0) {
-        guard let value, value.kind == .object, depth < 32 else {
+    /// text; an empty or unknown value as `null`. Checks the value's JSON types as it goes (the
+    /// caller checked that it is an object, or `null`), everything it does not write too.
+    static func write(_ value: JSONNode?, into writer: inout JSONWriter, depth: Int = 0) throws(MappingProblem) {
+        guard let value, value.kind == .object else {
             writer.null()
             return
         }
+        guard depth < 32 else {
+            writer.null()
+            try MappingWalk.check(skipped: value, .anyValue)
+            return
+        }
+        // One pass over the members: the first value member is written, the others only checked.
+        let schema = valueSchema
+        var seen: UInt64 = 0
+        var written = false
         for (key, member) in value.memberNodes {
-            if key.stringEquals("stringValue") || key.stringEquals("bytesValue") {
-                if member.withUTF8({ writer.string(utf8: $0) }) == nil { writer.null() }
-                return
+            guard let field = schema.field(key) else { continue }
+            let bit: UInt64 = 1 << UInt64(field)
+            guard seen & bit == 0 else { throw .invalid(OTLPValidator.Failure("duplicate key")) }
+            seen |= bit
+            guard !written else {
+                if !member.isNull { try MappingWalk.check(member, field: field, of: .anyValue) }
+                continue
             }
-            if key.stringEquals("boolValue") {
-                if let flag = member.bool { writer.bool(flag) } else { writer.null() }
-                return
-            }
-            if key.stringEquals("intValue") {
-                if let number = int64(member) { writer.int(number) } else { writer.null() }
-                return
-            }
-            if key.stringEquals("doubleValue") {
-                if let number = double(member) { writer.double(number) } else { writer.null() }
-                return
-            }
-            if key.stringEquals("arrayValue") {
-                writer.beginArray()
-                if let values = member["values"] {
-                    for element in values.elements {
-                        write(element, into: &writer, depth: depth + 1)
-                    }
+            written = true
+            let kind = valueMembers[field]
+            if !member.isNull {
+                if kind == .array || kind == .list {
+                    guard member.kind == .object else { throw .invalid(OTLPValidator.Failure("expected an object")) }
+                } else {
+                    try MappingWalk.check(member, field: field, of: .anyValue)
                 }
-                writer.endArray()
-                return
             }
-            if key.stringEquals("kvlistValue") {
-                writer.beginObject()
-                if let values = member["values"] {
-                    for entry in values.elements {
-                        guard let name = entry["key"], name.withUTF8({ writer.key(utf8: $0) }) != nil else {
-                            continue
-                        }
-                        if let text = name.string, Redaction.isSensitive(text) {
-                            writer.string(Redaction.placeholder)
-                        } else {
-                            write(entry["value"], into: &writer, depth: depth + 1)
-                        }
-                    }
-                }
-                writer.endObject()
-                return
+            switch kind {
+            case .string: if member.withUTF8({ writer.string(utf8: $0) }) == nil { writer.null() }
+            case .bool: if let flag = member.bool { writer.bool(flag) } else { writer.null() }
+            case .int: if let number = int64(member) { writer.int(number) } else { writer.null() }
+            case .double: if let number = double(member) { writer.double(number) } else { writer.null() }
+            case .array: try writeNested(member, list: false, into: &writer, depth: depth)
+            case .list: try writeNested(member, list: true, into: &writer, depth: depth)
             }
         }
-        writer.null()
+        if !written { writer.null() }
+    }
+
+    /// What a member of an `AnyValue` holds (`bytesValue` is written as its base64 string).
+    private enum ValueMember {
+        case string, bool, int, double, array, list
+    }
+
+    private static let valueSchema = OTLPValidator.schemas[MessageKind.anyValue.rawValue]
+    /// By field index of ``valueSchema``.
+    private static let valueMembers: [ValueMember] = valueSchema.displays.map { name in
+        switch name {
+        case "stringValue", "bytesValue": .string
+        case "boolValue": .bool
+        case "intValue": .int
+        case "doubleValue": .double
+        case "arrayValue": .array
+        case "kvlistValue": .list
+        default: preconditionFailure("AnyValue has no member \(name) to write")
+        }
+    }
+
+    /// Writes an `arrayValue` as an array or a `kvlistValue` as an object (`list`), checking its
+    /// members and each element.
+    private static func writeNested(_ member: JSONNode, list: Bool, into writer: inout JSONWriter, depth: Int)
+        throws(MappingProblem)
+    {
+        if list { writer.beginObject() } else { writer.beginArray() }
+        if !member.isNull { try MappingWalk.enter(member, list ? .keyValueList : .arrayValue) }
+        if let values = member["values"] {
+            for element in values.elements {
+                guard list else {
+                    try MappingWalk.check(element: element)
+                    try write(element, into: &writer, depth: depth + 1)
+                    continue
+                }
+                try MappingWalk.enter(element: element, .keyValue)
+                guard let name = element["key"], name.withUTF8({ writer.key(utf8: $0) }) != nil else {
+                    try MappingWalk.check(skipped: element["value"], .anyValue)
+                    continue
+                }
+                if let text = name.string, Redaction.isSensitive(text) {
+                    writer.string(Redaction.placeholder)
+                    try MappingWalk.check(skipped: element["value"], .anyValue)
+                } else {
+                    try write(element["value"], into: &writer, depth: depth + 1)
+                }
+            }
+        }
+        if list { writer.endObject() } else { writer.endArray() }
     }
 }

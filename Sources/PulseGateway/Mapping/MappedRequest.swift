@@ -9,6 +9,9 @@ struct MappedRequest: Sendable, Equatable {
     /// The identities of resources with derived values (``ResolvedIdentity/derivation``), in
     /// resource order.
     var derivedIdentities: [ResolvedIdentity] = []
+    /// What the request tells about its sender's delivery (``DiagnosticsObservation``), read in
+    /// the same walk.
+    var diagnostics: DiagnosticsObservation?
 
     /// The partial-success message, when records were rejected.
     func rejectionMessage(_ signal: OTLPSignal) -> String? {

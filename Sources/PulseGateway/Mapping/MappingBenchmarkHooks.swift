@@ -10,31 +10,30 @@ package enum MappingBenchmarkHooks {
         fallbacks: IdentityFallbacks(
             deviceID: "bench-device", sdkVersion: "bench/1", platform: "linux"))
 
-    /// Maps an OTLP/JSON logs export request as the intake does; returns the number of outbox
-    /// rows, or -1 when the request is rejected. `validating: false` skips the type checks.
-    package static func mapLogs(_ root: JSONNode, validating: Bool) -> Int {
+    /// Maps an OTLP/JSON logs export request as the intake does (the one walk: type checks,
+    /// mapping, diagnostics observation); returns the number of outbox rows, or -1 when the
+    /// request is rejected.
+    package static func mapLogs(_ root: JSONNode) -> Int {
         do {
-            return try OTLPMapper.map(root, signal: .logs, context: context, validating: validating).drafts.count
+            return try OTLPMapper.map(root, signal: .logs, context: walkContext).drafts.count
         } catch {
             return -1
         }
     }
 
-    /// Only the type checks of a logs export request; 1 when valid, -1 when not.
-    package static func validateLogs(_ root: JSONNode) -> Int {
-        do {
-            try OTLPValidator.validate(root, signal: .logs)
-            return 1
-        } catch {
-            return -1
-        }
-    }
+    /// What the intake passes the walk: the bench context with a batch sequence header, so the
+    /// diagnostics observation is made.
+    static let walkContext = {
+        var walkContext = context
+        walkContext.sequenceHeader = "1"
+        return walkContext
+    }()
 
-    /// The diagnostics extraction the intake runs after mapping (a third look at the document);
-    /// 1 when it found an observation, 0 when not.
-    package static func extractDiagnostics(_ root: JSONNode) -> Int {
-        DiagnosticsObservation.extract(root, signal: .logs, sequenceHeader: "1", fallbacks: context.fallbacks) == nil
-            ? 0 : 1
+    /// Whether the walk of a logs request made a diagnostics observation (1) or not (0), -1 when
+    /// the request is rejected.
+    package static func observesDiagnostics(_ root: JSONNode) -> Int {
+        guard let mapped = try? OTLPMapper.map(root, signal: .logs, context: walkContext) else { return -1 }
+        return mapped.diagnostics == nil ? 0 : 1
     }
 
     /// A protobuf logs export request decoded as the intake does it: straight into the document.

@@ -16,6 +16,8 @@ struct MappingContext: Sendable {
     /// is already another body's); it joins the HTTP batch id in the Pulse batch ids and derived
     /// event ids, so the batch is delivered as its own. `nil` for every other batch.
     var conflictHash: String? = nil
+    /// `Apsio-Batch-Sequence` (``DiagnosticsObservation/sequenceHeader``), as it arrived.
+    var sequenceHeader: String? = nil
 
     /// Feeds the batch's identity (HTTP batch id, and the body hash of a conflicting batch) into
     /// a derived id.

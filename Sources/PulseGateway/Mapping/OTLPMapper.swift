@@ -1,3 +1,4 @@
+import OTLPProtobuf
 import PulseJSON
 
 /// Maps an OTLP/JSON export request to Pulse batches, as `docs/mapping.md` specifies.
@@ -8,29 +9,53 @@ enum OTLPMapper {
     /// Offsets up to this magnitude are treated as network delay and not applied.
     static let clockOffsetThresholdMilliseconds: Int64 = 5 * 60 * 1000
 
-    /// Maps a parsed export request.
+    /// Maps a parsed export request in one walk (``ResourceMapper``): the JSON type checks of
+    /// ``OTLPValidator``, the mapping, redaction, id derivation and the diagnostics observation.
     ///
-    /// - Parameter validating: checks every known member's JSON type first (``OTLPValidator``);
-    ///   `false` only for the benchmark's before/after comparison.
     /// - Throws: ``IntakeRejection`` (400) for a request that is not an export request of
     ///   `signal`, a known member of the wrong JSON type, a resource without a required identity
-    ///   value, or an unknown `apsio.event.kind`.
+    ///   value, or an unknown `apsio.event.kind`. A wrongly typed member anywhere in the request
+    ///   wins over the mapping's own rejections, and the first one in document order is named,
+    ///   as when the type checks ran before the mapping.
     static func map(
-        _ root: JSONNode, signal: OTLPSignal, context: MappingContext, validating: Bool = true
+        _ root: JSONNode, signal: OTLPSignal, context: MappingContext
     ) throws(IntakeRejection) -> MappedRequest {
         guard root.kind == .object else {
             throw IntakeRejection(.badRequest, "the body is not an OTLP export request (expected a JSON object)")
         }
-        var result = MappedRequest(drafts: [], records: 0, rejected: 0)
-        guard let resources = root[signal.resourceKey], !resources.isNull else { return result }
+        guard let resources = root[signal.resourceKey], !resources.isNull else {
+            return MappedRequest(drafts: [], records: 0, rejected: 0)
+        }
         guard resources.kind == .array else {
             throw IntakeRejection(.badRequest, "\(signal.resourceKey) must be an array")
         }
-        if validating { try OTLPValidator.validate(root, signal: signal) }
+        do {
+            return try walk(root, resources: resources, signal: signal, context: context)
+        } catch {
+            // The walk stopped at the first problem it met; the request's first wrongly typed
+            // member in document order, if any, is the answer (a rejected request only).
+            try OTLPValidator.validate(root, signal: signal)
+            switch error {
+            case .rejected(let rejection): throw rejection
+            case .invalid(let failure): throw IntakeRejection(.badRequest, failure.description)
+            }
+        }
+    }
+
+    /// The walk over a request whose `resources` member is an array.
+    static func walk(
+        _ root: JSONNode, resources: JSONNode, signal: OTLPSignal, context: MappingContext
+    ) throws(MappingProblem) -> MappedRequest {
+        var result = MappedRequest(drafts: [], records: 0, rejected: 0)
         var mapper = ResourceMapper(signal: signal, context: context)
+        try MappingWalk.enter(root, .request(signal))
         for (resourceIndex, entry) in resources.elements.enumerated() {
+            try MappingWalk.check(element: entry)
             try mapper.map(entry, resourceIndex: resourceIndex, into: &result)
         }
+        result.diagnostics = DiagnosticsObservation(
+            mapper.diagnostics.found, firstResource: mapper.firstResource, sequenceHeader: context.sequenceHeader,
+            fallbacks: context.fallbacks)
         return result
     }
 }

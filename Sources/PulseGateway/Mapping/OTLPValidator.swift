@@ -2,12 +2,12 @@ import Glibc
 import OTLPProtobuf
 import PulseJSON
 
-/// Checks the JSON types of an OTLP/JSON export request before it is mapped, as proto3's JSON
-/// mapping does: a known member of the wrong JSON type fails the whole request (400, the message
-/// names its JSON path, e.g. `resourceLogs[0].scopeLogs[0].logRecords: expected an array`);
-/// unknown members are ignored; `null` means "absent" for any member, but not as an element of
-/// an array. A known member that appears twice in one object fails the request too
-/// (`resourceLogs: duplicate key`): the parser keeps both, and the mapper would read only one.
+/// The JSON types of an OTLP/JSON export request, as proto3's JSON mapping has them: a known
+/// member of the wrong JSON type fails the whole request (400, the message names its JSON path,
+/// e.g. `resourceLogs[0].scopeLogs[0].logRecords: expected an array`); unknown members are
+/// ignored; `null` means "absent" for any member, but not as an element of an array. A known
+/// member that appears twice in one object fails the request too (`resourceLogs: duplicate key`):
+/// the parser keeps both, and the mapper would read only one.
 ///
 /// Accepted forms (see `docs/mapping.md`, "Validation"): 64-bit integers as numbers or decimal
 /// strings; 32-bit integers as numbers (decimal strings too, as proto3 JSON allows); enums as
@@ -19,11 +19,14 @@ import PulseJSON
 /// (field names, kinds, cardinality); its development fields (profiles' dictionary indexes,
 /// entity references) are not part of the JSON request schema and are ignored like unknown members.
 ///
-/// A separate pass over the tape (no allocation on success), so the mapper itself keeps reading
-/// only what it needs and a rejected request never reaches it.
+/// The mapping walk (``ResourceMapper``) applies these checks object by object as it reads the
+/// request (``check(members:_:deferring:)``: the members it goes on to read itself are only
+/// checked for being an object or an array there), so a request is walked once. The walk stops at
+/// the first problem it meets; ``validate(_:signal:)`` then checks the request in document order
+/// to name the first problem and its path, as a separate check before the mapping did.
 enum OTLPValidator {
-    /// Throws ``IntakeRejection`` (400) naming the JSON path of the first wrongly typed member.
-    /// `root` must be an object (the mapper checks that first).
+    /// Throws ``IntakeRejection`` (400) naming the JSON path of the first wrongly typed member, in
+    /// document order. `root` must be an object (the mapper checks that first).
     static func validate(_ root: JSONNode, signal: OTLPSignal) throws(IntakeRejection) {
         do {
             try check(members: root, schemas[MessageKind.request(signal).rawValue])
@@ -32,151 +35,13 @@ enum OTLPValidator {
         }
     }
 
-    // MARK: - Schema
-
-    /// The JSON form a field takes: a trivial value (no reference counting while checking).
-    struct Form: Sendable {
-        /// The form of one value.
-        enum Value: Sendable {
-            case string
-            case bool
-            case int32
-            case uint32
-            case int64
-            case uint64
-            case double
-            /// An open proto3 enum: an int32, or one of its value names.
-            case enumeration(OTLPEnum)
-            /// A trace or span id: this many hex characters, or empty.
-            case hexID(Int)
-            /// Any other `bytes` field: base64 text.
-            case bytes
-            /// An embedded message (its rules are ``OTLPValidator/schemas`` at the kind's raw value).
-            case message(MessageKind)
-        }
-
-        var value: Value
-        /// A repeated field: an array of `value`s.
-        var isRepeated: Bool
-
-        /// The JSON form of `field`.
-        init(_ field: FieldSchema) {
-            switch field.kind {
-            case .string: value = .string
-            case .bytesBase64: value = .bytes
-            case .bytesHex(let bytes): value = .hexID(bytes * 2)
-            case .bool: value = .bool
-            case .int32, .sint32: value = .int32
-            case .uint32, .fixed32: value = .uint32
-            case .enumeration(let kind): value = .enumeration(kind)
-            case .int64, .sfixed64: value = .int64
-            case .uint64, .fixed64: value = .uint64
-            case .double: value = .double
-            case .message(let kind): value = .message(kind)
-            }
-            isRepeated = field.cardinality == .repeated
-        }
-
-        /// What the problem message says was expected.
-        var expectation: String {
-            if isRepeated { return "expected an array" }
-            switch value {
-            case .string: return "expected a string"
-            case .bool: return "expected true or false"
-            case .int32: return "expected a 32-bit integer"
-            case .uint32: return "expected an unsigned 32-bit integer"
-            case .int64: return "expected a 64-bit integer (a number or a decimal string)"
-            case .uint64: return "expected an unsigned 64-bit integer (a number or a decimal string)"
-            case .double: return #"expected a number (or "NaN", "Infinity", "-Infinity")"#
-            case .enumeration: return "expected an enum value (an integer or its name)"
-            case .hexID(let count): return "expected \(count) hex characters (or an empty string)"
-            case .bytes: return "expected a base64 string"
-            case .message: return "expected an object"
-            }
-        }
-    }
-
-    /// The JSON rules of every OTLP message, indexed by ``MessageKind`` raw value.
-    static let schemas: [Schema] = MessageKind.allCases.map { Schema($0.schema) }
-
-    /// The fields of one OTLP message.
-    final class Schema: Sendable {
-        /// The JSON names, one after the other (``nameEnds`` delimits them).
-        private let names: [UInt8]
-        private let nameEnds: [Int]
-        let forms: [Form]
-        let displays: [String]
-
-        /// The JSON fields of `message` (its development fields left out).
-        init(_ message: MessageSchema) {
-            let fields = message.fields.filter { !$0.isDevelopment }
-            precondition(fields.count <= 64, "duplicate detection keeps one bit per field")
-            var names: [UInt8] = []
-            var nameEnds: [Int] = []
-            for field in fields {
-                field.name.withUTF8Buffer { names.append(contentsOf: $0) }
-                nameEnds.append(names.count)
-            }
-            self.names = names
-            self.nameEnds = nameEnds
-            forms = fields.map(Form.init)
-            displays = fields.map { $0.name.description }
-        }
-
-        /// The index of the field named by `key`, or `nil` for an unknown member.
-        func field(_ key: JSONNode) -> Int? {
-            key.withUTF8 { (bytes) -> Int? in
-                names.withUnsafeBufferPointer { names in
-                    nameEnds.withUnsafeBufferPointer { ends in
-                        var start = 0
-                        for index in 0..<ends.count {
-                            let end = ends[index]
-                            if end - start == bytes.count
-                                && (bytes.isEmpty
-                                    || memcmp(names.baseAddress! + start, bytes.baseAddress!, bytes.count) == 0)
-                            {
-                                return index
-                            }
-                            start = end
-                        }
-                        return nil
-                    }
-                }
-            } ?? nil
-        }
-    }
-
-    // MARK: - Failures
-
-    /// A problem and the path to it, innermost component first while unwinding.
-    struct Failure: Error, CustomStringConvertible {
-        enum Component {
-            case key(String)
-            case index(Int)
-        }
-
-        var reversedPath: [Component] = []
-        var problem: String
-
-        init(_ problem: String) { self.problem = problem }
-
-        var description: String {
-            var path = ""
-            for component in reversedPath.reversed() {
-                switch component {
-                case .key(let name): path += path.isEmpty ? name : "." + name
-                case .index(let index): path += "[\(index)]"
-                }
-            }
-            return path.isEmpty ? problem : path + ": " + problem
-        }
-    }
-
     // MARK: - Checking
 
     /// Checks the known members of an object (the caller checked that it is one); each may
-    /// appear once.
-    static func check(members object: JSONNode, _ schema: Schema) throws(Failure) {
+    /// appear once. The message-typed fields in `deferred` (bits of ``Schema/mask(_:)``) are only
+    /// checked for being an object (an array when repeated): the caller reads them and checks
+    /// their content (``check(element:)``, then their members) as it does.
+    static func check(members object: JSONNode, _ schema: Schema, deferring deferred: UInt64 = 0) throws(Failure) {
         var seen: UInt64 = 0
         for (key, value) in object.memberNodes {
             guard let field = schema.field(key) else { continue }
@@ -188,14 +53,37 @@ enum OTLPValidator {
             }
             seen |= bit
             guard !value.isNull else { continue }
-            do {
-                try check(value, schema.forms[field])
+            do throws(Failure) {
+                let form = schema.forms[field]
+                if deferred & bit != 0 {
+                    guard value.kind == (form.isRepeated ? .array : .object) else { throw Failure(form.expectation) }
+                } else {
+                    try check(value, form)
+                }
             } catch {
                 var failure = error
                 failure.reversedPath.append(.key(schema.displays[field]))
                 throw failure
             }
         }
+    }
+
+    /// Checks the known members of `object` against the rules of `kind`.
+    static func check(members object: JSONNode, _ kind: MessageKind, deferring deferred: UInt64 = 0) throws(Failure) {
+        try check(members: object, schemas[kind.rawValue], deferring: deferred)
+    }
+
+    /// Checks that an element of a repeated message field (which the caller walks) is an object.
+    static func check(element item: JSONNode) throws(Failure) {
+        guard item.kind == .object else {
+            throw Failure(item.isNull ? "expected an object, not null" : "expected an object")
+        }
+    }
+
+    /// Checks a non-null message of `kind` and everything in it.
+    static func check(message value: JSONNode, _ kind: MessageKind) throws(Failure) {
+        guard value.kind == .object else { throw Failure("expected an object") }
+        try check(members: value, schemas[kind.rawValue])
     }
 
     /// Checks one non-null value.

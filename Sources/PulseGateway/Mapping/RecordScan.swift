@@ -14,6 +14,8 @@ struct RecordScan {
     var buildID: String?
     var imageUUIDs: [String] = []
     var networkMarker = false
+    /// An `event.name` attribute names the diagnostics record (``DiagnosticsObservation/recordName``).
+    var namesDiagnosticsRecord = false
 
     /// What an attribute key means to the mapping (one dictionary lookup per key).
     enum Role {
@@ -49,7 +51,10 @@ struct RecordScan {
         switch role {
         case .logRecordUID: logRecordUID = logRecordUID ?? AnyValue.string(value)
         case .crashID: crashID = crashID ?? AnyValue.string(value)
-        case .eventName: eventName = eventName ?? AnyValue.string(value)
+        case .eventName:
+            let name = AnyValue.string(value)
+            eventName = eventName ?? name
+            if name == DiagnosticsObservation.recordName { namesDiagnosticsRecord = true }
         case .kindOverride: kindOverride = kindOverride ?? AnyValue.string(value)
         case .exceptionType: exceptionType = exceptionType ?? AnyValue.string(value)
         case .exceptionMessage: exceptionMessage = exceptionMessage ?? AnyValue.string(value)

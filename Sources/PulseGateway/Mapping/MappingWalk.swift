@@ -1,0 +1,111 @@
+import OTLPProtobuf
+import PulseJSON
+
+/// The type checks of the one mapping walk: ``OTLPValidator``'s rules applied to each object as
+/// ``ResourceMapper`` reads it, with the members the mapper goes on to read itself deferred (only
+/// checked for being an object or an array, their content checked when the mapper reaches it).
+/// Everything else in the object is checked as the walk passes it.
+enum MappingWalk {
+    /// Checks the members of `object` (an object) by the rules of `kind`.
+    @inline(__always)
+    static func check(members object: JSONNode, _ kind: MessageKind, deferring deferred: UInt64 = 0)
+        throws(MappingProblem)
+    {
+        do {
+            try OTLPValidator.check(members: object, kind, deferring: deferred)
+        } catch {
+            throw .invalid(error)
+        }
+    }
+
+    /// Checks an element of a deferred repeated message field: an object, whose members the
+    /// caller checks next.
+    @inline(__always)
+    static func check(element item: JSONNode) throws(MappingProblem) {
+        do {
+            try OTLPValidator.check(element: item)
+        } catch {
+            throw .invalid(error)
+        }
+    }
+
+    /// Checks everything in a deferred message the mapper does not read after all (`nil` and
+    /// `null` are absent).
+    static func check(skipped value: JSONNode?, _ kind: MessageKind) throws(MappingProblem) {
+        guard let value, !value.isNull else { return }
+        do {
+            try OTLPValidator.check(message: value, kind)
+        } catch {
+            throw .invalid(error)
+        }
+    }
+
+    /// Checks one non-null scalar member the writer is about to read (`field` of `kind`).
+    @inline(__always)
+    static func check(_ value: JSONNode, field: Int, of kind: MessageKind) throws(MappingProblem) {
+        do {
+            try OTLPValidator.check(value, OTLPValidator.schemas[kind.rawValue].forms[field])
+        } catch {
+            throw .invalid(error)
+        }
+    }
+
+    // MARK: - Deferred members
+
+    private static func mask(_ kind: MessageKind, _ names: String...) -> UInt64 {
+        names.reduce(0) { $0 | OTLPValidator.schemas[kind.rawValue].mask($1) }
+    }
+
+    /// What the walk reads of each message itself, by message kind.
+    static let deferred: [UInt64] = {
+        var masks = [UInt64](repeating: 0, count: MessageKind.allCases.count)
+        masks[MessageKind.exportLogsServiceRequest.rawValue] = mask(.exportLogsServiceRequest, "resourceLogs")
+        masks[MessageKind.exportTraceServiceRequest.rawValue] = mask(.exportTraceServiceRequest, "resourceSpans")
+        masks[MessageKind.exportMetricsServiceRequest.rawValue] = mask(
+            .exportMetricsServiceRequest, "resourceMetrics")
+        masks[MessageKind.resourceLogs.rawValue] = mask(.resourceLogs, "scopeLogs")
+        masks[MessageKind.resourceSpans.rawValue] = mask(.resourceSpans, "scopeSpans")
+        masks[MessageKind.resourceMetrics.rawValue] = mask(.resourceMetrics, "scopeMetrics")
+        masks[MessageKind.scopeLogs.rawValue] = mask(.scopeLogs, "logRecords")
+        masks[MessageKind.scopeSpans.rawValue] = mask(.scopeSpans, "spans")
+        masks[MessageKind.scopeMetrics.rawValue] = mask(.scopeMetrics, "metrics")
+        masks[MessageKind.logRecord.rawValue] = mask(.logRecord, "attributes", "body")
+        masks[MessageKind.span.rawValue] = mask(.span, "attributes")
+        masks[MessageKind.metric.rawValue] = mask(
+            .metric, "gauge", "sum", "histogram", "exponentialHistogram", "summary")
+        for kind in [MessageKind.gauge, .sum, .histogram, .exponentialHistogram, .summary] {
+            masks[kind.rawValue] = mask(kind, "dataPoints")
+        }
+        for kind in [
+            MessageKind.numberDataPoint, .histogramDataPoint, .exponentialHistogramDataPoint, .summaryDataPoint,
+        ] {
+            masks[kind.rawValue] = mask(kind, "attributes")
+        }
+        masks[MessageKind.keyValue.rawValue] = mask(.keyValue, "value")
+        masks[MessageKind.arrayValue.rawValue] = mask(.arrayValue, "values")
+        masks[MessageKind.keyValueList.rawValue] = mask(.keyValueList, "values")
+        return masks
+    }()
+
+    /// Checks the members of `object` by the rules of `kind`, deferring what the walk reads itself.
+    @inline(__always)
+    static func enter(_ object: JSONNode, _ kind: MessageKind) throws(MappingProblem) {
+        try check(members: object, kind, deferring: deferred[kind.rawValue])
+    }
+
+    /// Checks an element of a deferred repeated field and enters it.
+    @inline(__always)
+    static func enter(element item: JSONNode, _ kind: MessageKind) throws(MappingProblem) {
+        try check(element: item)
+        try enter(item, kind)
+    }
+
+    /// The kinds of a signal's resource, scope and record messages.
+    static func kinds(_ signal: OTLPSignal) -> (resource: MessageKind, scope: MessageKind, record: MessageKind) {
+        switch signal {
+        case .logs: (.resourceLogs, .scopeLogs, .logRecord)
+        case .traces: (.resourceSpans, .scopeSpans, .span)
+        case .metrics: (.resourceMetrics, .scopeMetrics, .metric)
+        }
+    }
+}

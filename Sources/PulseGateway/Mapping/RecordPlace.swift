@@ -1,0 +1,13 @@
+import PulseJSON
+
+/// Where a log record or span is in the request, and what it belongs to.
+struct RecordPlace {
+    /// The identity of its resource.
+    var identity: ResolvedIdentity
+    /// Its scope's name, the events' `module`.
+    var module: String?
+    /// Its resource entry (`resourceLogs[i]` …).
+    var resource: JSONNode
+    /// Resource, scope and record index, for derived ids.
+    var position: (resource: Int, scope: Int, record: Int)
+}

@@ -1,0 +1,81 @@
+import PulseJSON
+import PulseProtocol
+
+/// Attribute lists written as the open attributes object (redacted), with what the rules read.
+extension ResourceMapper {
+    /// Writes the record's attributes (redacted) as members of the open attributes object and
+    /// returns what the rules need; checks each attribute's JSON types as it goes (the caller
+    /// checked that `list` is an array, or `null`).
+    mutating func writeAttributes(_ list: JSONNode?) throws(MappingProblem) -> RecordScan {
+        var scan = RecordScan()
+        guard let list else { return scan }
+        for attribute in list.elements {
+            try MappingWalk.enter(element: attribute, .keyValue)
+            let value = attribute["value"]
+            guard let key = attribute["key"]?.string else {
+                try MappingWalk.check(skipped: value, .anyValue)
+                continue
+            }
+            var isURL = false
+            if let role = RecordScan.roles[key] {
+                switch role {
+                case .dropped:
+                    try MappingWalk.check(skipped: value, .anyValue)
+                    continue
+                case .url, .network(url: true): isURL = true
+                default: break
+                }
+                scan.observe(role, value)
+            }
+            attributes.key(key)
+            if Redaction.isSensitive(key) {
+                attributes.string(Redaction.placeholder)
+                try MappingWalk.check(skipped: value, .anyValue)
+            } else if isURL, let url = AnyValue.string(value) {
+                attributes.string(Redaction.strippingQueryAndFragment(url))
+                try MappingWalk.check(skipped: value, .anyValue)
+            } else {
+                try AnyValue.write(value, into: &attributes)
+            }
+        }
+        return scan
+    }
+
+    /// Starts the attributes object of a record with the record's attributes (``writeAttributes(_:)``).
+    mutating func beginAttributes(_ list: JSONNode?) throws(MappingProblem) -> RecordScan {
+        attributes.reset()
+        attributes.beginObject()
+        return try writeAttributes(list)
+    }
+
+    /// The resource's attributes as one object (for metric ids); the resource was checked whole
+    /// as the walk passed it.
+    mutating func encodeResourceAttributes(_ entry: JSONNode) throws(MappingProblem) -> [UInt8] {
+        _ = try beginAttributes(entry["resource"]?["attributes"])
+        attributes.endObject()
+        return attributes.bytes
+    }
+
+    /// Adds the clock fields and returns the event timestamp for a device time.
+    mutating func timestamp(deviceTime: Int64?) -> Int64 {
+        guard let deviceTime else { return context.receivedAt }
+        guard let clockOffset else { return deviceTime }
+        attributes.key("pulsegate.clock_offset_ms")
+        attributes.int(clockOffset)
+        attributes.key("pulsegate.device_time_ms")
+        attributes.int(deviceTime)
+        return deviceTime + clockOffset
+    }
+
+    func kind(override: String?, resourceIndex: Int) throws(MappingProblem) -> PulseEventKind? {
+        guard let override else { return nil }
+        guard let kind = PulseEventKind(rawValue: override) else {
+            throw .rejected(
+                IntakeRejection(
+                    .badRequest,
+                    "resource \(resourceIndex): apsio.event.kind \"\(override.prefix(40))\" is not one of Analytics, Crash,"
+                        + " Error, Log, Network, Performance, Runtime, Breadcrumb"))
+        }
+        return kind
+    }
+}
