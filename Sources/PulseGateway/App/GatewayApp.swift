@@ -213,11 +213,11 @@ public final class BoundGateway: Sendable {
 private final class RouterSlot: Sendable {
     private let router = Mutex<GatewayRouter?>(nil)
     private let retryAfterSeconds: Int
-    private let random: GatewayRandom
+    private let requestIDs: RequestIDGenerator
 
     init(retryAfterSeconds: Int, random: GatewayRandom) {
         self.retryAfterSeconds = retryAfterSeconds
-        self.random = random
+        requestIDs = RequestIDGenerator(seed: random)
     }
 
     func set(_ router: GatewayRouter) {
@@ -227,7 +227,7 @@ private final class RouterSlot: Sendable {
     /// ``GatewayRouter/early(_:_:)`` once the router is set.
     func early(_ request: HTTPRequest, _ response: inout HTTPResponse) {
         guard let router = router.withLock({ $0 }) else {
-            RequestID(request.headers, random: random).stamp(&response)
+            RequestID(request.headers, generator: requestIDs).stamp(&response)
             return
         }
         router.early(request, &response)
@@ -238,7 +238,7 @@ private final class RouterSlot: Sendable {
             var starting = GatewayIntake.errorResponse(
                 IntakeRejection(
                     .serviceUnavailable, "the gateway is starting; retry later", retryAfterSeconds: retryAfterSeconds))
-            RequestID(request.headers, random: random).stamp(&starting)
+            RequestID(request.headers, generator: requestIDs).stamp(&starting)
             return starting
         }
         return await router.handle(request)
