@@ -61,8 +61,9 @@ public enum GatewayApp {
             headerTimeout: configuration.httpHeaderTimeout, bodyTimeout: configuration.httpBodyTimeout,
             minBodyBytesPerSecond: configuration.httpMinBodyBytesPerSecond, tls: try configuration.tls?.load())
         serverConfiguration.earlyResponse = { request, response in router.early(request, &response) }
-        let server = HTTPServer(
-            configuration: serverConfiguration, handler: { request in await router.handle(request) })
+        let server = HTTPServer(configuration: serverConfiguration) { request, responder in
+            router.dispatch(request) { responder.respond($0) }
+        }
         do {
             try server.start()
         } catch {
@@ -233,15 +234,17 @@ private final class RouterSlot: Sendable {
         router.early(request, &response)
     }
 
-    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+    /// ``GatewayRouter/dispatch(_:respond:)`` once the gateway runs; 503 while it starts.
+    func dispatch(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
         guard let router = router.withLock({ $0 }) else {
             var starting = GatewayIntake.errorResponse(
                 IntakeRejection(
                     .serviceUnavailable, "the gateway is starting; retry later", retryAfterSeconds: retryAfterSeconds))
             RequestID(request.headers, generator: requestIDs).stamp(&starting)
-            return starting
+            respond(starting)
+            return
         }
-        return await router.handle(request)
+        router.dispatch(request, respond: respond)
     }
 }
 
