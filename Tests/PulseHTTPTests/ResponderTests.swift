@@ -82,6 +82,22 @@ private func currentThreadName() -> String {
         }
     }
 
+    /// A started server whose commit thread holds its answers until `hold(false)`.
+    private static func heldServer() throws -> (CommitThread, HTTPServer, Int) {
+        let commit = CommitThread(interval: .milliseconds(1))
+        let server = Self.server(commit, dispatchedOn: Collector<Bool>())
+        try server.start()
+        commit.hold(true)
+        return (commit, server, try #require(server.port))
+    }
+
+    /// A connection that has sent a POST of `text` to be answered by the commit thread.
+    private static func posting(_ text: String, port: Int) throws -> RawHTTPConnection {
+        let connection = try RawHTTPConnection(port: port)
+        try connection.sendRequest(method: "POST", target: "/commit", body: Array(text.utf8))
+        return connection
+    }
+
     @Test func manyConcurrentRequestsAreAllAnsweredFromTheCommitThread() async throws {
         let commit = CommitThread(interval: .milliseconds(2))
         defer { commit.stop() }
@@ -134,16 +150,10 @@ private func currentThreadName() -> String {
     }
 
     @Test func aClientThatLeavesWhileItsRequestCommitsDoesNotDisturbTheOthers() async throws {
-        let commit = CommitThread(interval: .milliseconds(1))
+        let (commit, server, port) = try Self.heldServer()
         defer { commit.stop() }
-        let server = Self.server(commit, dispatchedOn: Collector<Bool>())
-        try server.start()
-        let port = try #require(server.port)
-        commit.hold(true)
-        let leaving = try RawHTTPConnection(port: port)
-        try leaving.sendRequest(method: "POST", target: "/commit", body: Array("gone".utf8))
-        let staying = try RawHTTPConnection(port: port)
-        try staying.sendRequest(method: "POST", target: "/commit", body: Array("here".utf8))
+        let leaving = try Self.posting("gone", port: port)
+        let staying = try Self.posting("here", port: port)
         while commit.waiting < 2 { try await Task.sleep(for: .milliseconds(1)) }
         leaving.close()
         try await Task.sleep(for: .milliseconds(50))
@@ -153,25 +163,16 @@ private func currentThreadName() -> String {
         #expect(response.bodyText == "here")
         #expect(throws: (any Error).self) { try leaving.readResponse() }
         // The server still serves, and shuts down with nothing left suspended.
-        let next = try RawHTTPConnection(port: port)
-        try next.sendRequest(method: "POST", target: "/commit", body: Array("next".utf8))
+        let next = try Self.posting("next", port: port)
         #expect(try await onThread { try next.readResponse() }.bodyText == "next")
         await server.shutdown(gracePeriod: .seconds(5))
         #expect(commit.answered.current == 3)
     }
 
     @Test func shutdownWaitsForAnswersStillCommittingAndLosesNone() async throws {
-        let commit = CommitThread(interval: .milliseconds(1))
+        let (commit, server, port) = try Self.heldServer()
         defer { commit.stop() }
-        let server = Self.server(commit, dispatchedOn: Collector<Bool>())
-        try server.start()
-        let port = try #require(server.port)
-        commit.hold(true)
-        let clients = try (0..<8).map { index in
-            let connection = try RawHTTPConnection(port: port)
-            try connection.sendRequest(method: "POST", target: "/commit", body: Array("in flight \(index)".utf8))
-            return connection
-        }
+        let clients = try (0..<8).map { try Self.posting("in flight \($0)", port: port) }
         while commit.waiting < clients.count { try await Task.sleep(for: .milliseconds(1)) }
         let shutdown = Task { await server.shutdown(gracePeriod: .seconds(10)) }
         while !server.isShuttingDown { await Task.yield() }
@@ -188,14 +189,9 @@ private func currentThreadName() -> String {
     }
 
     @Test func aShutdownThatRunsOutOfPatienceAnswers503AndTheLateCommitIsDropped() async throws {
-        let commit = CommitThread(interval: .milliseconds(1))
+        let (commit, server, port) = try Self.heldServer()
         defer { commit.stop() }
-        let server = Self.server(commit, dispatchedOn: Collector<Bool>())
-        try server.start()
-        let port = try #require(server.port)
-        commit.hold(true)
-        let client = try RawHTTPConnection(port: port)
-        try client.sendRequest(method: "POST", target: "/commit", body: Array("late".utf8))
+        let client = try Self.posting("late", port: port)
         while commit.waiting < 1 { try await Task.sleep(for: .milliseconds(1)) }
         await server.shutdown(gracePeriod: .milliseconds(100))
         #expect(try await onThread { try client.readResponse() }.status == 503)
