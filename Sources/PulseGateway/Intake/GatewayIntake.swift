@@ -103,7 +103,6 @@ final class GatewayIntake: Sendable {
                     reason: error.message, client: self.clientAddress(of: request))
             }
             self.metrics.request(route: signal.path, code: response.status.code)
-            respond(response)
             if self.logger.level <= .debug {
                 // The access line: who sent what and how it was answered.
                 self.logger.debug(
@@ -114,6 +113,7 @@ final class GatewayIntake: Sendable {
                         "path": signal.path, "app": app ?? "-", "status": String(response.status.code),
                     ])
             }
+            respond(response)
         }
     }
 
