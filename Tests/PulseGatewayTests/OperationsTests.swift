@@ -147,21 +147,54 @@ import Testing
     }
 
     @Test func requestIDsAreAcceptedWhenWellFormedAndGeneratedOtherwise() async throws {
+        // Even with a constant random source (the generator's seed), generated ids differ.
         let harness = try await GatewayHarness.start(random: GatewayRandom { 0.5 })
-        // Eight draws of 16 bits, each 0.5 × 65,536.
-        let generated = String(repeating: "8000", count: 8)
-        #expect(try await harness.request("GET", "/livez", headers: []).header("X-Request-Id") == generated)
-        let cases: [(String, String)] = [
+        var generated: [String] = [
+            try #require(try await harness.request("GET", "/livez", headers: []).header("X-Request-Id"))
+        ]
+        let cases: [(String, String?)] = [
             ("trace-01HZX4:abc", "trace-01HZX4:abc"),
             (String(repeating: "a", count: 128), String(repeating: "a", count: 128)),
-            (String(repeating: "a", count: 129), generated), ("has space", generated), ("<script>", generated),
+            (String(repeating: "a", count: 129), nil), ("has space", nil), ("<script>", nil),
         ]
         for (offered, echoed) in cases {
             let response = try await harness.request("GET", "/nowhere", headers: [("X-Request-Id", offered)])
             #expect(response.status == 404)
-            #expect(response.header("X-Request-Id") == echoed)
+            let id = try #require(response.header("X-Request-Id"))
+            if let echoed {
+                #expect(id == echoed)
+            } else {
+                generated.append(id)
+            }
         }
+        #expect(generated.count == 4)
+        #expect(Set(generated).count == generated.count)
+        #expect(generated.allSatisfy { id in id.utf8.count == 32 && id.utf8.allSatisfy { Self.isLowerHex($0) } })
         await harness.stop()
+    }
+
+    private static func isLowerHex(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+    }
+
+    @Test func generatedRequestIDsAreDistinctAcrossThreadsAndGenerators() async throws {
+        let generator = RequestIDGenerator(seed: .system)
+        let ids = await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<4 { group.addTask { (0..<5_000).map { _ in generator.next().value } } }
+            var all: [String] = []
+            for await batch in group { all += batch }
+            return all
+        }
+        #expect(Set(ids).count == 20_000)
+        // Same seed, same process: the same sequence (the seed is the only injected input).
+        let first = RequestIDGenerator(seed: GatewayRandom { 0.25 })
+        let second = RequestIDGenerator(seed: GatewayRandom { 0.25 })
+        #expect((0..<3).map { _ in first.next() } == (0..<3).map { _ in second.next() })
+        // Another seed: other ids.
+        let other = RequestIDGenerator(seed: GatewayRandom { 0.75 })
+        #expect(other.next() != RequestIDGenerator(seed: GatewayRandom { 0.25 }).next())
+        // The counter's mix is a bijection: distinct counters never collide.
+        #expect(Set((0..<UInt64(10_000)).map(RequestIDGenerator.mix)).count == 10_000)
     }
 
     @Test func requestIDIsStoredWithTheOutboxRows() async throws {

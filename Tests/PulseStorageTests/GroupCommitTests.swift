@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import PulseStorage
@@ -243,4 +244,71 @@ import Testing
             """)
         try await executor.close()
     }
+
+    @Test func completionCommitsAnswerOnTheExecutorThreadAfterTheSharedCommit() async throws {
+        let database = try TemporaryDatabase()
+        let executor = try await makeExecutor(database)
+        let gate = ThreadGate()
+        async let held: Void = executor.write { _ in gate.enterAndWait() }
+        try await waitUntil("the gate job runs") { gate.hasEntered }
+        let count = 40
+        // Each completion records whether it ran on the executor's thread and whether a second
+        // connection (another process, as far as SQLite knows) already sees its row: it must, the
+        // COMMIT has returned.
+        let outcomes = Recorder<(index: Int, onExecutor: Bool, visible: Bool, rowID: Int64?)>()
+        let reader = try LockedConnection(path: database.path)
+        for index in 0..<count {
+            let job: @Sendable (SQLiteConnection) throws -> Int64 = { connection in
+                if index == 7 { throw Boom(index: index) }
+                try connection.execute("INSERT INTO item(value) VALUES (?)", [index])
+                return connection.lastInsertRowID
+            }
+            executor.commit(job) { result in
+                outcomes.append((index, executor.isExecutorThread, reader.sees(index), try? result.get()))
+            }
+        }
+        try await waitUntil("all jobs are queued") { executor.pendingJobCount == count }
+        gate.open()
+        try await held
+        try await waitUntil("every completion ran") { outcomes.all.count == count }
+        let all = outcomes.all
+        #expect(all.allSatisfy { $0.onExecutor })
+        #expect(all.filter { $0.index != 7 }.allSatisfy { $0.visible && $0.rowID != nil })
+        #expect(all.first { $0.index == 7 }.map { !$0.visible && $0.rowID == nil } == true)
+        #expect(executor.statistics.groupCommits == 1)
+        try await executor.close()
+        // Closed: the completion runs at once, on the caller's thread, with the closed error.
+        let refused = Recorder<StorageError.Code>()
+        let late: @Sendable (SQLiteConnection) throws -> Int = { _ in 1 }
+        executor.commit(late) { result in
+            if case .failure(let error as StorageError) = result { refused.append(error.code) }
+        }
+        #expect(refused.all == [.closed])
+    }
+}
+
+/// A second connection to the database, used from the executor's thread under a lock.
+private final class LockedConnection: @unchecked Sendable {
+    private let connection: SQLiteConnection
+    private let lock = Mutex(())
+
+    init(path: String) throws {
+        connection = try SQLiteConnection(path: path)
+    }
+
+    /// Whether a committed row holds `value`.
+    func sees(_ value: Int) -> Bool {
+        lock.withLock { _ in
+            (try? connection.queryFirst("SELECT 1 FROM item WHERE value = ?", [value]) { _ in true }) ?? false
+        }
+    }
+}
+
+/// Values appended from any thread.
+private final class Recorder<Value: Sendable>: Sendable {
+    private let values = Mutex<[Value]>([])
+
+    func append(_ value: Value) { values.withLock { $0.append(value) } }
+
+    var all: [Value] { values.withLock { $0 } }
 }

@@ -61,8 +61,9 @@ public enum GatewayApp {
             headerTimeout: configuration.httpHeaderTimeout, bodyTimeout: configuration.httpBodyTimeout,
             minBodyBytesPerSecond: configuration.httpMinBodyBytesPerSecond, tls: try configuration.tls?.load())
         serverConfiguration.earlyResponse = { request, response in router.early(request, &response) }
-        let server = HTTPServer(
-            configuration: serverConfiguration, handler: { request in await router.handle(request) })
+        let server = HTTPServer(configuration: serverConfiguration) { request, responder in
+            router.dispatch(request) { responder.respond($0) }
+        }
         do {
             try server.start()
         } catch {
@@ -213,11 +214,11 @@ public final class BoundGateway: Sendable {
 private final class RouterSlot: Sendable {
     private let router = Mutex<GatewayRouter?>(nil)
     private let retryAfterSeconds: Int
-    private let random: GatewayRandom
+    private let requestIDs: RequestIDGenerator
 
     init(retryAfterSeconds: Int, random: GatewayRandom) {
         self.retryAfterSeconds = retryAfterSeconds
-        self.random = random
+        requestIDs = RequestIDGenerator(seed: random)
     }
 
     func set(_ router: GatewayRouter) {
@@ -227,21 +228,23 @@ private final class RouterSlot: Sendable {
     /// ``GatewayRouter/early(_:_:)`` once the router is set.
     func early(_ request: HTTPRequest, _ response: inout HTTPResponse) {
         guard let router = router.withLock({ $0 }) else {
-            RequestID(request.headers, random: random).stamp(&response)
+            RequestID(request.headers, generator: requestIDs).stamp(&response)
             return
         }
         router.early(request, &response)
     }
 
-    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+    /// ``GatewayRouter/dispatch(_:respond:)`` once the gateway runs; 503 while it starts.
+    func dispatch(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
         guard let router = router.withLock({ $0 }) else {
             var starting = GatewayIntake.errorResponse(
                 IntakeRejection(
                     .serviceUnavailable, "the gateway is starting; retry later", retryAfterSeconds: retryAfterSeconds))
-            RequestID(request.headers, random: random).stamp(&starting)
-            return starting
+            RequestID(request.headers, generator: requestIDs).stamp(&starting)
+            respond(starting)
+            return
         }
-        return await router.handle(request)
+        router.dispatch(request, respond: respond)
     }
 }
 

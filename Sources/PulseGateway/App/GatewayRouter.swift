@@ -15,30 +15,43 @@ struct GatewayRouter: Sendable {
     let status: StatusEndpoint
     let telemetry: GatewayTelemetry
 
-    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+    /// Answers `request` through `respond`, exactly once. Called on the libmicrohttpd thread that
+    /// read it (``HTTPServer/init(configuration:dispatch:)``): an intake `POST` stays on that thread
+    /// up to its commit and is answered from the commit thread
+    /// (``GatewayIntake/handle(_:signal:requestID:respond:)``); every other route runs in a task.
+    func dispatch(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
         let started = telemetry.monotonic.now()
         let requestID = telemetry.requestID(request)
-        var (response, route) = await route(request, requestID: requestID)
-        requestID.stamp(&response)
-        telemetry.durations.observe(
-            route: route, status: response.status.code,
-            seconds: Double(max(0, telemetry.monotonic.now() - started)) / 1000)
-        return response
+        let answer: @Sendable (HTTPResponse, String) -> Void = { [telemetry] response, route in
+            var response = response
+            requestID.stamp(&response)
+            telemetry.durations.observe(
+                route: route, status: response.status.code,
+                seconds: Double(max(0, telemetry.monotonic.now() - started)) / 1000)
+            respond(response)
+        }
+        if let signal = OTLPSignal(path: request.path), request.method == .post {
+            intake.handle(request, signal: signal, requestID: requestID) { [policy] response in
+                var response = response
+                policy.stamp(&response, request: request)
+                answer(response, signal.path)
+            }
+            return
+        }
+        Task {
+            let (response, route) = await route(request, requestID: requestID)
+            answer(response, route)
+        }
     }
 
-    /// The response and the route label it is counted under.
+    /// The response and the route label it is counted under, for every request but an intake `POST`.
     private func route(_ request: HTTPRequest, requestID: RequestID) async -> (HTTPResponse, String) {
         if let signal = OTLPSignal(path: request.path) {
-            guard request.method == .post else {
-                let rejection = IntakeRejection(
-                    .methodNotAllowed, "\(request.method) is not allowed on \(signal.path); use POST")
-                intake.metrics.request(route: signal.path, code: 405)
-                refused(request, requestID: requestID, route: signal.path, rejection: rejection)
-                return (GatewayIntake.errorResponse(rejection), signal.path)
-            }
-            var response = await intake.handle(request, signal: signal, requestID: requestID)
-            policy.stamp(&response, request: request)
-            return (response, signal.path)
+            let rejection = IntakeRejection(
+                .methodNotAllowed, "\(request.method) is not allowed on \(signal.path); use POST")
+            intake.metrics.request(route: signal.path, code: 405)
+            refused(request, requestID: requestID, route: signal.path, rejection: rejection)
+            return (GatewayIntake.errorResponse(rejection), signal.path)
         }
         switch request.path {
         case PolicyEndpoint.path:

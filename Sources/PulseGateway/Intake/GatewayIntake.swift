@@ -70,38 +70,51 @@ final class GatewayIntake: Sendable {
     /// Whether ``beginShutdown()`` was called.
     var isShuttingDown: Bool { stopping.load(ordering: .relaxed) }
 
-    /// Handles `POST /v1/{logs,traces,metrics}`. A refused request is explained in the log
-    /// (``RejectionLog``) with `requestID`.
-    func handle(_ request: HTTPRequest, signal: OTLPSignal, requestID: RequestID) async -> HTTPResponse {
+    /// Handles `POST /v1/{logs,traces,metrics}` and answers through `respond`, exactly once. A
+    /// refused request is explained in the log (``RejectionLog``) with `requestID`.
+    ///
+    /// Threads (docs/gateway.md, "The intake's threads"): the checks, decoding, parsing and mapping
+    /// run on the calling thread (the libmicrohttpd thread that read the request), unless the
+    /// request's memory reservation has to wait for room, which continues in a task; the commit runs
+    /// on the store's commit thread, which for ``GatewayStore`` also builds the answer and calls
+    /// `respond` right after the group's fsync'd `COMMIT`. A refusal found before the commit is
+    /// answered on the thread that found it.
+    func handle(
+        _ request: HTTPRequest, signal: OTLPSignal, requestID: RequestID,
+        respond: @escaping @Sendable (HTTPResponse) -> Void
+    ) {
         // Answers use the request's format; an unreadable Content-Type gets a JSON answer.
         let format = Self.bodyFormat(request.headers["Content-Type"])
-        let response: HTTPResponse
         // The App ID only when well-formed (it comes from the device).
         let app =
             request.headers[IntakeHeaders.appIDHeader].map { IntakeHeaders.isValidIdentifier($0) ? $0 : nil }
             ?? policy.defaultAppID
         telemetry.apps.request(app: app, wireBytes: request.body.count)
-        do {
-            response = try await accept(request, signal: signal, format: format, requestID: requestID)
-        } catch {
-            response = Self.errorResponse(error, format: format ?? .json)
-            telemetry.apps.rejected(app: app, reason: RejectionReason(status: error.status.code))
-            telemetry.rejections.record(
-                requestID: requestID, app: app, route: signal.path, status: error.status.code, reason: error.message,
-                client: clientAddress(of: request))
+        accept(request, signal: signal, format: format, requestID: requestID) { result in
+            let response: HTTPResponse
+            switch result {
+            case .success(let accepted):
+                response = accepted
+            case .failure(let error):
+                response = Self.errorResponse(error, format: format ?? .json)
+                self.telemetry.apps.rejected(app: app, reason: RejectionReason(status: error.status.code))
+                self.telemetry.rejections.record(
+                    requestID: requestID, app: app, route: signal.path, status: error.status.code,
+                    reason: error.message, client: self.clientAddress(of: request))
+            }
+            self.metrics.request(route: signal.path, code: response.status.code)
+            if self.logger.level <= .debug {
+                // The access line: who sent what and how it was answered.
+                self.logger.debug(
+                    "request",
+                    [
+                        "requestId": requestID.value, "client": self.clientAddress(of: request),
+                        "peer": request.remoteAddress?.description ?? "unknown", "method": request.method.rawValue,
+                        "path": signal.path, "app": app ?? "-", "status": String(response.status.code),
+                    ])
+            }
+            respond(response)
         }
-        metrics.request(route: signal.path, code: response.status.code)
-        if logger.level <= .debug {
-            // The access line: who sent what and how it was answered.
-            logger.debug(
-                "request",
-                [
-                    "requestId": requestID.value, "client": clientAddress(of: request),
-                    "peer": request.remoteAddress?.description ?? "unknown", "method": request.method.rawValue,
-                    "path": signal.path, "app": app ?? "-", "status": String(response.status.code),
-                ])
-        }
-        return response
     }
 
     /// The client's address for logs and records: the TCP peer, or the right-most untrusted
@@ -110,9 +123,64 @@ final class GatewayIntake: Sendable {
         policy.trustedProxies.clientAddress(of: request) ?? "unknown"
     }
 
+    /// How ``accept(_:signal:format:requestID:answer:)`` ends, on whichever thread it ends.
+    private typealias Answer = @Sendable (Result<HTTPResponse, IntakeRejection>) -> Void
+
+    /// A request past its checks and admission, with its decoded body.
+    private struct Admitted: Sendable {
+        let request: HTTPRequest
+        let signal: OTLPSignal
+        let format: BodyFormat
+        let requestID: RequestID
+        let policy: GatewayPolicy
+        let headers: IntakeHeaders
+        /// Released once the request is answered.
+        let ticket: AppAdmission.Ticket
+        let body: [UInt8]
+        /// The wire body's size when it is content-encoded, else 0.
+        let encodedBytes: Int
+    }
+
+    /// A mapped request on its way to the store (and back, once, for a batch id conflict).
+    private struct Batch: Sendable {
+        let admitted: Admitted
+        let bodyHash: [UInt8]
+        let batchID: String
+        let receivedAt: Int64
+        var context: MappingContext
+        let document: JSONDocument
+        let sequenceHeader: String?
+        var mapped: MappedRequest
+        var diagnostics: DiagnosticsObservation?
+        var conflict = false
+    }
+
     private func accept(
+        _ request: HTTPRequest, signal: OTLPSignal, format: BodyFormat?, requestID: RequestID,
+        answer: @escaping Answer
+    ) {
+        let admitted: Admitted
+        do throws(IntakeRejection) {
+            admitted = try admit(request, signal: signal, format: format, requestID: requestID)
+        } catch {
+            answer(.failure(error))
+            return
+        }
+        let finish: Answer = { result in
+            admitted.ticket.release()
+            answer(result)
+        }
+        // The server reserved the wire body's estimate; a decoded body is bigger than that.
+        let bytes =
+            admitted.encodedBytes > 0
+            ? admitted.encodedBytes + Self.workingSet(format: admitted.format, decodedBytes: admitted.body.count) : 0
+        reserve(admitted, bytes, failing: finish) { self.parse(admitted, finish: finish) }
+    }
+
+    /// The checks before the body is parsed, the app's admission, and the body's decoding.
+    private func admit(
         _ request: HTTPRequest, signal: OTLPSignal, format: BodyFormat?, requestID: RequestID
-    ) async throws(IntakeRejection) -> HTTPResponse {
+    ) throws(IntakeRejection) -> Admitted {
         let policy = self.policy
         if stopping.load(ordering: .relaxed) {
             throw IntakeRejection(
@@ -125,83 +193,117 @@ final class GatewayIntake: Sendable {
         }
         guard let format else { throw Self.mediaTypeRejection(request.headers["Content-Type"]) }
         let headers = try IntakeHeaders(request.headers, policy: policy)
-        let admitted = try admission.admit(
+        let ticket = try admission.admit(
             app: headers.appID, bytes: request.body.count, policy: policy, depth: store.outboxDepth(app: headers.appID)
         ) { telemetry.apps.limited(app: headers.appID, reason: $0.rawValue) }
-        defer { admitted.release() }
         let body: [UInt8]
         do {
             body = try BodyDecoder.decode(
                 request.body, contentEncoding: request.headers["Content-Encoding"], maxOutputBytes: maxBodyBytes)
         } catch {
+            ticket.release()
             throw IntakeRejection(error.suggestedStatus ?? .badRequest, error.message)
         }
         metrics.bytes(wire: request.body.count, decoded: body.count)
-        // The server reserved the wire body's estimate; a decoded body is bigger than that.
-        let encodedBytes = Self.isContentEncoded(request.headers) ? request.body.count : 0
-        if encodedBytes > 0 {
-            try await reserve(request, encodedBytes + Self.workingSet(format: format, decodedBytes: body.count), policy)
-        }
-        let bodyHash = SHA256.hash(body)
-        let batchID = headers.batchID ?? Hex.encode(bodyHash)
-        let receivedAt = clock.now()
-        var context = MappingContext(
-            appID: headers.appID, batchID: batchID, receivedAt: receivedAt, sentAt: headers.sentAt,
-            fallbacks: headers.fallbacks)
-        let document = try Self.document(
-            body, format: format, signal: signal, maxBytes: Self.jsonLimit(maxBodyBytes), parsers: parsers)
-        if format == .protobuf {
-            // Now the size of the decoded document is known: the protobuf body plus its working set.
-            try await reserve(
-                request, encodedBytes + body.count + Self.documentWorkingSet(documentBytes: document.byteCount),
-                policy)
-        }
-        let sequenceHeader = request.headers[DiagnosticsObservation.sequenceHeader]
-        var (mapped, diagnostics) = try Self.map(
-            document, signal: signal, context: context, sequenceHeader: sequenceHeader)
+        return Admitted(
+            request: request, signal: signal, format: format, requestID: requestID, policy: policy, headers: headers,
+            ticket: ticket, body: body, encodedBytes: Self.isContentEncoded(request.headers) ? request.body.count : 0)
+    }
 
-        var conflict = false
-        while true {
-            // A commit with `conflict: true` never answers `.conflict`: this runs at most twice.
-            let outcome = try await commit(
-                headers: headers, batchID: batchID, bodyHash: bodyHash, now: receivedAt, policy: policy,
-                mapped: mapped, diagnostics: diagnostics, conflict: conflict, request: request, requestID: requestID)
-            switch outcome {
-            case .accepted(_, let stored):
-                metrics.records(mapped.records - mapped.rejected, signal: signal.rawValue)
-                telemetry.apps.accepted(app: headers.appID, records: mapped.records - mapped.rejected)
-                if mapped.rejected > 0 {
-                    metrics.oversized(mapped.rejected)
-                    telemetry.apps.rejected(app: headers.appID, reason: .partial)
-                    telemetry.rejections.record(
-                        requestID: requestID, app: headers.appID, route: signal.path, status: 200,
-                        reason: mapped.rejectionMessage(signal) ?? "records dropped",
-                        client: clientAddress(of: request),
-                        partial: true)
+    /// Parses and maps the decoded body, then commits it.
+    private func parse(_ admitted: Admitted, finish: @escaping Answer) {
+        let bodyHash = SHA256.hash(admitted.body)
+        let headers = admitted.headers
+        let document: JSONDocument
+        do throws(IntakeRejection) {
+            document = try Self.document(
+                admitted.body, format: admitted.format, signal: admitted.signal, maxBytes: Self.jsonLimit(maxBodyBytes),
+                parsers: parsers)
+        } catch {
+            finish(.failure(error))
+            return
+        }
+        // For protobuf the size of the decoded document is known now: the protobuf body plus its
+        // working set.
+        let bytes =
+            admitted.format == .protobuf
+            ? admitted.encodedBytes + admitted.body.count
+                + Self.documentWorkingSet(documentBytes: document.byteCount) : 0
+        reserve(admitted, bytes, failing: finish) {
+            let batchID = headers.batchID ?? Hex.encode(bodyHash)
+            let receivedAt = self.clock.now()
+            let context = MappingContext(
+                appID: headers.appID, batchID: batchID, receivedAt: receivedAt, sentAt: headers.sentAt,
+                fallbacks: headers.fallbacks)
+            let sequenceHeader = admitted.request.headers[DiagnosticsObservation.sequenceHeader]
+            do throws(IntakeRejection) {
+                let (mapped, diagnostics) = try Self.map(
+                    document, signal: admitted.signal, context: context, sequenceHeader: sequenceHeader)
+                self.commit(
+                    Batch(
+                        admitted: admitted, bodyHash: bodyHash, batchID: batchID, receivedAt: receivedAt,
+                        context: context, document: document, sequenceHeader: sequenceHeader, mapped: mapped,
+                        diagnostics: diagnostics),
+                    finish: finish)
+            } catch {
+                finish(.failure(error))
+            }
+        }
+    }
+
+    /// The answer to a committed batch; runs where the store reports the commit (``GatewayStore``:
+    /// its commit thread).
+    private func committed(_ outcome: GatewayStore.IntakeOutcome, _ batch: Batch, finish: @escaping Answer) {
+        let admitted = batch.admitted
+        let (signal, headers, mapped) = (admitted.signal, admitted.headers, batch.mapped)
+        switch outcome {
+        case .accepted(_, let stored):
+            metrics.records(mapped.records - mapped.rejected, signal: signal.rawValue)
+            telemetry.apps.accepted(app: headers.appID, records: mapped.records - mapped.rejected)
+            if mapped.rejected > 0 {
+                metrics.oversized(mapped.rejected)
+                telemetry.apps.rejected(app: headers.appID, reason: .partial)
+                telemetry.rejections.record(
+                    requestID: admitted.requestID, app: headers.appID, route: signal.path, status: 200,
+                    reason: mapped.rejectionMessage(signal) ?? "records dropped",
+                    client: clientAddress(of: admitted.request),
+                    partial: true)
+            }
+            if !mapped.derivedIdentities.isEmpty { derivedIdentities(mapped.derivedIdentities, app: headers.appID) }
+            if !mapped.drafts.isEmpty { onAccepted(mapped.drafts) }
+            var response = Self.success(
+                signal: signal, rejected: mapped.rejected, message: mapped.rejectionMessage(signal),
+                format: admitted.format)
+            if stored {
+                conflictStored(
+                    app: headers.appID, batchID: batch.batchID, signal: signal, request: admitted.request,
+                    requestID: admitted.requestID)
+                response.headers.set(name: Self.conflictHeader, value: "true")
+            }
+            finish(.success(response))
+        case .duplicate:
+            metrics.duplicate()
+            telemetry.apps.duplicate(app: headers.appID)
+            var response = Self.success(signal: signal, rejected: 0, message: nil, format: admitted.format)
+            response.headers.set(name: "Apsio-Duplicate", value: "true")
+            finish(.success(response))
+        case .conflict:
+            // The batch id is another body's: this body becomes its own batch, with Pulse batch
+            // ids and derived event ids that include its hash (rare, so it is mapped again, in a
+            // task rather than on the commit thread). A commit with `conflict: true` never answers
+            // `.conflict`: this runs at most once per request.
+            Task {
+                var again = batch
+                again.conflict = true
+                again.context.conflictHash = Hex.encode(batch.bodyHash)
+                do throws(IntakeRejection) {
+                    (again.mapped, again.diagnostics) = try Self.map(
+                        batch.document, signal: signal, context: again.context, sequenceHeader: batch.sequenceHeader)
+                } catch {
+                    finish(.failure(error))
+                    return
                 }
-                if !mapped.derivedIdentities.isEmpty { derivedIdentities(mapped.derivedIdentities, app: headers.appID) }
-                if !mapped.drafts.isEmpty { onAccepted(mapped.drafts) }
-                var response = Self.success(
-                    signal: signal, rejected: mapped.rejected, message: mapped.rejectionMessage(signal), format: format)
-                if stored {
-                    conflictStored(
-                        app: headers.appID, batchID: batchID, signal: signal, request: request, requestID: requestID)
-                    response.headers.set(name: Self.conflictHeader, value: "true")
-                }
-                return response
-            case .duplicate:
-                metrics.duplicate()
-                telemetry.apps.duplicate(app: headers.appID)
-                var response = Self.success(signal: signal, rejected: 0, message: nil, format: format)
-                response.headers.set(name: "Apsio-Duplicate", value: "true")
-                return response
-            case .conflict:
-                // The batch id is another body's: this body becomes its own batch, with Pulse batch
-                // ids and derived event ids that include its hash (rare, so it is mapped again).
-                conflict = true
-                context.conflictHash = Hex.encode(bodyHash)
-                (mapped, diagnostics) = try Self.map(
-                    document, signal: signal, context: context, sequenceHeader: sequenceHeader)
+                self.commit(again, finish: finish)
             }
         }
     }
@@ -243,38 +345,59 @@ final class GatewayIntake: Sendable {
     static let conflictHeader = "Apsio-Batch-Conflict"
 
     /// The durable commit of a mapped request; a storage failure is a 503.
-    private func commit(
-        headers: IntakeHeaders, batchID: String, bodyHash: [UInt8], now: Int64, policy: GatewayPolicy,
-        mapped: MappedRequest, diagnostics: DiagnosticsObservation?, conflict: Bool, request: HTTPRequest,
-        requestID: RequestID
-    ) async throws(IntakeRejection) -> GatewayStore.IntakeOutcome {
-        do {
-            let outcome = try await store.commitIntake(
-                app: headers.appID, batchID: batchID, bodyHash: bodyHash, sentAt: headers.sentAt, now: now,
-                retentionMilliseconds: policy.dedupRetentionMilliseconds, drafts: mapped.drafts,
-                diagnostics: diagnostics, conflict: conflict, requestID: requestID.value)
-            store.commitHealth.succeeded()
-            return outcome
-        } catch {
-            store.commitHealth.failed(error)
-            logger.error(
-                "intake commit failed",
-                [
-                    "requestId": requestID.value, "app": headers.appID, "batchId": batchID,
-                    "client": clientAddress(of: request), "error": "\(error)",
-                ])
-            throw IntakeRejection(
-                .serviceUnavailable, "storage is unavailable; retry later", retryAfterSeconds: policy.retryAfterSeconds)
+    private func commit(_ batch: Batch, finish: @escaping Answer) {
+        let admitted = batch.admitted
+        let headers = admitted.headers
+        store.commitIntake(
+            app: headers.appID, batchID: batch.batchID, bodyHash: batch.bodyHash, sentAt: headers.sentAt,
+            now: batch.receivedAt, retentionMilliseconds: admitted.policy.dedupRetentionMilliseconds,
+            drafts: batch.mapped.drafts, diagnostics: batch.diagnostics, conflict: batch.conflict,
+            requestID: admitted.requestID.value
+        ) { result in
+            switch result {
+            case .success(let outcome):
+                self.store.commitHealth.succeeded()
+                self.committed(outcome, batch, finish: finish)
+            case .failure(let error):
+                self.store.commitHealth.failed(error)
+                self.logger.error(
+                    "intake commit failed",
+                    [
+                        "requestId": admitted.requestID.value, "app": headers.appID, "batchId": batch.batchID,
+                        "client": self.clientAddress(of: admitted.request), "error": "\(error)",
+                    ])
+                finish(
+                    .failure(
+                        IntakeRejection(
+                            .serviceUnavailable, "storage is unavailable; retry later",
+                            retryAfterSeconds: admitted.policy.retryAfterSeconds)))
+            }
         }
     }
 
-    /// Grows the request's memory reservation to `bytes`, or refuses the request with 503 and
-    /// `Retry-After` when the budget has no room within the wait.
-    private func reserve(_ request: HTTPRequest, _ bytes: Int, _ policy: GatewayPolicy) async throws(IntakeRejection) {
-        guard let memory = request.memory, !(await memory.grow(to: bytes)) else { return }
-        throw IntakeRejection(
-            .serviceUnavailable, "the gateway is busy with other large requests; retry later",
-            retryAfterSeconds: policy.retryAfterSeconds)
+    /// Continues with `next` once the request's memory reservation holds `bytes` (0: no more than
+    /// it holds): at once, on this thread, when the budget has room now; otherwise in a task that
+    /// waits for room (``RequestMemoryReservation/grow(to:)``), refusing the request with 503 and
+    /// `Retry-After` when none comes within the wait.
+    private func reserve(
+        _ admitted: Admitted, _ bytes: Int, failing finish: @escaping Answer, then next: @escaping @Sendable () -> Void
+    ) {
+        guard bytes > 0, let memory = admitted.request.memory, !memory.growNow(to: bytes) else {
+            next()
+            return
+        }
+        let retryAfterSeconds = admitted.policy.retryAfterSeconds
+        Task {
+            guard await memory.grow(to: bytes) else {
+                finish(
+                    .failure(
+                        IntakeRejection(
+                            .serviceUnavailable, "the gateway is busy with other large requests; retry later",
+                            retryAfterSeconds: retryAfterSeconds)))
+                return
+            }
+            next()
+        }
     }
 
     /// The body as the OTLP/JSON document the mapping walks: JSON parsed (invalid JSON → 400),

@@ -19,7 +19,7 @@ final class GatewayTelemetry: Sendable {
     let durations: RequestDurations
     /// The build's version (`pulsegate_build_info`).
     let version: String
-    private let random: GatewayRandom
+    private let requestIDs: RequestIDGenerator
     /// The monotonic clock request durations are measured on.
     let monotonic: GatewayClock
     private let limits = Mutex<[Limit]>([])
@@ -33,7 +33,7 @@ final class GatewayTelemetry: Sendable {
             logger: environment.logger, clock: environment.monotonicClock, apps: metrics.apps,
             outboxDepth: outboxDepth)
         version = environment.version
-        random = environment.random
+        requestIDs = RequestIDGenerator(seed: environment.random)
         monotonic = environment.monotonicClock
     }
 
@@ -44,7 +44,7 @@ final class GatewayTelemetry: Sendable {
 
     /// The id of a request (its `X-Request-Id`, or a new one).
     func requestID(_ request: HTTPRequest) -> RequestID {
-        RequestID(request.headers, random: random)
+        RequestID(request.headers, generator: requestIDs)
     }
 
     /// The configured limits of a gateway.

@@ -142,9 +142,26 @@ public final class GatewayStore: Sendable {
         drafts: [OutboxDraft], diagnostics: DiagnosticsObservation? = nil, conflict: Bool = false,
         requestID: String? = nil
     ) async throws -> IntakeOutcome {
-        // Compressed here, on the request's task: the commit thread only binds the bytes.
+        try await withCheckedThrowingContinuation { continuation in
+            commitIntake(
+                app: app, batchID: batchID, bodyHash: bodyHash, sentAt: sentAt, now: now,
+                retentionMilliseconds: retentionMilliseconds, drafts: drafts, diagnostics: diagnostics,
+                conflict: conflict, requestID: requestID
+            ) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// ``commitIntake(app:batchID:bodyHash:sentAt:now:retentionMilliseconds:drafts:diagnostics:conflict:requestID:)``
+    /// without a task: `completion` runs on the commit thread once the group holding the batch is
+    /// durable (``SQLiteExecutor/commit(_:completion:)``), so the intake answers from there.
+    func commitIntake(
+        app: String, batchID: String, bodyHash: [UInt8], sentAt: Int64?, now: Int64, retentionMilliseconds: Int64,
+        drafts: [OutboxDraft], diagnostics: DiagnosticsObservation?, conflict: Bool, requestID: String?,
+        completion: @escaping @Sendable (Result<IntakeOutcome, any Error>) -> Void
+    ) {
+        // Compressed here, on the caller's thread: the commit thread only binds the bytes.
         let stored = drafts.map { Self.stored($0) }
-        let outcome = try await executor.commit { connection -> IntakeOutcome in
+        let body: @Sendable (SQLiteConnection) throws -> IntakeOutcome = { connection in
             // Point lookups only: a collector with a static batch id has one row per body.
             let key: [(any SQLiteBindable)?] = [app, batchID, bodyHash]
             let seen = try connection.queryFirst(
@@ -185,11 +202,13 @@ public final class GatewayStore: Sendable {
             }
             return .accepted(seqs: seqs, conflict: conflict)
         }
-        if case .accepted = outcome, !drafts.isEmpty {
-            let bytes = drafts.reduce(0) { $0 + $1.payload.count }
-            depth.withLock { $0.add(app: app, rows: drafts.count, bytes: bytes) }
+        executor.commit(body) { result in
+            if case .success(.accepted) = result, !drafts.isEmpty {
+                let bytes = drafts.reduce(0) { $0 + $1.payload.count }
+                self.depth.withLock { $0.add(app: app, rows: drafts.count, bytes: bytes) }
+            }
+            completion(result)
         }
-        return outcome
     }
 
     /// A draft's payload in wire form, with the compression the draft chose.

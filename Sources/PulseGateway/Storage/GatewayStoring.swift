@@ -21,6 +21,13 @@ protocol GatewayStoring: AnyObject, Sendable, GatewayOutboxAdministration {
         app: String, batchID: String, bodyHash: [UInt8], sentAt: Int64?, now: Int64, retentionMilliseconds: Int64,
         drafts: [OutboxDraft], diagnostics: DiagnosticsObservation?, conflict: Bool, requestID: String?
     ) async throws -> GatewayStore.IntakeOutcome
+    /// The same commit, answering through `completion` instead of a task: ``GatewayStore`` calls it
+    /// on its commit thread right after the group's `COMMIT`, so the intake resumes the HTTP
+    /// connection from there; the default (``PostgresGatewayStore``) runs the async commit in a task.
+    func commitIntake(
+        app: String, batchID: String, bodyHash: [UInt8], sentAt: Int64?, now: Int64, retentionMilliseconds: Int64,
+        drafts: [OutboxDraft], diagnostics: DiagnosticsObservation?, conflict: Bool, requestID: String?,
+        completion: @escaping @Sendable (Result<GatewayStore.IntakeOutcome, any Error>) -> Void)
     /// Throws unless the store takes a write transaction now.
     func checkWritable() async throws
     /// Commits a tiny real change through the intake's commit path; clears ``commitHealth``.
@@ -57,6 +64,25 @@ protocol GatewayStoring: AnyObject, Sendable, GatewayOutboxAdministration {
 }
 
 extension GatewayStoring {
+    func commitIntake(
+        app: String, batchID: String, bodyHash: [UInt8], sentAt: Int64?, now: Int64, retentionMilliseconds: Int64,
+        drafts: [OutboxDraft], diagnostics: DiagnosticsObservation?, conflict: Bool, requestID: String?,
+        completion: @escaping @Sendable (Result<GatewayStore.IntakeOutcome, any Error>) -> Void
+    ) {
+        Task {
+            do {
+                completion(
+                    .success(
+                        try await commitIntake(
+                            app: app, batchID: batchID, bodyHash: bodyHash, sentAt: sentAt, now: now,
+                            retentionMilliseconds: retentionMilliseconds, drafts: drafts, diagnostics: diagnostics,
+                            conflict: conflict, requestID: requestID)))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+    }
+
     func delete(seq: Int64) async throws {
         try await delete(seqs: [seq])
     }

@@ -64,12 +64,30 @@ public final class HTTPServer: Sendable {
     ///   - handler: called once per complete request, concurrently for different connections. It
     ///     runs in a `Task` on Swift's cooperative pool; the body it receives is still
     ///     content-encoded (see ``BodyDecoder``).
-    public init(
+    public convenience init(
         configuration: HTTPServerConfiguration,
         handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
     ) {
+        self.init(configuration: configuration) { request, responder in
+            Task { responder.respond(await handler(request)) }
+        }
+    }
+
+    /// Creates a server whose requests are answered through an ``HTTPResponder`` instead of a task.
+    ///
+    /// `dispatch` is called once per complete request **on the libmicrohttpd thread that read it**,
+    /// with its connection suspended. It may answer at once, or hand the responder on — to a task,
+    /// or to another thread (a database commit thread) that answers when its work is done; the
+    /// connection is resumed from there, without a hop through Swift's cooperative pool. It must not
+    /// block (no I/O, no waiting): while it runs, that thread's other connections wait, so CPU work
+    /// done here should be bounded (the gateway does only small requests' validation and mapping
+    /// here). Every request must be answered exactly once (a second answer is dropped).
+    public init(
+        configuration: HTTPServerConfiguration,
+        dispatch: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void
+    ) {
         self.configuration = configuration
-        core = ServerCore(handler: handler, configuration: configuration)
+        core = ServerCore(handler: dispatch, configuration: configuration)
     }
 
     /// The memory budget of requests in flight (``HTTPServerConfiguration/requestMemoryBudget``);

@@ -81,8 +81,10 @@ public final class RequestMemoryReservation: Sendable {
     public var bytes: Int { state.withLock { $0.bytes } }
 
     /// Raises the reservation to `total` bytes (at most the whole budget) at once if the budget
-    /// allows; `true` when it holds that much afterwards.
-    func growNow(to total: Int) -> Bool {
+    /// allows; `true` when it holds that much afterwards. Never waits: for a caller on a thread that
+    /// must not (a libmicrohttpd dispatcher), which continues in a task with ``grow(to:)`` when this
+    /// fails.
+    public func growNow(to total: Int) -> Bool {
         state.withLock { state in
             guard !state.released else { return false }
             let target = min(total, budget.limitBytes)

@@ -67,3 +67,21 @@ final class ResponseSlot: Sendable {
         }
     }
 }
+
+/// Answers one request whose connection is suspended: ``respond(_:)`` stores the response and
+/// resumes the connection, from any thread — a Swift task, a database's commit thread, or the
+/// libmicrohttpd thread that dispatched the request (``HTTPServer/init(configuration:dispatch:)``).
+///
+/// Only the first answer counts: a later one, or one after a shutdown already answered the request
+/// with 503, is dropped. A responder that is never answered keeps its connection suspended until the
+/// shutdown forces it, so every path through a dispatcher must answer.
+public struct HTTPResponder: Sendable {
+    let slot: ResponseSlot
+
+    /// Sends `response` (unless the request was answered already). Returns whether it was this call
+    /// that answered.
+    @discardableResult
+    public func respond(_ response: HTTPResponse) -> Bool {
+        slot.fulfill(response)
+    }
+}

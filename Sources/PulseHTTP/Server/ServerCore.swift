@@ -6,10 +6,10 @@ import Synchronization
 /// callbacks themselves.
 ///
 /// The callbacks run on libmicrohttpd's event-loop threads, not on Swift's cooperative pool; they
-/// only do small synchronous work (copying bytes, building the request) and start a `Task` for the
-/// handler.
+/// do small synchronous work (copying bytes, building the request) and hand the complete request to
+/// the dispatcher, on the same thread, with the ``HTTPResponder`` of its suspended connection.
 final class ServerCore: Sendable {
-    typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
+    typealias Handler = @Sendable (HTTPRequest, HTTPResponder) -> Void
 
     let handler: Handler
     let maxBodyBytes: Int
@@ -354,7 +354,9 @@ final class ServerCore: Sendable {
         return UnsafeMutableRawPointer(bitPattern: 1)
     }
 
-    /// The body is complete: suspend the connection and run the handler in a task.
+    /// The body is complete: suspend the connection and hand the request to the dispatcher, here on
+    /// the connection's thread. Whoever answers the responder, from whatever thread, resumes the
+    /// connection; an answer given before the dispatcher returns is sent in the next loop turn.
     private func dispatch(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
         guard let slot = suspend(connection) else {
             context.body = []
@@ -362,12 +364,7 @@ final class ServerCore: Sendable {
         }
         context.phase = .handling(slot)
         deadlines.handling(connection)
-        let request = context.takeRequest()
-        let handler = self.handler
-        Task {
-            let response = await handler(request)
-            slot.fulfill(response)
-        }
+        handler(context.takeRequest(), HTTPResponder(slot: slot))
         return .YES
     }
 

@@ -104,30 +104,43 @@ public final class SQLiteExecutor: Sendable {
     /// If the shared `COMMIT` fails, this call fails with that error even though `body` succeeded.
     public func commit<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let slot = ResultSlot<T>()
-            let job = ExecutorCore.GroupJob(
-                run: { connection in
-                    do {
-                        slot.result = .success(try body(connection))
-                        return true
-                    } catch {
-                        slot.result = .failure(error)
-                        return false
-                    }
-                },
-                finish: { batchError in
-                    if let batchError {
-                        continuation.resume(throwing: batchError)
-                    } else if let result = slot.result {
-                        continuation.resume(with: result)
-                    } else {
-                        continuation.resume(
-                            throwing: StorageError(code: .batchAborted, message: "group commit job did not run"))
-                    }
-                })
-            if !core.submit(.grouped(job)) {
-                continuation.resume(throwing: StorageError.closedExecutor)
-            }
+            commit(body) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// ``commit(_:)`` without a task: `completion` gets the outcome once the shared transaction's `COMMIT`
+    /// returned (success means durable), called **on the executor's thread** (or at once on the caller's
+    /// thread when the executor is closed).
+    ///
+    /// For callers that are not on Swift's cooperative pool and answer from the commit thread itself (the
+    /// gateway resumes the HTTP connection there, sparing two thread wake-ups per request). `completion`
+    /// holds up the next group while it runs: it must be short and must not block.
+    public func commit<T: Sendable>(
+        _ body: @escaping @Sendable (SQLiteConnection) throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        let slot = ResultSlot<T>()
+        let job = ExecutorCore.GroupJob(
+            run: { connection in
+                do {
+                    slot.result = .success(try body(connection))
+                    return true
+                } catch {
+                    slot.result = .failure(error)
+                    return false
+                }
+            },
+            finish: { batchError in
+                if let batchError {
+                    completion(.failure(batchError))
+                } else if let result = slot.result {
+                    completion(result)
+                } else {
+                    completion(.failure(StorageError(code: .batchAborted, message: "group commit job did not run")))
+                }
+            })
+        if !core.submit(.grouped(job)) {
+            completion(.failure(StorageError.closedExecutor))
         }
     }
 

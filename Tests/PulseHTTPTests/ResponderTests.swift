@@ -1,0 +1,202 @@
+import Dispatch
+import Foundation
+import PulseHTTP
+import PulseTestSupport
+import Synchronization
+import Testing
+
+/// A stand-in for a database's commit thread: a dedicated thread that collects responders and
+/// answers every one it holds at once, `interval` after the first arrived (a group commit), from
+/// itself — never from the cooperative pool or the libmicrohttpd thread that dispatched them.
+private final class CommitThread: Sendable {
+    private struct Pending: Sendable {
+        let responder: HTTPResponder
+        let body: [UInt8]
+    }
+
+    private let pending = Mutex<(jobs: [Pending], held: Bool)>(([], false))
+    private let wake = DispatchSemaphore(value: 0)
+    private let stopped = Atomic<Bool>(false)
+    /// Answers given, and answers whose request was answered already (by a shutdown).
+    let answered = Counter()
+    let dropped = Counter()
+    /// The thread's identity, set once it runs.
+    private let identity = Mutex<ObjectIdentifier?>(nil)
+
+    init(interval: Duration) {
+        let thread = Thread { [self] in
+            identity.withLock { $0 = ObjectIdentifier(Thread.current) }
+            while !stopped.load(ordering: .relaxed) {
+                wake.wait()
+                Thread.sleep(forTimeInterval: Double(interval.components.attoseconds) / 1e18)
+                while pending.withLock({ $0.held }) { Thread.sleep(forTimeInterval: 0.001) }
+                let jobs = pending.withLock { state in
+                    defer { state.jobs = [] }
+                    return state.jobs
+                }
+                for job in jobs {
+                    let ok = job.responder.respond(HTTPResponse(status: .ok, body: job.body))
+                    (ok ? answered : dropped).increment()
+                }
+            }
+        }
+        thread.start()
+    }
+
+    func submit(_ responder: HTTPResponder, echoing body: [UInt8]) {
+        let first = pending.withLock { state in
+            state.jobs.append(Pending(responder: responder, body: body))
+            return state.jobs.count == 1
+        }
+        if first { wake.signal() }
+    }
+
+    /// While held, nothing is answered (a commit that takes its time).
+    func hold(_ held: Bool) { pending.withLock { $0.held = held } }
+
+    var waiting: Int { pending.withLock { $0.jobs.count } }
+
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        wake.signal()
+    }
+}
+
+/// The calling thread's name as the kernel knows it (libmicrohttpd names its threads `MHD-…`).
+private func currentThreadName() -> String {
+    (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+}
+
+@Suite struct ResponderTests {
+    private static func server(_ commit: CommitThread, dispatchedOn threads: Collector<Bool>) -> HTTPServer {
+        HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0)) { request, responder in
+            // libmicrohttpd's thread, not a Swift task.
+            threads.append(currentThreadName().hasPrefix("MHD"))
+            if request.path == "/now" {
+                responder.respond(textResponse("answered in dispatch"))
+                // Only the first answer counts.
+                threads.append(!responder.respond(textResponse("second answer")))
+                return
+            }
+            commit.submit(responder, echoing: request.body)
+        }
+    }
+
+    /// A started server whose commit thread holds its answers until `hold(false)`.
+    private static func heldServer() throws -> (CommitThread, HTTPServer, Int) {
+        let commit = CommitThread(interval: .milliseconds(1))
+        let server = Self.server(commit, dispatchedOn: Collector<Bool>())
+        try server.start()
+        commit.hold(true)
+        return (commit, server, try #require(server.port))
+    }
+
+    /// A connection that has sent a POST of `text` to be answered by the commit thread.
+    private static func posting(_ text: String, port: Int) throws -> RawHTTPConnection {
+        let connection = try RawHTTPConnection(port: port)
+        try connection.sendRequest(method: "POST", target: "/commit", body: Array(text.utf8))
+        return connection
+    }
+
+    @Test func manyConcurrentRequestsAreAllAnsweredFromTheCommitThread() async throws {
+        let commit = CommitThread(interval: .milliseconds(2))
+        defer { commit.stop() }
+        let dispatched = Collector<Bool>()
+        let server = Self.server(commit, dispatchedOn: dispatched)
+        try server.start()
+        let port = try #require(server.port)
+        let connections = 48
+        let rounds = 3
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<connections {
+                group.addTask {
+                    try await onThread {
+                        let connection = try RawHTTPConnection(port: port)
+                        // Keep-alive: each answer from the commit thread resumes the connection for the next.
+                        for round in 0..<rounds {
+                            let body = Array("request \(index).\(round)".utf8)
+                            try connection.sendRequest(method: "POST", target: "/commit", body: body)
+                            let response = try connection.readResponse()
+                            #expect(response.status == 200)
+                            #expect(response.body == body)
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(commit.answered.current == connections * rounds)
+        #expect(dispatched.all.count == connections * rounds)
+        #expect(dispatched.all.allSatisfy { $0 })
+        await server.shutdown(gracePeriod: .seconds(5))
+    }
+
+    @Test func anAnswerGivenInsideDispatchIsSentAndASecondOneDropped() async throws {
+        let commit = CommitThread(interval: .milliseconds(1))
+        defer { commit.stop() }
+        let dispatched = Collector<Bool>()
+        let server = Self.server(commit, dispatchedOn: dispatched)
+        try server.start()
+        let port = try #require(server.port)
+        let connection = try RawHTTPConnection(port: port)
+        for _ in 0..<2 {
+            try connection.sendRequest(target: "/now")
+            let response = try await onThread { try connection.readResponse() }
+            #expect(response.status == 200)
+            #expect(response.bodyText == "answered in dispatch")
+        }
+        #expect(dispatched.all == [true, true, true, true])
+        await server.shutdown(gracePeriod: .seconds(5))
+    }
+
+    @Test func aClientThatLeavesWhileItsRequestCommitsDoesNotDisturbTheOthers() async throws {
+        let (commit, server, port) = try Self.heldServer()
+        defer { commit.stop() }
+        let leaving = try Self.posting("gone", port: port)
+        let staying = try Self.posting("here", port: port)
+        while commit.waiting < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        leaving.close()
+        try await Task.sleep(for: .milliseconds(50))
+        // Both are answered from the commit thread; the closed one's answer goes nowhere.
+        commit.hold(false)
+        let response = try await onThread { try staying.readResponse() }
+        #expect(response.bodyText == "here")
+        #expect(throws: (any Error).self) { try leaving.readResponse() }
+        // The server still serves, and shuts down with nothing left suspended.
+        let next = try Self.posting("next", port: port)
+        #expect(try await onThread { try next.readResponse() }.bodyText == "next")
+        await server.shutdown(gracePeriod: .seconds(5))
+        #expect(commit.answered.current == 3)
+    }
+
+    @Test func shutdownWaitsForAnswersStillCommittingAndLosesNone() async throws {
+        let (commit, server, port) = try Self.heldServer()
+        defer { commit.stop() }
+        let clients = try (0..<8).map { try Self.posting("in flight \($0)", port: port) }
+        while commit.waiting < clients.count { try await Task.sleep(for: .milliseconds(1)) }
+        let shutdown = Task { await server.shutdown(gracePeriod: .seconds(10)) }
+        while !server.isShuttingDown { await Task.yield() }
+        try await Task.sleep(for: .milliseconds(30))
+        commit.hold(false)
+        for (index, client) in clients.enumerated() {
+            let response = try await onThread { try client.readResponse() }
+            #expect(response.status == 200)
+            #expect(response.bodyText == "in flight \(index)")
+        }
+        await shutdown.value
+        #expect(commit.answered.current == clients.count)
+        #expect(commit.dropped.current == 0)
+    }
+
+    @Test func aShutdownThatRunsOutOfPatienceAnswers503AndTheLateCommitIsDropped() async throws {
+        let (commit, server, port) = try Self.heldServer()
+        defer { commit.stop() }
+        let client = try Self.posting("late", port: port)
+        while commit.waiting < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        await server.shutdown(gracePeriod: .milliseconds(100))
+        #expect(try await onThread { try client.readResponse() }.status == 503)
+        commit.hold(false)
+        while commit.dropped.current < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(commit.answered.current == 0)
+    }
+}
