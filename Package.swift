@@ -68,40 +68,43 @@ let modules: [Target] = [
     // codec contexts, shared by msgtrans, the gateway, the HTTP body decoders and the uploader.
     // The shared kit: clocks and sleeping, backoff, randomness, the error shape, civil time, flags.
     .target(name: "PulseKit", swiftSettings: swiftSettings),
-    .target(name: "PulseCompression", dependencies: ["CZstd", "CZlib"], swiftSettings: swiftSettings),
+    .target(name: "PulseCompression", dependencies: ["PulseKit", "CZstd", "CZlib"], swiftSettings: swiftSettings),
     .target(
-        name: "MsgTrans", dependencies: ["PulseCompression"],
+        name: "MsgTrans", dependencies: ["PulseKit", "PulseCompression"],
         swiftSettings: swiftSettings),
     .target(
-        name: "MsgTransRuntime", dependencies: ["MsgTrans", "CLinuxEvents"],
+        name: "MsgTransRuntime", dependencies: ["PulseKit", "MsgTrans", "CLinuxEvents"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseJSON", dependencies: ["CPulseSimdJSON"],
+        name: "PulseJSON", dependencies: ["PulseKit", "CPulseSimdJSON"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseProtocol", dependencies: ["PulseJSON"],
+        name: "PulseProtocol", dependencies: ["PulseKit", "PulseJSON"],
         swiftSettings: swiftSettings),
     .target(
-        name: "OTLPProtobuf", dependencies: ["PulseJSON"],
+        name: "OTLPProtobuf", dependencies: ["PulseKit", "PulseJSON"],
         swiftSettings: swiftSettings),
-    .target(name: "PulseStorage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+    .target(name: "PulseStorage", dependencies: ["PulseKit", "CSQLite"], swiftSettings: swiftSettings),
     // The PostgreSQL client side of fleet mode: libpq on threads the executor owns, pipelined
     // group commit, migrations.
-    .target(name: "PulsePostgres", dependencies: ["CPostgres"], swiftSettings: swiftSettings),
+    .target(name: "PulsePostgres", dependencies: ["PulseKit", "CPostgres"], swiftSettings: swiftSettings),
     .target(
-        name: "PulseClient", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
+        name: "PulseClient", dependencies: ["PulseKit", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "PulseCompression"],
+        name: "PulseHTTP", dependencies: ["PulseKit", "CMicroHTTPD", "CPulseShims", "PulseCompression"],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseIngest",
-        dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseStorage", "PulseHTTP"],
+        dependencies: [
+            "PulseKit", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseStorage", "PulseHTTP",
+        ],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseGateway",
         dependencies: [
-            "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseClient", "MsgTrans", "MsgTransRuntime",
+            "PulseKit", "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseClient", "MsgTrans",
+            "MsgTransRuntime",
             "OTLPProtobuf", "PulseHashing", "CPulseShims", "PulsePostgres",
         ],
         swiftSettings: swiftSettings),
@@ -111,13 +114,16 @@ let modules: [Target] = [
     .target(
         name: "PulseUploader",
         dependencies: [
-            "PulseStorage", "PulseJSON", "PulseProtocol", "PulseHashing", "OTLPProtobuf", "CCurl", "CPulseShims",
+            "PulseKit", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseHashing", "OTLPProtobuf", "CCurl",
+            "CPulseShims",
             "PulseCompression",
         ],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseGateCLI",
-        dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest", "PulseUploader"],
+        dependencies: [
+            "PulseKit", "MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest", "PulseUploader",
+        ],
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate", dependencies: ["PulseGateCLI"],

@@ -150,7 +150,7 @@ public final class SQLiteExecutor: Sendable {
                         continuation.resume(with: result)
                     } else {
                         continuation.resume(
-                            throwing: StorageError(code: .batchAborted, message: "group commit job did not run"))
+                            throwing: StorageError(.batchAborted, "group commit job did not run"))
                     }
                 })
             if !core.submit(.grouped(job)) {
@@ -217,7 +217,8 @@ private final class ResultSlot<T: Sendable>: @unchecked Sendable {
 }
 
 extension StorageError {
-    static let closedExecutor = StorageError(code: .closed, message: "the executor is closed")
+    /// The error of an operation on a closed executor.
+    static var closedExecutor: StorageError { StorageError(.closed, "the executor is closed") }
 }
 
 extension SQLiteConnection {
