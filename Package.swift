@@ -68,44 +68,43 @@ let modules: [Target] = [
     // codec contexts, shared by msgtrans, the gateway, the HTTP body decoders and the uploader.
     // The shared kit: clocks and sleeping, backoff, randomness, the error shape, civil time, flags.
     .target(name: "PulseKit", swiftSettings: swiftSettings),
-    .target(name: "PulseCompression", dependencies: ["PulseKit", "CZstd", "CZlib"], swiftSettings: swiftSettings),
+    .target(name: "PulseCompression", dependencies: ["CZstd", "CZlib", "PulseKit"], swiftSettings: swiftSettings),
     .target(
-        name: "MsgTrans", dependencies: ["PulseKit", "PulseCompression"],
+        name: "MsgTrans", dependencies: ["PulseCompression", "PulseKit"],
         swiftSettings: swiftSettings),
     .target(
-        name: "MsgTransRuntime", dependencies: ["PulseKit", "MsgTrans", "CLinuxEvents"],
+        name: "MsgTransRuntime", dependencies: ["MsgTrans", "CLinuxEvents", "PulseKit"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseJSON", dependencies: ["PulseKit", "CPulseSimdJSON"],
+        name: "PulseJSON", dependencies: ["CPulseSimdJSON", "PulseKit"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseProtocol", dependencies: ["PulseKit", "PulseJSON"],
+        name: "PulseProtocol", dependencies: ["PulseJSON", "PulseKit"],
         swiftSettings: swiftSettings),
     .target(
-        name: "OTLPProtobuf", dependencies: ["PulseKit", "PulseJSON"],
+        name: "OTLPProtobuf", dependencies: ["PulseJSON", "PulseKit"],
         swiftSettings: swiftSettings),
-    .target(name: "PulseStorage", dependencies: ["PulseKit", "CSQLite"], swiftSettings: swiftSettings),
+    .target(name: "PulseStorage", dependencies: ["CSQLite", "PulseKit"], swiftSettings: swiftSettings),
     // The PostgreSQL client side of fleet mode: libpq on threads the executor owns, pipelined
     // group commit, migrations.
-    .target(name: "PulsePostgres", dependencies: ["PulseKit", "CPostgres"], swiftSettings: swiftSettings),
+    .target(name: "PulsePostgres", dependencies: ["CPostgres", "PulseKit"], swiftSettings: swiftSettings),
     .target(
-        name: "PulseClient", dependencies: ["PulseKit", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
+        name: "PulseClient", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseKit"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseHTTP", dependencies: ["PulseKit", "CMicroHTTPD", "CPulseShims", "PulseCompression"],
+        name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "PulseCompression", "PulseKit"],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseIngest",
         dependencies: [
-            "PulseKit", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseStorage", "PulseHTTP",
+            "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseStorage", "PulseHTTP", "PulseKit",
         ],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseGateway",
         dependencies: [
-            "PulseKit", "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseClient", "MsgTrans",
-            "MsgTransRuntime",
-            "OTLPProtobuf", "PulseHashing", "CPulseShims", "PulsePostgres",
+            "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseClient", "MsgTrans", "MsgTransRuntime",
+            "OTLPProtobuf", "PulseHashing", "CPulseShims", "PulsePostgres", "PulseKit",
         ],
         swiftSettings: swiftSettings),
     // SHA-256 (hardware-accelerated block function from CPulseShims) and hex, shared by the
@@ -114,15 +113,14 @@ let modules: [Target] = [
     .target(
         name: "PulseUploader",
         dependencies: [
-            "PulseKit", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseHashing", "OTLPProtobuf", "CCurl",
-            "CPulseShims",
-            "PulseCompression",
+            "PulseStorage", "PulseJSON", "PulseProtocol", "PulseHashing", "OTLPProtobuf", "CCurl", "CPulseShims",
+            "PulseCompression", "PulseKit",
         ],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseGateCLI",
         dependencies: [
-            "PulseKit", "MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest", "PulseUploader",
+            "MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest", "PulseUploader", "PulseKit",
         ],
         swiftSettings: swiftSettings),
     .executableTarget(
