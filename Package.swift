@@ -68,18 +68,18 @@ let modules: [Target] = [
     // codec contexts, shared by msgtrans, the gateway, the HTTP body decoders and the uploader.
     // The shared kit: clocks and sleeping, backoff, randomness, the error shape, civil time, flags.
     .target(name: "PulseKit", swiftSettings: swiftSettings),
-    .target(name: "PulseCompression", dependencies: ["CZstd", "CZlib"], swiftSettings: swiftSettings),
+    .target(name: "PulseCompression", dependencies: ["CZstd", "CZlib", "PulseKit"], swiftSettings: swiftSettings),
     .target(
-        name: "MsgTrans", dependencies: ["PulseCompression"],
+        name: "MsgTrans", dependencies: ["PulseCompression", "PulseKit"],
         swiftSettings: swiftSettings),
     .target(
-        name: "MsgTransRuntime", dependencies: ["MsgTrans", "CLinuxEvents"],
+        name: "MsgTransRuntime", dependencies: ["MsgTrans", "CLinuxEvents", "PulseKit"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseJSON", dependencies: ["CPulseSimdJSON"],
+        name: "PulseJSON", dependencies: ["CPulseSimdJSON", "PulseKit"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseProtocol", dependencies: ["PulseJSON"],
+        name: "PulseProtocol", dependencies: ["PulseJSON", "PulseKit"],
         swiftSettings: swiftSettings),
     .target(
         name: "OTLPProtobuf", dependencies: ["PulseJSON", "PulseKit"],
@@ -89,14 +89,16 @@ let modules: [Target] = [
     // group commit, migrations.
     .target(name: "PulsePostgres", dependencies: ["CPostgres", "PulseKit"], swiftSettings: swiftSettings),
     .target(
-        name: "PulseClient", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
+        name: "PulseClient", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseKit"],
         swiftSettings: swiftSettings),
     .target(
-        name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "PulseCompression"],
+        name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "PulseCompression", "PulseKit"],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseIngest",
-        dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseStorage", "PulseHTTP"],
+        dependencies: [
+            "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseStorage", "PulseHTTP", "PulseKit",
+        ],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseGateway",

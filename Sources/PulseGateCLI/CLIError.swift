@@ -1,29 +1,20 @@
-/// An error of the command line layer: bad usage, or a component that failed to start.
-public struct CLIError: Error, Sendable, CustomStringConvertible {
-    /// What went wrong, as a stable code.
-    public enum Code: Sendable, Equatable {
-        /// The arguments are not valid; the process exits with status 2.
-        case usage
-        /// A component failed while running; the process exits with status 1.
-        case runtime
-        /// `pulsegate upload flush` left batches undelivered; the process exits with status 3.
-        case undelivered
-    }
+import PulseKit
 
-    /// The stable code.
-    public var code: Code
-    /// A human-readable message; never contains payloads or secrets.
-    public var message: String
-    /// The lower-level cause, if any.
-    public var underlying: (any Error)?
+/// An error of the command line layer (bad usage, or a component that failed to start): the
+/// shared ``PulseError`` shape with ``CLIErrorCode``.
+public typealias CLIError = PulseError<CLIErrorCode>
 
-    /// Creates an error.
-    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
-        self.code = code
-        self.message = message
-        self.underlying = underlying
-    }
+/// What went wrong on the command line, as a stable code.
+public enum CLIErrorCode: String, PulseErrorCode, CaseIterable {
+    /// The arguments are not valid; the process exits with status 2.
+    case usage
+    /// A component failed while running; the process exits with status 1.
+    case runtime
+    /// `pulsegate upload flush` left batches undelivered; the process exits with status 3.
+    case undelivered
+}
 
+extension CLIError {
     /// The process exit status for this error.
     public var exitStatus: Int32 {
         switch code {
@@ -31,10 +22,5 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         case .runtime: 1
         case .undelivered: 3
         }
-    }
-
-    public var description: String {
-        if let underlying { return "\(message): \(underlying)" }
-        return message
     }
 }

@@ -53,7 +53,9 @@ public enum PulseGateCommandLine {
             try await dispatch(arguments: arguments, environment: environment, output: output)
             return 0
         } catch let error as CLIError {
-            output.standardError("pulsegate: error: \(error)\n")
+            // The operator reads the message (and its cause), not the code the exit status carries.
+            let cause = error.underlying.map { ": \($0)" } ?? ""
+            output.standardError("pulsegate: error: \(error.message)\(cause)\n")
             if error.code == .usage {
                 output.standardError("Run `pulsegate --help` for usage.\n")
             }

@@ -1,43 +1,34 @@
-/// The error type of the PulseHTTP module: server lifecycle failures and body decoding failures.
+import PulseKit
+
+/// The error type of the PulseHTTP module (server lifecycle failures and body decoding failures):
+/// the shared ``PulseError`` shape with ``HTTPServerErrorCode``.
 ///
 /// Descriptions never contain payload bytes.
-public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
-    /// What went wrong, as a stable code.
-    public enum Code: Sendable, Equatable {
-        /// The configuration is not valid (bad host, port out of range, non-positive limit).
-        case invalidConfiguration
-        /// The daemon could not be started (address in use, out of resources).
-        case startFailed
-        /// `start()` was called on a server that is running or was already shut down.
-        case invalidState
-        /// A decoded body would exceed the caller's limit; answer 413.
-        case bodyTooLarge
-        /// A compressed body is corrupt or truncated; answer 400.
-        case malformedBody
-        /// The `Content-Encoding` is not supported; answer 415.
-        case unsupportedEncoding
-        /// A TLS certificate chain could not be read.
-        case tlsCertificate
-        /// A TLS private key could not be read.
-        case tlsKey
-        /// A TLS private key does not belong to its certificate.
-        case tlsKeyMismatch
-    }
+public typealias HTTPServerError = PulseError<HTTPServerErrorCode>
 
-    /// The stable code.
-    public var code: Code
-    /// A human-readable message; never contains payloads or secrets.
-    public var message: String
-    /// The lower-level cause, if any.
-    public var underlying: (any Error)?
+/// What went wrong in the PulseHTTP module, as a stable code.
+public enum HTTPServerErrorCode: String, PulseErrorCode, CaseIterable {
+    /// The configuration is not valid (bad host, port out of range, non-positive limit).
+    case invalidConfiguration
+    /// The daemon could not be started (address in use, out of resources).
+    case startFailed
+    /// `start()` was called on a server that is running or was already shut down.
+    case invalidState
+    /// A decoded body would exceed the caller's limit; answer 413.
+    case bodyTooLarge
+    /// A compressed body is corrupt or truncated; answer 400.
+    case malformedBody
+    /// The `Content-Encoding` is not supported; answer 415.
+    case unsupportedEncoding
+    /// A TLS certificate chain could not be read.
+    case tlsCertificate
+    /// A TLS private key could not be read.
+    case tlsKey
+    /// A TLS private key does not belong to its certificate.
+    case tlsKeyMismatch
+}
 
-    /// Creates an error.
-    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
-        self.code = code
-        self.message = message
-        self.underlying = underlying
-    }
-
+extension HTTPServerError {
     /// The status a server should answer with when this error is caused by a request, or `nil` for
     /// lifecycle errors that have nothing to do with a request.
     public var suggestedStatus: HTTPStatus? {
@@ -47,10 +38,5 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
         case .unsupportedEncoding: return .unsupportedMediaType
         case .invalidConfiguration, .startFailed, .invalidState, .tlsCertificate, .tlsKey, .tlsKeyMismatch: return nil
         }
-    }
-
-    public var description: String {
-        if let underlying { return "\(message): \(underlying)" }
-        return message
     }
 }

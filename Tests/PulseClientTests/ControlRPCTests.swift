@@ -85,7 +85,8 @@ struct ControlRPCTests {
         let server = try await TestPulseServer.start()
         let session = makeSession(port: server.port)
         session.setControlHandler(.configInvalidate) { _ in
-            throw PulseClientError(.controlFailed, "bad revision argument", responseCode: 400)
+            throw PulseClientError(
+                .controlFailed, "bad revision argument", detail: PulseClientErrorDetail(responseCode: 400))
         }
         session.setControlHandler(.telemetryFlush) { _ in
             throw TestFailure("disk on fire")

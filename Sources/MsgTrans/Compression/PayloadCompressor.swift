@@ -89,7 +89,7 @@ public enum PayloadCompressor {
 }
 
 extension MsgTransError {
-    /// The msgtrans payload error for a codec failure (same code, same message).
+    /// The msgtrans payload error for a codec failure (same code, same message, same position).
     init(_ error: CompressionError) {
         let code: Code
         switch error.code {
@@ -99,6 +99,6 @@ extension MsgTransError {
         case .trailingBytes: code = .trailingBytes
         case .truncatedStream: code = .truncatedStream
         }
-        self.init(code, error.message)
+        self.init(code, error.message, file: error.file, line: error.line)
     }
 }

@@ -1,4 +1,7 @@
-/// The single error type of the MsgTrans module.
+import PulseKit
+
+/// The single error type of the MsgTrans module: the shared ``PulseError`` shape with
+/// ``MsgTransErrorCode``.
 ///
 /// Errors fall in two groups, reported by ``isConnectionFatal``:
 ///
@@ -11,47 +14,35 @@
 ///   request with a protocol-level error response and keep the connection.
 ///
 /// Descriptions contain header numbers and library error names only, never payload bytes.
-public struct MsgTransError: Error, Sendable, CustomStringConvertible {
-    /// What went wrong.
-    public enum Code: Sendable, Equatable, Hashable, CaseIterable {
-        /// The header's version byte is not ``FrameHeader/version``.
-        case unsupportedVersion
-        /// The header's packet type byte is not a known ``PacketType``.
-        case unknownPacketType
-        /// The header's compression byte is not a known ``Compression``.
-        case unknownCompression
-        /// `payload_len` exceeds ``FrameLimits/maxPayloadBytes`` (or a payload cannot be framed at all).
-        case payloadTooLarge
-        /// `ext_header_len` exceeds ``FrameLimits/maxExtensionHeaderBytes``.
-        case extensionHeaderTooLarge
-        /// The input ended inside a frame (fewer bytes than the header announces).
-        case incompleteFrame
-        /// The compressed payload is not a valid stream of the codec named in the header.
-        case decompressionFailed
-        /// Decompression would produce more than the allowed number of bytes.
-        case decompressedTooLarge
-        /// Bytes follow the end of the compressed stream.
-        case trailingBytes
-        /// The compressed stream ends before its end marker.
-        case truncatedStream
-        /// The local compressor failed.
-        case compressionFailed
-    }
+public typealias MsgTransError = PulseError<MsgTransErrorCode>
 
-    /// What went wrong.
-    public var code: Code
-    /// A human-readable explanation (never contains payload bytes).
-    public var message: String
-    /// The underlying cause, if any.
-    public var underlying: (any Error)?
+/// What went wrong in the MsgTrans module.
+public enum MsgTransErrorCode: String, PulseErrorCode, CaseIterable {
+    /// The header's version byte is not ``FrameHeader/version``.
+    case unsupportedVersion
+    /// The header's packet type byte is not a known ``PacketType``.
+    case unknownPacketType
+    /// The header's compression byte is not a known ``Compression``.
+    case unknownCompression
+    /// `payload_len` exceeds ``FrameLimits/maxPayloadBytes`` (or a payload cannot be framed at all).
+    case payloadTooLarge
+    /// `ext_header_len` exceeds ``FrameLimits/maxExtensionHeaderBytes``.
+    case extensionHeaderTooLarge
+    /// The input ended inside a frame (fewer bytes than the header announces).
+    case incompleteFrame
+    /// The compressed payload is not a valid stream of the codec named in the header.
+    case decompressionFailed
+    /// Decompression would produce more than the allowed number of bytes.
+    case decompressedTooLarge
+    /// Bytes follow the end of the compressed stream.
+    case trailingBytes
+    /// The compressed stream ends before its end marker.
+    case truncatedStream
+    /// The local compressor failed.
+    case compressionFailed
+}
 
-    /// Creates an error.
-    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
-        self.code = code
-        self.message = message
-        self.underlying = underlying
-    }
-
+extension MsgTransError {
     /// Whether the connection that produced this error must be closed.
     ///
     /// `true` for framing errors, after which the stream position of the next frame is unknown or
@@ -65,13 +56,5 @@ public struct MsgTransError: Error, Sendable, CustomStringConvertible {
             .compressionFailed:
             return false
         }
-    }
-
-    public var description: String {
-        var text = "MsgTransError.\(code): \(message)"
-        if let underlying {
-            text += " (underlying: \(underlying))"
-        }
-        return text
     }
 }

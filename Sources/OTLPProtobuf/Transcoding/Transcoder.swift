@@ -395,6 +395,7 @@ struct Transcoder<Output: TranscodingOutput> {
         if let field { components.append(field) }
         let rendered = components.map(\.rendered).joined(separator: ".")
         let subject = rendered.isEmpty ? rootName : rendered
-        return OTLPProtobufError(code, "\(subject): \(what)", path: rendered, offset: offset)
+        return OTLPProtobufError(
+            code, "\(subject): \(what)", detail: OTLPProtobufErrorDetail(path: rendered, offset: offset))
     }
 }

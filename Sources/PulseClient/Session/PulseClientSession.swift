@@ -402,7 +402,7 @@ public final class PulseClientSession: Sendable {
                 guard time <= deadline else {
                     throw PulseClientError(
                         .backingOff, "not connected; the next connection attempt is not allowed yet",
-                        retryAfter: time - now)
+                        detail: PulseClientErrorDetail(retryAfter: time - now))
                 }
                 try await sleep(until: time)
             case .fail(let error):
@@ -532,12 +532,13 @@ public final class PulseClientSession: Sendable {
             guard response.isSuccess else {
                 throw PulseClientError(
                     .connectRejected, "CLIENT_CONNECT rejected: \(response.msg ?? "no message")",
-                    responseCode: response.code)
+                    detail: PulseClientErrorDetail(responseCode: response.code))
             }
             let result = try response.decodeData(as: ConnectResult.self)
             guard result.connected else {
                 throw PulseClientError(
-                    .connectRejected, "CLIENT_CONNECT answered without connected: true", responseCode: response.code)
+                    .connectRejected, "CLIENT_CONNECT answered without connected: true",
+                    detail: PulseClientErrorDetail(responseCode: response.code))
             }
             let info = PulseSessionInfo(
                 connectionId: result.connectionId, protocolVersion: result.protocolVersion,

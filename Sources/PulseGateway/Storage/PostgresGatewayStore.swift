@@ -187,7 +187,7 @@ public final class PostgresGatewayStore: Sendable {
                 "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'"
             ).first?.bool(0) ?? true
         }
-        if readOnly { throw PostgresError(code: .readOnly, message: "the PostgreSQL server is read-only") }
+        if readOnly { throw PostgresError(.readOnly, "the PostgreSQL server is read-only") }
     }
 
     func probeCommit() async throws {

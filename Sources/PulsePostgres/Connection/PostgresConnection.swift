@@ -41,7 +41,7 @@ public final class PostgresConnection {
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
             let message = connection.map { Self.message(of: $0) } ?? "out of memory"
             PQfinish(connection)
-            throw PostgresError(code: .unavailable, message: "cannot connect to PostgreSQL: \(message)")
+            throw PostgresError(.unavailable, "cannot connect to PostgreSQL: \(message)")
         }
         handle = connection
     }
@@ -154,7 +154,7 @@ public final class PostgresConnection {
                 outcomes.append(
                     .failure(
                         firstFailure
-                            ?? PostgresError(code: .server, message: "skipped after an earlier failure in the pipeline")
+                            ?? PostgresError(.server, "skipped after an earlier failure in the pipeline")
                     ))
             } else {
                 do throws(PostgresError) {
@@ -178,14 +178,14 @@ public final class PostgresConnection {
 
     private func connected() throws(PostgresError) -> OpaquePointer {
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
-            throw PostgresError(code: .unavailable, message: "the connection to PostgreSQL is broken")
+            throw PostgresError(.unavailable, "the connection to PostgreSQL is broken")
         }
         return handle
     }
 
     private func connectionError(_ context: String) -> PostgresError {
         let detail = handle.map { Self.message(of: $0) } ?? "no connection"
-        return PostgresError(code: .unavailable, message: "\(context) failed: \(detail)")
+        return PostgresError(.unavailable, "\(context) failed: \(detail)")
     }
 
     /// Copies a result's rows out and clears it; throws the server's error.
@@ -226,7 +226,7 @@ public final class PostgresConnection {
             ?? handle.map { Self.message(of: $0) } ?? "unknown error"
         let code: PostgresError.Code = isBroken ? .unavailable : PostgresError.code(forSQLState: state)
         throw PostgresError(
-            code: code, message: "\(primary) — in `\(PostgresError.abbreviated(sql))`", sqlState: state)
+            code, "\(primary) — in `\(PostgresError.abbreviated(sql))`", detail: PostgresErrorDetail(sqlState: state))
     }
 
     private static func message(of handle: OpaquePointer) -> String {

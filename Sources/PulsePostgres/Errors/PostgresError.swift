@@ -1,56 +1,58 @@
-/// The single error type of `PulsePostgres`.
+import PulseKit
+
+/// The single error type of `PulsePostgres`: the shared ``PulseError`` shape with
+/// ``PostgresErrorCode`` and a ``PostgresErrorDetail`` (the SQLSTATE).
 ///
 /// Messages come from the server or libpq (the primary message and the SQLSTATE), plus the
 /// first part of the statement that failed. Parameter values are never part of an error: they
 /// travel as out-of-line parameters and are not recorded anywhere. The connection string is not
 /// quoted either (it may hold a password).
-public struct PostgresError: Error, Sendable, CustomStringConvertible {
-    /// The broad category of a failure.
-    public enum Code: String, Sendable, Equatable, CaseIterable {
-        /// No connection could be made, or the connection broke (the server stopped, failed over,
-        /// the network went away). The operation may be retried once the server is back.
-        case unavailable
-        /// The server refused a write because it is read-only (a standby, or
-        /// `default_transaction_read_only`), SQLSTATE class 25006.
-        case readOnly
-        /// A unique, foreign key, not-null or check constraint failed (SQLSTATE class 23).
-        case constraint
-        /// The transaction was aborted by a deadlock or a serialization failure (SQLSTATE 40001,
-        /// 40P01); running it again can succeed.
-        case transient
-        /// Any other error the server reported (syntax, schema, …).
-        case server
-        /// A result column did not hold the type asked for.
-        case typeMismatch
-        /// The recorded migrations do not match the registered, append-only list.
-        case migration
-        /// The executor has been closed.
-        case closed
-    }
+public typealias PostgresError = PulseError<PostgresErrorCode>
 
-    /// The category of the failure.
-    public let code: Code
-    /// A human-readable message. Never contains parameter values or the connection string.
-    public let message: String
+/// The broad category of a `PulsePostgres` failure.
+public enum PostgresErrorCode: String, PulseErrorCode, CaseIterable {
+    /// The facts an error records beside its code and message.
+    public typealias Detail = PostgresErrorDetail
+
+    /// No connection could be made, or the connection broke (the server stopped, failed over,
+    /// the network went away). The operation may be retried once the server is back.
+    case unavailable
+    /// The server refused a write because it is read-only (a standby, or
+    /// `default_transaction_read_only`), SQLSTATE class 25006.
+    case readOnly
+    /// A unique, foreign key, not-null or check constraint failed (SQLSTATE class 23).
+    case constraint
+    /// The transaction was aborted by a deadlock or a serialization failure (SQLSTATE 40001,
+    /// 40P01); running it again can succeed.
+    case transient
+    /// Any other error the server reported (syntax, schema, …).
+    case server
+    /// A result column did not hold the type asked for.
+    case typeMismatch
+    /// The recorded migrations do not match the registered, append-only list.
+    case migration
+    /// The executor has been closed.
+    case closed
+}
+
+/// What a ``PostgresError`` records beside its code and message.
+public struct PostgresErrorDetail: PulseErrorDetail, Hashable {
     /// The server's SQLSTATE, when the server reported the failure.
-    public let sqlState: String?
-    /// The error that caused this one, if any.
-    public let underlying: (any Error)?
+    public var sqlState: String?
 
-    /// Creates an error.
-    public init(code: Code, message: String, sqlState: String? = nil, underlying: (any Error)? = nil) {
-        self.code = code
-        self.message = message
-        self.sqlState = sqlState
-        self.underlying = underlying
-    }
+    /// A detail without a SQLSTATE.
+    public init() { self.init(sqlState: nil) }
 
-    public var description: String {
-        var text = "PostgresError(\(code.rawValue)): \(message)"
-        if let sqlState { text += " [SQLSTATE \(sqlState)]" }
-        if let underlying { text += "; underlying: \(underlying)" }
-        return text
-    }
+    /// A detail with the server's SQLSTATE.
+    public init(sqlState: String?) { self.sqlState = sqlState }
+
+    /// ` [SQLSTATE X]` when the server reported one.
+    public var descriptionSuffix: String { sqlState.map { " [SQLSTATE \($0)]" } ?? "" }
+}
+
+extension PostgresError {
+    /// The server's SQLSTATE; see ``PostgresErrorDetail/sqlState``.
+    public var sqlState: String? { detail.sqlState }
 
     /// The code of a server error with this SQLSTATE.
     static func code(forSQLState state: String?) -> Code {
@@ -69,5 +71,6 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         return oneLine.count <= 120 ? oneLine : String(oneLine.prefix(120)) + "…"
     }
 
-    static let closedExecutor = PostgresError(code: .closed, message: "the executor is closed")
+    /// The error of an operation on a closed executor.
+    static var closedExecutor: PostgresError { PostgresError(.closed, "the executor is closed") }
 }

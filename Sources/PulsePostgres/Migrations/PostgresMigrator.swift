@@ -42,8 +42,8 @@ public struct PostgresMigrator: Sendable {
             }
             guard recorded.count <= migrations.count, zip(recorded, migrations).allSatisfy({ $0 == $1.name }) else {
                 throw PostgresError(
-                    code: .migration,
-                    message: "the database's recorded migrations (\(recorded.count)) do not match this version's list")
+                    .migration,
+                    "the database's recorded migrations (\(recorded.count)) do not match this version's list")
             }
             var applied: [String] = []
             for (position, migration) in migrations.enumerated().dropFirst(recorded.count) {

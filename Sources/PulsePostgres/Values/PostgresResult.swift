@@ -109,6 +109,6 @@ public struct PostgresRow: Sendable {
     }
 
     private static func mismatch(_ index: Int, _ type: String) -> PostgresError {
-        PostgresError(code: .typeMismatch, message: "column \(index) is not a non-null \(type)")
+        PostgresError(.typeMismatch, "column \(index) is not a non-null \(type)")
     }
 }

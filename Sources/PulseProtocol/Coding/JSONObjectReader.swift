@@ -8,7 +8,7 @@ struct JSONObjectReader {
     /// Wraps `node`, which must be an object.
     init(_ node: JSONNode) throws(PulseProtocolError) {
         guard node.kind == .object else {
-            throw PulseProtocolError(code: .typeMismatch, message: "$: expected an object")
+            throw PulseProtocolError(.typeMismatch, "$: expected an object")
         }
         self.node = node
     }
@@ -23,7 +23,7 @@ struct JSONObjectReader {
 
     func required(_ key: String) throws(PulseProtocolError) -> JSONNode {
         guard let value = optional(key) else {
-            throw PulseProtocolError(code: .missingField, message: "\(key): required field is missing")
+            throw PulseProtocolError(.missingField, "\(key): required field is missing")
         }
         return value
     }
@@ -187,7 +187,7 @@ struct JSONObjectReader {
     }
 
     func mismatch(_ key: String, _ expected: String) -> PulseProtocolError {
-        PulseProtocolError(code: .typeMismatch, message: "\(key): expected \(expected)")
+        PulseProtocolError(.typeMismatch, "\(key): expected \(expected)")
     }
 }
 
@@ -205,6 +205,6 @@ extension PulseProtocolError {
         } else {
             text = prefix + "." + message
         }
-        return PulseProtocolError(code: code, message: text, underlying: underlying)
+        return PulseProtocolError(code, text, underlying: underlying)
     }
 }

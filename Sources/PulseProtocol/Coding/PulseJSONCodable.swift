@@ -45,7 +45,7 @@ func decodeDocument<T>(
     do {
         document = try parser.parse(bytes)
     } catch {
-        throw PulseProtocolError(code: .malformedJSON, message: "$: payload is not valid JSON", underlying: error)
+        throw PulseProtocolError(.malformedJSON, "$: payload is not valid JSON", underlying: error)
     }
     do {
         return try decode(document.root)
@@ -63,7 +63,7 @@ extension Bool: PulseJSONCodable {
     /// Reads a JSON Boolean.
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
         guard let value = node.bool else {
-            throw PulseProtocolError(code: .typeMismatch, message: "$: expected a boolean")
+            throw PulseProtocolError(.typeMismatch, "$: expected a boolean")
         }
         self = value
     }

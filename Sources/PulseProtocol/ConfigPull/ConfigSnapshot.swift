@@ -98,7 +98,7 @@ public struct ConfigSnapshot: Sendable, Hashable, Codable {
     public func validate() throws(PulseProtocolError) {
         func check(_ condition: Bool, _ field: String, _ rule: String) throws(PulseProtocolError) {
             if !condition {
-                throw PulseProtocolError(code: .invalidValue, message: "\(field): must be \(rule)")
+                throw PulseProtocolError(.invalidValue, "\(field): must be \(rule)")
             }
         }
         try check(revision >= 0, "revision", "non-negative")
@@ -189,7 +189,7 @@ extension ConfigSnapshot: PulseJSONCodable {
         if let text = try o.optionalString("compression") {
             guard let codec = PayloadCodec(rawValue: text) else {
                 throw PulseProtocolError(
-                    code: .invalidValue, message: "compression: unknown codec \(PulseProtocolError.quoted(text))")
+                    .invalidValue, "compression: unknown codec \(PulseProtocolError.quoted(text))")
             }
             compression = codec
         }
@@ -211,8 +211,8 @@ extension ConfigSnapshot: PulseJSONCodable {
         if let text = try o.optionalString("diagnosticsLevel") {
             guard let level = DiagnosticsLevel(rawValue: text) else {
                 throw PulseProtocolError(
-                    code: .invalidValue,
-                    message: "diagnosticsLevel: unknown level \(PulseProtocolError.quoted(text))")
+                    .invalidValue,
+                    "diagnosticsLevel: unknown level \(PulseProtocolError.quoted(text))")
             }
             diagnosticsLevel = level
         }

@@ -28,7 +28,7 @@ public enum DiagnosticsLevel: String, Sendable, Hashable, CaseIterable, Codable,
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let level = DiagnosticsLevel(rawValue: text) else {
             throw PulseProtocolError(
-                code: .invalidValue, message: "unknown diagnosticsLevel \(PulseProtocolError.quoted(text))")
+                .invalidValue, "unknown diagnosticsLevel \(PulseProtocolError.quoted(text))")
         }
         self = level
     }

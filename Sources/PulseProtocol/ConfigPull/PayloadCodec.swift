@@ -15,7 +15,7 @@ public enum PayloadCodec: String, Sendable, Hashable, CaseIterable, Codable {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let codec = PayloadCodec(rawValue: text) else {
             throw PulseProtocolError(
-                code: .invalidValue, message: "unknown compression \(PulseProtocolError.quoted(text))")
+                .invalidValue, "unknown compression \(PulseProtocolError.quoted(text))")
         }
         self = codec
     }

@@ -26,8 +26,8 @@ public struct ControlRPCRequest: Sendable, Hashable, PulseJSONCodable {
         let name = try o.string("route")
         guard let route = ControlRoute(name) else {
             throw PulseProtocolError(
-                code: .invalidValue,
-                message: "route: \(PulseProtocolError.quoted(name)) is not a lower-case dotted name")
+                .invalidValue,
+                "route: \(PulseProtocolError.quoted(name)) is not a lower-case dotted name")
         }
         self.route = route
         args = try o.members("args")

@@ -32,8 +32,8 @@ public struct ControlRoute: Sendable, Hashable, CustomStringConvertible {
     public init(validating name: String) throws {
         guard Self.isWellFormed(name) else {
             throw PulseProtocolError(
-                code: .invalidValue,
-                message: "control route \(PulseProtocolError.quoted(name)) is not a lower-case dotted name")
+                .invalidValue,
+                "control route \(PulseProtocolError.quoted(name)) is not a lower-case dotted name")
         }
         self.name = name
     }

@@ -27,11 +27,11 @@ public struct CrashAttachment: Sendable, Hashable, PulseJSONCodable {
     /// not 64 lowercase hex characters.
     public func validate() throws(PulseProtocolError) {
         if byteCount < 0 {
-            throw PulseProtocolError(code: .invalidValue, message: "byteCount: must not be negative")
+            throw PulseProtocolError(.invalidValue, "byteCount: must not be negative")
         }
         let isHex = sha256.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
         if sha256.utf8.count != 64 || !isHex {
-            throw PulseProtocolError(code: .invalidValue, message: "sha256: expected 64 lowercase hex characters")
+            throw PulseProtocolError(.invalidValue, "sha256: expected 64 lowercase hex characters")
         }
     }
 

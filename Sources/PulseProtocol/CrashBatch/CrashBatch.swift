@@ -27,7 +27,7 @@ public struct CrashBatch: Sendable, Hashable, PulseJSONCodable {
         let o = try JSONObjectReader(node)
         identity = try o.object("identity") { node throws(PulseProtocolError) in try BatchIdentity(jsonNode: node) }
         guard let elements = try o.optionalArray("crashes") else {
-            throw PulseProtocolError(code: .missingField, message: "crashes: required field is missing")
+            throw PulseProtocolError(.missingField, "crashes: required field is missing")
         }
         var crashes: [CrashReport] = []
         for (index, element) in elements.enumerated() {
@@ -60,5 +60,5 @@ public struct CrashBatch: Sendable, Hashable, PulseJSONCodable {
     }
 
     private static let emptyCrashes = PulseProtocolError(
-        code: .invalidValue, message: "crashes: a batch must contain at least one crash")
+        .invalidValue, "crashes: a batch must contain at least one crash")
 }

@@ -14,7 +14,7 @@ public enum CrashStack: Sendable, Hashable, PulseJSONCodable {
             return
         }
         guard node.kind == .array else {
-            throw PulseProtocolError(code: .typeMismatch, message: "$: expected an array of frames or a string")
+            throw PulseProtocolError(.typeMismatch, "$: expected an array of frames or a string")
         }
         var frames: [CrashFrame] = []
         frames.reserveCapacity(node.count)

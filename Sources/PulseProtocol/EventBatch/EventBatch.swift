@@ -39,7 +39,7 @@ public struct EventBatch: Sendable, Hashable, PulseJSONCodable {
             try BatchIdentity(jsonNode: node)
         }
         guard let elements = try o.optionalArray("events") else {
-            throw PulseProtocolError(code: .missingField, message: "events: required field is missing")
+            throw PulseProtocolError(.missingField, "events: required field is missing")
         }
         var events: [Event] = []
         events.reserveCapacity(elements.underestimatedCount)
@@ -74,7 +74,7 @@ public struct EventBatch: Sendable, Hashable, PulseJSONCodable {
     }
 
     private static let emptyEvents = PulseProtocolError(
-        code: .invalidValue, message: "events: a batch must contain at least one event")
+        .invalidValue, "events: a batch must contain at least one event")
 }
 
 /// A `CLIENT_EVENT_BATCH_UPLOAD` request read with exactly the rules of ``EventBatch`` (the same

@@ -26,7 +26,7 @@ public enum PulseEventKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// Parses a wire kind, throwing a ``PulseProtocolError`` that names an unknown kind.
     public init(wireValue: String) throws(PulseProtocolError) {
         guard let kind = PulseEventKind(rawValue: wireValue) else {
-            throw PulseProtocolError(code: .unknownEventKind, message: Self.unknownKindMessage(wireValue))
+            throw PulseProtocolError(.unknownEventKind, Self.unknownKindMessage(wireValue))
         }
         self = kind
     }
@@ -39,10 +39,10 @@ public enum PulseEventKind: String, Sendable, Hashable, CaseIterable, Codable {
             return
         }
         guard let text = node.string else {
-            throw PulseProtocolError(code: .typeMismatch, message: "\(field): expected a string")
+            throw PulseProtocolError(.typeMismatch, "\(field): expected a string")
         }
         guard let kind = PulseEventKind(rawValue: text) else {
-            throw PulseProtocolError(code: .unknownEventKind, message: "\(field): " + Self.unknownKindMessage(text))
+            throw PulseProtocolError(.unknownEventKind, "\(field): " + Self.unknownKindMessage(text))
         }
         self = kind
     }

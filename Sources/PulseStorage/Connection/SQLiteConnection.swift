@@ -113,7 +113,7 @@ public final class SQLiteConnection {
             let journalMode = try pragma("PRAGMA journal_mode") { row in try row.column(0, as: String.self) }
             guard journalMode?.lowercased() == "wal" else {
                 throw StorageError(
-                    code: .cannotOpen, message: "`\(path)` is not in WAL mode (got \(journalMode ?? "nil"))")
+                    .cannotOpen, "`\(path)` is not in WAL mode (got \(journalMode ?? "nil"))")
             }
             return
         }
@@ -121,18 +121,18 @@ public final class SQLiteConnection {
         let journalMode = try pragma("PRAGMA journal_mode = WAL") { row in try row.column(0, as: String.self) }
         guard journalMode?.lowercased() == "wal" else {
             throw StorageError(
-                code: .cannotOpen,
-                message: "journal_mode=WAL is not available for `\(path)` (got \(journalMode ?? "nil"))")
+                .cannotOpen,
+                "journal_mode=WAL is not available for `\(path)` (got \(journalMode ?? "nil"))")
         }
         try execute("PRAGMA synchronous = FULL", [], cached: false)
         let synchronous = try pragma("PRAGMA synchronous") { row in try row.column(0, as: Int64.self) }
         guard synchronous == 2 else {
-            throw StorageError(code: .cannotOpen, message: "synchronous=FULL was not applied to `\(path)`")
+            throw StorageError(.cannotOpen, "synchronous=FULL was not applied to `\(path)`")
         }
         try execute("PRAGMA foreign_keys = ON", [], cached: false)
         let foreignKeys = try pragma("PRAGMA foreign_keys") { row in try row.column(0, as: Int64.self) }
         guard foreignKeys == 1 else {
-            throw StorageError(code: .cannotOpen, message: "foreign_keys=ON was not applied to `\(path)`")
+            throw StorageError(.cannotOpen, "foreign_keys=ON was not applied to `\(path)`")
         }
         if options.deferredCheckpointPages != nil {
             // Replaces (and so turns off) SQLite's automatic checkpoint hook.
@@ -229,7 +229,7 @@ public final class SQLiteConnection {
     public func executeScript(_ sql: String) throws {
         let database = try openDatabase()
         if rejectsWrites {
-            throw StorageError(code: .readOnly, message: "a read-only job cannot run a script")
+            throw StorageError(.readOnly, "a read-only job cannot run a script")
         }
         var errorMessage: UnsafeMutablePointer<CChar>?
         let resultCode = sqlite3_exec(database, sql, nil, nil, &errorMessage)
@@ -237,9 +237,9 @@ public final class SQLiteConnection {
         guard resultCode == SQLITE_OK else {
             let detail = errorMessage.map { String(cString: $0) } ?? "unknown error"
             throw StorageError(
-                code: StorageError.code(forResultCode: resultCode),
-                message: "script failed: \(detail) — in `\(StorageError.abbreviated(sql))`",
-                extendedResultCode: Int(sqlite3_extended_errcode(database)))
+                StorageError.code(forResultCode: resultCode),
+                "script failed: \(detail) — in `\(StorageError.abbreviated(sql))`",
+                detail: StorageErrorDetail(extendedResultCode: Int(sqlite3_extended_errcode(database))))
         }
     }
 
@@ -352,7 +352,7 @@ public final class SQLiteConnection {
     public func close() throws {
         guard let database else { return }
         if cache.values.contains(where: { $0.inUse }) {
-            throw StorageError(code: .misuse, message: "close() called while a statement is running")
+            throw StorageError(.misuse, "close() called while a statement is running")
         }
         for statement in cache.values {
             statement.finalize()
@@ -415,7 +415,7 @@ public final class SQLiteConnection {
         }
         if rejectsWrites && sqlite3_stmt_readonly(statement.handle) == 0 {
             throw StorageError(
-                code: .readOnly, message: "a read-only job cannot run `\(StorageError.abbreviated(sql))`")
+                .readOnly, "a read-only job cannot run `\(StorageError.abbreviated(sql))`")
         }
         try binding(&bindings)
         try bindings.checkComplete()
@@ -489,7 +489,7 @@ public final class SQLiteConnection {
                 throw StorageError(resultCode: resultCode, database: database, context: "prepare", sql: sql)
             }
             guard let handle else {
-                throw StorageError(code: .misuse, message: "no SQL statement in `\(StorageError.abbreviated(sql))`")
+                throw StorageError(.misuse, "no SQL statement in `\(StorageError.abbreviated(sql))`")
             }
             if let tail, tail.pointee != 0 {
                 // Only whitespace and comments may follow: anything else would be silently ignored.
@@ -499,8 +499,8 @@ public final class SQLiteConnection {
                     sqlite3_finalize(extra)
                     sqlite3_finalize(handle)
                     throw StorageError(
-                        code: .misuse,
-                        message: "several statements in `\(StorageError.abbreviated(sql))`; use executeScript(_:)")
+                        .misuse,
+                        "several statements in `\(StorageError.abbreviated(sql))`; use executeScript(_:)")
                 }
             }
             return PreparedStatement(handle: handle, sql: sql)
@@ -526,5 +526,6 @@ private final class WALPageCount {
 extension SQLiteConnection: Sendable {}
 
 extension StorageError {
-    static let closedConnection = StorageError(code: .closed, message: "the connection is closed")
+    /// The error of an operation on a closed connection.
+    static var closedConnection: StorageError { StorageError(.closed, "the connection is closed") }
 }

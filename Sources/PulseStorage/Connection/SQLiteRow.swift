@@ -66,8 +66,8 @@ public struct SQLiteRow: ~Copyable {
     func checkedIndex(_ index: Int) throws -> Int32 {
         guard index >= 0, index < columnCount else {
             throw StorageError(
-                code: .misuse,
-                message: "column index \(index) out of range 0..<\(columnCount) in `\(StorageError.abbreviated(sql))`")
+                .misuse,
+                "column index \(index) out of range 0..<\(columnCount) in `\(StorageError.abbreviated(sql))`")
         }
         return Int32(index)
     }
@@ -78,8 +78,8 @@ public struct SQLiteRow: ~Copyable {
         let actual = sqlite3_column_type(statement, column)
         guard types.contains(actual) else {
             throw StorageError(
-                code: .typeMismatch,
-                message: "column \(index) holds \(SQLiteRow.storageClassName(actual)), cannot read it as \(typeName)"
+                .typeMismatch,
+                "column \(index) holds \(SQLiteRow.storageClassName(actual)), cannot read it as \(typeName)"
                     + " in `\(StorageError.abbreviated(sql))`")
         }
         return column

@@ -1,70 +1,67 @@
 import CSQLite
+import PulseKit
 
-/// The single error type of `PulseStorage`.
+/// The single error type of `PulseStorage`: the shared ``PulseError`` shape with
+/// ``StorageErrorCode`` and a ``StorageErrorDetail`` (the SQLite extended result code).
 ///
 /// Messages come from SQLite (`sqlite3_errmsg`) plus the extended result code and, where useful, the SQL text
 /// of the statement that failed. Bound values are never part of an error: statements carry `?` placeholders,
 /// and the values bound to them are not recorded anywhere.
-public struct StorageError: Error, Sendable, CustomStringConvertible {
-    /// The broad category of a failure.
-    public enum Code: String, Sendable, Equatable, CaseIterable {
-        /// The database file could not be opened or configured (path, permissions, WAL unavailable).
-        case cannotOpen
-        /// The database stayed locked longer than the busy timeout (`SQLITE_BUSY`, `SQLITE_LOCKED`).
-        case busy
-        /// A `UNIQUE`, `NOT NULL`, `CHECK`, `FOREIGN KEY` or primary key constraint failed.
-        case constraint
-        /// A write was attempted on a read-only connection or inside a read-only `read` job.
-        case readOnly
-        /// The disk or the database size limit is full (`SQLITE_FULL`).
-        case diskFull
-        /// The operating system reported an I/O error (`SQLITE_IOERR`).
-        case ioError
-        /// The file is corrupt or is not a database.
-        case corrupt
-        /// Any other error reported by the SQLite engine (syntax errors, schema errors, …).
-        case sqlite
-        /// A column held a storage class that cannot be read as the requested Swift type.
-        case typeMismatch
-        /// The recorded migrations do not match the registered, append-only migration list.
-        case migration
-        /// The connection or executor has been closed.
-        case closed
-        /// The API was used incorrectly (wrong number of bindings, column out of range, several statements).
-        case misuse
-        /// A group-commit batch was aborted, so this job's work was not committed.
-        case batchAborted
-        /// Another process holds the lock of the data directory (``FileLock/lockDataDirectory(_:)``).
-        case inUse
-    }
+public typealias StorageError = PulseError<StorageErrorCode>
 
-    /// The category of the failure.
-    public let code: Code
-    /// A human-readable message. Never contains bound values.
-    public let message: String
+/// The broad category of a `PulseStorage` failure.
+public enum StorageErrorCode: String, PulseErrorCode, CaseIterable {
+    /// The facts an error records beside its code and message.
+    public typealias Detail = StorageErrorDetail
+
+    /// The database file could not be opened or configured (path, permissions, WAL unavailable).
+    case cannotOpen
+    /// The database stayed locked longer than the busy timeout (`SQLITE_BUSY`, `SQLITE_LOCKED`).
+    case busy
+    /// A `UNIQUE`, `NOT NULL`, `CHECK`, `FOREIGN KEY` or primary key constraint failed.
+    case constraint
+    /// A write was attempted on a read-only connection or inside a read-only `read` job.
+    case readOnly
+    /// The disk or the database size limit is full (`SQLITE_FULL`).
+    case diskFull
+    /// The operating system reported an I/O error (`SQLITE_IOERR`).
+    case ioError
+    /// The file is corrupt or is not a database.
+    case corrupt
+    /// Any other error reported by the SQLite engine (syntax errors, schema errors, …).
+    case sqlite
+    /// A column held a storage class that cannot be read as the requested Swift type.
+    case typeMismatch
+    /// The recorded migrations do not match the registered, append-only migration list.
+    case migration
+    /// The connection or executor has been closed.
+    case closed
+    /// The API was used incorrectly (wrong number of bindings, column out of range, several statements).
+    case misuse
+    /// A group-commit batch was aborted, so this job's work was not committed.
+    case batchAborted
+    /// Another process holds the lock of the data directory (``FileLock/lockDataDirectory(_:)``).
+    case inUse
+}
+
+/// What a ``StorageError`` records beside its code and message.
+public struct StorageErrorDetail: PulseErrorDetail, Hashable {
     /// The SQLite extended result code, when the failure came from SQLite.
-    public let extendedResultCode: Int?
-    /// The error that caused this one, if any.
-    public let underlying: (any Error)?
+    public var extendedResultCode: Int?
 
-    /// Creates an error.
-    public init(code: Code, message: String, extendedResultCode: Int? = nil, underlying: (any Error)? = nil) {
-        self.code = code
-        self.message = message
-        self.extendedResultCode = extendedResultCode
-        self.underlying = underlying
-    }
+    /// A detail without a result code.
+    public init() { self.init(extendedResultCode: nil) }
 
-    public var description: String {
-        var text = "StorageError(\(code.rawValue)): \(message)"
-        if let extendedResultCode {
-            text += " [sqlite \(extendedResultCode)]"
-        }
-        if let underlying {
-            text += "; underlying: \(underlying)"
-        }
-        return text
-    }
+    /// A detail with the SQLite extended result code.
+    public init(extendedResultCode: Int?) { self.extendedResultCode = extendedResultCode }
+
+    /// ` [sqlite N]` when the failure came from SQLite.
+    public var descriptionSuffix: String { extendedResultCode.map { " [sqlite \($0)]" } ?? "" }
+}
+
+extension StorageError {
+    /// The SQLite extended result code; see ``StorageErrorDetail/extendedResultCode``.
+    public var extendedResultCode: Int? { detail.extendedResultCode }
 }
 
 extension StorageError {
@@ -75,26 +72,29 @@ extension StorageError {
     ///   - database: the connection handle, used for `sqlite3_errmsg`; may be `nil` (then `sqlite3_errstr`).
     ///   - context: what was being done, e.g. `"prepare"`; combined with `sql` if given.
     ///   - sql: the statement text (never the bound values).
-    init(resultCode: Int32, database: OpaquePointer?, context: String, sql: String? = nil) {
-        var detail: String
+    init(
+        resultCode: Int32, database: OpaquePointer?, context: String, sql: String? = nil, file: String = #fileID,
+        line: UInt = #line
+    ) {
+        var reason: String
         if let database, let raw = sqlite3_errmsg(database) {
-            detail = String(cString: raw)
+            reason = String(cString: raw)
             // The connection's message can be stale for errors that did not set it (e.g. a failed bind).
-            if detail == "not an error", let fallback = sqlite3_errstr(resultCode) {
-                detail = String(cString: fallback)
+            if reason == "not an error", let fallback = sqlite3_errstr(resultCode) {
+                reason = String(cString: fallback)
             }
         } else if let fallback = sqlite3_errstr(resultCode) {
-            detail = String(cString: fallback)
+            reason = String(cString: fallback)
         } else {
-            detail = "unknown error"
+            reason = "unknown error"
         }
-        var message = "\(context) failed: \(detail)"
+        var message = "\(context) failed: \(reason)"
         if let sql {
             message += " — in `\(StorageError.abbreviated(sql))`"
         }
         self.init(
-            code: StorageError.code(forResultCode: resultCode), message: message,
-            extendedResultCode: Int(resultCode))
+            StorageError.code(forResultCode: resultCode), message,
+            detail: StorageErrorDetail(extendedResultCode: Int(resultCode)), file: file, line: line)
     }
 
     /// Maps a SQLite result code (primary or extended) to a ``Code``.

@@ -190,7 +190,7 @@ final class ExecutorCore: Sendable {
                 } catch let error as StorageError {
                     result = .failure(error)
                 } catch {
-                    result = .failure(StorageError(code: .sqlite, message: "close failed", underlying: error))
+                    result = .failure(StorageError(.sqlite, "close failed", underlying: error))
                 }
                 let waiters = state.withLock { state in
                     state.closeResult = result
@@ -336,8 +336,8 @@ final class ExecutorCore: Sendable {
     ) {
         connection.rollbackIgnoringErrors()
         let aborted = StorageError(
-            code: .batchAborted,
-            message: "group commit batch aborted (the shared transaction ended early); this job's changes were"
+            .batchAborted,
+            "group commit batch aborted (the shared transaction ended early); this job's changes were"
                 + " rolled back",
             underlying: cause)
         for (index, ok) in succeeded.enumerated() {
@@ -362,6 +362,6 @@ extension StorageError {
         if let error = error as? StorageError {
             return error
         }
-        return StorageError(code: .sqlite, message: "\(context) failed", underlying: error)
+        return StorageError(.sqlite, "\(context) failed", underlying: error)
     }
 }

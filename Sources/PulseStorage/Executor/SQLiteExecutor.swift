@@ -136,7 +136,7 @@ public final class SQLiteExecutor: Sendable {
                 } else if let result = slot.result {
                     completion(result)
                 } else {
-                    completion(.failure(StorageError(code: .batchAborted, message: "group commit job did not run")))
+                    completion(.failure(StorageError(.batchAborted, "group commit job did not run")))
                 }
             })
         if !core.submit(.grouped(job)) {
@@ -202,7 +202,8 @@ private final class ResultSlot<T: Sendable>: @unchecked Sendable {
 }
 
 extension StorageError {
-    static let closedExecutor = StorageError(code: .closed, message: "the executor is closed")
+    /// The error of an operation on a closed executor.
+    static var closedExecutor: StorageError { StorageError(.closed, "the executor is closed") }
 }
 
 extension SQLiteConnection {

@@ -46,13 +46,13 @@ public final class FileLock: Sendable {
             if failure.held {
                 let holder = holderProcessID(path).map { " (pid \($0))" } ?? ""
                 throw StorageError(
-                    code: .inUse,
-                    message: "the data directory \(directory) is in use by another process\(holder): "
+                    .inUse,
+                    "the data directory \(directory) is in use by another process\(holder): "
                         + "it holds \(dataDirectoryFileName); stop that process or use another data directory")
             }
             throw StorageError(
-                code: .cannotOpen,
-                message: "cannot open the lock file \(path): \(String(cString: strerror(failure.errorNumber)))")
+                .cannotOpen,
+                "cannot open the lock file \(path): \(String(cString: strerror(failure.errorNumber)))")
         }
     }
 

@@ -67,9 +67,9 @@ public struct Migrator: Sendable {
                 do {
                     try connection.executeScript(migration.sql)
                 } catch let error as StorageError {
-                    throw StorageError(
-                        code: error.code, message: "migration \(migration.identifier): \(error.message)",
-                        extendedResultCode: error.extendedResultCode, underlying: error.underlying)
+                    var failure = error
+                    failure.message = "migration \(migration.identifier): \(error.message)"
+                    throw failure
                 }
                 try connection.execute(
                     "INSERT INTO schema_migrations(position, identifier, applied_at) VALUES (?, ?, ?)",
@@ -91,7 +91,7 @@ public struct Migrator: Sendable {
         }
         for (index, row) in rows.enumerated() where row.0 != index {
             throw StorageError(
-                code: .migration, message: "schema_migrations has a gap: position \(row.0) recorded at index \(index)")
+                .migration, "schema_migrations has a gap: position \(row.0) recorded at index \(index)")
         }
         return rows.map(\.1)
     }
@@ -103,13 +103,13 @@ public struct Migrator: Sendable {
             }
             if let registered = migrations.firstIndex(where: { $0.identifier == identifier }) {
                 throw StorageError(
-                    code: .migration,
-                    message: "migration \(identifier) was applied at position \(position) but is now registered at"
+                    .migration,
+                    "migration \(identifier) was applied at position \(position) but is now registered at"
                         + " position \(registered); migrations are append-only")
             }
             throw StorageError(
-                code: .migration,
-                message: "migration \(identifier) (position \(position)) is recorded in the database but not"
+                .migration,
+                "migration \(identifier) (position \(position)) is recorded in the database but not"
                     + " registered; the database is newer than this build or a migration was removed")
         }
     }

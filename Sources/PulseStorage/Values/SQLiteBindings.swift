@@ -133,8 +133,8 @@ public struct SQLiteBindings: ~Copyable {
     mutating func bind(contentsOf values: [(any SQLiteBindable)?]) throws {
         guard values.count == Int(parameterCount) else {
             throw StorageError(
-                code: .misuse,
-                message: "statement expects \(parameterCount) bindings, got \(values.count)"
+                .misuse,
+                "statement expects \(parameterCount) bindings, got \(values.count)"
                     + " — in `\(StorageError.abbreviated(sql))`")
         }
         for value in values {
@@ -170,8 +170,8 @@ public struct SQLiteBindings: ~Copyable {
     func checkComplete() throws {
         guard bound == parameterCount else {
             throw StorageError(
-                code: .misuse,
-                message: "statement expects \(parameterCount) bindings, got \(bound)"
+                .misuse,
+                "statement expects \(parameterCount) bindings, got \(bound)"
                     + " — in `\(StorageError.abbreviated(sql))`")
         }
     }
@@ -179,8 +179,8 @@ public struct SQLiteBindings: ~Copyable {
     private mutating func next() throws -> Int32 {
         guard bound < parameterCount else {
             throw StorageError(
-                code: .misuse,
-                message: "statement expects \(parameterCount) bindings, got more"
+                .misuse,
+                "statement expects \(parameterCount) bindings, got more"
                     + " — in `\(StorageError.abbreviated(sql))`")
         }
         bound += 1

@@ -58,7 +58,7 @@ enum QueueStore {
             )
         }
         guard let state else {
-            throw StorageError(code: .corrupt, message: "queue_total has no row")
+            throw StorageError(.corrupt, "queue_total has no row")
         }
         if state.consent == .text("revoked") {
             throw RecordRefusal(reason: .consent)
