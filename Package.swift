@@ -102,7 +102,7 @@ let modules: [Target] = [
         name: "PulseGateway",
         dependencies: [
             "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseClient", "MsgTrans", "MsgTransRuntime",
-            "OTLPProtobuf", "PulseHashing", "CPulseShims", "PulsePostgres",
+            "OTLPProtobuf", "PulseHashing", "CPulseShims", "PulsePostgres", "PulseKit",
         ],
         swiftSettings: swiftSettings),
     // SHA-256 (hardware-accelerated block function from CPulseShims) and hex, shared by the
@@ -117,7 +117,9 @@ let modules: [Target] = [
         swiftSettings: swiftSettings),
     .target(
         name: "PulseGateCLI",
-        dependencies: ["MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest", "PulseUploader"],
+        dependencies: [
+            "MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest", "PulseUploader", "PulseKit",
+        ],
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate", dependencies: ["PulseGateCLI"],
@@ -144,10 +146,10 @@ let modules: [Target] = [
 let tests: [Target] = [
     // Helpers shared by several test targets: a raw-socket HTTP/1.1 client and body compressors.
     .target(
-        name: "PulseTestSupport", dependencies: ["CZlib", "CZstd"], path: "Tests/PulseTestSupport",
+        name: "PulseTestSupport", dependencies: ["CZlib", "CZstd", "PulseKit"], path: "Tests/PulseTestSupport",
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseKitTests", dependencies: ["PulseKit"], exclude: ["README.md"], swiftSettings: swiftSettings),
+        name: "PulseKitTests", dependencies: ["PulseKit", "PulseTestSupport"], exclude: ["README.md"], swiftSettings: swiftSettings),
     .testTarget(
         name: "MsgTransTests", dependencies: ["MsgTrans", "PulseCompression"],
         resources: [.copy("Fixtures")],

@@ -99,7 +99,7 @@ import Testing
         #expect(try await uploader.storedBatches().count == 1)
 
         // Held: nothing is sent, even when due.
-        fixture.clock.advance(by: 60_000)
+        fixture.clock.stepWallClock(by: 60_000)
         let held = try await uploader.sendDue()
         #expect(held.attempted == 0)
         #expect(held.blockedBy == "authentication")
@@ -130,7 +130,7 @@ import Testing
         // Another batch sealed meanwhile waits too.
         try await uploader.record(.log(LogEntry(body: "later")))
         try await uploader.seal(.flush)
-        fixture.clock.advance(by: 29_999)
+        fixture.clock.stepWallClock(by: 29_999)
         let early = try await uploader.sendDue()
         #expect(early.attempted == 0)
         #expect(early.blockedBy == "retryAfter")
@@ -191,10 +191,10 @@ import Testing
         var report = try await uploader.sendDue()
         #expect(report.retrying == 1)
         #expect(try await uploader.status().recentErrors.first?.message.contains("curl") == true)
-        fixture.clock.advance(by: 10_000)
+        fixture.clock.stepWallClock(by: 10_000)
         report = try await uploader.sendDue()
         #expect(report.retrying == 1)
-        fixture.clock.advance(by: 10_000)
+        fixture.clock.stepWallClock(by: 10_000)
         report = try await uploader.sendDue()
         #expect(report.delivered == 1)
         #expect(server.droppedMidRequest == 1)
@@ -219,7 +219,7 @@ import Testing
         let first = try await uploader.sendDue()
         #expect(first.retrying == 1)
         #expect(try await uploader.status().recentErrors.first?.message.contains("imeout") == true)
-        fixture.clock.advance(by: 10_000)
+        fixture.clock.stepWallClock(by: 10_000)
         let second = try await uploader.sendDue()
         #expect(second.delivered == 1)
         try await uploader.close()
@@ -243,9 +243,9 @@ import Testing
         let report = try await uploader.sendDue()
         #expect(report.attempted == 3)
         #expect(report.blockedBy == "attemptWindow")
-        fixture.clock.advance(by: 30_000)
+        fixture.clock.stepWallClock(by: 30_000)
         #expect(try await uploader.sendDue().attempted == 0)
-        fixture.clock.advance(by: 30_000)
+        fixture.clock.stepWallClock(by: 30_000)
         #expect(try await uploader.sendDue().attempted == 3)
         #expect(server.requests.count == 6)
         try await uploader.close()
@@ -366,7 +366,7 @@ final class HandOverLog: BackgroundTransfer {
         let loop = Task { try await uploader.run() }
         try await Task.sleep(for: .milliseconds(300))
         #expect(server.requests.isEmpty)  // the seal interval has not elapsed on the injected clock
-        fixture.clock.advance(by: 10_000)
+        fixture.clock.stepWallClock(by: 10_000)
         #expect(await server.waitForRequests(1, seconds: 10))
         loop.cancel()
         try await loop.value

@@ -1,5 +1,6 @@
 import Foundation
 import PulseGateway
+import PulseTestSupport
 import Testing
 
 @testable import PulseUploader

@@ -1,5 +1,6 @@
 import Foundation
 import PulseGateway
+import PulseKit
 
 /// `pulsegate outbox`: outbox depth and age per app, dead letters, requeue.
 enum OutboxCommand {
@@ -21,7 +22,7 @@ enum OutboxCommand {
 
     static func run(
         arguments: [String], environment: [String: String], output: CommandLineOutput,
-        now: Int64 = GatewayClock.system.now()
+        now: Int64 = PulseClock.system.wallClockMilliseconds()
     ) async throws {
         var dataDirectory = environment["PULSEGATE_DATA_DIR"] ?? "pulsegate-data"
         var storeURL = environment["PULSEGATE_STORE"].flatMap { $0.isEmpty ? nil : $0 }

@@ -1,5 +1,6 @@
 import PulseHTTP
 import PulseHashing
+import PulseKit
 
 /// The id of one HTTP request, so a device's report, the gateway's log lines and a forwarding
 /// failure can be matched: the client's `X-Request-Id` when it is acceptable, else a generated
@@ -11,7 +12,7 @@ import PulseHashing
 /// UUID, a ULID and a W3C trace id all fit). Anything else — longer, empty, other characters — is
 /// ignored and replaced, never echoed, so a client cannot put control characters or markup into
 /// logs, headers or the status page. Generated ids are 32 lower-case hex digits (128 bits from
-/// the gateway's injected ``GatewayRandom``).
+/// the gateway's injected ``RandomSource``).
 struct RequestID: Sendable, Equatable, CustomStringConvertible {
     /// The request and response header.
     static let header = "X-Request-Id"
@@ -24,7 +25,7 @@ struct RequestID: Sendable, Equatable, CustomStringConvertible {
     var description: String { value }
 
     /// The client's id when acceptable, else a new one.
-    init(_ headers: HTTPHeaders, random: GatewayRandom) {
+    init(_ headers: HTTPHeaders, random: RandomSource) {
         if let offered = headers[Self.header], let accepted = Self(accepting: offered) {
             self = accepted
         } else {
@@ -39,13 +40,12 @@ struct RequestID: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A new id: 16 random bytes as hex.
-    static func generate(_ random: GatewayRandom) -> RequestID {
+    static func generate(_ random: RandomSource) -> RequestID {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(16)
-        for _ in 0..<8 {
-            let draw = UInt16(random.unit() * 65_536)
-            bytes.append(UInt8(draw >> 8))
-            bytes.append(UInt8(draw & 0xFF))
+        for _ in 0..<2 {
+            let draw = random.nextUInt64()
+            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: draw >> UInt64(shift))) }
         }
         return RequestID(hex: Hex.encode(bytes))
     }
