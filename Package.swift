@@ -112,7 +112,7 @@ let modules: [Target] = [
         name: "PulseUploader",
         dependencies: [
             "PulseStorage", "PulseJSON", "PulseProtocol", "PulseHashing", "OTLPProtobuf", "CCurl", "CPulseShims",
-            "PulseCompression",
+            "PulseCompression", "PulseKit",
         ],
         swiftSettings: swiftSettings),
     .target(

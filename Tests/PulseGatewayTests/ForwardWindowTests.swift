@@ -213,7 +213,7 @@ import Testing
             // The window slid while row k was unanswered, but never past row k + window - 1; the
             // failed row is still in the outbox, waiting for its backoff on the injected clock.
             #expect(await eventually(within: .seconds(30)) { (try? outbox())?[failing] == 1 })
-            try await Task.sleep(for: .milliseconds(300))
+            #expect(await harness.forwarderSettles())
             #expect(
                 upstream.uploads.allSatisfy { upload in
                     stored.prefix(k + window).contains { $0.batchID == upload.batchID }

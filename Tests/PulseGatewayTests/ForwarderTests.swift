@@ -99,11 +99,11 @@ import Testing
         }
         #expect(await eventually { (try? readRow())??.0 == 1 })
         #expect(try readRow()?.1 == clock.wallClockMilliseconds + 500)
-        // Nothing is sent before the clock reaches it.
-        try await Task.sleep(for: .milliseconds(400))
+        // Nothing is sent before the clock reaches it: the scheduler looks again and starts nothing.
+        clock.advance(milliseconds: 499)
+        #expect(await harness.forwarderSettles())
         #expect(upstream.uploads.count == 1)
-        clock.advance(milliseconds: 500)
-        harness.gateway.pokeForwarder()
+        clock.advance(milliseconds: 1)
         #expect(await eventually { (try? readRow())??.0 == 2 })
         // Second failure: 0.5 × 2 s.
         #expect(try readRow()?.1 == clock.wallClockMilliseconds + 1000)

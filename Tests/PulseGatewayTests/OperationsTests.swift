@@ -157,8 +157,8 @@ import Testing
 
     @Test func requestIDsAreAcceptedWhenWellFormedAndGeneratedOtherwise() async throws {
         let harness = try await GatewayHarness.start(random: RandomSource.half)
-        // Eight draws of 16 bits, each 0.5 × 65,536.
-        let generated = String(repeating: "8000", count: 8)
+        // Two 64-bit draws, each 2^63, most significant byte first.
+        let generated = String(repeating: "80" + String(repeating: "0", count: 14), count: 2)
         #expect(try await harness.request("GET", "/livez", headers: []).header("X-Request-Id") == generated)
         let cases: [(String, String)] = [
             ("trace-01HZX4:abc", "trace-01HZX4:abc"),

@@ -324,10 +324,13 @@ import Testing
     }
 
     @Test func aSecondDrainOnTheSameQueueStandsBack() async throws {
-        let server = try FaultServer(script: [.slow(milliseconds: 500, then: .ok)])
+        // The upstream holds its answer (a deliberately slow peer) long enough that the first
+        // drain is surely still sending when the second one starts, even on a loaded machine.
+        let server = try FaultServer(script: [.slow(milliseconds: 3_000, then: .ok)])
         let (fixture, uploader, _) = try await sealedBatch(server)
         let first = Task { try await uploader.drain() }
-        try await Task.sleep(for: .milliseconds(100))
+        // The first drain is sending once the upstream has its request.
+        #expect(await server.waitForRequests(1))
         let second = try await uploader.drain()
         #expect(second == nil)
         let report = try await first.value
@@ -364,9 +367,10 @@ final class HandOverLog: BackgroundTransfer {
         let uploader = try await fixture.open()
         let receipt = try await uploader.record(.event(EventEntry(name: "tap")))
         let loop = Task { try await uploader.run() }
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(server.requests.isEmpty)  // the seal interval has not elapsed on the injected clock
-        fixture.clock.stepWallClock(by: 10_000)
+        // The loop stepped once and sleeps on the injected clock: the seal interval has not elapsed.
+        #expect(await fixture.clock.waitForSleepers(1))
+        #expect(server.requests.isEmpty)
+        fixture.clock.advance(milliseconds: 10_000)
         #expect(await server.waitForRequests(1, seconds: 10))
         loop.cancel()
         try await loop.value
@@ -386,9 +390,15 @@ final class HandOverLog: BackgroundTransfer {
         try await uploader.record(.event(EventEntry(name: "tap")))
         try await uploader.enterBackground()
         let loop = Task { try await uploader.run() }
-        try await Task.sleep(for: .milliseconds(1_500))
+        // Several steps of the loop, each past the seal interval: none sends while in the background.
+        for _ in 0..<3 {
+            #expect(await fixture.clock.waitForSleepers(1))
+            fixture.clock.advance(milliseconds: 10_000)
+        }
+        #expect(await fixture.clock.waitForSleepers(1))
         #expect(server.requests.isEmpty)
         try await uploader.enterForeground()
+        fixture.clock.advance(milliseconds: 1_000)  // the loop's next step
         #expect(await server.waitForRequests(1, seconds: 10))
         loop.cancel()
         try await loop.value

@@ -20,17 +20,15 @@ extension ManualClock {
         stepWallClock(by: milliseconds - wallClockMilliseconds)
     }
 
-    /// The uploader's view: this wall clock, without a monotonic reading (tests that need one
-    /// use ``ClockRebaseTests``' clock with ``uploaderClockWithMonotonic``).
+    /// The uploader's view: this wall clock, without a monotonic reading (tests that need one use
+    /// ``uploaderClockWithMonotonic``); the foreground loop sleeps on this clock.
     var uploaderClock: UploaderClock {
-        UploaderClock { self.wallClockMilliseconds }
+        UploaderClock(clock)
     }
 
     /// The uploader's view with this clock's monotonic timeline on a test timeline.
     var uploaderClockWithMonotonic: UploaderClock {
-        UploaderClock(
-            { self.wallClockMilliseconds }, monotonicMilliseconds: { self.clock.monotonicMilliseconds() },
-            timeline: "test")
+        UploaderClock(clock, timeline: "test")
     }
 }
 
