@@ -89,7 +89,7 @@ let modules: [Target] = [
     // group commit, migrations.
     .target(name: "PulsePostgres", dependencies: ["CPostgres"], swiftSettings: swiftSettings),
     .target(
-        name: "PulseClient", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
+        name: "PulseClient", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseKit"],
         swiftSettings: swiftSettings),
     .target(
         name: "PulseHTTP", dependencies: ["CMicroHTTPD", "CPulseShims", "PulseCompression"],
@@ -155,7 +155,7 @@ let tests: [Target] = [
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "MsgTransRuntimeTests", dependencies: ["MsgTransRuntime", "MsgTrans"],
+        name: "MsgTransRuntimeTests", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseTestSupport"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseJSONTests", dependencies: ["PulseJSON"],
@@ -169,20 +169,26 @@ let tests: [Target] = [
         name: "OTLPProtobufTests", dependencies: ["OTLPProtobuf", "PulseJSON", "PulseTestSupport"],
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
-    .testTarget(name: "PulseStorageTests", dependencies: ["PulseStorage"], swiftSettings: swiftSettings),
+    .testTarget(
+        name: "PulseStorageTests", dependencies: ["PulseStorage", "PulseTestSupport"], swiftSettings: swiftSettings),
     .testTarget(
         name: "PulsePostgresTests", dependencies: ["PulsePostgres", "PulseTestSupport"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseClientTests",
-        dependencies: ["PulseClient", "PulseIngest", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON"],
+        dependencies: [
+            "PulseClient", "PulseIngest", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseKit",
+            "PulseTestSupport",
+        ],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseHTTPTests", dependencies: ["PulseHTTP", "PulseTestSupport", "CZlib", "CZstd"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseIngestTests",
-        dependencies: ["PulseIngest", "PulseProtocol", "PulseJSON", "PulseStorage", "MsgTrans", "MsgTransRuntime"],
+        dependencies: [
+            "PulseIngest", "PulseProtocol", "PulseJSON", "PulseStorage", "MsgTrans", "MsgTransRuntime", "PulseTestSupport",
+        ],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGatewayTests",

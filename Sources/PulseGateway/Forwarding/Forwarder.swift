@@ -89,8 +89,8 @@ final class Forwarder: Sendable {
         var scheduler: Task<Void, Never>?
         var workers: [String: Task<Void, Never>] = [:]
         var lastRescan: Int64?
-        /// When idle connections were last swept (the process's real monotonic clock), or `nil`
-        /// after a poke: the sweep runs at most every ``idleSweepMilliseconds``, not on every wake.
+        /// When idle connections were last swept (the injected clock's monotonic time, which idle
+        /// times are measured on too), or `nil` after a poke: the sweep runs at most every ``idleSweepMilliseconds``, not on every wake.
         var lastIdleSweep: Int64?
         /// Set when the upstream answered: the last outcome, for readiness.
         var upstreamReachable = true
@@ -220,10 +220,10 @@ final class Forwarder: Sendable {
             }
             if stopping { return }
             if rescanDue { await rescan(now: now) }
-            let real = PulseClock.system.monotonicMilliseconds()
+            let sweptAt = clock.monotonicMilliseconds()
             let sweepDue = state.withLock { state -> Bool in
-                guard let last = state.lastIdleSweep, real - last < Self.idleSweepMilliseconds, real >= last else {
-                    state.lastIdleSweep = real
+                guard let last = state.lastIdleSweep, sweptAt - last < Self.idleSweepMilliseconds, sweptAt >= last else {
+                    state.lastIdleSweep = sweptAt
                     return true
                 }
                 return false
@@ -232,11 +232,15 @@ final class Forwarder: Sendable {
                 await pool.closeIdle(olderThan: idleMilliseconds)
                 await policy?.closeIdleSessions(olderThan: idleMilliseconds)
             }
-            startDueWorkers(now: clock.monotonicMilliseconds())
-            state.withLock { state in
+            let passEnd = clock.monotonicMilliseconds()
+            startDueWorkers(now: passEnd)
+            // Sleep until the next identity falls due, at most a 250 ms tick, on the injected clock:
+            // a test that advances its clock to a retry's time wakes the scheduler for it.
+            let sleep = state.withLock { state -> Int64 in
                 if state.activeWorkers == 0 && state.ready.isEmpty { state.settledPokes = max(state.settledPokes, pokes) }
+                return state.waiting.earliest.map { min(250, max(1, $0 - passEnd)) } ?? 250
             }
-            await wake.wait(upTo: .milliseconds(250))
+            await wake.wait(upTo: .milliseconds(sleep))
         }
     }
 
@@ -832,6 +836,9 @@ struct DeadlineHeap {
     private var entries: [(deadline: Int64, key: String)] = []
 
     var count: Int { entries.count }
+
+    /// The earliest deadline (possibly of a stale entry), or `nil` when empty.
+    var earliest: Int64? { entries.first?.deadline }
 
     mutating func push(_ deadline: Int64, _ key: String) {
         entries.append((deadline, key))
