@@ -149,7 +149,8 @@ let tests: [Target] = [
         name: "PulseTestSupport", dependencies: ["CZlib", "CZstd", "PulseKit"], path: "Tests/PulseTestSupport",
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseKitTests", dependencies: ["PulseKit", "PulseTestSupport"], exclude: ["README.md"], swiftSettings: swiftSettings),
+        name: "PulseKitTests", dependencies: ["PulseKit", "PulseTestSupport"], exclude: ["README.md"],
+        swiftSettings: swiftSettings),
     .testTarget(
         name: "MsgTransTests", dependencies: ["MsgTrans", "PulseCompression"],
         resources: [.copy("Fixtures")],
@@ -187,7 +188,8 @@ let tests: [Target] = [
     .testTarget(
         name: "PulseIngestTests",
         dependencies: [
-            "PulseIngest", "PulseProtocol", "PulseJSON", "PulseStorage", "MsgTrans", "MsgTransRuntime", "PulseTestSupport",
+            "PulseIngest", "PulseProtocol", "PulseJSON", "PulseStorage", "MsgTrans", "MsgTransRuntime",
+            "PulseTestSupport",
         ],
         swiftSettings: swiftSettings),
     .testTarget(

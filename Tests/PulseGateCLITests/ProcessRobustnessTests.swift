@@ -426,7 +426,9 @@ func runToExit(_ executable: String, _ arguments: [String]) async throws -> Chil
     let child = try launch(executable, arguments, output: output, error: errors)
     let outputLines = ChildOutputLines(output.fileHandleForReading)
     let errorLines = ChildOutputLines(errors.fileHandleForReading)
-    let exited = await eventually(within: .seconds(60)) { !child.isRunning && outputLines.isFinished && errorLines.isFinished }
+    let exited = await eventually(within: .seconds(60)) {
+        !child.isRunning && outputLines.isFinished && errorLines.isFinished
+    }
     if !exited { kill(child.processIdentifier, SIGKILL) }
     await waitForChildExit(child)
     return ChildResult(

@@ -41,7 +41,8 @@ import Testing
         #expect(await eventually { harness.gateway.outboxBatches == 0 })
         let received = upstream.received
         #expect(received.map(\.bizType) == [1, 5])
-        let expected = try OTLP.map(Self.body, signal: .logs, batchID: "f-1", receivedAt: harness.clock.wallClockMilliseconds)
+        let expected = try OTLP.map(
+            Self.body, signal: .logs, batchID: "f-1", receivedAt: harness.clock.wallClockMilliseconds)
         #expect(received[0].payload == expected.drafts[0].identity)
         #expect(received[1].payload == expected.drafts[0].payload)
         #expect(harness.gateway.forwarder?.openConnections == 1)

@@ -299,7 +299,8 @@ import Testing
         // the clocks afterwards.
         let upstream = try await ScriptedUpstream.start(port: port)
         let second = try await GatewayHarness.start(
-            directory: directory, clock: ManualClock(wallClockMilliseconds: wall.wallClockMilliseconds - 3_600_000), connector: ForwarderTests.connector(port),
+            directory: directory, clock: ManualClock(wallClockMilliseconds: wall.wallClockMilliseconds - 3_600_000),
+            connector: ForwarderTests.connector(port),
             forwarding: forwarding, random: RandomSource.half)
         #expect(await eventually { second.gateway.outboxBatches == 0 })
         #expect(upstream.uploads.count == 3)

@@ -362,7 +362,8 @@ public final class RunningGateway: Sendable {
     public func pruneExpiredKeys() async throws -> Int {
         var total = 0
         while true {
-            let deleted = try await store.pruneExpired(now: clock.wallClockMilliseconds(), limit: configuration.pruneSliceSize)
+            let deleted = try await store.pruneExpired(
+                now: clock.wallClockMilliseconds(), limit: configuration.pruneSliceSize)
             total += deleted
             if deleted < configuration.pruneSliceSize { break }
             await Task.yield()

@@ -241,7 +241,8 @@ struct OperationsEndpoints: Sendable {
         gauges.logLinesDropped = logger.droppedLines
         let grace = Int64(policy.diagnosticsGapGraceSeconds) * 1_000
         gauges.diagnostics =
-            (try? await DiagnosticsEndpoint.gauges(store, now: clock.wallClockMilliseconds(), graceMilliseconds: grace)) ?? [:]
+            (try? await DiagnosticsEndpoint.gauges(store, now: clock.wallClockMilliseconds(), graceMilliseconds: grace))
+            ?? [:]
         return gauges
     }
 

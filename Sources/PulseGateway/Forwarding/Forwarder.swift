@@ -222,7 +222,8 @@ final class Forwarder: Sendable {
             if rescanDue { await rescan(now: now) }
             let sweptAt = clock.monotonicMilliseconds()
             let sweepDue = state.withLock { state -> Bool in
-                guard let last = state.lastIdleSweep, sweptAt - last < Self.idleSweepMilliseconds, sweptAt >= last else {
+                guard let last = state.lastIdleSweep, sweptAt - last < Self.idleSweepMilliseconds, sweptAt >= last
+                else {
                     state.lastIdleSweep = sweptAt
                     return true
                 }
@@ -237,7 +238,9 @@ final class Forwarder: Sendable {
             // Sleep until the next identity falls due, at most a 250 ms tick, on the injected clock:
             // a test that advances its clock to a retry's time wakes the scheduler for it.
             let sleep = state.withLock { state -> Int64 in
-                if state.activeWorkers == 0 && state.ready.isEmpty { state.settledPokes = max(state.settledPokes, pokes) }
+                if state.activeWorkers == 0 && state.ready.isEmpty {
+                    state.settledPokes = max(state.settledPokes, pokes)
+                }
                 return state.waiting.earliest.map { min(250, max(1, $0 - passEnd)) } ?? 250
             }
             await wake.wait(upTo: .milliseconds(sleep))
@@ -776,7 +779,8 @@ final class Forwarder: Sendable {
             ["seq": String(row.seq), "reason": reason, "batches": String(drafts.count)])
         do {
             try await store.replaceWithFallback(
-                seq: row.seq, httpBatchID: row.httpBatchID, drafts: drafts, now: clock.wallClockMilliseconds(), requestID: row.requestID)
+                seq: row.seq, httpBatchID: row.httpBatchID, drafts: drafts, now: clock.wallClockMilliseconds(),
+                requestID: row.requestID)
             return nil
         } catch {
             logger.error("crash fallback failed", ["seq": String(row.seq), "error": "\(error)"])

@@ -36,7 +36,12 @@ final class WakeSignal: Sendable {
 
     /// Returns when signalled, or after `timeout` on the clock.
     func wait(upTo timeout: Duration) async {
-        if state.withLock({ state in defer { state.pending = false }; return state.pending }) { return }
+        if state.withLock({ state in
+            defer { state.pending = false }
+            return state.pending
+        }) {
+            return
+        }
         let deadline = clock.now.advanced(by: timeout)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.signalled() }

@@ -54,7 +54,8 @@ final class RejectionLog: Sendable {
         partial: Bool = false, limitKey: String? = nil
     ) {
         let entry = Entry(
-            at: clock.wallClockMilliseconds(), requestID: requestID.value, app: app ?? "-", route: route, status: status,
+            at: clock.wallClockMilliseconds(), requestID: requestID.value, app: app ?? "-", route: route,
+            status: status,
             reason: reason, client: client, partial: partial)
         latest.withLock { entries in
             entries.insert(entry, at: 0)

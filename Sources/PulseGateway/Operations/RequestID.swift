@@ -45,7 +45,9 @@ struct RequestID: Sendable, Equatable, CustomStringConvertible {
         bytes.reserveCapacity(16)
         for _ in 0..<2 {
             let draw = random.nextUInt64()
-            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: draw >> UInt64(shift))) }
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: draw >> UInt64(shift)))
+            }
         }
         return RequestID(hex: Hex.encode(bytes))
     }

@@ -5,10 +5,11 @@ import Testing
     static let gatewayDefaults = Backoff(base: .seconds(1), cap: .seconds(60))
 
     /// The table in ``Backoff``'s doc comment, row by row.
-    @Test(arguments: [
-        (1, 1_000), (2, 2_000), (3, 4_000), (4, 8_000), (5, 16_000), (6, 32_000), (7, 60_000), (8, 60_000),
-        (1_000, 60_000), (Int.max, 60_000), (0, 1_000), (-3, 1_000),
-    ] as [(Int, Int64)])
+    @Test(
+        arguments: [
+            (1, 1_000), (2, 2_000), (3, 4_000), (4, 8_000), (5, 16_000), (6, 32_000), (7, 60_000), (8, 60_000),
+            (1_000, 60_000), (Int.max, 60_000), (0, 1_000), (-3, 1_000),
+        ] as [(Int, Int64)])
     func ceilingFollowsTheTable(failures: Int, milliseconds: Int64) {
         #expect(Self.gatewayDefaults.ceilingMilliseconds(failures: failures) == milliseconds)
         #expect(Self.gatewayDefaults.ceiling(failures: failures) == .milliseconds(milliseconds))
