@@ -22,18 +22,13 @@ import Testing
         CurlProcessTransfer(exportDirectory: fixture.directory.path + "/transfers")
     }
 
-    /// Waits (real time) until every exported folder has a result file.
+    /// Waits (``eventually(within:_:)``) until every exported folder has a result file.
     func waitForResults(_ exported: [ExportedTransfer], seconds: Double = 30) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        func done() -> Bool {
+        await eventually(within: .seconds(seconds)) {
             exported.allSatisfy {
                 FileManager.default.fileExists(atPath: $0.directory + "/" + CurlProcessTransfer.resultFileName)
             }
         }
-        while !done() && Date() < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return done()
     }
 
     /// Records one event, seals it and hands it to curl; returns the stored batch and the exported transfer.
