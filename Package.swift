@@ -151,10 +151,11 @@ let tests: [Target] = [
     // Helpers shared by several test targets: a raw-socket HTTP/1.1 client, loopback listeners and
     // blocking socket I/O for hand-written peers, scratch directories and body compressors.
     .target(
-        name: "PulseTestSupport", dependencies: ["CZlib", "CZstd"], path: "Tests/PulseTestSupport",
+        name: "PulseTestSupport", dependencies: ["CZlib", "CZstd", "PulseKit"], path: "Tests/PulseTestSupport",
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseKitTests", dependencies: ["PulseKit"], exclude: ["README.md"], swiftSettings: swiftSettings),
+        name: "PulseKitTests", dependencies: ["PulseKit", "PulseTestSupport"], exclude: ["README.md"],
+        swiftSettings: swiftSettings),
     .testTarget(
         name: "MsgTransTests", dependencies: ["MsgTrans", "PulseCompression"],
         resources: [.copy("Fixtures")],
@@ -182,7 +183,7 @@ let tests: [Target] = [
     .testTarget(
         name: "PulseClientTests",
         dependencies: [
-            "PulseClient", "PulseIngest", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON",
+            "PulseClient", "PulseIngest", "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseKit",
             "PulseTestSupport",
         ],
         swiftSettings: swiftSettings),

@@ -1,3 +1,4 @@
+import PulseKit
 import Testing
 
 @testable import PulseClient
@@ -15,7 +16,7 @@ struct BackoffTests {
 
     @Test("full jitter: every delay lies in [0, cap] and the spread covers the range")
     func jitterBounds() {
-        var backoff = ReconnectBackoff(policy: PulseReconnectPolicy(), random: SeededRandom(seed: 42))
+        var backoff = ReconnectBackoff(policy: PulseReconnectPolicy(), random: RandomSource(seed: 42))
         for failures in 0..<14 {
             let cap = backoff.currentCap
             #expect(cap == ReconnectBackoff.cap(failures: failures, policy: backoff.policy))
@@ -23,7 +24,7 @@ struct BackoffTests {
             #expect(delay >= .zero && delay <= cap)
         }
         // Many draws at the same cap: all in range, and both halves of the range are hit.
-        var sampler = ReconnectBackoff(policy: PulseReconnectPolicy(), random: SeededRandom(seed: 7))
+        let sampler = ReconnectBackoff(policy: PulseReconnectPolicy(), random: RandomSource(seed: 7))
         let draws = (0..<2000).map { _ in sampler.jitter(upTo: .seconds(8)) }
         #expect(draws.allSatisfy { $0 >= .zero && $0 <= .seconds(8) })
         #expect(draws.contains { $0 < .seconds(1) })
@@ -32,8 +33,8 @@ struct BackoffTests {
 
     @Test("the extremes of the generator give exactly 0 and exactly the cap")
     func jitterExtremes() {
-        var low = ReconnectBackoff(policy: PulseReconnectPolicy(), random: ConstantRandom(value: 0))
-        var high = ReconnectBackoff(policy: PulseReconnectPolicy(), random: ConstantRandom(value: .max))
+        var low = ReconnectBackoff(policy: PulseReconnectPolicy(), random: RandomSource { 0 })
+        var high = ReconnectBackoff(policy: PulseReconnectPolicy(), random: RandomSource { .max })
         var lows: [Duration] = []
         var highs: [Duration] = []
         for _ in 0..<11 {
@@ -44,14 +45,14 @@ struct BackoffTests {
         #expect(highs == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300].map { Duration.seconds($0) })
         high.reset()
         #expect(high.failureDelay() == .seconds(1))
-        var zero = ReconnectBackoff(policy: PulseReconnectPolicy(initialDelay: .zero), random: SeededRandom(seed: 1))
+        var zero = ReconnectBackoff(policy: PulseReconnectPolicy(initialDelay: .zero), random: RandomSource(seed: 1))
         #expect(zero.failureDelay() == .zero)
     }
 
     @Test("at most N attempts start within a sliding window")
     func windowCap() {
         let policy = PulseReconnectPolicy(maxAttemptsPerWindow: 3, window: .seconds(600))
-        var backoff = ReconnectBackoff(policy: policy, random: SeededRandom(seed: 1))
+        var backoff = ReconnectBackoff(policy: policy, random: RandomSource(seed: 1))
         #expect(backoff.windowAllows(at: .zero) == .zero)
         backoff.recordAttempt(at: .seconds(0))
         backoff.recordAttempt(at: .seconds(10))

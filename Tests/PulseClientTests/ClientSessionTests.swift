@@ -1,7 +1,9 @@
 import MsgTrans
 import PulseClient
 import PulseJSON
+import PulseKit
 import PulseProtocol
+import PulseTestSupport
 import Synchronization
 import Testing
 
@@ -131,7 +133,7 @@ struct ClientSessionTests {
             }
         }
         let session = PulseClientSession(
-            configuration: configuration, clock: ManualClock(), random: ConstantRandom(value: 0))
+            configuration: configuration, clock: ManualClock(), random: RandomSource { 0 })
         try await session.connect()
         #expect(seen.withLock { $0 } == ["ok"])
         server.behavior.withLock { $0.uploadCodes = [.unauthorized] }
@@ -140,7 +142,7 @@ struct ClientSessionTests {
         await session.close()
         server.behavior.withLock { $0.connectCode = .forbidden }
         let refused = PulseClientSession(
-            configuration: configuration, clock: ManualClock(), random: ConstantRandom(value: 0))
+            configuration: configuration, clock: ManualClock(), random: RandomSource { 0 })
         await #expect(throws: PulseClientError.self) { try await refused.connect() }
         #expect(seen.withLock { $0 } == ["ok", "ok", "connectRejected"])
         await refused.close()

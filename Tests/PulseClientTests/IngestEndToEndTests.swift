@@ -3,6 +3,7 @@ import PulseClient
 import PulseIngest
 import PulseJSON
 import PulseProtocol
+import PulseTestSupport
 import Testing
 
 /// The session against the reference ingest server (`PulseIngest`) over loopback.

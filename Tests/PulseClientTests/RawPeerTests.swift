@@ -1,6 +1,7 @@
 import MsgTrans
 import PulseClient
 import PulseProtocol
+import PulseTestSupport
 import Testing
 
 @Suite("Peers that answer with biz_type 0", .serialized)

@@ -1,5 +1,6 @@
 import PulseClient
 import PulseProtocol
+import PulseTestSupport
 import Testing
 
 @Suite("Reconnection", .serialized)

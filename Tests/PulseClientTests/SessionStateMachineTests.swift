@@ -1,3 +1,4 @@
+import PulseKit
 import PulseProtocol
 import Testing
 
@@ -15,7 +16,7 @@ private func info(revision: Int64 = 3, intervalMs: Int64 = 60_000, id: String = 
 private func machine(
     _ policy: PulseReconnectPolicy = PulseReconnectPolicy(), random: UInt64 = .max, keepConnected: Bool = true
 ) -> Machine {
-    Machine(policy: policy, random: ConstantRandom(value: random), keepConnected: keepConnected)
+    Machine(policy: policy, random: RandomSource { random }, keepConnected: keepConnected)
 }
 
 /// Drives the machine to connected with connection handle `handle` at time `now`.
@@ -87,7 +88,7 @@ struct SessionStateMachineTests {
 
     @Test("jittered backoff with a seeded generator stays within [0, cap] of each step")
     func seededFailureBackoff() {
-        var m = Machine(policy: PulseReconnectPolicy(), random: SeededRandom(seed: 99), keepConnected: false)
+        var m = Machine(policy: PulseReconnectPolicy(), random: RandomSource(seed: 99), keepConnected: false)
         var now = Duration.zero
         for failures in 0..<12 {
             guard case .startConnect(let generation) = m.connectionWanted(now: now) else {

@@ -56,7 +56,7 @@ import Testing
         let listening = try #require(logs.all.first { $0.contains("gateway listening") })
         #expect(!listening.contains(Self.hourString(offset: 0)), "the wall clock was not stepped: \(listening)")
         try await ingest.restart()
-        let delivered = await eventually(seconds: 20) {
+        let delivered = await eventually(within: .seconds(20)) {
             (try? await ingest.eventIDs(app: "shop").sorted()) == ["step-1", "step-2", "step-3"]
         }
         #expect(delivered, "rows were not delivered after the step: \(logs.all.suffix(5))")

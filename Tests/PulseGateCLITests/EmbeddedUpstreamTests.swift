@@ -40,14 +40,13 @@ import Testing
         let system = try await Self.startEmbedded(in: scratch, admin: IngestListenAddress(host: "127.0.0.1", port: 0))
         let admin = try #require(system.embeddedIngest?.adminPort)
         #expect(try await Self.post(port: system.gateway.httpPort).status == 200)
-        var listing = ""
-        for _ in 0..<200 {
-            let response = try await RawHTTPConnection.exchange(
-                port: admin, target: "/events?app=shop-ios&limit=100", receiveTimeoutSeconds: 20)
-            listing = response.bodyText
-            if listing.components(separatedBy: "\"eventId\"").count - 1 >= 20 { break }
-            try await Task.sleep(for: .milliseconds(100))
+        let listed: @Sendable () async throws -> String = {
+            try await RawHTTPConnection.exchange(
+                port: admin, target: "/events?app=shop-ios&limit=100", receiveTimeoutSeconds: 20
+            ).bodyText
         }
+        #expect(try await eventually { try await listed().components(separatedBy: "\"eventId\"").count - 1 >= 20 })
+        let listing = try await listed()
         #expect(listing.components(separatedBy: "\"eventId\"").count - 1 == 20)
         #expect(listing.hasPrefix(#"{"app":"shop-ios","events":[{"#))
         await system.shutdown()
@@ -64,12 +63,8 @@ import Testing
         #expect(first.bodyText == "{}")
 
         // The forwarder delivers asynchronously; wait (bounded) until the 20 records arrived.
-        var events: [IngestedEvent] = []
-        for _ in 0..<200 {
-            events = try await ingest.events(app: "shop-ios", limit: 100)
-            if events.count >= 20 { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        #expect(try await eventually { try await ingest.events(app: "shop-ios", limit: 100).count >= 20 })
+        let events = try await ingest.events(app: "shop-ios", limit: 100)
         #expect(events.count == 20)
         #expect(Set(events.map(\.eventId)).count == 20)
         #expect(Set(events.map(\.deviceId)) == ["6F1C2A9E-0B7D-4E2B-9F4A-3E1D2C0B9A87"])
@@ -84,7 +79,8 @@ import Testing
         let retry = try await Self.post(port: port)
         #expect(retry.status == 200)
         #expect(retry.header("Apsio-Duplicate") == "true")
-        try await Task.sleep(for: .milliseconds(500))
+        // A duplicate adds no outbox row: once the outbox is empty, nothing more can arrive.
+        #expect(await eventually { system.gateway.outboxBatches == 0 })
         #expect(try await ingest.events(app: "shop-ios", limit: 100).count == 20)
         await system.shutdown()
     }
@@ -118,12 +114,8 @@ import Testing
         #expect(accepted.header("Content-Type") == "application/x-protobuf")
         #expect(accepted.body.isEmpty)  // an empty ExportLogsServiceResponse: full success
 
-        var events: [IngestedEvent] = []
-        for _ in 0..<200 {
-            events = try await ingest.events(app: "proto-app", limit: 100)
-            if events.count >= 7 { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        #expect(try await eventually { try await ingest.events(app: "proto-app", limit: 100).count >= 7 })
+        let events = try await ingest.events(app: "proto-app", limit: 100)
         #expect(events.count == 7)  // the fixture's 7 log records, one event each
         #expect(Set(events.map(\.deviceId)) == ["device-pb"])
 

@@ -134,7 +134,7 @@ import Testing
             #expect(third.header("Apsio-Duplicate") == "true")
             let expected = GatewayCrashTests.eventIDs(of: ["same"])
             #expect(
-                await eventually(seconds: 30) {
+                await eventually(within: .seconds(30)) {
                     Set((try? await ingest.eventIDs(app: Self.app)) ?? []) == expected
                 })
             // Nothing more arrives: forwarded once (the ingest keeps every copy it receives).
@@ -176,7 +176,7 @@ import Testing
             // Every record of every batch answered 200 by any node arrives; node 0 stays dead.
             let expected = GatewayCrashTests.eventIDs(of: acknowledged)
             let takeover = Double(Self.leaseMilliseconds + Self.rescanMilliseconds) / 1000
-            let arrived = await eventually(seconds: 60) {
+            let arrived = await eventually(within: .seconds(60)) {
                 let ids = Set((try? await ingest.eventIDs(app: Self.app)) ?? [])
                 return ids.isSuperset(of: expected)
             }
@@ -231,11 +231,11 @@ import Testing
             #expect(after.status == 200)
             let expected = GatewayCrashTests.eventIDs(of: ledger.acknowledged + ["after"])
             #expect(
-                await eventually(seconds: 60) {
+                await eventually(within: .seconds(60)) {
                     Set((try? await ingest.eventIDs(app: Self.app)) ?? []).isSuperset(of: expected)
                 })
             #expect(
-                await eventually(seconds: 10) {
+                await eventually(within: .seconds(10)) {
                     (try? await GatewayHTTP.request(port: ports[2], "GET", "/readyz", headers: []).status) == 200
                 })
             await fleet.stop()
@@ -271,7 +271,7 @@ import Testing
             #expect(acknowledged.count >= 30, "too little load before the kill")
             let expected = GatewayCrashTests.eventIDs(of: acknowledged + ["twice"])
             #expect(
-                await eventually(seconds: 60) {
+                await eventually(within: .seconds(60)) {
                     Set((try? await ingest.eventIDs(app: Self.app)) ?? []).isSuperset(of: expected)
                 })
             let events = try await ingest.events(app: Self.app)
@@ -338,7 +338,7 @@ final class NginxFront {
             binary, ["-p", directory, "-e", directory + "/error.log", "-c", directory + "/nginx.conf"],
             output: FileHandle.nullDevice, error: FileHandle.nullDevice)
         let front = NginxFront(process: process, port: port)
-        let up = await eventually(seconds: 20) {
+        let up = await eventually(within: .seconds(20)) {
             (try? await GatewayHTTP.request(port: port, "GET", "/livez", headers: []).status) == 200
         }
         guard up else {

@@ -223,7 +223,7 @@ import Testing
 
         // Now every attempted batch has been answered 200 once: exactly their events must arrive.
         let expected = Self.eventIDs(of: attempted)
-        let arrived = await eventually(seconds: 90) {
+        let arrived = await eventually(within: .seconds(90)) {
             (try? await ingest.eventIDs(app: Self.app).count) ?? 0 >= expected.count
         }
         let drainSeconds = Self.seconds(ContinuousClock.now - restarted)
@@ -284,7 +284,7 @@ import Testing
         #expect(unansweredCommitted == 0)
         let acknowledged = Self.eventIDs(of: ledger.acknowledged)
         #expect(
-            await eventually(seconds: 90) {
+            await eventually(within: .seconds(90)) {
                 let stored = Set((try? await ingest.eventIDs(app: Self.app)) ?? [])
                 return stored.isSuperset(of: acknowledged)
             })

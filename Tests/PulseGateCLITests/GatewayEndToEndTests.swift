@@ -51,7 +51,7 @@ struct GatewayStack {
 
     /// Waits until the ingest stored at least `count` events of `app` and the outbox is empty.
     func waitForDelivery(app: String, count: Int) async -> Bool {
-        await eventually(seconds: 30) {
+        await eventually(within: .seconds(30)) {
             let stored = (try? await ingest.eventIDs(app: app).count) ?? 0
             return stored >= count && gateway.outboxBatches == 0
         }

@@ -61,7 +61,7 @@ import Testing
         // The ingest comes back on the same port and data directory: the outbox drains.
         let restarted = ContinuousClock.now
         try await stack.ingest.restart()
-        #expect(await eventually(seconds: 30) { stack.gateway.outboxBatches == 0 })
+        #expect(await eventually(within: .seconds(30)) { stack.gateway.outboxBatches == 0 })
         let drain = ContinuousClock.now - restarted
         #expect(await eventually { await Self.readiness(port) == 200 })
         // The refused batch is accepted now.

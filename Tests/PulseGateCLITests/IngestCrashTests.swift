@@ -29,7 +29,7 @@ import Testing
             error: FileHandle.nullDevice)
         defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
         let lines = ChildOutputLines(output.fileHandleForReading)
-        let started = await eventually(seconds: 60) { lines.all.contains { $0.contains("listening on") } }
+        let started = await eventually(within: .seconds(60)) { lines.all.contains { $0.contains("listening on") } }
         try #require(started, "pulsegate ingest did not start: \(lines.all)")
 
         let client = try #require(BlockingFrameClient(port: port))

@@ -59,14 +59,6 @@ import Testing
             directory: directory, configPath: configPath, ingest: ingest, gateway: gateway, uploader: uploader)
     }
 
-    static func eventually(_ condition: @Sendable () async throws -> Bool) async rethrows -> Bool {
-        for _ in 0..<300 {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return try await condition()
-    }
-
     @Test func aPolicyChangeInTheIngestConfigReachesTheUploader() async throws {
         let system = try await Self.start()
         let uploader = system.uploader
@@ -75,7 +67,7 @@ import Testing
         // First upload: the forwarder's CONNECT reports revision 1; the gateway pulls it.
         try await uploader.record(.event(EventEntry(name: "launch")))
         #expect(try await uploader.flush().delivered == 1)
-        #expect(await Self.eventually { gateway.policyRevision(app: "shop") == 1 })
+        #expect(await eventually { gateway.policyRevision(app: "shop") == 1 })
         // The next upload response announces revision 1; the uploader fetches and applies it.
         try await uploader.record(.event(EventEntry(name: "tap")))
         #expect(try await uploader.flush().delivered == 1)
@@ -85,7 +77,7 @@ import Testing
         // Raise the diagnostics level: reload → revision 2 → config.invalidate → the gateway pulls.
         try system.writeConfig(#"{"revision":1,"diagnosticsLevel":"callDetails"}"#)
         #expect(try await system.reload() == #"{"reloaded":true,"changedApps":["shop"]}"#)
-        #expect(await Self.eventually { gateway.policyRevision(app: "shop") == 2 })
+        #expect(await eventually { gateway.policyRevision(app: "shop") == 2 })
         try await uploader.record(.event(EventEntry(name: "tap")))
         #expect(try await uploader.flush().delivered == 1)
         #expect(uploader.appliedPolicyRevision == 2)
@@ -97,7 +89,7 @@ import Testing
         #expect(try await uploader.status().totalRecords == 2)
         try system.writeConfig(#"{"revision":3,"diagnosticsLevel":"callDetails","killSwitch":true}"#)
         _ = try await system.reload()
-        #expect(await Self.eventually { gateway.policyRevision(app: "shop") == 3 })
+        #expect(await eventually { gateway.policyRevision(app: "shop") == 3 })
         #expect(try await uploader.refreshPolicy() == .applied(revision: 3))
         var status = try await uploader.status()
         #expect(status.killSwitch)
@@ -108,7 +100,7 @@ import Testing
         // Cleared again: collection resumes and records flow to the ingest server.
         try system.writeConfig(#"{"revision":4,"diagnosticsLevel":"callDetails","killSwitch":false}"#)
         _ = try await system.reload()
-        #expect(await Self.eventually { gateway.policyRevision(app: "shop") == 4 })
+        #expect(await eventually { gateway.policyRevision(app: "shop") == 4 })
         #expect(try await uploader.refreshPolicy() == .applied(revision: 4))
         status = try await uploader.status()
         #expect(!status.killSwitch)
@@ -116,7 +108,7 @@ import Testing
         #expect(try await uploader.flush().delivered == 1)
         let ingest = system.ingest
         #expect(
-            await Self.eventually {
+            await eventually {
                 (try? await ingest.events(app: "shop", limit: 100).contains { $0.name == "resumed" }) == true
             })
         #expect(try await uploader.status().policyRevision == 4)

@@ -49,7 +49,7 @@ import Testing
         defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
 
         // Every log line fails with ENOSPC: "gateway listening" and one access line per request.
-        let up = await eventually(seconds: 60) {
+        let up = await eventually(within: .seconds(60)) {
             (try? await GatewayHTTP.request(port: port, "GET", "/livez", headers: []).status) == 200
         }
         #expect(up, "the gateway did not come up (exit \(child.isRunning ? "-" : "\(child.terminationStatus)"))")
@@ -120,7 +120,7 @@ import Testing
             ], output: full, error: full)
         defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
         // "no --config given" on standard error and "listening on" on standard output both fail.
-        let stats = await eventually(seconds: 60) {
+        let stats = await eventually(within: .seconds(60)) {
             let response = try? await GatewayHTTP.request(port: adminPort, "GET", "/stats", headers: [])
             return response?.status == 200 && response?.bodyText.contains(#""logLinesDropped":2"#) == true
         }
@@ -236,7 +236,7 @@ import Testing
             output: output, error: FileHandle.nullDevice)
         defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
         let lines = ChildOutputLines(output.fileHandleForReading)
-        let started = await eventually(seconds: 60) { lines.all.contains { $0.contains("listening on") } }
+        let started = await eventually(within: .seconds(60)) { lines.all.contains { $0.contains("listening on") } }
         try #require(started, "pulsegate ingest did not start: \(lines.all)")
         let line = try #require(lines.all.first { $0.contains("admin on http://") })
         let admin = try #require(line.split(separator: ",").first { $0.contains("admin on") })
@@ -323,7 +323,7 @@ import Testing
         #expect(gateway.process.isRunning)
 
         try fault.heal(gateway.process.processIdentifier)
-        let ready = await eventually(seconds: 30) {
+        let ready = await eventually(within: .seconds(30)) {
             (try? await GatewayHTTP.request(port: port, "GET", "/readyz", headers: []).status) == 200
         }
         #expect(ready)
@@ -414,7 +414,9 @@ func runToExit(_ executable: String, _ arguments: [String]) async throws -> Chil
     let child = try launch(executable, arguments, output: output, error: errors)
     let outputLines = ChildOutputLines(output.fileHandleForReading)
     let errorLines = ChildOutputLines(errors.fileHandleForReading)
-    let exited = await eventually(seconds: 60) { !child.isRunning && outputLines.isFinished && errorLines.isFinished }
+    let exited = await eventually(within: .seconds(60)) {
+        !child.isRunning && outputLines.isFinished && errorLines.isFinished
+    }
     if !exited { kill(child.processIdentifier, SIGKILL) }
     await waitForChildExit(child)
     return ChildResult(

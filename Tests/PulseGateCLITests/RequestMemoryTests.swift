@@ -128,7 +128,7 @@ import Testing
             #expect(outcomes.map(\.0) == Array(repeating: 200, count: 8), "\(kind): \(outcomes)")
             let peak = try Self.memory(of: pid).peak
             #expect(peak > 0 && peak <= Self.budget + Self.allowance, "\(kind): VmHWM \(peak >> 20) MiB")
-            let returned = await eventually(seconds: 10) {
+            let returned = await eventually(within: .seconds(10)) {
                 ((try? Self.memory(of: pid).resident) ?? .max) < Self.allowance
             }
             let resident = try Self.memory(of: pid).resident
@@ -170,7 +170,7 @@ import Testing
                 + "Content-Length: \(large.count)\r\n\r\n")
         try stalled.send(Array(large[..<(large.count / 2)]))
         #expect(
-            try await eventually(seconds: 20) {
+            try await eventually(within: .seconds(20)) {
                 try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_reserved_bytes") == Double(budget)
             })
         #expect(try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_budget_bytes") == Double(budget))
@@ -193,11 +193,11 @@ import Testing
         #expect(retried.header("Apsio-Duplicate") == nil)
         let expected = Set((0..<10).map { "held.\($0)" } + ["refused-then-accepted"])
         #expect(
-            await eventually(seconds: 30) {
+            await eventually(within: .seconds(30)) {
                 expected.isSubset(of: Set((try? await ingest.eventIDs(app: "shop")) ?? []))
             })
         #expect(
-            try await eventually(seconds: 10) {
+            try await eventually(within: .seconds(10)) {
                 try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_reserved_bytes") == 0
             })
         await gateway.shutdown()
@@ -222,7 +222,7 @@ import Testing
             "POST /v1/logs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nApsio-App-Id: shop\r\n"
                 + "Content-Length: \(100 << 10)\r\n\r\n")
         #expect(
-            try await eventually(seconds: 20) {
+            try await eventually(within: .seconds(20)) {
                 try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_reserved_bytes")
                     == Double(7 * (100 << 10))
             })
@@ -248,7 +248,7 @@ import Testing
         // With the stalled upload gone, the same body is accepted.
         stalled.close()
         #expect(
-            try await eventually(seconds: 20) {
+            try await eventually(within: .seconds(20)) {
                 try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_reserved_bytes") == 0
             })
         let accepted = try await GatewayHTTP.request(

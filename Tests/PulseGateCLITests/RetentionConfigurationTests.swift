@@ -43,7 +43,7 @@ import Testing
         // 6 days (and a log level that would show if the file were applied): refused.
         try writeFile(#"{"dedupRetentionDays":6,"logLevel":"debug"}"#, to: config)
         kill(gateway.process.processIdentifier, SIGHUP)
-        let refused = await eventually(seconds: 30) {
+        let refused = await eventually(within: .seconds(30)) {
             logs.all.contains { $0.contains("config reload failed") }
         }
         #expect(refused)
@@ -61,7 +61,7 @@ import Testing
         // A valid file still reloads.
         try writeFile(#"{"dedupRetentionDays":8,"logLevel":"debug"}"#, to: config)
         kill(gateway.process.processIdentifier, SIGHUP)
-        #expect(await eventually(seconds: 30) { logs.all.contains { $0.contains("configuration reloaded") } })
+        #expect(await eventually(within: .seconds(30)) { logs.all.contains { $0.contains("configuration reloaded") } })
         await gateway.terminate()
         #expect(gateway.process.terminationStatus == 0)
         await ingest.stop()

@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseTestSupport
 import Testing
 
 @testable import PulseGateway
@@ -27,8 +28,8 @@ import Testing
     }
 
     @Test func theTokenBucketAdmitsTheBurstThenOnePerRefillAndSaysWhenToRetry() {
-        let clock = TestClock()
-        let admission = AppAdmission(clock: clock.gatewayClock)
+        let clock = ManualClock()
+        let admission = AppAdmission(clock: clock.clock)
         let policy = Self.policy(AppLimits(apps: ["flood": .init(requestsPerSecond: 0.5, burst: 3)]))
         for _ in 0..<3 { #expect(Self.admit(admission, "flood", policy).0 == nil) }
         let (refused, reasons) = Self.admit(admission, "flood", policy)
@@ -37,19 +38,19 @@ import Testing
         #expect(reasons == [.rate])
         // Another app is not limited at all.
         for _ in 0..<10 { #expect(Self.admit(admission, "calm", policy).0 == nil) }
-        clock.advance(by: 1_000)
+        clock.advance(milliseconds: 1_000)
         #expect(Self.admit(admission, "flood", policy).0?.retryAfterSeconds == 1)
-        clock.advance(by: 1_000)
+        clock.advance(milliseconds: 1_000)
         #expect(Self.admit(admission, "flood", policy).0 == nil)
         #expect(Self.admit(admission, "flood", policy).0 != nil)
         // A long pause refills to the burst, not beyond.
-        clock.advance(by: 3_600_000)
+        clock.advance(milliseconds: 3_600_000)
         for _ in 0..<3 { #expect(Self.admit(admission, "flood", policy).0 == nil) }
         #expect(Self.admit(admission, "flood", policy).0 != nil)
     }
 
     @Test func theOutboxShareRefusesOnlyTheAppOverIt() {
-        let admission = AppAdmission(clock: TestClock().gatewayClock)
+        let admission = AppAdmission(clock: ManualClock().clock)
         let policy = Self.policy(
             AppLimits(default: .init(outboxBatches: 10), apps: ["big": .init(outboxBytes: 1_000)]))
         let full = GatewayStore.AppDepth(rows: 10, bytes: 5)
@@ -65,7 +66,7 @@ import Testing
     }
 
     @Test func requestsInFlightCountAgainstTheShareUntilReleased() throws {
-        let admission = AppAdmission(clock: TestClock().gatewayClock)
+        let admission = AppAdmission(clock: ManualClock().clock)
         let policy = Self.policy(AppLimits(apps: ["flood": .init(outboxBatches: 3)]))
         let empty = GatewayStore.AppDepth()
         let tickets = try (0..<3).map { _ in try admission.admit(app: "flood", policy: policy, depth: empty) { _ in } }
@@ -79,13 +80,13 @@ import Testing
     }
 
     @Test func bucketsAreBoundedAndFullOnesAreForgotten() {
-        let clock = TestClock()
-        let admission = AppAdmission(clock: clock.gatewayClock)
+        let clock = ManualClock()
+        let admission = AppAdmission(clock: clock.clock)
         let policy = Self.policy(AppLimits(default: .init(requestsPerSecond: 1, burst: 1)))
         for index in 0..<AppAdmission.maxBuckets { #expect(Self.admit(admission, "app-\(index)", policy).0 == nil) }
         // Every bucket is empty: a new app is refused until one refills.
         #expect(Self.admit(admission, "newcomer", policy).0?.status == .tooManyRequests)
-        clock.advance(by: 1_000)
+        clock.advance(milliseconds: 1_000)
         #expect(Self.admit(admission, "newcomer", policy).0 == nil)
     }
 

@@ -61,7 +61,7 @@ import Testing
         var document = try await diagnostics(harness)
         #expect(document.root["app"]?.string == "shop")
         #expect(document.root["gapGraceSeconds"]?.int64 == 300)
-        #expect(document.root["generatedAtMs"]?.int64 == harness.clock.now)
+        #expect(document.root["generatedAtMs"]?.int64 == harness.clock.wallClockMilliseconds)
         #expect(document.root["devicesWithGaps"]?.int64 == 0)
         var device = try #require(document.root["devices"]?[0])
         #expect(device["installationId"]?.string == "inst-1")
@@ -72,9 +72,9 @@ import Testing
         #expect(device["pendingRanges"]?[0]?["from"]?.int64 == 3)
         #expect(device["pendingRanges"]?[0]?["to"]?.int64 == 4)
 
-        harness.clock.advance(by: 299_999)
+        harness.clock.advance(milliseconds: 299_999)
         #expect(try await diagnostics(harness).root["missingTotal"]?.int64 == 0)
-        harness.clock.advance(by: 1)
+        harness.clock.advance(milliseconds: 1)
         document = try await diagnostics(harness)
         #expect(document.root["devicesWithGaps"]?.int64 == 1)
         #expect(document.root["missingTotal"]?.int64 == 2)
@@ -109,9 +109,9 @@ import Testing
         for sequence in [1, 3, 4] {
             try await send(harness, sequence: sequence, attempted: sequence)
         }
-        harness.clock.advance(by: 120_000)
+        harness.clock.advance(milliseconds: 120_000)
         try await send(harness, sequence: 2, attempted: 2)
-        harness.clock.advance(by: 3_600_000)
+        harness.clock.advance(milliseconds: 3_600_000)
         let document = try await diagnostics(harness)
         #expect(document.root["missingTotal"]?.int64 == 0)
         let device = try #require(document.root["devices"]?[0])

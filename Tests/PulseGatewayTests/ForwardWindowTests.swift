@@ -1,6 +1,8 @@
 import MsgTrans
 import MsgTransRuntime
+import PulseKit
 import PulseStorage
+import PulseTestSupport
 import Synchronization
 import Testing
 
@@ -53,8 +55,8 @@ import Testing
 
     /// Steps the injected clock until the outbox is empty.
     static func drain(_ harness: GatewayHarness) async -> Bool {
-        await eventually(seconds: 60) {
-            harness.clock.advance(by: 2_000)
+        await eventually(within: .seconds(60)) {
+            harness.clock.advance(milliseconds: 2_000)
             harness.gateway.pokeForwarder()
             return harness.gateway.outboxBatches == 0
         }
@@ -70,7 +72,7 @@ import Testing
         defer { upstream.stop() }
         let harness = try await GatewayHarness.start(
             directory: directory, connector: Self.connector(upstream.port), forwarding: Self.forwarding(),
-            random: GatewayRandom { 0.5 })
+            random: RandomSource.half)
         #expect(await Self.drain(harness))
         // Eight requests were in flight on the connection at once.
         #expect(upstream.peakOutstanding == 8)
@@ -161,7 +163,7 @@ import Testing
             directory: directory, connector: connector, forwarding: Self.forwarding())
         // The first window (rows 0-7) is on the wire, unanswered.
         #expect(
-            await eventually(seconds: 30) {
+            await eventually(within: .seconds(30)) {
                 harness.gateway.pokeForwarder()
                 return upstream.peakOutstanding == 8
             })
@@ -194,10 +196,10 @@ import Testing
             return action
         }
         defer { upstream.stop() }
-        let clock = TestClock()
+        let clock = ManualClock()
         let harness = try await GatewayHarness.start(
             directory: directory, clock: clock, connector: Self.connector(upstream.port),
-            forwarding: Self.forwarding(), random: GatewayRandom { 0.5 })
+            forwarding: Self.forwarding(), random: RandomSource.half)
         let path = directory.path + "/" + GatewayStore.fileName
         let outbox: @Sendable () throws -> [String: Int] = {
             let connection = try SQLiteConnection(path: path)
@@ -210,8 +212,8 @@ import Testing
         if failure.backsOff {
             // The window slid while row k was unanswered, but never past row k + window - 1; the
             // failed row is still in the outbox, waiting for its backoff on the injected clock.
-            #expect(await eventually(seconds: 30) { (try? outbox())?[failing] == 1 })
-            try await Task.sleep(for: .milliseconds(300))
+            #expect(await eventually(within: .seconds(30)) { (try? outbox())?[failing] == 1 })
+            #expect(await harness.forwarderSettles())
             #expect(
                 upstream.uploads.allSatisfy { upload in
                     stored.prefix(k + window).contains { $0.batchID == upload.batchID }
@@ -345,21 +347,21 @@ import Testing
         let clock = harness.clock
         @Sendable func retries() -> Int { harness.logs.all.filter { $0.contains("will retry") }.count }
         #expect(try await harness.post(UpstreamContractTests.devices(300)).status == 200)
-        #expect(await eventually(seconds: 60) { retries() >= 300 })
+        #expect(await eventually(within: .seconds(60)) { retries() >= 300 })
         let forwarder = try #require(harness.gateway.forwarder)
         let before = forwarder.schedulerVisits
         // Twenty new identities, one request each: each wake starts the new one only.
         for index in 0..<20 {
             #expect(try await harness.post(UpstreamContractTests.devices(1, from: 1000 + index)).status == 200)
-            #expect(await eventually(seconds: 30) { retries() >= 301 + index })
+            #expect(await eventually(within: .seconds(30)) { retries() >= 301 + index })
         }
         let visits = forwarder.schedulerVisits - before
         #expect(visits >= 20)
         #expect(visits < 300, "the scheduler looked at \(visits) identities for 20 due ones")
         // The backed-off identities still come due when the clock reaches them.
-        clock.advance(by: 10_000)
+        clock.advance(milliseconds: 10_000)
         harness.gateway.pokeForwarder()
-        #expect(await eventually(seconds: 60) { retries() >= 640 })
+        #expect(await eventually(within: .seconds(60)) { retries() >= 640 })
         await harness.stop()
     }
 }

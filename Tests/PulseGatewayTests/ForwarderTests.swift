@@ -1,6 +1,8 @@
 import PulseHashing
 import PulseJSON
+import PulseKit
 import PulseStorage
+import PulseTestSupport
 import Testing
 
 @testable import PulseGateway
@@ -23,12 +25,12 @@ import Testing
     }
 
     static func harness(
-        _ upstream: ScriptedUpstream, clock: TestClock = TestClock(), monotonicClock: TestClock? = nil,
+        _ upstream: ScriptedUpstream, clock: ManualClock = ManualClock(),
         forwarding: ForwardingSettings = ForwardingSettings(backoffBase: .seconds(1), backoffMax: .seconds(60)),
-        policy: GatewayPolicy = GatewayPolicy(), random: GatewayRandom = GatewayRandom { 0.5 }
+        policy: GatewayPolicy = GatewayPolicy(), random: RandomSource = .half
     ) async throws -> GatewayHarness {
         try await GatewayHarness.start(
-            policy: policy, clock: clock, monotonicClock: monotonicClock, connector: connector(upstream.port),
+            policy: policy, clock: clock, connector: connector(upstream.port),
             forwarding: forwarding, random: random)
     }
 
@@ -39,7 +41,8 @@ import Testing
         #expect(await eventually { harness.gateway.outboxBatches == 0 })
         let received = upstream.received
         #expect(received.map(\.bizType) == [1, 5])
-        let expected = try OTLP.map(Self.body, signal: .logs, batchID: "f-1", receivedAt: harness.clock.now)
+        let expected = try OTLP.map(
+            Self.body, signal: .logs, batchID: "f-1", receivedAt: harness.clock.wallClockMilliseconds)
         #expect(received[0].payload == expected.drafts[0].identity)
         #expect(received[1].payload == expected.drafts[0].payload)
         #expect(harness.gateway.forwarder?.openConnections == 1)
@@ -74,7 +77,7 @@ import Testing
         #expect(letters.map(\.message) == ["scripted \(code)"])
         let summaries = try await harness.gateway.store.appSummaries()
         #expect(summaries.map(\.deadLetters) == [1])
-        #expect(try await harness.gateway.store.requeue(now: harness.clock.now) == 1)
+        #expect(try await harness.gateway.store.requeue(now: harness.clock.wallClockMilliseconds) == 1)
         harness.gateway.pokeForwarder()
         #expect(await eventually { harness.gateway.outboxBatches == 0 && upstream.uploads.count == 2 })
         #expect(try await harness.gateway.store.deadLetterCount() == 0)
@@ -84,7 +87,7 @@ import Testing
 
     @Test func retryableCodesBackOffOnTheInjectedClock() async throws {
         let upstream = try await ScriptedUpstream.start(uploadCodes: [429, 503])
-        let clock = TestClock()
+        let clock = ManualClock()
         let harness = try await Self.harness(upstream, clock: clock)
         #expect(try await harness.post(Self.body).status == 200)
         #expect(await eventually { upstream.uploads.count == 1 })
@@ -96,16 +99,16 @@ import Testing
             }
         }
         #expect(await eventually { (try? readRow())??.0 == 1 })
-        #expect(try readRow()?.1 == clock.now + 500)
-        // Nothing is sent before the clock reaches it.
-        try await Task.sleep(for: .milliseconds(400))
+        #expect(try readRow()?.1 == clock.wallClockMilliseconds + 500)
+        // Nothing is sent before the clock reaches it: the scheduler looks again and starts nothing.
+        clock.advance(milliseconds: 499)
+        #expect(await harness.forwarderSettles())
         #expect(upstream.uploads.count == 1)
-        clock.advance(by: 500)
-        harness.gateway.pokeForwarder()
+        clock.advance(milliseconds: 1)
         #expect(await eventually { (try? readRow())??.0 == 2 })
         // Second failure: 0.5 × 2 s.
-        #expect(try readRow()?.1 == clock.now + 1000)
-        clock.advance(by: 1000)
+        #expect(try readRow()?.1 == clock.wallClockMilliseconds + 1000)
+        clock.advance(milliseconds: 1000)
         harness.gateway.pokeForwarder()
         #expect(await eventually { harness.gateway.outboxBatches == 0 })
         #expect(upstream.uploads.count == 3)
@@ -148,7 +151,7 @@ import Testing
         let connector = PulseClientUpstreamConnector(
             host: "127.0.0.1", port: port, requestTimeout: .seconds(2), connectTimeout: .seconds(2))
         let harness = try await GatewayHarness.start(
-            clock: TestClock(), connector: connector, forwarding: forwarding, random: GatewayRandom { 0.5 })
+            clock: ManualClock(), connector: connector, forwarding: forwarding, random: RandomSource.half)
         return (harness, port)
     }
 
@@ -165,7 +168,7 @@ import Testing
         #expect(await eventually { harness.logs.all.contains { $0.contains("will retry") } })
         #expect(harness.gateway.outboxBatches == 3)
         let upstream = try await ScriptedUpstream.start(port: port)
-        clock.advance(by: 60_000)
+        clock.advance(milliseconds: 60_000)
         harness.gateway.pokeForwarder()
         #expect(await eventually { harness.gateway.outboxBatches == 0 })
         // Strict FIFO per identity: the batches arrive in intake order.
@@ -195,17 +198,17 @@ import Testing
     }
 
     @Test func expiredKeysArePrunedInSlicesAndThenAcceptedAgain() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let day: Int64 = 24 * 3600 * 1000
         let harness = try await GatewayHarness.start(
             policy: GatewayPolicy(dedupRetentionMilliseconds: 7 * day), clock: clock)
         for index in 0..<5 {
             #expect(try await harness.post(IntakeHTTPTests.body, batchID: "p-\(index)").status == 200)
         }
-        clock.advance(by: 7 * day - 1)
+        clock.advance(milliseconds: 7 * day - 1)
         #expect(try await harness.gateway.pruneExpiredKeys() == 0)
         #expect(try await harness.post(IntakeHTTPTests.body, batchID: "p-0").header("Apsio-Duplicate") == "true")
-        clock.advance(by: 1)
+        clock.advance(milliseconds: 1)
         // An expired key is new again even before pruning removes it.
         #expect(try await harness.post(IntakeHTTPTests.body, batchID: "p-0").header("Apsio-Duplicate") == nil)
         #expect(try await harness.gateway.pruneExpiredKeys() == 4)

@@ -70,7 +70,9 @@ import Testing
             try await onThread { () -> Bool in
                 let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 30)
                 try connection.send("POST /v1/logs HTTP/1.1\r\nHost: localhost\r\n")
-                // One header byte every 200 ms keeps the idle timeout (30 s) from ever firing.
+                // One header byte every 200 ms keeps the idle timeout (30 s) from ever firing. Real
+                // time on purpose: this is the slow peer, and the server's header deadline on a
+                // real socket is what is under test.
                 for _ in 0..<100 {
                     guard connection.nothingPending() else { return true }
                     do { try connection.send("X") } catch { return true }

@@ -358,7 +358,7 @@ struct IdentityRulesTests {
         #expect(line.contains(#""installationId":"\#(id)""#))
         #expect(line.contains(#""derived":"installationId,deviceId,sdkVersion,platform""#))
         #expect(line.contains(#""from":"service.name""#))
-        harness.clock.advance(by: GatewayIntake.conflictLogIntervalMilliseconds)
+        harness.clock.advance(milliseconds: GatewayIntake.conflictLogIntervalMilliseconds)
         #expect(try await harness.post(bare, batchID: "derived-4").status == 200)
         #expect(lines().count == 2)
         #expect(lines().last?.contains(#""suppressed":"2""#) == true)

@@ -115,7 +115,7 @@ import Testing
         #expect(try await harness.post(body(1_700_000_000), batchID: "static", app: "news").status == 200)
         #expect(try await conflicts(1_700_000_012, app: "news"))
         #expect(warnings().count == 2)
-        harness.clock.advance(by: GatewayIntake.conflictLogIntervalMilliseconds)
+        harness.clock.advance(milliseconds: GatewayIntake.conflictLogIntervalMilliseconds)
         #expect(try await conflicts(1_700_000_013))
         #expect(warnings().count == 3)
         #expect(warnings().last?.contains(#""suppressed":"2""#) == true)
@@ -134,7 +134,7 @@ import Testing
         defer { directory.remove() }
         // A database as migrations 001-004 left it, remembering one batch (keyed by app and batch id).
         let connection = try gatewayDatabase(atMigration: 4, in: directory.path)
-        let expiry = TestClock().now + 7 * 24 * 3600 * 1000
+        let expiry = ManualClock().wallClockMilliseconds + 7 * 24 * 3600 * 1000
         try connection.execute(
             "INSERT INTO dedup(app, batch_id, body_hash, first_seen, expires_at, duplicates) VALUES (?, ?, ?, ?, ?, 3)",
             ["shop", "old-1", SHA256.hash(Array(Self.body.utf8)), 0, expiry])

@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseKit
 import PulseTestSupport
 import Testing
 
@@ -73,7 +74,7 @@ import Testing
         #expect(refused.map { Self.field($0, "app") } == ["shop", "shop", "b"])
 
         // A minute later the next one passes and says how many were held back.
-        harness.clock.advance(by: RejectionLog.intervalMilliseconds)
+        harness.clock.advance(milliseconds: RejectionLog.intervalMilliseconds)
         #expect(try await harness.request("POST", "/v1/logs", body: Array("x".utf8), headers: headers).status == 415)
         refused = Self.lines(harness, "request refused")
         #expect(refused.count == 4)
@@ -148,7 +149,7 @@ import Testing
 
     @Test func requestIDsAreAcceptedWhenWellFormedAndGeneratedOtherwise() async throws {
         // Even with a constant random source (the generator's seed), generated ids differ.
-        let harness = try await GatewayHarness.start(random: GatewayRandom { 0.5 })
+        let harness = try await GatewayHarness.start(random: RandomSource.half)
         var generated: [String] = [
             try #require(try await harness.request("GET", "/livez", headers: []).header("X-Request-Id"))
         ]
@@ -187,12 +188,12 @@ import Testing
         }
         #expect(Set(ids).count == 20_000)
         // Same seed, same process: the same sequence (the seed is the only injected input).
-        let first = RequestIDGenerator(seed: GatewayRandom { 0.25 })
-        let second = RequestIDGenerator(seed: GatewayRandom { 0.25 })
+        let first = RequestIDGenerator(seed: RandomSource(seed: 25))
+        let second = RequestIDGenerator(seed: RandomSource(seed: 25))
         #expect((0..<3).map { _ in first.next() } == (0..<3).map { _ in second.next() })
         // Another seed: other ids.
-        let other = RequestIDGenerator(seed: GatewayRandom { 0.75 })
-        #expect(other.next() != RequestIDGenerator(seed: GatewayRandom { 0.25 }).next())
+        let other = RequestIDGenerator(seed: RandomSource(seed: 75))
+        #expect(other.next() != RequestIDGenerator(seed: RandomSource(seed: 25)).next())
         // The counter's mix is a bijection: distinct counters never collide.
         #expect(Set((0..<UInt64(10_000)).map(RequestIDGenerator.mix)).count == 10_000)
     }
@@ -243,12 +244,12 @@ import Testing
     @Test func upstreamOutageIsWarnedWhenItStartsAndWhenItEnds() async throws {
         let upstream = try await ScriptedUpstream.start(uploadCodes: [503, 503])
         // One clock for wall and monotonic time: each retry is due once it is stepped past the backoff.
-        let clock = TestClock()
+        let clock = ManualClock()
         let harness = try await ForwarderTests.harness(upstream, clock: clock)
         #expect(try await harness.post(Self.body).status == 200)
         #expect(
             await eventually {
-                clock.advance(by: 2_000)
+                clock.advance(milliseconds: 2_000)
                 harness.gateway.pokeForwarder()
                 return harness.gateway.outboxBatches == 0
             })
@@ -266,8 +267,8 @@ import Testing
 
     @Test func metricsMoveAsDocumented() async throws {
         let upstream = try await ScriptedUpstream.start()
-        let monotonic = TestClock(10_000)
-        let harness = try await ForwarderTests.harness(upstream, monotonicClock: monotonic)
+        let monotonic = ManualClock(now: .seconds(10))
+        let harness = try await ForwarderTests.harness(upstream, clock: monotonic)
         #expect(try await harness.post(Self.body, batchID: "m-1").status == 200)
         #expect(try await harness.post(Self.body, batchID: "m-1").header("Apsio-Duplicate") == "true")
         let other = OTLP.logs(records: [OTLP.record(1_700_000_001, attributes: [OTLP.string("log.record.uid", "u-2")])])
@@ -338,16 +339,16 @@ import Testing
     }
 
     @Test func trafficSummaryIsLoggedWhileBatchesFlowAndNotWhenIdle() async throws {
-        let monotonic = TestClock(1_000)
-        let harness = try await GatewayHarness.start(monotonicClock: monotonic)
+        let monotonic = ManualClock(now: .seconds(1))
+        let harness = try await GatewayHarness.start(clock: monotonic)
         // Batches before the first tick count in the first line.
         #expect(try await harness.post(Self.body, batchID: "s-1").status == 200)
         harness.gateway.summaryTick()
         #expect(try await harness.post(Self.body, batchID: "s-1").status == 200)
-        monotonic.advance(by: TrafficSummary.intervalMilliseconds - 1)
+        monotonic.advance(milliseconds: TrafficSummary.intervalMilliseconds - 1)
         harness.gateway.summaryTick()
         #expect(Self.lines(harness, "traffic").isEmpty)
-        monotonic.advance(by: 1)
+        monotonic.advance(milliseconds: 1)
         harness.gateway.summaryTick()
         let line = try #require(Self.lines(harness, "traffic").first)
         #expect(Self.field(line, "level") == "info")
@@ -357,19 +358,19 @@ import Testing
         #expect(Self.field(line, "forwarded") == "0")
         #expect(Self.field(line, "outbox") == String(harness.gateway.outboxBatches))
         // Idle: no line.
-        monotonic.advance(by: TrafficSummary.intervalMilliseconds * 3)
+        monotonic.advance(milliseconds: TrafficSummary.intervalMilliseconds * 3)
         harness.gateway.summaryTick()
         #expect(Self.lines(harness, "traffic").count == 1)
         await harness.stop()
     }
 
     @Test func statusJSONShowsWhatMetricsExports() async throws {
-        let monotonic = TestClock(1_000)
-        let harness = try await GatewayHarness.start(monotonicClock: monotonic)
+        let monotonic = ManualClock(now: .seconds(1))
+        let harness = try await GatewayHarness.start(clock: monotonic)
         harness.gateway.summaryTick()
         #expect(try await harness.post(Self.body, batchID: "st-1").status == 200)
         // One batch in the 30 s between two samples: 2 per minute.
-        monotonic.advance(by: 30_000)
+        monotonic.advance(milliseconds: 30_000)
         harness.gateway.summaryTick()
         #expect(try await harness.post(Self.body, app: "shop", extraHeaders: [("Apsio-Sent-At", "soon")]).status == 400)
         let metrics = try await Self.metrics(harness)

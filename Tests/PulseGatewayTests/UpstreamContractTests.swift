@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseKit
 import PulseTestSupport
 import Testing
 
@@ -50,7 +51,7 @@ import Testing
 
     @Test func eventBatchAnswered501IsDeadLetteredNotRetried() async throws {
         let upstream = try await ScriptedUpstream.start(uploadCodes: [501, 501, 501])
-        let clock = TestClock()
+        let clock = ManualClock()
         let harness = try await ForwarderTests.harness(upstream, clock: clock)
         #expect(try await harness.post(Self.body, batchID: "nope").status == 200)
         #expect(
@@ -65,9 +66,8 @@ import Testing
         #expect(logged.count == 1)
         #expect(logged.first?.contains(#""code":"501""#) == true)
         // No resend however far the clock moves.
-        clock.advance(by: 600_000)
-        harness.gateway.pokeForwarder()
-        try await Task.sleep(for: .milliseconds(300))
+        clock.advance(milliseconds: 600_000)
+        #expect(await harness.forwarderSettles())
         #expect(upstream.uploads.count == 1)
         await harness.stop()
         await upstream.stop()
@@ -75,12 +75,12 @@ import Testing
 
     @Test func everyRetryAfterA401RegistersOnANewConnection() async throws {
         let upstream = try await ScriptedUpstream.start(uploadCodes: [401, 401])
-        let clock = TestClock()
+        let clock = ManualClock()
         let harness = try await ForwarderTests.harness(upstream, clock: clock)
         #expect(try await harness.post(Self.body).status == 200)
         // Upload 401 → the session registers again and resends → 401 → back off.
         #expect(await eventually { Self.lines(harness, "upstream send failed, will retry").count == 1 })
-        clock.advance(by: 60_000)
+        clock.advance(milliseconds: 60_000)
         harness.gateway.pokeForwarder()
         #expect(await eventually { harness.gateway.outboxBatches == 0 })
         let received = upstream.received
@@ -100,7 +100,7 @@ import Testing
     @Test func connectAttemptsAreCappedPerIdentityAndOverallWithinTheWindow() async throws {
         let upstream = try await ScriptedUpstream.start()
         upstream.configure(dropUploads: true)
-        let clock = TestClock()
+        let clock = ManualClock()
         let forwarding = ForwardingSettings(
             backoffBase: .milliseconds(1000), backoffMax: .milliseconds(1000), connectWindow: .seconds(600),
             maxConnectsPerIdentity: 3, maxConnectsPerWindow: 5)
@@ -109,9 +109,9 @@ import Testing
         /// Steps the clock past the backoff until `condition` holds (at most 20 steps).
         func step(until condition: @Sendable () -> Bool) async -> Bool {
             for _ in 0..<20 {
-                clock.advance(by: 1000)
+                clock.advance(milliseconds: 1000)
                 harness.gateway.pokeForwarder()
-                if await eventually(seconds: 2, { condition() }) { return true }
+                if await eventually(within: .seconds(2), { condition() }) { return true }
             }
             return false
         }
@@ -124,14 +124,13 @@ import Testing
         #expect(upstream.connects == 5)
         // Further steps inside the window (past the 30 s rescans too) start nothing.
         for _ in 0..<5 {
-            clock.advance(by: 10_000)
-            harness.gateway.pokeForwarder()
+            clock.advance(milliseconds: 10_000)
+            #expect(await harness.forwarderSettles())
         }
-        try await Task.sleep(for: .milliseconds(300))
         #expect(upstream.connects == 5)
         #expect(upstream.acceptedConnections == 5)
         // Once the first attempts leave the window, connecting resumes.
-        clock.advance(by: 600_000)
+        clock.advance(milliseconds: 600_000)
         harness.gateway.pokeForwarder()
         #expect(await eventually { upstream.connects > 5 })
         #expect(harness.gateway.outboxBatches == 2)
@@ -144,7 +143,7 @@ import Testing
     /// up the caps that exist for reconnects after failures.
     @Test func healthySessionsEvictedForOtherIdentitiesDoNotUseUpTheConnectWindow() async throws {
         let upstream = try await ScriptedUpstream.start()
-        let clock = TestClock()
+        let clock = ManualClock()
         let forwarding = ForwardingSettings(
             maxConnections: 4, backoffBase: .milliseconds(1000), backoffMax: .milliseconds(1000),
             connectWindow: .seconds(600), maxConnectsPerIdentity: 2, maxConnectsPerWindow: 10)
@@ -152,7 +151,7 @@ import Testing
         let identities = 40
         for round in 0..<3 {
             #expect(try await harness.post(Self.devices(identities), batchID: "churn-\(round)").status == 200)
-            #expect(await eventually(seconds: 60) { harness.gateway.outboxBatches == 0 })
+            #expect(await eventually(within: .seconds(60)) { harness.gateway.outboxBatches == 0 })
         }
         #expect(upstream.uploads.count == identities * 3)
         // Far more connects than either cap allows, none refused, all within one window.
@@ -165,13 +164,13 @@ import Testing
 
     @Test func maxConnectionsBoundsUpstreamSocketsAndIdleOnesClose() async throws {
         let upstream = try await ScriptedUpstream.start()
-        let clock = TestClock()
+        let clock = ManualClock()
         let forwarding = ForwardingSettings(
             maxConnections: 16, idleTimeout: .seconds(120), backoffBase: .seconds(1), backoffMax: .seconds(60))
         let harness = try await ForwarderTests.harness(upstream, clock: clock, forwarding: forwarding)
         let identities = 5_000
         #expect(try await harness.post(Self.devices(identities)).status == 200)
-        #expect(await eventually(seconds: 180) { harness.gateway.outboxBatches == 0 })
+        #expect(await eventually(within: .seconds(180)) { harness.gateway.outboxBatches == 0 })
         #expect(upstream.uploads.count == identities)
         #expect(upstream.connects == identities)
         #expect(upstream.openConnections.peak <= 16)
@@ -181,7 +180,7 @@ import Testing
         // after the last delete, stamping it with the current time: step again while polling.)
         #expect(
             await eventually {
-                clock.advance(by: 120_000)
+                clock.advance(milliseconds: 120_000)
                 return upstream.openConnections.now == 0
             })
         #expect(harness.gateway.forwarder?.openConnections == 0)
@@ -233,19 +232,19 @@ import Testing
     @Test func policySessionsAreBoundedAndCloseWhenIdle() async throws {
         let upstream = try await ScriptedUpstream.start()
         let apps = (0..<40).map { "app-\($0)" }
-        let monotonic = TestClock(0)
+        let monotonic = ManualClock()
         let harness = try await ForwarderTests.harness(
-            upstream, monotonicClock: monotonic, forwarding: ForwardingSettings(idleTimeout: .seconds(120)),
+            upstream, clock: monotonic, forwarding: ForwardingSettings(idleTimeout: .seconds(120)),
             policy: GatewayPolicy(allowedAppIDs: Set(apps)))
         for app in apps {
-            monotonic.advance(by: 1)
+            monotonic.advance(milliseconds: 1)
             #expect(try await harness.request("GET", "/v1/policy", headers: [("Apsio-App-Id", app)]).status == 200)
         }
         #expect(upstream.connects == apps.count)
         #expect(harness.gateway.policyCache.ownedSessionCount == PolicyCache.maxOwnedSessions)
         #expect(await eventually { upstream.openConnections.now <= PolicyCache.maxOwnedSessions })
         #expect(upstream.openConnections.peak <= PolicyCache.maxOwnedSessions)
-        monotonic.advance(by: 120_000)
+        monotonic.advance(milliseconds: 120_000)
         #expect(await eventually { harness.gateway.policyCache.ownedSessionCount == 0 })
         #expect(await eventually { upstream.openConnections.now == 0 })
         // The snapshots stay cached: answered without the upstream.
@@ -261,21 +260,20 @@ import Testing
     @Test(arguments: [false, true])
     func aBackwardClockStepDoesNotParkDueRows(monotonicToo: Bool) async throws {
         let port = try await ScriptedUpstream.freePort()
-        let wall = TestClock()
-        let monotonic = TestClock(0)
+        let clock = ManualClock()
         let harness = try await GatewayHarness.start(
-            clock: wall, monotonicClock: monotonic,
+            clock: clock,
             connector: ForwarderTests.connector(port),
             forwarding: ForwardingSettings(backoffBase: .milliseconds(100), backoffMax: .seconds(60)),
-            random: GatewayRandom { 0.5 })
+            random: RandomSource.half)
         for index in 0..<3 {
             #expect(try await harness.post(Self.body, batchID: "w-\(index)").status == 200)
         }
         #expect(await eventually { !Self.lines(harness, "upstream send failed, will retry").isEmpty })
         // The wall clock steps back an hour; the upstream returns; real time moves on by a minute.
-        wall.advance(by: -3_600_000)
+        clock.stepWallClock(by: -3_600_000)
         let upstream = try await ScriptedUpstream.start(port: port)
-        monotonic.advance(by: monotonicToo ? -3_600_000 + 60_000 : 60_000)
+        clock.stepMonotonicClock(by: .milliseconds(monotonicToo ? -3_600_000 + 60_000 : 60_000))
         harness.gateway.pokeForwarder()
         #expect(await eventually { harness.gateway.outboxBatches == 0 })
         #expect(upstream.uploads.count == 3)
@@ -288,10 +286,10 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let forwarding = ForwardingSettings(backoffBase: .milliseconds(100), backoffMax: .seconds(60))
-        let wall = TestClock()
+        let wall = ManualClock()
         let first = try await GatewayHarness.start(
             directory: directory, clock: wall, connector: ForwarderTests.connector(port), forwarding: forwarding,
-            random: GatewayRandom { 0.5 })
+            random: RandomSource.half)
         for index in 0..<3 {
             #expect(try await first.post(Self.body, batchID: "s-\(index)").status == 200)
         }
@@ -301,8 +299,9 @@ import Testing
         // the clocks afterwards.
         let upstream = try await ScriptedUpstream.start(port: port)
         let second = try await GatewayHarness.start(
-            directory: directory, clock: TestClock(wall.now - 3_600_000), connector: ForwarderTests.connector(port),
-            forwarding: forwarding, random: GatewayRandom { 0.5 })
+            directory: directory, clock: ManualClock(wallClockMilliseconds: wall.wallClockMilliseconds - 3_600_000),
+            connector: ForwarderTests.connector(port),
+            forwarding: forwarding, random: RandomSource.half)
         #expect(await eventually { second.gateway.outboxBatches == 0 })
         #expect(upstream.uploads.count == 3)
         await second.stop(removing: false)

@@ -1,4 +1,5 @@
 import Dispatch
+import PulseTestSupport
 import Synchronization
 import Testing
 
@@ -25,17 +26,12 @@ final class ThreadGate: Sendable {
     }
 }
 
-/// Polls `condition` until it holds. This is a liveness guard, not a timing assertion: it only fails after
-/// a generous deadline.
+/// Waits (``eventually(within:_:)``) until `condition` holds, recording an issue naming `description` when
+/// it still does not after the generous deadline. A liveness guard, not a timing assertion.
 func waitUntil(
-    _ description: String, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
+    _ description: String, sourceLocation: SourceLocation = #_sourceLocation, _ condition: @Sendable () -> Bool
 ) async throws {
-    for _ in 0..<20_000 {
-        if condition() {
-            return
-        }
-        try await Task.sleep(for: .milliseconds(1))
-    }
+    if await eventually(condition) { return }
     Issue.record("timed out waiting until \(description)", sourceLocation: sourceLocation)
 }
 

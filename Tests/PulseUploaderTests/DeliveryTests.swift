@@ -100,7 +100,7 @@ import Testing
         #expect(try await uploader.storedBatches().count == 1)
 
         // Held: nothing is sent, even when due.
-        fixture.clock.advance(by: 60_000)
+        fixture.clock.stepWallClock(by: 60_000)
         let held = try await uploader.sendDue()
         #expect(held.attempted == 0)
         #expect(held.blockedBy == "authentication")
@@ -131,7 +131,7 @@ import Testing
         // Another batch sealed meanwhile waits too.
         try await uploader.record(.log(LogEntry(body: "later")))
         try await uploader.seal(.flush)
-        fixture.clock.advance(by: 29_999)
+        fixture.clock.stepWallClock(by: 29_999)
         let early = try await uploader.sendDue()
         #expect(early.attempted == 0)
         #expect(early.blockedBy == "retryAfter")
@@ -192,10 +192,10 @@ import Testing
         var report = try await uploader.sendDue()
         #expect(report.retrying == 1)
         #expect(try await uploader.status().recentErrors.first?.message.contains("curl") == true)
-        fixture.clock.advance(by: 10_000)
+        fixture.clock.stepWallClock(by: 10_000)
         report = try await uploader.sendDue()
         #expect(report.retrying == 1)
-        fixture.clock.advance(by: 10_000)
+        fixture.clock.stepWallClock(by: 10_000)
         report = try await uploader.sendDue()
         #expect(report.delivered == 1)
         #expect(server.droppedMidRequest == 1)
@@ -220,7 +220,7 @@ import Testing
         let first = try await uploader.sendDue()
         #expect(first.retrying == 1)
         #expect(try await uploader.status().recentErrors.first?.message.contains("imeout") == true)
-        fixture.clock.advance(by: 10_000)
+        fixture.clock.stepWallClock(by: 10_000)
         let second = try await uploader.sendDue()
         #expect(second.delivered == 1)
         try await uploader.close()
@@ -244,9 +244,9 @@ import Testing
         let report = try await uploader.sendDue()
         #expect(report.attempted == 3)
         #expect(report.blockedBy == "attemptWindow")
-        fixture.clock.advance(by: 30_000)
+        fixture.clock.stepWallClock(by: 30_000)
         #expect(try await uploader.sendDue().attempted == 0)
-        fixture.clock.advance(by: 30_000)
+        fixture.clock.stepWallClock(by: 30_000)
         #expect(try await uploader.sendDue().attempted == 3)
         #expect(server.requests.count == 6)
         try await uploader.close()
@@ -325,10 +325,13 @@ import Testing
     }
 
     @Test func aSecondDrainOnTheSameQueueStandsBack() async throws {
-        let server = try FaultServer(script: [.slow(milliseconds: 500, then: .ok)])
+        // The upstream holds its answer (a deliberately slow peer) long enough that the first
+        // drain is surely still sending when the second one starts, even on a loaded machine.
+        let server = try FaultServer(script: [.slow(milliseconds: 3_000, then: .ok)])
         let (fixture, uploader, _) = try await sealedBatch(server)
         let first = Task { try await uploader.drain() }
-        try await Task.sleep(for: .milliseconds(100))
+        // The first drain is sending once the upstream has its request.
+        #expect(await server.waitForRequests(1))
         let second = try await uploader.drain()
         #expect(second == nil)
         let report = try await first.value
@@ -365,9 +368,10 @@ final class HandOverLog: BackgroundTransfer {
         let uploader = try await fixture.open()
         let receipt = try await uploader.record(.event(EventEntry(name: "tap")))
         let loop = Task { try await uploader.run() }
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(server.requests.isEmpty)  // the seal interval has not elapsed on the injected clock
-        fixture.clock.advance(by: 10_000)
+        // The loop stepped once and sleeps on the injected clock: the seal interval has not elapsed.
+        #expect(await fixture.clock.waitForSleepers(1))
+        #expect(server.requests.isEmpty)
+        fixture.clock.advance(milliseconds: 10_000)
         #expect(await server.waitForRequests(1, seconds: 10))
         loop.cancel()
         try await loop.value
@@ -387,9 +391,15 @@ final class HandOverLog: BackgroundTransfer {
         try await uploader.record(.event(EventEntry(name: "tap")))
         try await uploader.enterBackground()
         let loop = Task { try await uploader.run() }
-        try await Task.sleep(for: .milliseconds(1_500))
+        // Several steps of the loop, each past the seal interval: none sends while in the background.
+        for _ in 0..<3 {
+            #expect(await fixture.clock.waitForSleepers(1))
+            fixture.clock.advance(milliseconds: 10_000)
+        }
+        #expect(await fixture.clock.waitForSleepers(1))
         #expect(server.requests.isEmpty)
         try await uploader.enterForeground()
+        fixture.clock.advance(milliseconds: 1_000)  // the loop's next step
         #expect(await server.waitForRequests(1, seconds: 10))
         loop.cancel()
         try await loop.value

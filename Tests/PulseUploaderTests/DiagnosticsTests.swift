@@ -15,7 +15,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let configuration = GatewayConfiguration(
             dataDirectory: directory.path + "/gateway", listenPort: 0, shutdownGracePeriod: .seconds(2))
-        let environment = GatewayEnvironment(clock: GatewayClock { clock.milliseconds })
+        let environment = GatewayEnvironment(clock: clock.clock)
         return (try await GatewayApp.start(configuration, environment: environment), directory)
     }
 
@@ -69,9 +69,9 @@ import Testing
         var uploader = try await fixture.open()
         try await uploader.record(.event(EventEntry(name: "one")))
         #expect(try await uploader.flush().retrying == 1)  // 503 without Retry-After
-        clock.advance(by: 600_000)
+        clock.stepWallClock(by: 600_000)
         #expect(try await uploader.flush().retrying == 1)  // connection dropped after the request
-        clock.advance(by: 600_000)
+        clock.stepWallClock(by: 600_000)
         #expect(try await uploader.flush().delivered == 1)
         try await uploader.record(.event(EventEntry(name: "two")))
         #expect(try await uploader.flush().delivered == 1)
@@ -125,7 +125,7 @@ import Testing
         #expect(device["latest"]?["pulsegate.diagnostics.error_history"]?[0]?["domain"]?.string == "transport")
 
         // After the grace period the withheld batches are a gap.
-        clock.advance(by: 301_000)
+        clock.stepWallClock(by: 301_000)
         document = try await diagnostics(gateway)
         #expect(document.root["devicesWithGaps"]?.int64 == 1)
         #expect(document.root["missingTotal"]?.int64 == 2)

@@ -1,6 +1,7 @@
 import Foundation
 import PulseGateway
 import PulseKit
+import PulseTestSupport
 import Testing
 
 @testable import PulseUploader

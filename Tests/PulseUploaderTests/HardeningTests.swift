@@ -1,6 +1,7 @@
 import Foundation
 import PulseJSON
 import PulseProtocol
+import PulseTestSupport
 import Synchronization
 import Testing
 
@@ -56,7 +57,7 @@ import Testing
         var receipts: [RecordReceipt] = []
         for index in 0..<30 {
             receipts.append(try await uploader.record(.event(EventEntry(name: "e\(index)"))))
-            if index % 7 == 0 { fixture.clock.advance(by: 1) }
+            if index % 7 == 0 { fixture.clock.stepWallClock(by: 1) }
         }
         #expect(receipts.allSatisfy { ULIDGenerator.isValid($0.recordId) })
         #expect(receipts.map(\.recordId) == receipts.sorted { $0.sequence < $1.sequence }.map(\.recordId).sorted())
@@ -148,7 +149,7 @@ import Testing
         var rounds = 0
         while rounds < 8 {
             _ = try await uploader.sendDue()
-            fixture.clock.advance(by: 150)
+            fixture.clock.stepWallClock(by: 150)
             rounds += 1
         }
         #expect(server.requests.count >= 1)
@@ -158,7 +159,7 @@ import Testing
         var delivered = 0
         for _ in 0..<400 where delivered < 30 {
             delivered += try await uploader.sendDue().delivered
-            fixture.clock.advance(by: 150)
+            fixture.clock.stepWallClock(by: 150)
         }
         #expect(delivered == 30)
         // (Batches also carry the uploader's own diagnostics records; only the queued records count.)
@@ -201,14 +202,14 @@ import Testing
         try await uploader.seal(.flush)
         // The batch's own backoff, then the clock steps back three days.
         #expect(try await uploader.sendDue().retrying == 1)
-        fixture.clock.advance(by: -3 * Self.day)
+        fixture.clock.stepWallClock(by: -3 * Self.day)
         #expect(try await uploader.sendDue().attempted == 1)  // 500: the endpoint backs off
         #expect(try await uploader.status().endpointBackoffUntilMilliseconds != nil)
-        fixture.clock.advance(by: -3 * Self.day)
+        fixture.clock.stepWallClock(by: -3 * Self.day)
         #expect(try await uploader.status().endpointBackoffUntilMilliseconds == nil)
         #expect(try await uploader.sendDue().attempted == 1)  // 429 with Retry-After: one hour
         #expect(try await uploader.status().retryAfterHoldUntilMilliseconds != nil)
-        fixture.clock.advance(by: -3 * Self.day)
+        fixture.clock.stepWallClock(by: -3 * Self.day)
         #expect(try await uploader.status().retryAfterHoldUntilMilliseconds == nil)
         let report = try await uploader.sendDue()
         #expect(report.delivered == 1)
@@ -223,7 +224,7 @@ import Testing
         try await uploader.record(.log(LogEntry(body: "x")))
         try await uploader.seal(.flush)
         #expect(try await uploader.sendDue().retrying == 1)
-        fixture.clock.advance(by: -10_000)
+        fixture.clock.stepWallClock(by: -10_000)
         #expect(try await uploader.sendDue().attempted == 0)
         #expect(try await uploader.status().retryAfterHoldUntilMilliseconds != nil)
         try await uploader.close()
@@ -234,7 +235,7 @@ import Testing
         let fixture = try UploaderFixture(sendingTo: server)
         let uploader = try await fixture.open()
         try await uploader.record(.log(LogEntry(body: "x")))
-        fixture.clock.advance(by: -2 * Self.day)
+        fixture.clock.stepWallClock(by: -2 * Self.day)
         #expect(try await uploader.seal() == 1)
         #expect(try await uploader.sendDue().delivered == 1)
         try await uploader.close()
@@ -244,27 +245,11 @@ import Testing
 /// Inside one boot, the queue notices a wall-clock step against the shared monotonic clock and moves every
 /// stored time by it, so waits last as long as they were meant to.
 @Suite struct ClockRebaseTests {
-    /// A wall clock and a monotonic clock moved by hand; `step` moves only the wall clock.
-    final class SteppingClock: Sendable {
-        let wall = ManualClock()
-        let monotonic = ManualClock(5_000_000)
-
-        var clock: UploaderClock {
-            UploaderClock(
-                { self.wall.milliseconds }, monotonicMilliseconds: { self.monotonic.milliseconds }, timeline: "test")
-        }
-
-        func advance(by milliseconds: Int64) {
-            wall.advance(by: milliseconds)
-            monotonic.advance(by: milliseconds)
-        }
-    }
-
-    static func open(_ directory: TemporaryDirectory, _ clock: SteppingClock, endpoint: String) async throws
+    static func open(_ directory: TemporaryDirectory, _ clock: ManualClock, endpoint: String) async throws
         -> Uploader
     {
         var configuration = UploaderConfiguration(endpoint: endpoint, appId: "test-app", dataDirectory: directory.path)
-        configuration.clock = clock.clock
+        configuration.clock = clock.uploaderClockWithMonotonic
         configuration.random = RandomSource(seed: 5)
         configuration.transport = CurlTransport(options: CurlTransport.Options(connections: 2))
         return try await Uploader(configuration: configuration)
@@ -274,7 +259,7 @@ import Testing
         let server = try FaultServer(
             script: [.respond(status: 429, headers: ["Retry-After": "3600"])], fallback: .ok)
         let directory = try TemporaryDirectory()
-        let clock = SteppingClock()
+        let clock = ManualClock(now: .seconds(5_000))
         let first = try await Self.open(directory, clock, endpoint: server.baseURL)
         let second = try await Self.open(directory, clock, endpoint: server.baseURL)
         try await first.record(.log(LogEntry(body: "x")))
@@ -282,14 +267,14 @@ import Testing
         #expect(try await first.sendDue().retrying == 1)
         let hold = try #require(try await first.status().retryAfterHoldUntilMilliseconds)
         // NTP pulls the wall clock back 30 minutes; both processes look.
-        clock.wall.advance(by: -1_800_000)
+        clock.stepWallClock(by: -1_800_000)
         #expect(try await first.sendDue().attempted == 0)
         #expect(try await second.sendDue().attempted == 0)
         // Moved once, not twice: the hold ends an hour after it began, on the new timeline.
         #expect(try await second.status().retryAfterHoldUntilMilliseconds == hold - 1_800_000)
-        clock.advance(by: hold - 1_800_000 - clock.wall.milliseconds - 1)
+        clock.advance(milliseconds: hold - 1_800_000 - clock.wallClockMilliseconds - 1)
         #expect(try await second.sendDue().attempted == 0)
-        clock.advance(by: 1)
+        clock.advance(milliseconds: 1)
         #expect(try await second.sendDue().delivered == 1)
         try await first.close()
         try await second.close()
@@ -318,11 +303,11 @@ import Testing
     @Test func aForwardStepOfEightDaysDoesNotAgeQueuedRecords() async throws {
         let server = try FaultServer(fallback: .ok)
         let directory = try TemporaryDirectory()
-        let clock = SteppingClock()
+        let clock = ManualClock(now: .seconds(5_000))
         let uploader = try await Self.open(directory, clock, endpoint: server.baseURL)
         try await uploader.record(.log(LogEntry(body: "waiting")))
         try await uploader.record(.crash(CrashReport(message: "sealed")))
-        clock.wall.advance(by: 8 * 86_400_000)
+        clock.stepWallClock(by: 8 * 86_400_000)
         let report = try await uploader.flush()
         #expect(report.delivered == 2)
         #expect(try await uploader.status().drops[.age]?.records == 0)

@@ -117,9 +117,9 @@ import Testing
         try await uploader.record(.event(EventEntry(name: "old-sealed")))
         try await uploader.seal(.flush)
         try await uploader.record(.event(EventEntry(name: "old-waiting")))
-        fixture.clock.advance(by: 6 * 24 * 3_600_000)
+        fixture.clock.stepWallClock(by: 6 * 24 * 3_600_000)
         let fresh = try await uploader.record(.event(EventEntry(name: "fresh")))
-        fixture.clock.advance(by: 24 * 3_600_000 + 1)
+        fixture.clock.stepWallClock(by: 24 * 3_600_000 + 1)
         _ = try await uploader.sendDue()  // expiry runs before anything is claimed
         #expect(try await uploader.queuedRecordIds() == [fresh.recordId])
         let drops = try await uploader.status().drops

@@ -1,6 +1,7 @@
 import Foundation
 import PulseHashing
 import PulseJSON
+import PulseTestSupport
 import Testing
 
 @testable import PulseUploader
@@ -11,7 +12,7 @@ import Testing
 
     init() {
         clock = ManualClock(1_700_000_000_000)
-        encoder = RecordEncoder(clock: clock.clock, random: RandomSource(seed: 1), policy: UploadPolicy())
+        encoder = RecordEncoder(clock: clock.uploaderClock, random: RandomSource(seed: 1), policy: UploadPolicy())
     }
 
     func parse(_ record: EncodedRecord) throws -> JSONNode {
@@ -152,7 +153,7 @@ import Testing
 
         var small = UploadPolicy()
         small.maximumAttachmentBytes = 1_000
-        let strict = RecordEncoder(clock: clock.clock, random: RandomSource(seed: 1), policy: small)
+        let strict = RecordEncoder(clock: clock.uploaderClock, random: RandomSource(seed: 1), policy: small)
         #expect(throws: UploaderError.self) { try strict.encode(.attachment(Attachment(path: path))) }
         #expect(throws: UploaderError.self) { try encoder.encode(.attachment(Attachment(path: directory.path))) }
         #expect(throws: UploaderError.self) { try encoder.encode(.attachment(Attachment(path: path + ".missing"))) }

@@ -47,9 +47,9 @@ import Testing
         let fixture = try UploaderFixture()
         let uploader = try await fixture.open()
         try await uploader.record(.event(EventEntry(name: "a")))
-        fixture.clock.advance(by: 9_999)
+        fixture.clock.stepWallClock(by: 9_999)
         #expect(try await uploader.seal() == 0)
-        fixture.clock.advance(by: 1)
+        fixture.clock.stepWallClock(by: 1)
         let sealed = try await uploader.sealBatches(nil)
         #expect(sealed.count == 1)
         #expect(sealed.first?.trigger == .interval)
@@ -141,7 +141,7 @@ import Testing
         fixture.seed = 99
         var configuration = UploaderConfiguration(
             endpoint: fixture.endpoint, appId: "test-app", dataDirectory: fixture.directory.path)
-        configuration.clock = fixture.clock.clock
+        configuration.clock = fixture.clock.uploaderClock
         configuration.appVersion = "2.0.0"
         let after = try await Uploader(configuration: configuration)
         try await after.record(.log(LogEntry(body: "new version")))

@@ -60,15 +60,16 @@ import Testing
     }
 
     @Test func backoffCeilingDoublesUpToTheCapAndJitterStaysBelowIt() {
-        let backoff = Backoff(baseMilliseconds: 1_000, capMilliseconds: 300_000)
-        #expect(backoff.ceiling(attempts: 1) == 1_000)
-        #expect(backoff.ceiling(attempts: 2) == 2_000)
-        #expect(backoff.ceiling(attempts: 5) == 16_000)
-        #expect(backoff.ceiling(attempts: 9) == 256_000)
-        #expect(backoff.ceiling(attempts: 10) == 300_000)
-        #expect(backoff.ceiling(attempts: 500) == 300_000)
+        // The default policy's backoff: 1 s doubling up to 5 min.
+        let backoff = UploadPolicy().backoff
+        #expect(backoff.ceilingMilliseconds(failures: 1) == 1_000)
+        #expect(backoff.ceilingMilliseconds(failures: 2) == 2_000)
+        #expect(backoff.ceilingMilliseconds(failures: 5) == 16_000)
+        #expect(backoff.ceilingMilliseconds(failures: 9) == 256_000)
+        #expect(backoff.ceilingMilliseconds(failures: 10) == 300_000)
+        #expect(backoff.ceilingMilliseconds(failures: 500) == 300_000)
         let random = RandomSource(seed: 3)
-        let delays = (0..<500).map { _ in backoff.delay(attempts: 4, random: random) }
+        let delays = (0..<500).map { _ in backoff.delayMilliseconds(failures: 4, random: random) }
         #expect(delays.allSatisfy { $0 >= 0 && $0 <= 8_000 })
         // Full jitter spreads over the whole window rather than clustering at the ceiling.
         #expect(delays.contains { $0 < 2_000 })

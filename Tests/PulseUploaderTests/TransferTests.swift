@@ -22,18 +22,13 @@ import Testing
         CurlProcessTransfer(exportDirectory: fixture.directory.path + "/transfers")
     }
 
-    /// Waits (real time) until every exported folder has a result file.
+    /// Waits (``eventually(within:_:)``) until every exported folder has a result file.
     func waitForResults(_ exported: [ExportedTransfer], seconds: Double = 30) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        func done() -> Bool {
+        await eventually(within: .seconds(seconds)) {
             exported.allSatisfy {
                 FileManager.default.fileExists(atPath: $0.directory + "/" + CurlProcessTransfer.resultFileName)
             }
         }
-        while !done() && Date() < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return done()
     }
 
     /// Records one event, seals it and hands it to curl; returns the stored batch and the exported transfer.
@@ -197,7 +192,7 @@ import Testing
         }
         // After the hold or backoff the batch goes again: same id, same bytes, the next attempt.
         if !remaining.isEmpty {
-            fixture.clock.advance(by: 400_000)
+            fixture.clock.stepWallClock(by: 400_000)
             let again = try #require(try await uploader.claimForTransfer().first)
             #expect(again.lease == BatchLease(batchId: stored.batchId, attempt: 2))
             #expect(sha256Hex(again.request.body) == sha256Hex(stored.body))
@@ -218,14 +213,14 @@ import Testing
         let lost = try #require(try await uploader.claimForTransfer().first).export(into: transfer.exportDirectory)
 
         // Within the lease nothing touches the batch, and the folder is left for its result.
-        fixture.clock.advance(by: UploadPolicy().leaseMilliseconds - 1)
+        fixture.clock.stepWallClock(by: UploadPolicy().leaseMilliseconds - 1)
         #expect(try await transfer.settleFinished(on: uploader).isEmpty)
         #expect(FileManager.default.fileExists(atPath: lost.directory))
         #expect(try await uploader.claimForTransfer().isEmpty)
         #expect(try await uploader.sendDue().attempted == 0)
 
         // The lease lapsed (plus the grace for curl's exit): the folder is given up, the batch is claimable.
-        fixture.clock.advance(by: CurlProcessTransfer.abandonGraceMilliseconds + 2)
+        fixture.clock.stepWallClock(by: CurlProcessTransfer.abandonGraceMilliseconds + 2)
         #expect(try await transfer.settleFinished(on: uploader).isEmpty)
         #expect(!FileManager.default.fileExists(atPath: lost.directory))
         let again = try #require(try await uploader.claimForTransfer().first)
@@ -256,7 +251,7 @@ import Testing
         try await uploader.record(.event(EventEntry(name: "stale")))
         try await uploader.seal(.flush)
         let first = try #require(try await uploader.claimForTransfer().first).lease
-        fixture.clock.advance(by: UploadPolicy().leaseMilliseconds + 1)
+        fixture.clock.stepWallClock(by: UploadPolicy().leaseMilliseconds + 1)
         let second = try #require(try await uploader.claimForTransfer().first).lease
         #expect(second == BatchLease(batchId: first.batchId, attempt: 2))
 
@@ -292,7 +287,7 @@ import Testing
         #expect(try await uploader.storedBatches().map(\.attempts) == [1])
 
         // A transfer that cannot start gives its batch back at once.
-        fixture.clock.advance(by: 600_000)
+        fixture.clock.stepWallClock(by: 600_000)
         let released = try #require(try await uploader.claimForTransfer().first).lease
         try await uploader.releaseTransfer(released)
         #expect(try await uploader.claimForTransfer().first?.lease.attempt == released.attempt + 1)

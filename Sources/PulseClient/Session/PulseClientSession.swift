@@ -1,6 +1,7 @@
 import MsgTrans
 import MsgTransRuntime
 import PulseJSON
+import PulseKit
 import PulseProtocol
 import Synchronization
 
@@ -72,11 +73,11 @@ public final class PulseClientSession: Sendable {
     ///
     /// - Parameters:
     ///   - clock: monotonic and wall time, and sleeping, for heartbeats and backoff.
-    ///   - random: the generator drawing backoff jitter.
+    ///   - random: the source drawing backoff jitter (PulseKit's one random source).
     ///   - statistics: transport counters to report to; a fresh set by default.
     public init(
         configuration: PulseClientConfiguration, clock: any PulseClientClock = PulseSystemClock(),
-        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
+        random: RandomSource = .system,
         statistics: MsgTransStatistics = MsgTransStatistics()
     ) {
         self.configuration = configuration

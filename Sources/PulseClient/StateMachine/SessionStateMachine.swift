@@ -1,3 +1,4 @@
+import PulseKit
 import PulseProtocol
 
 /// The connection lifecycle of a ``PulseClientSession`` as a pure state machine.
@@ -49,7 +50,7 @@ struct SessionStateMachine<Connection> {
     /// The latest configuration revision reported by the server, if any.
     private(set) var configRevision: Int64?
 
-    init(policy: PulseReconnectPolicy, random: any RandomNumberGenerator & Sendable, keepConnected: Bool) {
+    init(policy: PulseReconnectPolicy, random: RandomSource, keepConnected: Bool) {
         backoff = ReconnectBackoff(policy: policy, random: random)
         self.keepConnected = keepConnected
     }

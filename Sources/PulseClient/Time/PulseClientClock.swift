@@ -1,39 +1,12 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
+import PulseKit
 
-/// The time source of a ``PulseClientSession``: a monotonic clock for heartbeats, backoff and the
-/// attempt window, and the wall clock for `clientTimeMs`.
+/// The time source of a ``PulseClientSession``: PulseKit's one ``TimeSource`` — a monotonic clock
+/// (`now`) for heartbeats, backoff and the attempt window, the wall clock
+/// (`wallClockMilliseconds`) for `clientTimeMs`, and `sleep(until:)`.
 ///
-/// Inject a manual implementation to drive a session's timers deterministically in tests.
-public protocol PulseClientClock: Sendable {
-    /// Monotonic time since a fixed, arbitrary origin. Never goes backwards.
-    var now: Duration { get }
-    /// Wall-clock time, milliseconds since the Unix epoch.
-    var wallClockMilliseconds: Int64 { get }
-    /// Suspends until ``now`` has reached `deadline`. Throws `CancellationError` when the calling
-    /// task is cancelled.
-    func sleep(until deadline: Duration) async throws
-}
+/// Inject a manual source (the tests' `ManualClock`) to drive a session's timers deterministically.
+public typealias PulseClientClock = TimeSource
 
-/// The real clocks: `ContinuousClock` for monotonic time and `CLOCK_REALTIME` for wall time.
-public struct PulseSystemClock: PulseClientClock {
-    private let origin: ContinuousClock.Instant
-
-    /// Creates a clock whose origin is the moment of creation.
-    public init() {
-        origin = ContinuousClock.now
-    }
-
-    public var now: Duration { ContinuousClock.now - origin }
-
-    public var wallClockMilliseconds: Int64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
-    }
-
-    public func sleep(until deadline: Duration) async throws {
-        try await Task.sleep(until: origin + deadline, clock: .continuous)
-    }
-}
+/// The real clocks (PulseKit's ``SystemTimeSource``): `CLOCK_MONOTONIC` for monotonic time,
+/// `CLOCK_REALTIME` for wall time, and a sleep that a wall-clock faker does not stretch.
+public typealias PulseSystemClock = SystemTimeSource

@@ -22,7 +22,7 @@ enum OutboxCommand {
 
     static func run(
         arguments: [String], environment: [String: String], output: CommandLineOutput,
-        now: Int64 = GatewayClock.system.now()
+        now: Int64 = PulseClock.system.wallClockMilliseconds()
     ) async throws {
         let parser = FlagParser(
             command: "outbox",

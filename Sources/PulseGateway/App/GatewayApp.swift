@@ -2,6 +2,7 @@ import CPulseShims
 import Foundation
 import PulseHTTP
 import PulseHashing
+import PulseKit
 import PulseStorage
 import Synchronization
 
@@ -161,20 +162,20 @@ public final class BoundGateway: Sendable {
             sessionFactory = { identity in pulse.makeSession(identity: identity, keepConnected: true) }
         }
         let policyCache = PolicyCache(
-            store: store, logger: logger, clock: environment.clock, monotonic: environment.monotonicClock,
+            store: store, logger: logger, clock: environment.clock,
             installationID: "pulsegate-" + String(SHA256.hexDigest(Array(configuration.dataDirectory.utf8)).prefix(32)),
             factory: sessionFactory)
         await policyCache.load()
         let forwarder = connector.map {
             Forwarder(
                 store: store, connector: $0, settings: configuration.forwarding, clock: environment.clock,
-                monotonic: environment.monotonicClock, random: environment.random, metrics: metrics, logger: logger,
+                random: environment.random, metrics: metrics, logger: logger,
                 policy: policyCache, health: telemetry.upstream)
         }
         let intake = GatewayIntake(
             store: store, policy: configuration.policy, maxBodyBytes: configuration.maxBodyBytes,
             clock: environment.clock, metrics: metrics, logger: logger, telemetry: telemetry,
-            admission: AppAdmission(clock: environment.monotonicClock),
+            admission: AppAdmission(clock: environment.clock),
             onAccepted: { [weak forwarder, policyCache] drafts in
                 policyCache.noteTraffic(apps: drafts.map(\.app))
                 forwarder?.announce(drafts)
@@ -216,7 +217,7 @@ private final class RouterSlot: Sendable {
     private let retryAfterSeconds: Int
     private let requestIDs: RequestIDGenerator
 
-    init(retryAfterSeconds: Int, random: GatewayRandom) {
+    init(retryAfterSeconds: Int, random: RandomSource) {
         self.retryAfterSeconds = retryAfterSeconds
         requestIDs = RequestIDGenerator(seed: random)
     }
@@ -250,13 +251,13 @@ private final class RouterSlot: Sendable {
 
 /// Injected dependencies: time, randomness, logs, and (for tests) the upstream connector.
 public struct GatewayEnvironment: Sendable {
-    /// Wall clock for dedup expiry, receive times and stored next-attempt times.
-    public var clock: GatewayClock
-    /// Monotonic clock for in-process scheduling: retry waits, the connect-attempt window, idle
-    /// connections and policy sessions (a wall-clock step moves none of them).
-    public var monotonicClock: GatewayClock
-    /// Jitter source for the backoff.
-    public var random: GatewayRandom
+    /// The one clock: its wall time for dedup expiry, receive times and stored next-attempt
+    /// times; its monotonic timeline for in-process scheduling — retry waits, the forwarder's
+    /// scheduler tick, the connect-attempt window, idle connections and policy sessions (a
+    /// wall-clock step moves none of them). Tests inject a manual clock and advance it.
+    public var clock: PulseClock
+    /// Jitter source for the backoff and request ids.
+    public var random: RandomSource
     /// Where logs go.
     public var logger: GatewayLogger
     /// The build's version, for `pulsegate_build_info` and the status page.
@@ -265,12 +266,11 @@ public struct GatewayEnvironment: Sendable {
 
     /// Creates an environment; by default the system clock and generator and no logs.
     public init(
-        clock: GatewayClock = .system, monotonicClock: GatewayClock = .monotonic, random: GatewayRandom = .system,
+        clock: PulseClock = .system, random: RandomSource = .system,
         logger: GatewayLogger = .disabled, version: String = "unknown"
     ) {
         self.version = version
         self.clock = clock
-        self.monotonicClock = monotonicClock
         self.random = random
         self.logger = logger
     }
@@ -287,7 +287,7 @@ public final class RunningGateway: Sendable {
     public let metrics: GatewayMetrics
     private let logger: GatewayLogger
     private let configuration: GatewayConfiguration
-    private let clock: GatewayClock
+    private let clock: PulseClock
     private let pruning = Mutex<Task<Void, Never>?>(nil)
     private let summary = Mutex<Task<Void, Never>?>(nil)
     let telemetry: GatewayTelemetry
@@ -297,7 +297,7 @@ public final class RunningGateway: Sendable {
     init(
         server: HTTPServer, store: any GatewayStoring, intake: GatewayIntake, forwarder: Forwarder?,
         metrics: GatewayMetrics,
-        logger: GatewayLogger, configuration: GatewayConfiguration, clock: GatewayClock, policyCache: PolicyCache,
+        logger: GatewayLogger, configuration: GatewayConfiguration, clock: PulseClock, policyCache: PolicyCache,
         lock: FileLock, telemetry: GatewayTelemetry
     ) {
         self.telemetry = telemetry
@@ -365,7 +365,8 @@ public final class RunningGateway: Sendable {
     public func pruneExpiredKeys() async throws -> Int {
         var total = 0
         while true {
-            let deleted = try await store.pruneExpired(now: clock.now(), limit: configuration.pruneSliceSize)
+            let deleted = try await store.pruneExpired(
+                now: clock.wallClockMilliseconds(), limit: configuration.pruneSliceSize)
             total += deleted
             if deleted < configuration.pruneSliceSize { break }
             await Task.yield()
@@ -378,7 +379,8 @@ public final class RunningGateway: Sendable {
         let interval = configuration.pruneInterval
         let task = Task { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
+                guard let clock = self?.clock else { return }
+                try? await clock.sleep(for: interval)
                 guard let self, !Task.isCancelled else { return }
                 do {
                     try await self.pruneExpiredKeys()
@@ -399,7 +401,8 @@ public final class RunningGateway: Sendable {
     func startSummary() {
         let task = Task { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
+                guard let clock = self?.clock else { return }
+                try? await clock.sleep(for: .seconds(1))
                 guard let self, !Task.isCancelled else { return }
                 self.summaryTick()
             }

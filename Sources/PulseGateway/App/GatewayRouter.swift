@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PulseHTTP
 import PulseJSON
+import PulseKit
 
 /// Routes HTTP requests: the three OTLP intake paths and the operations endpoints.
 ///
@@ -20,14 +21,14 @@ struct GatewayRouter: Sendable {
     /// up to its commit and is answered from the commit thread
     /// (``GatewayIntake/handle(_:signal:requestID:respond:)``); every other route runs in a task.
     func dispatch(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
-        let started = telemetry.monotonic.now()
+        let started = telemetry.clock.monotonicMilliseconds()
         let requestID = telemetry.requestID(request)
         let answer: @Sendable (HTTPResponse, String) -> Void = { [telemetry] response, route in
             var response = response
             requestID.stamp(&response)
             telemetry.durations.observe(
                 route: route, status: response.status.code,
-                seconds: Double(max(0, telemetry.monotonic.now() - started)) / 1000)
+                seconds: Double(max(0, telemetry.clock.monotonicMilliseconds() - started)) / 1000)
             respond(response)
         }
         if let signal = OTLPSignal(path: request.path), request.method == .post {
@@ -168,7 +169,7 @@ struct OperationsEndpoints: Sendable {
     let forwarder: Forwarder?
     let metrics: GatewayMetrics
     let logger: GatewayLogger
-    let clock: GatewayClock
+    let clock: PulseClock
     /// Per-app counters, durations, build info, limits, process metrics.
     let telemetry: GatewayTelemetry
     /// The HTTP server's request-memory budget, for its gauges.
@@ -236,7 +237,7 @@ struct OperationsEndpoints: Sendable {
         gauges.outboxBytes = depth.bytes
         let policy = self.policy()
         if let oldest = try? await store.oldestCreatedAt() {
-            gauges.oldestAgeSeconds = Double(max(0, clock.now() - oldest)) / 1000
+            gauges.oldestAgeSeconds = Double(max(0, clock.wallClockMilliseconds() - oldest)) / 1000
         }
         gauges.deadLetters = (try? await store.deadLetterCount()) ?? 0
         gauges.upstreamConnections = forwarder?.openConnections ?? 0
@@ -253,7 +254,8 @@ struct OperationsEndpoints: Sendable {
         gauges.logLinesDropped = logger.droppedLines
         let grace = Int64(policy.diagnosticsGapGraceSeconds) * 1_000
         gauges.diagnostics =
-            (try? await DiagnosticsEndpoint.gauges(store, now: clock.now(), graceMilliseconds: grace)) ?? [:]
+            (try? await DiagnosticsEndpoint.gauges(store, now: clock.wallClockMilliseconds(), graceMilliseconds: grace))
+            ?? [:]
         return gauges
     }
 

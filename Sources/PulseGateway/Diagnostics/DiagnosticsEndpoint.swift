@@ -1,11 +1,12 @@
 import PulseHTTP
 import PulseJSON
+import PulseKit
 
 /// `GET /v1/diagnostics?app=<appId>`: per installation of the app, what the gateway received and what the
 /// uploader says it attempted (`docs/diagnostics.md`; 400 without a valid `app`, 403/401 as for uploads).
 struct DiagnosticsEndpoint: Sendable {
     let store: any GatewayStoring
-    let clock: GatewayClock
+    let clock: PulseClock
     let policy: GatewayPolicy
 
     /// The route.
@@ -35,7 +36,7 @@ struct DiagnosticsEndpoint: Sendable {
                     .serviceUnavailable, "storage is unavailable; retry later",
                     retryAfterSeconds: policy.retryAfterSeconds))
         }
-        let now = clock.now()
+        let now = clock.wallClockMilliseconds()
         let grace = Int64(policy.diagnosticsGapGraceSeconds) * 1_000
         var body = JSONWriter(capacity: 1_024)
         var devicesWithGaps = 0

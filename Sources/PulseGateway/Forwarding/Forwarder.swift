@@ -1,6 +1,7 @@
 import MsgTrans
 import MsgTransRuntime
 import PulseHashing
+import PulseKit
 import PulseProtocol
 import Synchronization
 
@@ -22,9 +23,9 @@ import Synchronization
 /// | 501 to a crash batch | replace the row by `Crash` events in event batches (sent next) |
 /// | 501 to an event batch ("do not retry until the peer changes"), other codes | dead letter (code and message kept, a warning logged) |
 ///
-/// Backoff is exponential with full jitter: the delay is uniform in `0 ... min(backoffMax,
+/// Backoff is PulseKit's `Backoff` (full jitter): the delay is uniform in `0 ... min(backoffMax,
 /// backoffBase × 2^attempts)`, drawn from the injected random source. The process waits it out on
-/// the injected *monotonic* clock; the row's `next_attempt_at` keeps it in wall-clock time so it
+/// the injected clock's monotonic timeline (a test advancing a manual clock wakes the scheduler); the row's `next_attempt_at` keeps it in wall-clock time so it
 /// survives restarts. A stored time further ahead than `backoffMax` can only come from a wall
 /// clock that stepped back (or a foreign writer): it is treated as due now.
 ///
@@ -35,16 +36,15 @@ final class Forwarder: Sendable {
     private let store: any GatewayStoring
     private let pool: UpstreamPool
     private let settings: ForwardingSettings
-    private let clock: GatewayClock
-    private let monotonic: GatewayClock
+    private let clock: PulseClock
     private let policy: PolicyCache?
-    private let random: GatewayRandom
+    private let random: RandomSource
     private let metrics: GatewayMetrics
     private let logger: GatewayLogger
     private let limiter: AsyncLimiter
     /// Logs when the upstream starts and stops failing (``UpstreamHealth``).
     let health: UpstreamHealth?
-    private let wake = WakeSignal()
+    private let wake: WakeSignal
     private let state = Mutex(State())
 
     private struct IdentityState {
@@ -89,29 +89,34 @@ final class Forwarder: Sendable {
         var scheduler: Task<Void, Never>?
         var workers: [String: Task<Void, Never>] = [:]
         var lastRescan: Int64?
-        /// When idle connections were last swept (the process's real monotonic clock), or `nil`
-        /// after a poke: the sweep runs at most every ``idleSweepMilliseconds``, not on every wake.
+        /// When idle connections were last swept (the injected clock's monotonic time, which idle
+        /// times are measured on too), or `nil` after a poke: the sweep runs at most every ``idleSweepMilliseconds``, not on every wake.
         var lastIdleSweep: Int64?
         /// Set when the upstream answered: the last outcome, for readiness.
         var upstreamReachable = true
+        /// How many times ``poke()`` was called.
+        var pokes = 0
+        /// The most pokes a scheduler pass had seen when it started and after which nothing was
+        /// being sent or ready to send (see ``settledPokes``).
+        var settledPokes = 0
     }
 
     init(
-        store: any GatewayStoring, connector: any UpstreamConnector, settings: ForwardingSettings, clock: GatewayClock,
-        monotonic: GatewayClock, random: GatewayRandom, metrics: GatewayMetrics, logger: GatewayLogger,
+        store: any GatewayStoring, connector: any UpstreamConnector, settings: ForwardingSettings, clock: PulseClock,
+        random: RandomSource, metrics: GatewayMetrics, logger: GatewayLogger,
         policy: PolicyCache? = nil, health: UpstreamHealth? = nil
     ) {
         self.health = health
         self.store = store
         self.settings = settings
         self.clock = clock
-        self.monotonic = monotonic
         self.policy = policy
         self.random = random
+        self.wake = WakeSignal(clock: clock)
         self.metrics = metrics
         self.logger = logger
         self.pool = UpstreamPool(
-            connector: connector, capacity: settings.maxConnections, clock: monotonic, policy: policy,
+            connector: connector, capacity: settings.maxConnections, clock: clock, policy: policy,
             window: ConnectWindow(
                 window: Self.milliseconds(settings.connectWindow), perIdentity: settings.maxConnectsPerIdentity,
                 overall: settings.maxConnectsPerWindow))
@@ -151,7 +156,7 @@ final class Forwarder: Sendable {
 
     /// Announces new outbox rows (called by the intake after a commit).
     func announce(_ drafts: [OutboxDraft]) {
-        let now = monotonic.now()
+        let now = clock.monotonicMilliseconds()
         let horizon = horizonMilliseconds
         let interrupted = state.withLock { state -> [WindowPump] in
             var interrupted: [WindowPump] = []
@@ -176,13 +181,25 @@ final class Forwarder: Sendable {
 
     /// Rescans the outbox at once (after `pulsegate outbox requeue` or in tests) and wakes workers
     /// whose backoff has passed on the injected monotonic clock.
-    func poke() {
-        state.withLock { state in
+    ///
+    /// Returns the poke's number: once ``settledPokes`` reaches it, the scheduler has rescanned
+    /// since and found nothing to send (a test's "nothing is sent yet" without waiting in real
+    /// time).
+    @discardableResult
+    func poke() -> Int {
+        let number = state.withLock { state in
             state.lastRescan = nil
             state.lastIdleSweep = nil
+            state.pokes += 1
+            return state.pokes
         }
         wake.signal()
+        return number
     }
+
+    /// The number of the latest poke after which a scheduler pass ended with no worker active and
+    /// no identity ready (rows not yet due only).
+    var settledPokes: Int { state.withLock { $0.settledPokes } }
 
     /// The most often idle connections are swept (each sweep looks at every pooled connection, and
     /// the scheduler wakes on every intake commit).
@@ -194,16 +211,20 @@ final class Forwarder: Sendable {
         let rescanMilliseconds = Self.milliseconds(settings.rescanInterval)
         let idleMilliseconds = Self.milliseconds(settings.idleTimeout)
         while true {
-            let now = monotonic.now()
-            let (stopping, rescanDue) = state.withLock { state in
-                (state.stopping, state.lastRescan.map { now &- $0 >= rescanMilliseconds || now < $0 } ?? true)
+            let now = clock.monotonicMilliseconds()
+            let (stopping, rescanDue, pokes) = state.withLock { state in
+                (
+                    state.stopping, state.lastRescan.map { now &- $0 >= rescanMilliseconds || now < $0 } ?? true,
+                    state.pokes
+                )
             }
             if stopping { return }
             if rescanDue { await rescan(now: now) }
-            let real = GatewayClock.monotonic.now()
+            let sweptAt = clock.monotonicMilliseconds()
             let sweepDue = state.withLock { state -> Bool in
-                guard let last = state.lastIdleSweep, real - last < Self.idleSweepMilliseconds, real >= last else {
-                    state.lastIdleSweep = real
+                guard let last = state.lastIdleSweep, sweptAt - last < Self.idleSweepMilliseconds, sweptAt >= last
+                else {
+                    state.lastIdleSweep = sweptAt
                     return true
                 }
                 return false
@@ -212,8 +233,17 @@ final class Forwarder: Sendable {
                 await pool.closeIdle(olderThan: idleMilliseconds)
                 await policy?.closeIdleSessions(olderThan: idleMilliseconds)
             }
-            startDueWorkers(now: monotonic.now())
-            await wake.wait(upTo: .milliseconds(250))
+            let passEnd = clock.monotonicMilliseconds()
+            startDueWorkers(now: passEnd)
+            // Sleep until the next identity falls due, at most a 250 ms tick, on the injected clock:
+            // a test that advances its clock to a retry's time wakes the scheduler for it.
+            let sleep = state.withLock { state -> Int64 in
+                if state.activeWorkers == 0 && state.ready.isEmpty {
+                    state.settledPokes = max(state.settledPokes, pokes)
+                }
+                return state.waiting.earliest.map { min(250, max(1, $0 - passEnd)) } ?? 250
+            }
+            await wake.wait(upTo: .milliseconds(sleep))
         }
     }
 
@@ -311,7 +341,7 @@ final class Forwarder: Sendable {
         var notBefore: Int64 = 0
         var forget = false
         defer {
-            let now = monotonic.now()
+            let now = clock.monotonicMilliseconds()
             let horizon = horizonMilliseconds
             state.withLock { state in
                 state.activeWorkers -= 1
@@ -332,7 +362,7 @@ final class Forwarder: Sendable {
         }
         // Fleet mode: one node at a time sends an identity's rows (FIFO across the fleet).
         guard await store.acquireLease(identityKey: key) else {
-            notBefore = monotonic.now() + leaseRetryMilliseconds
+            notBefore = clock.monotonicMilliseconds() + leaseRetryMilliseconds
             return
         }
         while true {
@@ -344,7 +374,7 @@ final class Forwarder: Sendable {
             if stopping { return }
             // A lease that was not renewed in time may be another node's now: stop sending.
             guard store.holdsLease(identityKey: key) else {
-                notBefore = monotonic.now() + leaseRetryMilliseconds
+                notBefore = clock.monotonicMilliseconds() + leaseRetryMilliseconds
                 return
             }
             let rows: [OutboxRow]
@@ -352,7 +382,7 @@ final class Forwarder: Sendable {
                 rows = try await store.nextRows(identityKey: key, limit: Self.readSize(settings.forwardWindow))
             } catch {
                 logger.error("outbox read failed", ["error": "\(error)"])
-                notBefore = monotonic.now() + 1000
+                notBefore = clock.monotonicMilliseconds() + 1000
                 return
             }
             guard let row = rows.first else {
@@ -360,7 +390,7 @@ final class Forwarder: Sendable {
                 return
             }
             let due = dueTime(storedAt: row.nextAttemptAt)
-            if due > monotonic.now() {
+            if due > clock.monotonicMilliseconds() {
                 notBefore = due
                 return
             }
@@ -456,7 +486,7 @@ final class Forwarder: Sendable {
                 endOfRows = true
                 return
             }
-            let now = monotonic.now()
+            let now = clock.monotonicMilliseconds()
             let sliding = rows.prefix { Self.slides($0) && dueTime(storedAt: $0.nextAttemptAt) <= now }
             if let tail = sliding.last { last = tail.seq }
             if sliding.count < rows.count { endOfRows = true }
@@ -542,7 +572,7 @@ final class Forwarder: Sendable {
             }
         }
         if lostConnection { await pool.discard(key) }
-        if deleteFailed { return monotonic.now() + 1000 }
+        if deleteFailed { return clock.monotonicMilliseconds() + 1000 }
         return wakes.min()
     }
 
@@ -595,8 +625,8 @@ final class Forwarder: Sendable {
             case .throttled(let until):
                 logger.debug("connect attempts capped; waiting", ["seq": String(row.seq)])
                 // Jitter, so identities capped together do not come back in lock step.
-                let jitter = Int64(random.unit() * Double(Self.milliseconds(settings.backoffBase)))
-                let wakeAt = max(until, monotonic.now() + 1) + jitter
+                let jitter = Int64(random.uniform(upTo: UInt64(max(0, Self.milliseconds(settings.backoffBase)))))
+                let wakeAt = max(until, clock.monotonicMilliseconds() + 1) + jitter
                 state.withLock { $0.identities[key]?.throttledUntil = wakeAt }
                 return .settled(wakeAt)
             case .transport:
@@ -650,7 +680,7 @@ final class Forwarder: Sendable {
                     return nil
                 } catch {
                     logger.error("outbox delete failed", ["seq": String(row.seq), "error": "\(error)"])
-                    return monotonic.now() + 1000
+                    return clock.monotonicMilliseconds() + 1000
                 }
             }
             let message = reply.message ?? ""
@@ -688,26 +718,24 @@ final class Forwarder: Sendable {
 
     /// The full-jitter backoff delay for a row that failed `attempts` times before.
     func backoffMilliseconds(attempts: Int) -> Int64 {
-        let base = Double(Self.milliseconds(settings.backoffBase))
-        let cap = Double(Self.milliseconds(settings.backoffMax))
-        let ceiling = min(cap, base * Double(1 << min(attempts, 30)))
-        return Int64(random.unit() * ceiling)
+        Backoff(base: settings.backoffBase, cap: settings.backoffMax)
+            .delayMilliseconds(failures: attempts + 1, random: random)
     }
 
     /// The monotonic time a stored (wall-clock) `next_attempt_at` falls due: as far ahead as it is
     /// of the wall clock now, but a time further ahead than `backoffMax` (a wall clock that stepped
     /// back) is due now.
     private func dueTime(storedAt nextAttemptAt: Int64) -> Int64 {
-        let ahead = nextAttemptAt - clock.now()
-        let now = monotonic.now()
+        let ahead = nextAttemptAt - clock.wallClockMilliseconds()
+        let now = clock.monotonicMilliseconds()
         guard ahead > 0, ahead <= Self.milliseconds(settings.backoffMax) else { return now }
         return now + ahead
     }
 
     private func retryLater(_ row: OutboxRow, reason: String, immediately: Bool = false) async -> Int64 {
         let delay = immediately ? 0 : max(1, backoffMilliseconds(attempts: row.attempts))
-        let retryAt = clock.now() + delay
-        let wakeAt = monotonic.now() + delay
+        let retryAt = clock.wallClockMilliseconds() + delay
+        let wakeAt = clock.monotonicMilliseconds() + delay
         metrics.forwarded(kind: row.kind, result: "retry", app: row.app)
         // A 401 or 409 resent at once is the session's own handling, not an upstream failing.
         if !immediately { health?.failed(reason: reason) }
@@ -734,11 +762,11 @@ final class Forwarder: Sendable {
                 "message": message, "requestId": row.requestID ?? "-", "batchId": row.httpBatchID,
             ])
         do {
-            try await store.deadLetter(seq: row.seq, code: code, message: message, now: clock.now())
+            try await store.deadLetter(seq: row.seq, code: code, message: message, now: clock.wallClockMilliseconds())
             return nil
         } catch {
             logger.error("dead-letter move failed", ["seq": String(row.seq), "error": "\(error)"])
-            return monotonic.now() + 1000
+            return clock.monotonicMilliseconds() + 1000
         }
     }
 
@@ -751,11 +779,12 @@ final class Forwarder: Sendable {
             ["seq": String(row.seq), "reason": reason, "batches": String(drafts.count)])
         do {
             try await store.replaceWithFallback(
-                seq: row.seq, httpBatchID: row.httpBatchID, drafts: drafts, now: clock.now(), requestID: row.requestID)
+                seq: row.seq, httpBatchID: row.httpBatchID, drafts: drafts, now: clock.wallClockMilliseconds(),
+                requestID: row.requestID)
             return nil
         } catch {
             logger.error("crash fallback failed", ["seq": String(row.seq), "error": "\(error)"])
-            return monotonic.now() + 1000
+            return clock.monotonicMilliseconds() + 1000
         }
     }
 
@@ -811,6 +840,9 @@ struct DeadlineHeap {
     private var entries: [(deadline: Int64, key: String)] = []
 
     var count: Int { entries.count }
+
+    /// The earliest deadline (possibly of a stale entry), or `nil` when empty.
+    var earliest: Int64? { entries.first?.deadline }
 
     mutating func push(_ deadline: Int64, _ key: String) {
         entries.append((deadline, key))

@@ -1,3 +1,4 @@
+import PulseKit
 import Synchronization
 
 /// Upstream sessions keyed by identity: opened on demand, reused while open, closed when idle
@@ -32,12 +33,12 @@ final class UpstreamPool: Sendable {
 
     private let connector: any UpstreamConnector
     private let capacity: Int
-    private let clock: GatewayClock
+    private let clock: PulseClock
     private let policy: PolicyCache?
     private let state: Mutex<State>
 
     init(
-        connector: any UpstreamConnector, capacity: Int, clock: GatewayClock, policy: PolicyCache?,
+        connector: any UpstreamConnector, capacity: Int, clock: PulseClock, policy: PolicyCache?,
         window: ConnectWindow
     ) {
         self.connector = connector
@@ -65,7 +66,7 @@ final class UpstreamPool: Sendable {
             case throttled(Int64)
         }
         while true {
-            let now = clock.now()
+            let now = clock.monotonicMilliseconds()
             let step = state.withLock { state -> Step in
                 if var entry = state.entries[key], entry.session.isOpen {
                     entry.inUse = true
@@ -113,7 +114,7 @@ final class UpstreamPool: Sendable {
                 let displaced = state.withLock { state -> (any UpstreamSession)? in
                     state.opening -= 1
                     let previous = state.entries[key]?.session
-                    state.entries[key] = Entry(session: session, lastUsed: clock.now(), inUse: true)
+                    state.entries[key] = Entry(session: session, lastUsed: clock.monotonicMilliseconds(), inUse: true)
                     return previous
                 }
                 if let displaced, displaced !== session {
@@ -127,7 +128,7 @@ final class UpstreamPool: Sendable {
 
     /// Marks the session of `key` idle (a waiting connect may now evict it).
     func release(_ key: String) {
-        let now = clock.now()
+        let now = clock.monotonicMilliseconds()
         freeSlot { state in
             state.entries[key]?.inUse = false
             state.entries[key]?.lastUsed = now
@@ -143,7 +144,7 @@ final class UpstreamPool: Sendable {
 
     /// Closes sessions idle for longer than `idleMilliseconds` and sessions that closed on their own.
     func closeIdle(olderThan idleMilliseconds: Int64) async {
-        let now = clock.now()
+        let now = clock.monotonicMilliseconds()
         let victims = state.withLock { state -> [any UpstreamSession] in
             state.window.prune(now: now)
             let keys = state.entries.filter { entry in

@@ -1,152 +1,76 @@
-import Foundation
+import PulseKit
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// A level-triggered wake-up for one waiting task: ``signal()`` makes the current or next
-/// ``wait(upTo:)`` return at once; otherwise `wait` returns after the timeout.
+/// ``wait(upTo:)`` return at once; otherwise `wait` returns once the timeout has passed on the
+/// injected clock.
 ///
-/// The timeout is kept by a small thread of its own that sleeps in `poll(2)` with a *relative*
-/// timeout on `CLOCK_MONOTONIC`, not by `Task.sleep`: Dispatch arms its timers with absolute
-/// deadlines, which a wall-clock faker such as libfaketime shifts by its offset (a `Task.sleep` of
-/// 250 ms under `faketime -f -1h` sleeps an hour), and the forwarder's scheduler must keep its
-/// 250 ms tick whatever happens to the clocks. The thread blocks only in `poll`, never on the
-/// cooperative pool, and ends when the signal is released.
+/// The timeout is a sleep on the gateway's ``PulseClock``: in production its system source, whose
+/// timer thread keeps a relative `poll(2)` timeout so a wall-clock faker such as libfaketime does
+/// not stretch the forwarder's 250 ms tick; in tests a manual clock, so advancing it wakes the
+/// scheduler at once instead of the test waiting in real time.
 final class WakeSignal: Sendable {
-    private let core = Core()
-
-    init() {
-        core.startThread()
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
     }
 
-    deinit { core.close() }
+    private let clock: PulseClock
+    private let state = Mutex(State())
+
+    init(clock: PulseClock) {
+        self.clock = clock
+    }
 
     func signal() {
-        core.signal()
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            state.pending = true
+            return nil
+        }
+        waiter?.resume()
     }
 
-    /// Returns when signalled, or after `timeout`.
+    /// Returns when signalled, or after `timeout` on the clock.
     func wait(upTo timeout: Duration) async {
-        let (seconds, attoseconds) = timeout.components
-        let milliseconds = max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-        await core.wait(milliseconds: milliseconds)
+        if state.withLock({ state in
+            defer { state.pending = false }
+            return state.pending
+        }) {
+            return
+        }
+        let deadline = clock.now.advanced(by: timeout)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.signalled() }
+            group.addTask { [clock] in try? await clock.sleep(until: deadline) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
-    /// The state and the timer thread, kept apart so the thread does not keep the signal alive.
-    private final class Core: Sendable {
-        private struct State {
-            var pending = false
-            var waiter: CheckedContinuation<Void, Never>?
-            /// When the current wait ends (`CLOCK_MONOTONIC` milliseconds).
-            var deadline: Int64?
-            /// Until when the thread's `poll` sleeps (`nil`: without a timeout, or awake): a wait
-            /// that ends no earlier needs no interruption, the thread wakes in time and sleeps on.
-            var sleepingUntil: Int64?
-            var closed = false
-        }
-
-        private let state = Mutex(State())
-        /// A pipe that interrupts the thread's `poll` (a new deadline, or closing).
-        private let readFD: Int32
-        private let writeFD: Int32
-
-        init() {
-            var fds: [Int32] = [-1, -1]
-            if pipe(&fds) == 0 {
-                for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
-                for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-            }
-            readFD = fds[0]
-            writeFD = fds[1]
-        }
-
-        func startThread() {
-            let thread = Thread { [self] in run() }
-            thread.name = "pulse.gateway.tick"
-            thread.start()
-        }
-
-        func close() {
-            state.withLock { $0.closed = true }
-            interrupt()
-        }
-
-        func signal() {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                if let waiter = state.waiter {
-                    state.waiter = nil
-                    state.deadline = nil
-                    return waiter
-                }
-                state.pending = true
-                return nil
-            }
-            waiter?.resume()
-        }
-
-        func wait(milliseconds: Int64) async {
+    /// Returns at the next signal (or a pending one), or when the task is cancelled.
+    private func signalled() async {
+        await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = GatewayClock.monotonic.now()
                 let resumeNow = state.withLock { state -> Bool in
-                    if state.pending || state.closed {
+                    if state.pending || Task.isCancelled {
                         state.pending = false
                         return true
                     }
                     state.waiter = continuation
-                    state.deadline = now + milliseconds
                     return false
                 }
-                if resumeNow {
-                    continuation.resume()
-                } else if state.withLock({ state in state.sleepingUntil.map { $0 > now + milliseconds } ?? true }) {
-                    interrupt()
-                }
+                if resumeNow { continuation.resume() }
             }
-        }
-
-        private func interrupt() {
-            var byte: UInt8 = 1
-            _ = Glibc.write(writeFD, &byte, 1)
-        }
-
-        private func run() {
-            var descriptor = pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
-            var buffer = [UInt8](repeating: 0, count: 64)
-            while true {
-                let timeout = state.withLock { state -> Int32? in
-                    state.sleepingUntil = nil
-                    guard !state.closed else { return nil }
-                    guard let deadline = state.deadline else { return -1 }
-                    state.sleepingUntil = deadline
-                    return Int32(clamping: max(0, deadline - GatewayClock.monotonic.now()))
-                }
-                guard let timeout else { break }
-                descriptor.revents = 0
-                _ = poll(&descriptor, 1, timeout)
-                if descriptor.revents & Int16(POLLIN) != 0 { _ = read(readFD, &buffer, buffer.count) }
-                let now = GatewayClock.monotonic.now()
-                let expired = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                    guard let deadline = state.deadline, now >= deadline, let waiter = state.waiter else { return nil }
-                    state.waiter = nil
-                    state.deadline = nil
-                    return waiter
-                }
-                expired?.resume()
-            }
+        } onCancel: {
             let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
                 defer { state.waiter = nil }
                 return state.waiter
             }
             waiter?.resume()
-        }
-
-        // The descriptors close only when neither the thread nor the signal holds the core, so a
-        // late `interrupt()` never writes to a descriptor number that was reused.
-        deinit {
-            Glibc.close(readFD)
-            Glibc.close(writeFD)
         }
     }
 }

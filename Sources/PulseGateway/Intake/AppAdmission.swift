@@ -1,3 +1,4 @@
+import PulseKit
 import Synchronization
 
 /// The per-app admission check of the intake (``AppLimits``): an app over its outbox share, or
@@ -6,7 +7,7 @@ import Synchronization
 /// The outbox share is read from the store's in-memory per-app counts (no database access per
 /// request) plus the app's requests admitted and not yet finished (each counts as one batch and
 /// its wire body's bytes until its commit is counted in the store), so concurrent requests cannot
-/// all slip under the share before the first commits; one request may still add several batches. The rate is a token bucket per app on the injected monotonic ``GatewayClock``: it
+/// all slip under the share before the first commits; one request may still add several batches. The rate is a token bucket per app on the injected monotonic ``PulseClock``: it
 /// holds up to the limit's `burst` tokens, refills at `requestsPerSecond`, and each admitted
 /// request takes one. A refused request takes none. At most ``maxBuckets`` buckets are kept;
 /// when full, buckets that have refilled completely (the same as new ones) are dropped, and if
@@ -35,7 +36,7 @@ final class AppAdmission: Sendable {
         case rate
     }
 
-    private let clock: GatewayClock
+    private let clock: PulseClock
     private let buckets = Mutex<[String: Bucket]>([:])
     /// Admitted requests not yet finished, per app: their count and wire bytes.
     private let inFlight = Mutex<[String: GatewayStore.AppDepth]>([:])
@@ -57,8 +58,8 @@ final class AppAdmission: Sendable {
         }
     }
 
-    /// - Parameter clock: monotonic milliseconds (``GatewayEnvironment/monotonicClock``).
-    init(clock: GatewayClock) {
+    /// - Parameter clock: monotonic milliseconds (``GatewayEnvironment/clock``'s monotonic timeline).
+    init(clock: PulseClock) {
         self.clock = clock
     }
 
@@ -105,7 +106,7 @@ final class AppAdmission: Sendable {
 
     /// Takes a token of `app`'s bucket; `nil` when taken, else the whole seconds until one is there.
     private func take(app: String, rate: Double, size: Double) -> Int? {
-        let now = clock.now()
+        let now = clock.monotonicMilliseconds()
         return buckets.withLock { buckets -> Int? in
             var bucket: Bucket
             if let existing = buckets[app] {

@@ -2,6 +2,7 @@ import OTLPProtobuf
 import PulseHTTP
 import PulseHashing
 import PulseJSON
+import PulseKit
 import Synchronization
 
 /// The OTLP/HTTP intake: validates a request, maps it, commits it durably, answers.
@@ -18,7 +19,7 @@ final class GatewayIntake: Sendable {
     let store: any GatewayStoring
     let metrics: GatewayMetrics
     let logger: GatewayLogger
-    let clock: GatewayClock
+    let clock: PulseClock
     /// Rejection log, per-app counters.
     let telemetry: GatewayTelemetry
     let maxBodyBytes: Int
@@ -38,7 +39,7 @@ final class GatewayIntake: Sendable {
     private let admission: AppAdmission
 
     init(
-        store: any GatewayStoring, policy: GatewayPolicy, maxBodyBytes: Int, clock: GatewayClock,
+        store: any GatewayStoring, policy: GatewayPolicy, maxBodyBytes: Int, clock: PulseClock,
         metrics: GatewayMetrics, logger: GatewayLogger, telemetry: GatewayTelemetry, admission: AppAdmission,
         onAccepted: @escaping @Sendable ([OutboxDraft]) -> Void
     ) {
@@ -231,7 +232,7 @@ final class GatewayIntake: Sendable {
                 + Self.documentWorkingSet(documentBytes: document.byteCount) : 0
         reserve(admitted, bytes, failing: finish) {
             let batchID = headers.batchID ?? Hex.encode(bodyHash)
-            let receivedAt = self.clock.now()
+            let receivedAt = self.clock.wallClockMilliseconds()
             let context = MappingContext(
                 appID: headers.appID, batchID: batchID, receivedAt: receivedAt, sentAt: headers.sentAt,
                 fallbacks: headers.fallbacks)

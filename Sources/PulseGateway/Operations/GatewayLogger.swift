@@ -52,7 +52,7 @@ public final class GatewayLogger: Sendable {
     ///   - sink: receives each line; called concurrently, must be thread-safe, and must not fail
     ///     the caller when it cannot write (drop and count instead).
     public init(
-        level: LogLevel = .info, clock: @escaping @Sendable () -> Int64 = { GatewayClock.system.now() },
+        level: LogLevel = .info, clock: @escaping @Sendable () -> Int64 = { PulseClock.system.wallClockMilliseconds() },
         droppedLines: @escaping @Sendable () -> Int = { 0 }, sink: @escaping @Sendable (String) -> Void
     ) {
         self.sink = sink

@@ -1,4 +1,5 @@
 import PulseHTTP
+import PulseKit
 import Synchronization
 
 /// The gateway's self-observation in one place: request ids, the rejection log, upstream health,
@@ -20,21 +21,21 @@ final class GatewayTelemetry: Sendable {
     /// The build's version (`pulsegate_build_info`).
     let version: String
     private let requestIDs: RequestIDGenerator
-    /// The monotonic clock request durations are measured on.
-    let monotonic: GatewayClock
+    /// The clock request durations are measured on (its monotonic timeline).
+    let clock: PulseClock
     private let limits = Mutex<[Limit]>([])
 
     init(metrics: GatewayMetrics, environment: GatewayEnvironment, outboxDepth: @escaping @Sendable () -> Int) {
         apps = metrics.apps
         durations = metrics.durations
         rejections = RejectionLog(logger: environment.logger, clock: environment.clock)
-        upstream = UpstreamHealth(logger: environment.logger, clock: environment.monotonicClock)
+        upstream = UpstreamHealth(logger: environment.logger, clock: environment.clock)
         summary = TrafficSummary(
-            logger: environment.logger, clock: environment.monotonicClock, apps: metrics.apps,
+            logger: environment.logger, clock: environment.clock, apps: metrics.apps,
             outboxDepth: outboxDepth)
         version = environment.version
         requestIDs = RequestIDGenerator(seed: environment.random)
-        monotonic = environment.monotonicClock
+        clock = environment.clock
     }
 
     /// The limits `/metrics` reports; set at start and on every reload.

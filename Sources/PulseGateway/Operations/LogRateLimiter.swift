@@ -1,9 +1,10 @@
+import PulseKit
 import Synchronization
 
 /// Lets one log line per key through per interval, so a misbehaving client cannot flood the log;
 /// the next line that passes says how many were held back.
 ///
-/// Time comes from the gateway's injected ``GatewayClock``. At most ``maxKeys`` keys are tracked:
+/// Time comes from the gateway's injected ``PulseClock``. At most ``maxKeys`` keys are tracked:
 /// when full, keys whose interval has passed are forgotten, and if none has, a new key is
 /// limited like a tracked one until space frees up.
 final class LogRateLimiter: Sendable {
@@ -16,10 +17,10 @@ final class LogRateLimiter: Sendable {
     }
 
     private let intervalMilliseconds: Int64
-    private let clock: GatewayClock
+    private let clock: PulseClock
     private let entries = Mutex<[String: Entry]>([:])
 
-    init(intervalMilliseconds: Int64, clock: GatewayClock) {
+    init(intervalMilliseconds: Int64, clock: PulseClock) {
         self.intervalMilliseconds = intervalMilliseconds
         self.clock = clock
     }
@@ -27,7 +28,7 @@ final class LogRateLimiter: Sendable {
     /// `nil` when a line for `key` was logged less than the interval ago (it is counted);
     /// otherwise the number of lines held back since the last one that passed.
     func admit(_ key: String) -> Int? {
-        let now = clock.now()
+        let now = clock.wallClockMilliseconds()
         return entries.withLock { entries -> Int? in
             if var entry = entries[key] {
                 guard now - entry.lastLoggedAt >= intervalMilliseconds else {

@@ -1,3 +1,4 @@
+import PulseKit
 import Synchronization
 
 /// Explains every refused or partly refused request once, at `info`, and keeps the latest ones for
@@ -36,11 +37,11 @@ final class RejectionLog: Sendable {
     }
 
     private let logger: GatewayLogger
-    private let clock: GatewayClock
+    private let clock: PulseClock
     private let limiter: LogRateLimiter
     private let latest = Mutex<[Entry]>([])
 
-    init(logger: GatewayLogger, clock: GatewayClock) {
+    init(logger: GatewayLogger, clock: PulseClock) {
         self.logger = logger
         self.clock = clock
         limiter = LogRateLimiter(intervalMilliseconds: Self.intervalMilliseconds, clock: clock)
@@ -53,7 +54,8 @@ final class RejectionLog: Sendable {
         partial: Bool = false, limitKey: String? = nil
     ) {
         let entry = Entry(
-            at: clock.now(), requestID: requestID.value, app: app ?? "-", route: route, status: status,
+            at: clock.wallClockMilliseconds(), requestID: requestID.value, app: app ?? "-", route: route,
+            status: status,
             reason: reason, client: client, partial: partial)
         latest.withLock { entries in
             entries.insert(entry, at: 0)

@@ -1,6 +1,7 @@
 import PulseHTTP
 import PulseHashing
 import Synchronization
+import PulseKit
 
 /// The id of one HTTP request, so a device's report, the gateway's log lines and a forwarding
 /// failure can be matched: the client's `X-Request-Id` when it is acceptable, else a generated
@@ -51,7 +52,7 @@ struct RequestID: Sendable, Equatable, CustomStringConvertible {
 
 /// Makes the gateway's own request ids without a system call per id.
 ///
-/// It draws 128 bits from the injected ``GatewayRandom`` once (the system generator in
+/// It draws 128 bits from the injected ``RandomSource`` once (the system generator in
 /// production: `getrandom`), then id *n* (a counter) is 16 bytes as hex: a bijective mix of
 /// *n* + `k0` (SplitMix64's finalizer), then SipHash-1-3 (`Hasher`, keyed per process by the Swift
 /// runtime from the system generator) of `k1` and *n*.
@@ -71,14 +72,10 @@ final class RequestIDGenerator: Sendable {
     private let k1: UInt64
     private let counter = Atomic<UInt64>(0)
 
-    /// A generator keyed with 128 bits of `random` (eight draws of 16 bits).
-    init(seed random: GatewayRandom) {
-        var keys: [UInt64] = [0, 0]
-        for draw in 0..<8 {
-            keys[draw / 4] = keys[draw / 4] << 16 | UInt64(UInt16(random.unit() * 65_536))
-        }
-        k0 = keys[0]
-        k1 = keys[1]
+    /// A generator keyed with 128 bits of `random` (two draws, once).
+    init(seed random: RandomSource) {
+        k0 = random.nextUInt64()
+        k1 = random.nextUInt64()
     }
 
     /// A new id.

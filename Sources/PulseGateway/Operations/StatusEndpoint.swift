@@ -53,7 +53,7 @@ struct StatusEndpoint: Sendable {
                 policyRevision: label == AppMetrics.otherLabel ? 0 : policyCache.revision(app: label))
         }
         return StatusSnapshot(
-            generatedAt: operations.clock.now(), version: telemetry.version, upstream: upstream,
+            generatedAt: operations.clock.wallClockMilliseconds(), version: telemetry.version, upstream: upstream,
             upstreamConnections: gauges.upstreamConnections, upstreamHealth: telemetry.upstream.snapshot,
             outboxBatches: gauges.outboxBatches, outboxBytes: gauges.outboxBytes,
             oldestAgeSeconds: gauges.oldestAgeSeconds, deadLetterCount: gauges.deadLetters, apps: apps,

@@ -1,3 +1,4 @@
+import PulseKit
 import Synchronization
 
 /// What a newcomer watching `pulsegate serve` sees while batches flow: one `info` line every
@@ -28,12 +29,12 @@ final class TrafficSummary: Sendable {
     }
 
     private let logger: GatewayLogger
-    private let clock: GatewayClock
+    private let clock: PulseClock
     private let apps: AppMetrics
     private let outboxDepth: @Sendable () -> Int
     private let state = Mutex(State())
 
-    init(logger: GatewayLogger, clock: GatewayClock, apps: AppMetrics, outboxDepth: @escaping @Sendable () -> Int) {
+    init(logger: GatewayLogger, clock: PulseClock, apps: AppMetrics, outboxDepth: @escaping @Sendable () -> Int) {
         self.logger = logger
         self.clock = clock
         self.apps = apps
@@ -42,7 +43,7 @@ final class TrafficSummary: Sendable {
 
     /// Samples the counters; logs a line when the interval has passed and something changed.
     func tick() {
-        let now = clock.now()
+        let now = clock.monotonicMilliseconds()
         let perLabel = apps.snapshot
         let totals = perLabel.values.reduce(AppMetrics.Counts(), +)
         let outbox = outboxDepth()

@@ -1,3 +1,4 @@
+import PulseKit
 import Synchronization
 
 /// Tells the operator when the upstream stops taking batches and when it takes them again: one
@@ -31,17 +32,17 @@ final class UpstreamHealth: Sendable {
     }
 
     private let logger: GatewayLogger
-    private let clock: GatewayClock
+    private let clock: PulseClock
     private let state = Mutex(State())
 
-    init(logger: GatewayLogger, clock: GatewayClock) {
+    init(logger: GatewayLogger, clock: PulseClock) {
         self.logger = logger
         self.clock = clock
     }
 
     /// A send failed in a way that will be retried.
     func failed(reason: String) {
-        let now = clock.now()
+        let now = clock.monotonicMilliseconds()
         let first = state.withLock { state -> Bool in
             state.failures += 1
             state.lastReason = reason
@@ -57,7 +58,7 @@ final class UpstreamHealth: Sendable {
 
     /// The upstream accepted a batch.
     func succeeded() {
-        let now = clock.now()
+        let now = clock.monotonicMilliseconds()
         let ended = state.withLock { state -> (failures: Int, since: Int64, reason: String)? in
             guard let since = state.failingSince else { return nil }
             defer {
@@ -76,7 +77,7 @@ final class UpstreamHealth: Sendable {
     }
 
     var snapshot: Snapshot {
-        let now = clock.now()
+        let now = clock.monotonicMilliseconds()
         return state.withLock { state in
             Snapshot(
                 failing: state.failingSince != nil, failures: state.failures, lastReason: state.lastReason,

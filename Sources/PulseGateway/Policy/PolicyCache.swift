@@ -1,5 +1,6 @@
 import PulseClient
 import PulseJSON
+import PulseKit
 import PulseProtocol
 import Synchronization
 
@@ -69,8 +70,7 @@ final class PolicyCache: Sendable {
 
     private let store: (any GatewayStoring)?
     private let logger: GatewayLogger
-    private let clock: GatewayClock
-    private let monotonic: GatewayClock
+    private let clock: PulseClock
     private let factory: SessionFactory?
     private let installationID: String
     private let state = Mutex(State())
@@ -82,13 +82,12 @@ final class PolicyCache: Sendable {
     static let maxOwnedSessions = 32
 
     init(
-        store: (any GatewayStoring)?, logger: GatewayLogger, clock: GatewayClock, monotonic: GatewayClock = .monotonic,
+        store: (any GatewayStoring)?, logger: GatewayLogger, clock: PulseClock,
         installationID: String, factory: SessionFactory?
     ) {
         self.store = store
         self.logger = logger
         self.clock = clock
-        self.monotonic = monotonic
         self.installationID = installationID
         self.factory = factory
     }
@@ -126,8 +125,8 @@ final class PolicyCache: Sendable {
     /// is asked only when the app has an open session, has had traffic, or is `configured`
     /// (named by the gateway's configuration); otherwise the answer is `noPolicy` at once.
     func lookup(app: String, configured: Bool) async -> Lookup {
-        let now = clock.now()
-        let used = monotonic.now()
+        let now = clock.wallClockMilliseconds()
+        let used = clock.monotonicMilliseconds()
         enum Step {
             case done(Lookup)
             case pull(PulseClientSession)
@@ -203,7 +202,7 @@ final class PolicyCache: Sendable {
 
     /// Closes the gateway's own sessions no lookup used for `idleMilliseconds` (monotonic).
     func closeIdleSessions(olderThan idleMilliseconds: Int64) async {
-        let now = monotonic.now()
+        let now = clock.monotonicMilliseconds()
         let idle = state.withLock { state -> [(String, Owned)] in
             let apps = state.owned.filter { entry in
                 now - entry.value.lastUsed >= idleMilliseconds || now < entry.value.lastUsed
@@ -266,7 +265,7 @@ final class PolicyCache: Sendable {
             await session.close()
             if error.code == .connectRejected, let code = error.responseCode, [400, 403, 404].contains(code) {
                 logger.warning("upstream refused the policy session", ["app": app, "code": String(code)])
-                let until = clock.now() + Self.noPolicyMemoryMilliseconds
+                let until = clock.wallClockMilliseconds() + Self.noPolicyMemoryMilliseconds
                 state.withLock { $0.noPolicyUntil[app] = until }
             } else {
                 logger.warning("cannot reach the upstream for the policy", ["app": app, "error": error.message])
@@ -281,7 +280,7 @@ final class PolicyCache: Sendable {
                 self.observe(app: app, revision: revision, session: session)
             }
         }
-        let now = monotonic.now()
+        let now = clock.monotonicMilliseconds()
         let (kept, evicted) = state.withLock { state -> (PulseClientSession?, (String, Owned)?) in
             if state.closed { return (nil, nil) }
             if let other = state.owned[app] { return (other.session, nil) }
@@ -344,7 +343,7 @@ final class PolicyCache: Sendable {
     }
 
     private func cached(app: String) -> Lookup {
-        let now = clock.now()
+        let now = clock.wallClockMilliseconds()
         return state.withLock { state in
             if let snapshot = state.snapshots[app] { return .snapshot(snapshot) }
             if let until = state.noPolicyUntil[app], until > now { return .noPolicy }
@@ -375,7 +374,7 @@ final class PolicyCache: Sendable {
             if response.code == PulseResponseCode.notFound.rawValue
                 || response.code == PulseResponseCode.notImplemented.rawValue
             {
-                let until = clock.now() + Self.noPolicyMemoryMilliseconds
+                let until = clock.wallClockMilliseconds() + Self.noPolicyMemoryMilliseconds
                 state.withLock { $0.noPolicyUntil[app] = until }
             }
             logger.warning(
@@ -397,7 +396,7 @@ final class PolicyCache: Sendable {
         logger.info("policy updated", ["app": app, "revision": String(snapshot.revision)])
         do {
             try await store?.savePolicy(
-                app: app, revision: snapshot.revision, json: snapshot.encodeJSON(), now: clock.now())
+                app: app, revision: snapshot.revision, json: snapshot.encodeJSON(), now: clock.wallClockMilliseconds())
         } catch {
             logger.error("persisting the policy failed", ["app": app, "error": "\(error)"])
         }

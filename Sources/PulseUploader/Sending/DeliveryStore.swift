@@ -1,3 +1,4 @@
+import PulseKit
 import PulseStorage
 
 /// The delivery state machine's queries: claiming due batches and settling their outcomes.
@@ -271,9 +272,7 @@ enum DeliveryStore {
             let jitter = Int64(random.uniform(upTo: UInt64(delay / 10)))
             return now + max(1, min(RetryAfter.maximumMilliseconds, delay + jitter))
         case .retryable:
-            let backoff = Backoff(
-                baseMilliseconds: policy.backoffBaseMilliseconds, capMilliseconds: policy.backoffCapMilliseconds)
-            return now + max(1, backoff.delay(attempts: attempts, random: random))
+            return now + max(1, policy.backoff.delayMilliseconds(failures: attempts, random: random))
         default:
             return now
         }
@@ -369,9 +368,7 @@ enum DeliveryStore {
             return state.holdUntilMilliseconds
         }
         let failures = (state?.failures ?? 0) + 1
-        let backoff = Backoff(
-            baseMilliseconds: policy.backoffBaseMilliseconds, capMilliseconds: policy.backoffCapMilliseconds)
-        let hold = now + max(1, backoff.delay(attempts: failures, random: random))
+        let hold = now + max(1, policy.backoff.delayMilliseconds(failures: failures, random: random))
         try connection.execute(
             """
             INSERT INTO endpoint_state(endpoint, failures, hold_until_ms) VALUES (?, ?, ?)

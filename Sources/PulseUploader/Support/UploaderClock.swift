@@ -1,4 +1,5 @@
 import Foundation
+import PulseKit
 
 /// A source of wall-clock time in milliseconds since the Unix epoch, and optionally of a monotonic time
 /// that every process on the machine shares.
@@ -10,12 +11,18 @@ import Foundation
 /// process until the next boot) lets the queue notice that the wall clock stepped: the stored deadlines are
 /// then moved by the step, so waits last as long as they were meant to (see ``QueueClockBase``).
 ///
+/// The foreground loop (``Uploader/run()``) sleeps on the ``PulseClock`` it was made from (the system clock
+/// for the closure initialisers), so a test that builds it from a manual clock wakes the loop by advancing
+/// time instead of waiting.
+///
 /// ```swift
 /// let frozen = UploaderClock { 1_700_000_000_000 }
 /// ```
 public struct UploaderClock: Sendable {
     private let now: @Sendable () -> Int64
     private let monotonic: (@Sendable () -> Int64)?
+    /// What the foreground loop sleeps on.
+    private let sleeper: PulseClock
     /// Which timeline the monotonic readings belong to (the boot id for ``system``): readings of two
     /// timelines are never compared.
     let timeline: String
@@ -26,6 +33,25 @@ public struct UploaderClock: Sendable {
         self.now = nowMilliseconds
         self.monotonic = nil
         self.timeline = ""
+        self.sleeper = .system
+    }
+
+    /// Creates a clock reading the wall time of `clock` and sleeping on it, without a monotonic reading
+    /// (stored deadlines are not moved when its wall clock steps).
+    public init(_ clock: PulseClock) {
+        self.now = { clock.wallClockMilliseconds() }
+        self.monotonic = nil
+        self.timeline = ""
+        self.sleeper = clock
+    }
+
+    /// Creates a clock reading the wall time of `clock` and sleeping on it, with its monotonic timeline as
+    /// the monotonic reading, shared by every process on `timeline`.
+    public init(_ clock: PulseClock, timeline: String) {
+        self.now = { clock.wallClockMilliseconds() }
+        self.monotonic = { clock.monotonicMilliseconds() }
+        self.timeline = timeline
+        self.sleeper = clock
     }
 
     /// Creates a clock from a wall-clock closure and a monotonic one (milliseconds from any origin, never
@@ -37,6 +63,13 @@ public struct UploaderClock: Sendable {
         self.now = nowMilliseconds
         self.monotonic = monotonicMilliseconds
         self.timeline = timeline
+        self.sleeper = .system
+    }
+
+    /// Sleeps `milliseconds` on the clock this one was made from; throws `CancellationError` when the task
+    /// is cancelled.
+    func sleep(milliseconds: Int64) async throws {
+        try await sleeper.sleep(for: .milliseconds(milliseconds))
     }
 
     /// The current time in milliseconds since the Unix epoch.

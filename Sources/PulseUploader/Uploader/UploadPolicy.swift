@@ -1,3 +1,4 @@
+import PulseKit
 import PulseProtocol
 
 /// The tunable limits of the uploader; the remote policy (`GET /v1/policy`, see `docs/policy.md`) replaces
@@ -85,5 +86,13 @@ public struct UploadPolicy: Sendable, Equatable {
         for (kind, rate) in sampling {
             try require(rate.isFinite && rate >= 0 && rate <= 1, "sampling.\(kind.rawValue)")
         }
+    }
+}
+
+extension UploadPolicy {
+    /// The full-jitter backoff of failed uploads: PulseKit's one ``PulseKit/Backoff`` from
+    /// ``backoffBaseMilliseconds`` up to ``backoffCapMilliseconds``.
+    var backoff: Backoff {
+        Backoff(base: .milliseconds(backoffBaseMilliseconds), cap: .milliseconds(backoffCapMilliseconds))
     }
 }

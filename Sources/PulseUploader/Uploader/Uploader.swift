@@ -644,7 +644,7 @@ public final class Uploader: Sendable {
             let wake = try await step()
             let delay = max(10, min(1_000, wake - clock.nowMilliseconds()))
             do {
-                try await Task.sleep(for: .milliseconds(delay))
+                try await clock.sleep(milliseconds: delay)
             } catch {
                 return
             }

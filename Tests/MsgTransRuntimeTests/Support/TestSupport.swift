@@ -99,15 +99,6 @@ final class EventLog: Sendable {
     var all: [String] { entries.withLock { $0 } }
 }
 
-/// Polls a condition with short sleeps (for counters updated on the loop thread), bounded.
-func eventually(_ condition: @Sendable () -> Bool) async -> Bool {
-    for _ in 0..<500 {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
-
 func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
 /// A blocking TCP socket for playing a hand-written peer.

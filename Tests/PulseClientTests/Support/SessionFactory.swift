@@ -1,5 +1,7 @@
 import PulseClient
+import PulseKit
 import PulseProtocol
+import PulseTestSupport
 
 /// A session against `127.0.0.1:port` with a manual clock and a generator that always draws the top
 /// of the jitter range (so every backoff delay equals its cap and tests know where to advance).
@@ -10,7 +12,7 @@ func makeSession(
     var configuration = PulseClientConfiguration(host: "127.0.0.1", port: port, identity: identity)
     configuration.keepConnected = keepConnected
     configuration.requestTimeout = requestTimeout
-    return PulseClientSession(configuration: configuration, clock: clock, random: ConstantRandom(value: .max))
+    return PulseClientSession(configuration: configuration, clock: clock, random: RandomSource { .max })
 }
 
 /// A small event batch payload (the test server does not decode batches).

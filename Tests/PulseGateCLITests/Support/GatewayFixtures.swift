@@ -10,16 +10,6 @@ func writeFile(_ text: String, to path: String) throws {
     try Data(text.utf8).write(to: URL(fileURLWithPath: path))
 }
 
-/// Polls `condition` until it holds or `seconds` pass; returns whether it held.
-func eventually(seconds: Double = 20, _ condition: @Sendable () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return try await condition()
-}
-
 /// The reference ingest server running in the test process: the upstream a gateway under test
 /// forwards to. It outlives gateway restarts (and `kill -9` of a gateway process), and can itself
 /// be stopped and started again on the same port and data directory (an upstream outage).

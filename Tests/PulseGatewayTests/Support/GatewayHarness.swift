@@ -1,25 +1,13 @@
 import Foundation
+import PulseKit
 import PulseTestSupport
 import Synchronization
 
 @testable import PulseGateway
 
-/// A clock tests move by hand.
-final class TestClock: Sendable {
-    private let value: Mutex<Int64>
-
-    init(_ start: Int64 = 1_700_000_000_000) {
-        value = Mutex(start)
-    }
-
-    var now: Int64 { value.withLock { $0 } }
-
-    /// Moves the clock; a negative amount steps it back.
-    func advance(by milliseconds: Int64) {
-        value.withLock { $0 += milliseconds }
-    }
-
-    var gatewayClock: GatewayClock { GatewayClock { self.now } }
+extension RandomSource {
+    /// Draws the middle of every range: full jitter gives half the backoff ceiling.
+    static let half = RandomSource { 1 << 63 }
 }
 
 /// A temporary data directory, removed by ``remove()``.
@@ -44,21 +32,19 @@ final class LogCollector: Sendable {
 struct GatewayHarness: Sendable {
     let directory: TemporaryDirectory
     let gateway: RunningGateway
-    let clock: TestClock
+    let clock: ManualClock
     let logs: LogCollector
 
     static func start(
         directory: TemporaryDirectory? = nil, policy: GatewayPolicy = GatewayPolicy(),
-        maxBodyBytes: Int = 16 << 20, clock: TestClock = TestClock(), monotonicClock: TestClock? = nil,
+        maxBodyBytes: Int = 16 << 20, clock: ManualClock = ManualClock(),
         connector: (any UpstreamConnector)? = nil, forwarding: ForwardingSettings = ForwardingSettings(),
-        random: GatewayRandom = .system, configure: (inout GatewayConfiguration) -> Void = { _ in }
+        random: RandomSource = .system, configure: (inout GatewayConfiguration) -> Void = { _ in }
     ) async throws -> GatewayHarness {
         let directory = try directory ?? TemporaryDirectory()
         let logs = LogCollector()
-        // One test clock drives both wall and monotonic time unless a test separates them.
-        var environment = GatewayEnvironment(
-            clock: clock.gatewayClock, monotonicClock: (monotonicClock ?? clock).gatewayClock, random: random,
-            logger: logs.logger)
+        // One manual clock drives wall and monotonic time; the forwarder sleeps on it.
+        var environment = GatewayEnvironment(clock: clock.clock, random: random, logger: logs.logger)
         environment.connector = connector
         var configuration = GatewayConfiguration(
             dataDirectory: directory.path, listenPort: 0, policy: policy, maxBodyBytes: maxBodyBytes,
@@ -86,6 +72,15 @@ struct GatewayHarness: Sendable {
         var headers = [("Content-Type", "application/json"), ("Apsio-App-Id", app)]
         if let batchID { headers.append(("Apsio-Batch-Id", batchID)) }
         return try await request("POST", path, body: Array(json.utf8), headers: headers + extraHeaders)
+    }
+
+    /// Pokes the forwarder and waits until its scheduler has rescanned the outbox since and sends
+    /// nothing (the rows left are not due on the manual clock): "nothing goes out yet" without
+    /// waiting in real time.
+    func forwarderSettles() async -> Bool {
+        guard let forwarder = gateway.forwarder else { return false }
+        let poke = forwarder.poke()
+        return await eventually { forwarder.settledPokes >= poke }
     }
 
     func stop(removing: Bool = true) async {

@@ -1,5 +1,6 @@
 import MsgTrans
 import MsgTransRuntime
+import PulseTestSupport
 import Synchronization
 
 @testable import PulseGateway
@@ -151,14 +152,4 @@ final class ScriptedUpstream: Sendable {
             _ = box.state.withLock { $0.open.remove(serial) }
         }
     }
-}
-
-/// Polls `condition` until it holds or `seconds` pass; returns whether it held.
-func eventually(seconds: Double = 10, _ condition: @Sendable () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return try await condition()
 }

@@ -1,18 +1,10 @@
 import Foundation
 import MsgTrans
 import PulseStorage
+import PulseTestSupport
 import Testing
 
 @testable import PulseIngest
-
-/// Polls `condition` (bounded) while another part of the system makes progress.
-func eventually(_ condition: @Sendable () -> Bool) async -> Bool {
-    for _ in 0..<1_000 {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
 
 /// A second SQLite connection holding the database's write lock, as another process would.
 final class WriteLock: @unchecked Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import MsgTrans
+import PulseTestSupport
 import Testing
 
 @testable import PulseIngest
@@ -61,7 +62,8 @@ import Testing
     @Test func connectedClientOutlivesTheConnectDeadline() async throws {
         let harness = try await Harness.start { $0.connectDeadline = .milliseconds(300) }
         let (client, connectionId) = try await harness.connectedClient()
-        // Real time has to pass for a real deadline: three times the deadline, on the loop's clock.
+        // Real time has to pass for a real deadline: three times the deadline, on the loop's clock
+        // (the msgtrans runtime's deadlines are on the system monotonic clock, not an injected one).
         try await Task.sleep(for: .milliseconds(900))
         let heartbeat = try #require(
             await client.request(
@@ -99,12 +101,8 @@ import Testing
         await harness.stop()
     }
 
-    /// Polls `condition` for up to 10 s.
-    private func waitFor(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
-        while !condition() {
-            try #require(ContinuousClock.now < deadline, "condition not met within 10 s")
-            try await Task.sleep(for: .milliseconds(10))
-        }
+    /// Waits (``eventually(within:_:)``) until `condition` holds, failing the test when it does not.
+    private func waitFor(_ condition: @Sendable () -> Bool) async throws {
+        try #require(await eventually(condition), "condition not met")
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MsgTrans
+import PulseTestSupport
 import Synchronization
 import Testing
 

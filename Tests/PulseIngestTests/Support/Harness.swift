@@ -8,18 +8,14 @@ import Testing
 @testable import PulseIngest
 
 /// A wall clock tests move by hand.
-final class ManualClock: Sendable {
-    private let now = Mutex<Int64>(1_764_400_000_000)
-
+extension ManualClock {
+    /// The storage's view of this clock's wall time.
     var storageClock: StorageClock {
-        StorageClock { self.now.withLock { $0 } }
+        StorageClock { self.wallClockMilliseconds }
     }
 
-    var milliseconds: Int64 { now.withLock { $0 } }
-
-    func advance(milliseconds: Int64) {
-        now.withLock { $0 += milliseconds }
-    }
+    /// The wall clock, epoch milliseconds.
+    var milliseconds: Int64 { wallClockMilliseconds }
 }
 
 /// Wire constants written as literals on purpose: the tests check the server against the
@@ -127,7 +123,7 @@ struct Harness: Sendable {
         configure: (inout IngestConfiguration) -> Void = { _ in }
     ) async throws -> Harness {
         let directory = try ScratchDirectory("ingest-tests").path
-        let clock = ManualClock()
+        let clock = ManualClock(wallClockMilliseconds: 1_764_400_000_000)
         var configuration = IngestConfiguration(dataDirectory: directory, policy: policy)
         configuration.listen = IngestListenAddress(host: "127.0.0.1", port: 0)
         configuration.clock = clock.storageClock

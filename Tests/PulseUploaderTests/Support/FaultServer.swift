@@ -92,15 +92,10 @@ final class FaultServer: Sendable {
     /// Requests whose connection was dropped before the body was read.
     var droppedMidRequest: Int { state.withLock { $0.incomplete } }
 
-    /// Waits (polling, real time, without blocking a thread) until `count` requests arrived; returns whether
-    /// they did within `seconds`.
+    /// Waits (``eventually(within:_:)``) until `count` requests arrived; returns whether they did within
+    /// `seconds`.
     func waitForRequests(_ count: Int, seconds: Double = 10) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if requests.count >= count { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return requests.count >= count
+        await eventually(within: .seconds(seconds)) { self.requests.count >= count }
     }
 
     /// Closes the listener and every connection; hanging requests are released.

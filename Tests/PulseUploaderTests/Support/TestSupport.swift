@@ -6,26 +6,29 @@ import Synchronization
 
 @testable import PulseUploader
 
-/// A clock the test moves by hand.
-final class ManualClock: Sendable {
-    private let now: Mutex<Int64>
-
-    init(_ start: Int64 = 1_700_000_000_000) {
-        now = Mutex(start)
+extension ManualClock {
+    /// A clock whose wall time starts at `wallClockMilliseconds` (epoch ms).
+    convenience init(_ wallClockMilliseconds: Int64) {
+        self.init(wallClockMilliseconds: wallClockMilliseconds)
     }
 
-    var milliseconds: Int64 { now.withLock { $0 } }
+    /// The wall clock, epoch milliseconds.
+    var milliseconds: Int64 { wallClockMilliseconds }
 
-    func advance(by milliseconds: Int64) {
-        now.withLock { $0 += milliseconds }
-    }
-
+    /// Sets the wall clock (a step, forwards or back).
     func set(_ milliseconds: Int64) {
-        now.withLock { $0 = milliseconds }
+        stepWallClock(by: milliseconds - wallClockMilliseconds)
     }
 
-    var clock: UploaderClock {
-        UploaderClock { self.milliseconds }
+    /// The uploader's view: this wall clock, without a monotonic reading (tests that need one use
+    /// ``uploaderClockWithMonotonic``); the foreground loop sleeps on this clock.
+    var uploaderClock: UploaderClock {
+        UploaderClock(clock)
+    }
+
+    /// The uploader's view with this clock's monotonic timeline on a test timeline.
+    var uploaderClockWithMonotonic: UploaderClock {
+        UploaderClock(clock, timeline: "test")
     }
 }
 
@@ -66,7 +69,7 @@ struct UploaderFixture {
 
     func open() async throws -> Uploader {
         var configuration = UploaderConfiguration(endpoint: endpoint, appId: "test-app", dataDirectory: directory.path)
-        configuration.clock = clock.clock
+        configuration.clock = clock.uploaderClock
         configuration.random = randomOverride ?? RandomSource(seed: seed)
         configuration.policy = policy
         configuration.explicitPolicy = explicitPolicy

@@ -1,2 +1,0 @@
-// Tests of the PulseKit shared kit live in one subfolder per concept.
-import PulseKit
