@@ -61,6 +61,8 @@ let shims: [Target] = [
 let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
 let modules: [Target] = [
@@ -119,9 +121,7 @@ let modules: [Target] = [
         swiftSettings: swiftSettings),
     .target(
         name: "PulseGateCLI",
-        dependencies: [
-            "MsgTrans", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest", "PulseUploader", "PulseKit",
-        ],
+        dependencies: ["PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest", "PulseUploader", "PulseKit"],
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate", dependencies: ["PulseGateCLI"],
@@ -132,13 +132,13 @@ let modules: [Target] = [
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate-bench",
-        dependencies: ["PulseJSON", "PulseProtocol", "MsgTrans", "PulseStorage", "PulseGateway", "PulseKit"],
+        dependencies: ["PulseJSON", "PulseStorage", "PulseGateway", "PulseKit"],
         path: "Benchmarks/pulsegate-bench",
         swiftSettings: swiftSettings),
     // The process figures and the client child processes both idle-connection benchmarks use.
     .target(name: "BenchSupport", path: "Benchmarks/BenchSupport", swiftSettings: swiftSettings),
     .executableTarget(
-        name: "ingest-bench", dependencies: ["BenchSupport", "PulseIngest", "PulseProtocol", "MsgTrans", "PulseKit"],
+        name: "ingest-bench", dependencies: ["BenchSupport", "PulseIngest", "MsgTrans", "PulseKit"],
         path: "Benchmarks/ingest-bench",
         swiftSettings: swiftSettings),
     .executableTarget(
@@ -168,7 +168,7 @@ let tests: [Target] = [
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseProtocolTests", dependencies: ["PulseProtocol", "MsgTrans"],
+        name: "PulseProtocolTests", dependencies: ["PulseProtocol", "MsgTrans", "PulseJSON"],
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(
@@ -188,20 +188,17 @@ let tests: [Target] = [
         ],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseHTTPTests", dependencies: ["PulseHTTP", "PulseTestSupport", "CZlib", "CZstd"],
+        name: "PulseHTTPTests", dependencies: ["PulseHTTP", "PulseTestSupport"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseIngestTests",
-        dependencies: [
-            "PulseIngest", "PulseProtocol", "PulseJSON", "PulseStorage", "MsgTrans", "MsgTransRuntime",
-            "PulseTestSupport",
-        ],
+        dependencies: ["PulseIngest", "PulseProtocol", "PulseJSON", "PulseStorage", "MsgTrans", "PulseTestSupport"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGatewayTests",
         dependencies: [
             "PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseHashing", "MsgTrans",
-            "MsgTransRuntime", "PulseTestSupport", "CZlib", "CZstd",
+            "MsgTransRuntime", "PulseTestSupport", "CPulseShims", "PulseKit",
         ],
         // Expected output of GoldenOutputTests, read from the source tree.
         exclude: ["Golden"],
@@ -211,14 +208,13 @@ let tests: [Target] = [
         dependencies: [
             "PulseUploader", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseHashing",
             "PulseTestSupport", "PulseKit",
-            "CZlib", "CZstd",
         ],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGateCLITests",
         dependencies: [
             "PulseGateCLI", "PulseGateway", "PulseIngest", "PulseUploader", "PulseProtocol", "PulseHashing",
-            "PulseHTTP", "PulseTestSupport",
+            "PulseHTTP", "PulseTestSupport", "MsgTrans", "PulseJSON", "PulseStorage",
         ],
         swiftSettings: swiftSettings),
 ]
