@@ -12,7 +12,7 @@ import CPulseShims
 /// hasher.update(Array("abc".utf8))
 /// let digest = hasher.finalize()  // 32 bytes
 /// ```
-public struct SHA256: Sendable {
+package struct SHA256: Sendable {
     private var state: [UInt32] = [
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
     ]
@@ -21,7 +21,7 @@ public struct SHA256: Sendable {
     private var totalBytes: UInt64 = 0
 
     /// Creates a hasher.
-    public init() {
+    package init() {
         pending.reserveCapacity(64)
     }
 
@@ -29,30 +29,30 @@ public struct SHA256: Sendable {
     static var isAccelerated: Bool { pg_sha256_accelerated() != 0 }
 
     /// The digest of `bytes` (32 bytes).
-    public static func hash(_ bytes: [UInt8]) -> [UInt8] {
+    package static func hash(_ bytes: [UInt8]) -> [UInt8] {
         var hasher = SHA256()
         hasher.update(bytes)
         return hasher.finalize()
     }
 
     /// The lower-case hex digest of `bytes` (64 characters).
-    public static func hexDigest(_ bytes: [UInt8]) -> String {
+    package static func hexDigest(_ bytes: [UInt8]) -> String {
         Hex.encode(hash(bytes))
     }
 
     /// Feeds bytes.
-    public mutating func update(_ bytes: [UInt8]) {
+    package mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
 
     /// Feeds the UTF-8 bytes of a string.
-    public mutating func update(_ text: String) {
+    package mutating func update(_ text: String) {
         var text = text
         text.withUTF8 { update(UnsafeRawBufferPointer($0)) }
     }
 
     /// Feeds bytes from memory the caller owns.
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         totalBytes &+= UInt64(bytes.count)
         var offset = 0
@@ -78,7 +78,7 @@ public struct SHA256: Sendable {
 
     /// Feeds one field of a composite key: its length as 8 big-endian bytes, then its bytes, so
     /// that different splits of the same bytes never collide (`("ab","c")` vs `("a","bc")`).
-    public mutating func updateField(_ text: String) {
+    package mutating func updateField(_ text: String) {
         let length = UInt64(text.utf8.count)
         var lengthBytes = [UInt8](repeating: 0, count: 8)
         for index in 0..<8 { lengthBytes[index] = UInt8(truncatingIfNeeded: length >> (56 - 8 * UInt64(index))) }
@@ -87,7 +87,7 @@ public struct SHA256: Sendable {
     }
 
     /// Finishes and returns the 32-byte digest.
-    public mutating func finalize() -> [UInt8] {
+    package mutating func finalize() -> [UInt8] {
         let bitLength = totalBytes &* 8
         var tail = pending
         tail.append(0x80)

@@ -7,12 +7,12 @@ import CZlib
 /// Compression creates its deflate stream per call (`deflateInit2`/`deflateEnd`): nothing on a hot
 /// path deflates (msgtrans and the outbox use zstd; gzip is the uploader's batch body, once per
 /// sealed batch).
-public enum Zlib {
+package enum Zlib {
     /// `Z_DEFAULT_COMPRESSION`, whose zlib stream starts with `78 9c`.
-    public static let defaultLevel: Int32 = Z_DEFAULT_COMPRESSION
+    package static let defaultLevel: Int32 = Z_DEFAULT_COMPRESSION
 
     /// The wrapper around the deflate data.
-    public enum Format: Sendable {
+    package enum Format: Sendable {
         /// RFC 1950 (header `78 …`, Adler-32 trailer). Decompression accepts any valid zlib
         /// header, refuses gzip, raw deflate and preset dictionaries.
         case zlib
@@ -31,7 +31,7 @@ public enum Zlib {
     }
 
     /// Whether `data` starts with a valid RFC 1950 header (method 8, window ≤ 32 KiB, check bits).
-    public static func hasZlibHeader(_ data: [UInt8]) -> Bool {
+    package static func hasZlibHeader(_ data: [UInt8]) -> Bool {
         guard data.count >= 2 else { return false }
         let cmf = Int(data[0])
         let flg = Int(data[1])
@@ -41,7 +41,7 @@ public enum Zlib {
     /// `bytes` compressed as one stream of `format` at `level`.
     ///
     /// - Throws: ``CompressionError/Code/compressionFailed``.
-    public static func compress(_ bytes: [UInt8], format: Format, level: Int32 = defaultLevel)
+    package static func compress(_ bytes: [UInt8], format: Format, level: Int32 = defaultLevel)
         throws(CompressionError) -> [UInt8]
     {
         guard bytes.count <= Int(UInt32.max) else {
@@ -78,7 +78,7 @@ public enum Zlib {
     ///
     /// - Throws: ``CompressionError`` with `decompressionFailed`, `decompressedTooLarge`,
     ///   `trailingBytes` or `truncatedStream`.
-    public static func decompress(_ input: [UInt8], format: Format, maxOutputBytes: Int) throws(CompressionError)
+    package static func decompress(_ input: [UInt8], format: Format, maxOutputBytes: Int) throws(CompressionError)
         -> [UInt8]
     {
         let maxOutputBytes = max(maxOutputBytes, 0)

@@ -2,16 +2,16 @@ import CZstd
 
 /// zstd (RFC 8878) through libzstd: one-shot compression and bounded, streaming decompression,
 /// both through contexts reused from ``CompressionContextPool/shared``.
-public enum Zstd {
+package enum Zstd {
     /// The level used unless told otherwise.
-    public static let defaultLevel: Int32 = 3
+    package static let defaultLevel: Int32 = 3
     /// The magic number that starts every standard zstd frame.
     static let magic: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
     /// `ZSTD_CONTENTSIZE_ERROR`; `ZSTD_CONTENTSIZE_UNKNOWN` is the one value above it.
     private static let contentSizeError = UInt64.max - 1
 
     /// What a decompressor accepts.
-    public enum Framing: Sendable {
+    package enum Framing: Sendable {
         /// Exactly one standard frame (magic `28 b5 2f fd`): skippable frames, a second frame or
         /// any other trailing byte are rejected (msgtrans payloads, outbox rows).
         case singleFrame
@@ -23,7 +23,7 @@ public enum Zstd {
     /// compression context.
     ///
     /// - Throws: ``CompressionError/Code/compressionFailed``.
-    public static func compress(_ bytes: [UInt8], level: Int32 = defaultLevel) throws(CompressionError) -> [UInt8] {
+    package static func compress(_ bytes: [UInt8], level: Int32 = defaultLevel) throws(CompressionError) -> [UInt8] {
         let bound = ZSTD_compressBound(bytes.count)
         guard ZSTD_isError(bound) == 0 else {
             throw CompressionError(.compressionFailed, "zstd: input of \(bytes.count) bytes is too large")
@@ -53,7 +53,7 @@ public enum Zstd {
     /// - Throws: ``CompressionError`` with `decompressionFailed` (not a valid stream, or a window
     ///   over the cap), `decompressedTooLarge`, `trailingBytes` (``Framing/singleFrame`` only) or
     ///   `truncatedStream`.
-    public static func decompress(
+    package static func decompress(
         _ input: [UInt8], maxOutputBytes: Int, windowLogMax: Int32, framing: Framing = .singleFrame
     ) throws(CompressionError) -> [UInt8] {
         let maxOutputBytes = max(maxOutputBytes, 0)
@@ -126,7 +126,7 @@ public enum Zstd {
     /// `ceil(log2(maxOutputBytes))`, but at least 21 (2 MiB, what a streaming zstd encoder at
     /// level 3 declares when it does not know the input size, so small limits still accept such
     /// streams) and at most 27 (zstd's own default limit). 16 MiB of output gives 24.
-    public static func windowLogMax(forMaxOutputBytes maxOutputBytes: Int) -> Int32 {
+    package static func windowLogMax(forMaxOutputBytes maxOutputBytes: Int) -> Int32 {
         var log: Int32 = 0
         while log < 27 && (1 << log) < maxOutputBytes {
             log += 1

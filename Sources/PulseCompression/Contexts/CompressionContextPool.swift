@@ -4,22 +4,22 @@ import Synchronization
 
 /// How often the codecs created a context and how often they reused one
 /// (``CompressionContextPool/statistics``).
-public struct CompressionContextStatistics: Sendable, Equatable {
+package struct CompressionContextStatistics: Sendable, Equatable {
     /// zstd decompression contexts created (`ZSTD_createDCtx`).
-    public var zstdContextsCreated = 0
+    package var zstdContextsCreated = 0
     /// zstd decompressions that reused a pooled context.
-    public var zstdContextsReused = 0
+    package var zstdContextsReused = 0
     /// zlib inflate streams created (`inflateInit2`).
-    public var zlibStreamsCreated = 0
+    package var zlibStreamsCreated = 0
     /// zlib decompressions that reused a pooled stream (`inflateReset2`).
-    public var zlibStreamsReused = 0
+    package var zlibStreamsReused = 0
     /// zstd compression contexts created (`ZSTD_createCCtx`).
-    public var zstdCompressionContextsCreated = 0
+    package var zstdCompressionContextsCreated = 0
     /// zstd compressions that reused a pooled context.
-    public var zstdCompressionContextsReused = 0
+    package var zstdCompressionContextsReused = 0
 
     /// Creates zeroed statistics.
-    public init() {}
+    package init() {}
 }
 
 /// The one bounded pool of idle codec contexts of the process, shared by everything that
@@ -35,12 +35,12 @@ public struct CompressionContextStatistics: Sendable, Equatable {
 /// window) is freed instead of kept, so the pool never holds more than
 /// `maximumIdle × maximumRetainedBytes` per kind however large the streams were. Callers beyond
 /// the idle count create and free their own.
-public final class CompressionContextPool: Sendable {
+package final class CompressionContextPool: Sendable {
     /// The most idle contexts kept per kind.
-    public static let maximumIdle = 8
+    package static let maximumIdle = 8
     /// A zstd context larger than this (`ZSTD_sizeof_DCtx`, `ZSTD_sizeof_CCtx`) is freed rather
     /// than kept.
-    public static let maximumRetainedBytes = 2 << 20
+    package static let maximumRetainedBytes = 2 << 20
 
     /// An idle context; only ever used by the one caller that took it out of the pool.
     private struct Idle<Pointer>: @unchecked Sendable {
@@ -57,16 +57,16 @@ public final class CompressionContextPool: Sendable {
     private let state = Mutex(State())
 
     /// The pool every codec of the process shares.
-    public static let shared = CompressionContextPool()
+    package static let shared = CompressionContextPool()
 
     /// Creations and reuses so far.
-    public var statistics: CompressionContextStatistics {
+    package var statistics: CompressionContextStatistics {
         state.withLock { $0.statistics }
     }
 
     /// The idle contexts kept now, per kind, and the size of the largest idle zstd decompression
     /// context (for tests of the bounds).
-    public var idle: (zstd: Int, zlib: Int, zstdCompression: Int, largestZstdBytes: Int) {
+    package var idle: (zstd: Int, zlib: Int, zstdCompression: Int, largestZstdBytes: Int) {
         state.withLock { state in
             (
                 state.zstd.count, state.zlib.count, state.zstdCompression.count,

@@ -5,10 +5,10 @@ import PulseKit
 ///
 /// Descriptions contain sizes and library error names only, never payload bytes. Callers map the
 /// ``PulseError/code`` to their own module's error (msgtrans payload errors, HTTP 400/413, uploader errors).
-public typealias CompressionError = PulseError<CompressionErrorCode>
+package typealias CompressionError = PulseError<CompressionErrorCode>
 
 /// What went wrong in the PulseCompression module.
-public enum CompressionErrorCode: String, PulseErrorCode, CaseIterable {
+package enum CompressionErrorCode: String, PulseErrorCode, CaseIterable {
     /// The compressor failed (or could not allocate a context).
     case compressionFailed
     /// The input is not a valid stream of the codec (or a context could not be allocated).

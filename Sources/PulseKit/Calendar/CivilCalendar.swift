@@ -1,6 +1,6 @@
 /// Proleptic Gregorian calendar arithmetic in UTC, without Foundation's locale-dependent calendars
 /// and formatters: the one implementation behind ``RFC3339`` and ``HTTPDate``.
-public enum CivilCalendar {
+package enum CivilCalendar {
     /// A date and time of day in UTC.
     struct DateTime: Equatable {
         var year: Int64
@@ -19,7 +19,7 @@ public enum CivilCalendar {
     }
 
     /// Days since 1970-01-01 of a date (Howard Hinnant's `days_from_civil`).
-    public static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+    package static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
@@ -30,7 +30,7 @@ public enum CivilCalendar {
     }
 
     /// The date of a day count since 1970-01-01 (`civil_from_days`).
-    public static func date(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    package static func date(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
@@ -43,12 +43,12 @@ public enum CivilCalendar {
     }
 
     /// Whether `year` has a 29 February.
-    public static func isLeapYear(_ year: Int64) -> Bool {
+    package static func isLeapYear(_ year: Int64) -> Bool {
         (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
     }
 
     /// The number of days of `month` (1–12) in `year`.
-    public static func daysInMonth(year: Int64, month: Int64) -> Int64 {
+    package static func daysInMonth(year: Int64, month: Int64) -> Int64 {
         switch month {
         case 2: isLeapYear(year) ? 29 : 28
         case 4, 6, 9, 11: 30
@@ -57,7 +57,7 @@ public enum CivilCalendar {
     }
 
     /// Whether year, month and day name a real date (years 0000–9999, as RFC 3339 writes them).
-    public static func isValidDate(year: Int64, month: Int64, day: Int64) -> Bool {
+    package static func isValidDate(year: Int64, month: Int64, day: Int64) -> Bool {
         (0...9_999).contains(year) && (1...12).contains(month) && day >= 1
             && day <= daysInMonth(year: year, month: month)
     }

@@ -1,12 +1,12 @@
 /// HTTP-dates (RFC 9110 §5.6.7), as `Retry-After` carries them.
-public enum HTTPDate {
+package enum HTTPDate {
     private static let monthNames = [
         "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
     ]
 
     /// Parses an HTTP-date (IMF-fixdate, plus the obsolete RFC 850 and asctime forms) into epoch
     /// milliseconds; `nil` for anything else, a date that does not exist or one before 1970.
-    public static func epochMilliseconds(_ text: String) -> Int64? {
+    package static func epochMilliseconds(_ text: String) -> Int64? {
         let parts = text.split(whereSeparator: { $0 == " " || $0 == "," }).map { String($0).lowercased() }
         var day: Int64?
         var month: Int64?

@@ -1,17 +1,17 @@
 /// RFC 3339 date-times: the logs', status pages' and `Apsio-Sent-At`'s format, and the parser for
 /// the timestamps the gateway and the uploader accept.
-public enum RFC3339 {
+package enum RFC3339 {
     /// An instant as whole seconds since 1970-01-01T00:00:00Z and a fraction of 0 to 999,999,999
     /// nanoseconds after them.
-    public struct Instant: Sendable, Equatable {
-        public var seconds: Int64
-        public var nanoseconds: Int64
+    package struct Instant: Sendable, Equatable {
+        package var seconds: Int64
+        package var nanoseconds: Int64
 
         /// Milliseconds since the epoch (sub-millisecond digits dropped).
-        public var epochMilliseconds: Int64 { seconds * 1_000 + nanoseconds / 1_000_000 }
+        package var epochMilliseconds: Int64 { seconds * 1_000 + nanoseconds / 1_000_000 }
 
         /// Nanoseconds since the epoch, or `nil` outside Int64's range (about 1677–2262).
-        public var epochNanoseconds: Int64? {
+        package var epochNanoseconds: Int64? {
             let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
             guard !overflow else { return nil }
             let (sum, sumOverflow) = product.addingReportingOverflow(nanoseconds)
@@ -20,7 +20,7 @@ public enum RFC3339 {
     }
 
     /// `2024-05-01T12:34:56.789Z`: UTC with milliseconds, for epoch milliseconds.
-    public static func format(epochMilliseconds: Int64) -> String {
+    package static func format(epochMilliseconds: Int64) -> String {
         let time = CivilCalendar.DateTime(epochMilliseconds: epochMilliseconds)
         let date = [pad(time.year, 4), pad(time.month, 2), pad(time.day, 2)].joined(separator: "-")
         let clock = [pad(time.hour, 2), pad(time.minute, 2), pad(time.second, 2)].joined(separator: ":")
@@ -36,7 +36,7 @@ public enum RFC3339 {
     /// (digits past nanoseconds are dropped), `Z` or a `±hh:mm` offset; `t`, `z` and a space for
     /// `T` are accepted, a leap second `:60` counts as `:59`. `nil` for anything else, a date that
     /// does not exist (`2023-02-29`) included.
-    public static func parse(_ text: String) -> Instant? {
+    package static func parse(_ text: String) -> Instant? {
         var scanner = DateTimeScanner(Array(text.utf8))
         guard let year = scanner.digits(4), scanner.take("-"), let month = scanner.digits(2), scanner.take("-"),
             let day = scanner.digits(2), scanner.take("T") || scanner.take("t") || scanner.take(" "),
@@ -74,12 +74,12 @@ public enum RFC3339 {
     }
 
     /// ``parse(_:)`` as milliseconds since the epoch.
-    public static func epochMilliseconds(_ text: String) -> Int64? {
+    package static func epochMilliseconds(_ text: String) -> Int64? {
         parse(text)?.epochMilliseconds
     }
 
     /// ``parse(_:)`` as nanoseconds since the epoch (`nil` outside Int64's range too).
-    public static func epochNanoseconds(_ text: String) -> Int64? {
+    package static func epochNanoseconds(_ text: String) -> Int64? {
         parse(text)?.epochNanoseconds
     }
 }

@@ -8,7 +8,7 @@ extension FlagParser {
     /// ``parse(_:environment:)`` for an executable's `main` (the benchmarks): help prints `usage`
     /// on standard output and exits 0; a usage error prints its message and `usage` on standard
     /// error and exits with ``UsageError/exitStatus``.
-    public func parseOrExit(_ arguments: [String], environment: [String: String] = [:], usage: String)
+    package func parseOrExit(_ arguments: [String], environment: [String: String] = [:], usage: String)
         -> ParsedArguments
     {
         let parsed = Self.exitOnUsageError(usage: usage) { () throws(UsageError) in
@@ -23,7 +23,7 @@ extension FlagParser {
 
     /// Runs `body` (a ``ParsedArguments`` reader, for example); on a usage error prints its message
     /// and `usage` on standard error and exits with ``UsageError/exitStatus``.
-    public static func exitOnUsageError<Value>(usage: String, _ body: () throws(UsageError) -> Value) -> Value {
+    package static func exitOnUsageError<Value>(usage: String, _ body: () throws(UsageError) -> Value) -> Value {
         do {
             return try body()
         } catch {
@@ -32,7 +32,7 @@ extension FlagParser {
     }
 
     /// Prints `message` and `usage` on standard error and exits with ``UsageError/exitStatus``.
-    public static func exitWithUsageError(_ message: String, usage: String) -> Never {
+    package static func exitWithUsageError(_ message: String, usage: String) -> Never {
         writeAll(STDERR_FILENO, "error: \(message)\n\(usage.hasSuffix("\n") ? usage : usage + "\n")")
         exit(UsageError.exitStatus)
     }

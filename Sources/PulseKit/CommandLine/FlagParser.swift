@@ -15,18 +15,18 @@
 /// guard let parsed = try parser.parse(arguments, environment: environment) else { return printUsage() }
 /// let directory = parsed.value("--data-dir") ?? "pulsegate-data"
 /// ```
-public struct FlagParser: Sendable {
+package struct FlagParser: Sendable {
     /// The command the errors name (`serve`, `ingest validate`, `msgtrans-scale`).
-    public var command: String
+    package var command: String
     /// The flags the command takes.
-    public var flags: [Flag]
+    package var flags: [Flag]
     /// Whether positional arguments are allowed; when not, one is a ``UsageError``.
-    public var allowsPositional: Bool
+    package var allowsPositional: Bool
 
     /// The arguments that ask for help.
-    public static let helpFlags: Set<String> = ["-h", "--help"]
+    package static let helpFlags: Set<String> = ["-h", "--help"]
 
-    public init(command: String, flags: [Flag], allowsPositional: Bool = false) {
+    package init(command: String, flags: [Flag], allowsPositional: Bool = false) {
         self.command = command
         self.flags = flags
         self.allowsPositional = allowsPositional
@@ -36,7 +36,7 @@ public struct FlagParser: Sendable {
     ///
     /// - Throws: ``UsageError`` naming the flag: unknown, missing its value, a value given to a
     ///   boolean, or a positional argument where none is allowed.
-    public func parse(_ arguments: [String], environment: [String: String] = [:]) throws(UsageError)
+    package func parse(_ arguments: [String], environment: [String: String] = [:]) throws(UsageError)
         -> ParsedArguments?
     {
         var byName: [String: Flag] = [:]
@@ -88,9 +88,9 @@ public struct FlagParser: Sendable {
 }
 
 /// One flag a command takes.
-public struct Flag: Sendable, Equatable {
+package struct Flag: Sendable, Equatable {
     /// Whether the flag takes a value.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// `--name value` or `--name=value`.
         case value
         /// `--name`, on or absent.
@@ -98,50 +98,50 @@ public struct Flag: Sendable, Equatable {
     }
 
     /// The flag as typed, with its dashes: `--listen`.
-    public var name: String
-    public var kind: Kind
+    package var name: String
+    package var kind: Kind
     /// The environment variable a value flag falls back to.
-    public var environment: String?
+    package var environment: String?
 
     /// A flag that takes a value, falling back to `environment` when given.
-    public static func value(_ name: String, environment: String? = nil) -> Flag {
+    package static func value(_ name: String, environment: String? = nil) -> Flag {
         Flag(name: name, kind: .value, environment: environment)
     }
 
     /// A flag that takes no value.
-    public static func boolean(_ name: String) -> Flag {
+    package static func boolean(_ name: String) -> Flag {
         Flag(name: name, kind: .boolean, environment: nil)
     }
 }
 
 /// What ``FlagParser/parse(_:environment:)`` found.
-public struct ParsedArguments: Sendable, Equatable {
+package struct ParsedArguments: Sendable, Equatable {
     /// The positional arguments, in order.
-    public internal(set) var positional: [String] = []
+    package internal(set) var positional: [String] = []
     /// The values given on the command line, per flag, in order.
     var given: [String: [String]] = [:]
     /// The environment's value of each value flag not given on the command line.
     var fromEnvironment: [String: String] = [:]
 
     /// The flag's last value on the command line, else its environment variable's value.
-    public func value(_ name: String) -> String? {
+    package func value(_ name: String) -> String? {
         given[name]?.last ?? fromEnvironment[name]
     }
 
     /// Every value the flag was given on the command line, in order (else the environment's one).
-    public func values(_ name: String) -> [String] {
+    package func values(_ name: String) -> [String] {
         given[name] ?? fromEnvironment[name].map { [$0] } ?? []
     }
 
     /// Whether the flag was given on the command line.
-    public func isSet(_ name: String) -> Bool {
+    package func isSet(_ name: String) -> Bool {
         given[name] != nil
     }
 
     /// The flag's value as an integer in `range`.
     ///
     /// - Throws: ``UsageError`` naming the flag and the value when the value is not one.
-    public func integer(_ name: String, in range: ClosedRange<Int>, command: String) throws(UsageError) -> Int? {
+    package func integer(_ name: String, in range: ClosedRange<Int>, command: String) throws(UsageError) -> Int? {
         guard let text = value(name) else { return nil }
         guard let number = Int(text), range.contains(number) else {
             throw UsageError(command, .invalidValue(name, text, Self.describe(range)))
@@ -152,7 +152,7 @@ public struct ParsedArguments: Sendable, Equatable {
     /// The flag's value as a number in `range`.
     ///
     /// - Throws: ``UsageError`` naming the flag and the value when the value is not one.
-    public func number(_ name: String, in range: ClosedRange<Double>, command: String) throws(UsageError) -> Double? {
+    package func number(_ name: String, in range: ClosedRange<Double>, command: String) throws(UsageError) -> Double? {
         guard let text = value(name) else { return nil }
         guard let number = Double(text), number.isFinite, range.contains(number) else {
             let expected =
@@ -174,9 +174,9 @@ public struct ParsedArguments: Sendable, Equatable {
 }
 
 /// A command line that is not valid: the process exits with ``exitStatus``.
-public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong.
-    public enum Problem: Sendable, Equatable {
+    package enum Problem: Sendable, Equatable {
         /// An argument starting with `-` that is no flag of the command.
         case unknownOption(String)
         /// A value flag at the end of the arguments.
@@ -190,19 +190,19 @@ public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The exit status of a usage error, for every command and benchmark.
-    public static let exitStatus: Int32 = 2
+    package static let exitStatus: Int32 = 2
 
     /// The command whose arguments these are.
-    public var command: String
-    public var problem: Problem
+    package var command: String
+    package var problem: Problem
 
-    public init(_ command: String, _ problem: Problem) {
+    package init(_ command: String, _ problem: Problem) {
         self.command = command
         self.problem = problem
     }
 
     /// The message without the command: `unknown option '--port'`.
-    public var message: String {
+    package var message: String {
         switch problem {
         case .unknownOption(let name): "unknown option '\(name)'"
         case .missingValue(let name): "\(name) needs a value"
@@ -213,7 +213,7 @@ public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `serve: unknown option '--port'`.
-    public var description: String {
+    package var description: String {
         command.isEmpty ? message : "\(command): \(message)"
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
 
 /// A thread that runs one long body (an executor's job loop), named for `top` and debuggers.
-public enum DedicatedThread {
+package enum DedicatedThread {
     /// Starts a thread named `name` (Linux keeps 15 bytes) that runs `body`.
-    public static func start(name: String, _ body: @escaping @Sendable () -> Void) {
+    package static func start(name: String, _ body: @escaping @Sendable () -> Void) {
         // Foundation on Linux only forwards `name` to the OS thread once `start()` has recorded the
         // thread's handle, which can happen after the new thread is already running: wait for
         // `start()` to return first.

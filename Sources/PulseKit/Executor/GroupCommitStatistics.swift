@@ -3,37 +3,37 @@
 /// one durable `COMMIT`), for observability and benchmarks.
 ///
 /// Jobs per commit for group commit is `groupSizeSum / groupCommits`.
-public struct GroupCommitStatistics: Sendable, Equatable {
+package struct GroupCommitStatistics: Sendable, Equatable {
     /// Successful `COMMIT`s (group commits included), each one durable (an fsync of SQLite's WAL, a
     /// WAL flush of the PostgreSQL server as `synchronous_commit` makes it).
-    public var commits = 0
+    package var commits = 0
     /// Successful `COMMIT`s of group-commit batches.
-    public var groupCommits = 0
+    package var groupCommits = 0
     /// Group-commit jobs whose changes were committed.
-    public var groupCommittedJobs = 0
+    package var groupCommittedJobs = 0
     /// Group-commit jobs that failed (threw, or their batch failed).
-    public var groupFailedJobs = 0
+    package var groupFailedJobs = 0
     /// The most jobs committed together in one batch.
-    public var largestGroupCommit = 0
+    package var largestGroupCommit = 0
     /// Committed group-commit batches by size: `groupSizeCounts[i]` counts the batches of more than
     /// `groupSizeBounds[i - 1]` and at most `groupSizeBounds[i]` jobs; the last element counts larger ones.
-    public var groupSizeCounts = [Int](repeating: 0, count: GroupCommitStatistics.groupSizeBounds.count + 1)
+    package var groupSizeCounts = [Int](repeating: 0, count: GroupCommitStatistics.groupSizeBounds.count + 1)
     /// Jobs taken by committed group-commit batches, including jobs that threw inside a batch that
     /// committed (they shared its commit): jobs per commit is `groupSizeSum / groupCommits`.
-    public var groupSizeSum = 0
+    package var groupSizeSum = 0
     /// Connections made, the first and every reconnect (an executor that reconnects: PostgreSQL's;
     /// SQLite's opens its one connection before it counts, and leaves this 0).
-    public var connects = 0
+    package var connects = 0
 
     /// The upper bounds of ``groupSizeCounts``.
-    public static let groupSizeBounds = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+    package static let groupSizeBounds = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 
     /// Creates zeroed statistics.
-    public init() {}
+    package init() {}
 
     /// Counts the outcome of one group-commit batch of `groupSize` jobs: `committed` of them
     /// committed and `failed` failed; `didCommit` when its `COMMIT` succeeded.
-    public mutating func recordGroup(committed: Int, failed: Int, groupSize: Int, didCommit: Bool) {
+    package mutating func recordGroup(committed: Int, failed: Int, groupSize: Int, didCommit: Bool) {
         if didCommit {
             commits += 1
             groupCommits += 1

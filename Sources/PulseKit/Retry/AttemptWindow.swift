@@ -8,29 +8,29 @@
 /// let start = attempts.earliestStart(at: now)   // `now` while fewer than 3 started in 10 s
 /// attempts.record(at: start)
 /// ```
-public struct AttemptWindow: Sendable, Hashable {
+package struct AttemptWindow: Sendable, Hashable {
     /// Most attempts allowed within one window (values below 1 count as 1).
-    public var limit: Int
+    package var limit: Int
     /// The window's length.
-    public var window: Duration
+    package var window: Duration
     /// Start times of the attempts still inside the window, oldest first.
-    public private(set) var starts: [Duration] = []
+    package private(set) var starts: [Duration] = []
 
     /// Creates an empty window.
-    public init(limit: Int, window: Duration) {
+    package init(limit: Int, window: Duration) {
         self.limit = limit
         self.window = window
     }
 
     /// Records that an attempt starts at `now`.
-    public mutating func record(at now: Duration) {
+    package mutating func record(at now: Duration) {
         prune(now: now)
         starts.append(now)
     }
 
     /// The earliest time an attempt may start: `now` when fewer than ``limit`` started within the
     /// window ending at `now`, else the moment the oldest of the last ``limit`` leaves the window.
-    public mutating func earliestStart(at now: Duration) -> Duration {
+    package mutating func earliestStart(at now: Duration) -> Duration {
         prune(now: now)
         let limit = max(self.limit, 1)
         guard starts.count >= limit else { return now }

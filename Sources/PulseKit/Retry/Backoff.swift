@@ -24,21 +24,21 @@
 /// let backoff = Backoff(base: .seconds(1), cap: .seconds(60))
 /// let wait = backoff.delay(failures: 3, random: .system)  // 0 ... 4 s
 /// ```
-public struct Backoff: Sendable, Hashable {
+package struct Backoff: Sendable, Hashable {
     /// The ceiling after the first failure.
-    public var base: Duration
+    package var base: Duration
     /// The largest ceiling.
-    public var cap: Duration
+    package var cap: Duration
 
     /// Creates a backoff doubling from `base` up to `cap`.
-    public init(base: Duration, cap: Duration) {
+    package init(base: Duration, cap: Duration) {
         self.base = base
         self.cap = cap
     }
 
     /// `min(cap, base × 2^(failures-1))` in milliseconds (failures below 1 count as 1), without
     /// overflowing.
-    public func ceilingMilliseconds(failures: Int) -> Int64 {
+    package func ceilingMilliseconds(failures: Int) -> Int64 {
         let base = max(0, Self.milliseconds(base))
         let cap = max(0, Self.milliseconds(cap))
         let exponent = min(max(failures, 1) - 1, 62)
@@ -47,22 +47,22 @@ public struct Backoff: Sendable, Hashable {
     }
 
     /// The ceiling after `failures` consecutive failures.
-    public func ceiling(failures: Int) -> Duration {
+    package func ceiling(failures: Int) -> Duration {
         .milliseconds(ceilingMilliseconds(failures: failures))
     }
 
     /// A delay in milliseconds drawn uniformly from `0 ... ceiling(failures:)`.
-    public func delayMilliseconds(failures: Int, random: RandomSource) -> Int64 {
+    package func delayMilliseconds(failures: Int, random: RandomSource) -> Int64 {
         Int64(random.uniform(upTo: UInt64(ceilingMilliseconds(failures: failures))))
     }
 
     /// A delay drawn uniformly from `0 ... ceiling(failures:)`.
-    public func delay(failures: Int, random: RandomSource) -> Duration {
+    package func delay(failures: Int, random: RandomSource) -> Duration {
         .milliseconds(delayMilliseconds(failures: failures, random: random))
     }
 
     /// Whole milliseconds of `duration` (rounded down), saturating.
-    public static func milliseconds(_ duration: Duration) -> Int64 {
+    package static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1000)
         if overflow { return seconds < 0 ? Int64.min : Int64.max }

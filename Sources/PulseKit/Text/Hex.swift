@@ -1,18 +1,18 @@
 /// Lower-case hexadecimal encoding, the one implementation: ids and digests (`PulseHashing`
 /// re-exports it as its `Hex`) and OTLP trace and span ids written in place (`OTLPProtobuf`).
-public enum Hex {
+package enum Hex {
     /// `bytes` as lower-case hex, two characters per byte.
     ///
     /// Inlinable so that callers in other modules get a specialized call: contiguous collections
     /// (arrays, buffers, digests) go straight to the buffer encoder, without generic iteration.
     @inlinable
-    public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+    package static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         if let text = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) { return text }
         return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
     }
 
     /// The hex of a buffer, written straight into the string's storage.
-    public static func encode(buffer bytes: UnsafeBufferPointer<UInt8>) -> String {
+    package static func encode(buffer bytes: UnsafeBufferPointer<UInt8>) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { output in
             write(bytes, into: output)
             return bytes.count * 2
@@ -21,7 +21,7 @@ public enum Hex {
 
     /// Writes the lower-case hex of `bytes` into `output`, which holds at least `2 × bytes.count`
     /// bytes.
-    public static func write(_ bytes: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>) {
+    package static func write(_ bytes: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>) {
         precondition(output.count >= bytes.count * 2, "the output is shorter than the hex of the bytes")
         var index = 0
         for byte in bytes {

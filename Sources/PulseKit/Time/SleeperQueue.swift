@@ -12,7 +12,7 @@ import Synchronization
 /// // one task:  try await sleepers.sleep(until: .seconds(5)) { currentTime }
 /// // another:   sleepers.wake(upTo: .seconds(5))
 /// ```
-public final class SleeperQueue: Sendable {
+package final class SleeperQueue: Sendable {
     private struct Sleeper {
         var deadline: Duration
         var continuation: CheckedContinuation<Void, any Error>
@@ -26,14 +26,14 @@ public final class SleeperQueue: Sendable {
     private let state = Mutex(State())
 
     /// Creates an empty queue.
-    public init() {}
+    package init() {}
 
     /// Suspends until ``wake(upTo:)`` reaches `deadline`; returns at once when `now()` (read under
     /// the queue's lock, so a wake that moved time cannot be missed) is already at or past it.
     ///
     /// - Parameter registered: called with the deadline once the caller sleeps, before it can be
     ///   woken (the timer thread uses it to shorten its wait).
-    public func sleep(
+    package func sleep(
         until deadline: Duration, now: () -> Duration, registered: (Duration) -> Void = { _ in }
     ) async throws {
         let id = state.withLock { state in
@@ -66,7 +66,7 @@ public final class SleeperQueue: Sendable {
 
     /// Resumes every sleeper whose deadline is at or before `time`, earliest first; returns how many.
     @discardableResult
-    public func wake(upTo time: Duration) -> Int {
+    package func wake(upTo time: Duration) -> Int {
         let due = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
             let ids = state.sleepers.filter { $0.value.deadline <= time }
                 .sorted { ($0.value.deadline, $0.key) < ($1.value.deadline, $1.key) }.map(\.key)
@@ -77,12 +77,12 @@ public final class SleeperQueue: Sendable {
     }
 
     /// The earliest deadline of a sleeping task, or `nil` when none sleeps.
-    public var earliestDeadline: Duration? {
+    package var earliestDeadline: Duration? {
         state.withLock { $0.sleepers.values.map(\.deadline).min() }
     }
 
     /// The deadlines of the tasks sleeping now, earliest first.
-    public var deadlines: [Duration] {
+    package var deadlines: [Duration] {
         state.withLock { $0.sleepers.values.map(\.deadline).sorted() }
     }
 }

@@ -7,7 +7,7 @@ import Glibc
 /// Parameters are sent out of line in binary format and results are read in binary format
 /// (``PostgresRow``). ``pipeline(_:)`` sends several statements in libpq's pipeline mode and
 /// reads every result after one network round trip.
-public final class PostgresConnection {
+package final class PostgresConnection {
     private var handle: OpaquePointer?
 
     /// Settings added to every connection string, before it, so the string's own values win:
@@ -23,7 +23,7 @@ public final class PostgresConnection {
     ///
     /// - Throws: ``PostgresError`` `unavailable` with libpq's message (it never includes the
     ///   password).
-    public init(connectionString: String, applicationName: String = "pulsegate") throws(PostgresError) {
+    package init(connectionString: String, applicationName: String = "pulsegate") throws(PostgresError) {
         let pairs = Self.defaults + [("application_name", applicationName), ("dbname", connectionString)]
         let keys = pairs.map { strdup($0.0) }
         let values = pairs.map { strdup($0.1) }
@@ -51,19 +51,19 @@ public final class PostgresConnection {
     }
 
     /// Closes the connection (idempotent).
-    public func close() {
+    package func close() {
         PQfinish(handle)
         handle = nil
     }
 
     /// Whether the connection is closed or broken (a new one is needed).
-    public var isBroken: Bool {
+    package var isBroken: Bool {
         guard let handle else { return true }
         return PQstatus(handle) != CONNECTION_OK
     }
 
     /// Whether a transaction is open (idle in transaction, or failed in one).
-    public var isInTransaction: Bool {
+    package var isInTransaction: Bool {
         guard let handle else { return false }
         let status = PQtransactionStatus(handle)
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
@@ -73,13 +73,13 @@ public final class PostgresConnection {
     ///
     /// - Throws: ``PostgresError`` from the server or the connection.
     @discardableResult
-    public func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresResult {
+    package func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresResult {
         try execute(PostgresStatement(sql, parameters))
     }
 
     /// Runs one statement.
     @discardableResult
-    public func execute(_ statement: PostgresStatement) throws(PostgresError) -> PostgresResult {
+    package func execute(_ statement: PostgresStatement) throws(PostgresError) -> PostgresResult {
         let handle = try connected()
         let result = Self.withParameters(statement.parameters) { count, types, values, lengths, formats in
             PQexecParams(handle, statement.sql, count, types, values, lengths, formats, 1)
@@ -89,7 +89,7 @@ public final class PostgresConnection {
 
     /// Runs a script of several statements without parameters (migrations), in the simple query
     /// protocol.
-    public func executeScript(_ sql: String) throws(PostgresError) {
+    package func executeScript(_ sql: String) throws(PostgresError) {
         let handle = try connected()
         var failure: PostgresError?
         guard PQsendQuery(handle, sql) == 1 else { throw connectionError("send") }
@@ -105,7 +105,7 @@ public final class PostgresConnection {
 
     /// Runs `body` in a transaction: `BEGIN`, then `COMMIT` if it returns, `ROLLBACK` if it
     /// throws.
-    public func transaction<T>(_ body: () throws(PostgresError) -> T) throws(PostgresError) -> T {
+    package func transaction<T>(_ body: () throws(PostgresError) -> T) throws(PostgresError) -> T {
         try execute("BEGIN")
         let value: T
         do {
@@ -119,7 +119,7 @@ public final class PostgresConnection {
     }
 
     /// Ends an open transaction with `ROLLBACK`, ignoring failures (the connection may be gone).
-    public func rollbackIgnoringErrors() {
+    package func rollbackIgnoringErrors() {
         guard isInTransaction else { return }
         _ = try? execute("ROLLBACK")
     }
@@ -131,7 +131,7 @@ public final class PostgresConnection {
     ///
     /// - Returns: one outcome per statement.
     /// - Throws: ``PostgresError`` `unavailable` when the pipeline could not be sent or read.
-    public func pipeline(_ statements: [PostgresStatement]) throws(PostgresError) -> [Result<
+    package func pipeline(_ statements: [PostgresStatement]) throws(PostgresError) -> [Result<
         PostgresResult, PostgresError
     >] {
         let handle = try connected()

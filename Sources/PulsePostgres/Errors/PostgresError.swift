@@ -7,12 +7,12 @@ import PulseKit
 /// first part of the statement that failed. Parameter values are never part of an error: they
 /// travel as out-of-line parameters and are not recorded anywhere. The connection string is not
 /// quoted either (it may hold a password).
-public typealias PostgresError = PulseError<PostgresErrorCode>
+package typealias PostgresError = PulseError<PostgresErrorCode>
 
 /// The broad category of a `PulsePostgres` failure.
-public enum PostgresErrorCode: String, PulseErrorCode, CaseIterable {
+package enum PostgresErrorCode: String, PulseErrorCode, CaseIterable {
     /// The facts an error records beside its code and message.
-    public typealias Detail = PostgresErrorDetail
+    package typealias Detail = PostgresErrorDetail
 
     /// No connection could be made, or the connection broke (the server stopped, failed over,
     /// the network went away). The operation may be retried once the server is back.
@@ -36,23 +36,23 @@ public enum PostgresErrorCode: String, PulseErrorCode, CaseIterable {
 }
 
 /// What a ``PostgresError`` records beside its code and message.
-public struct PostgresErrorDetail: PulseErrorDetail, Hashable {
+package struct PostgresErrorDetail: PulseErrorDetail, Hashable {
     /// The server's SQLSTATE, when the server reported the failure.
-    public var sqlState: String?
+    package var sqlState: String?
 
     /// A detail without a SQLSTATE.
-    public init() { self.init(sqlState: nil) }
+    package init() { self.init(sqlState: nil) }
 
     /// A detail with the server's SQLSTATE.
-    public init(sqlState: String?) { self.sqlState = sqlState }
+    package init(sqlState: String?) { self.sqlState = sqlState }
 
     /// ` [SQLSTATE X]` when the server reported one.
-    public var descriptionSuffix: String { sqlState.map { " [SQLSTATE \($0)]" } ?? "" }
+    package var descriptionSuffix: String { sqlState.map { " [SQLSTATE \($0)]" } ?? "" }
 }
 
 extension PostgresError {
     /// The server's SQLSTATE; see ``PostgresErrorDetail/sqlState``.
-    public var sqlState: String? { detail.sqlState }
+    package var sqlState: String? { detail.sqlState }
 
     /// The code of a server error with this SQLSTATE.
     static func code(forSQLState state: String?) -> Code {

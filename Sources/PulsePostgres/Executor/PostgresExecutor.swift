@@ -24,13 +24,13 @@ import Synchronization
 /// The connection is made on first use and again after it broke (the server stopped, failed
 /// over, the network went away), at most once per ``reconnectInterval``; jobs in between fail at
 /// once with ``PostgresError/Code/unavailable``.
-public final class PostgresExecutor: Sendable {
+package final class PostgresExecutor: Sendable {
     /// Counters for observability and benchmarks (PulseKit's, shared with PulseStorage's executor):
     /// ``commit(_:)`` jobs count in the group-commit fields, connections in `connects`.
-    public typealias Statistics = GroupCommitStatistics
+    package typealias Statistics = GroupCommitStatistics
 
     /// The least time between two connection attempts.
-    public static let reconnectInterval: Duration = .milliseconds(500)
+    package static let reconnectInterval: Duration = .milliseconds(500)
 
     private typealias SingleJob = @Sendable (PostgresConnection?, PostgresError?) -> Void
 
@@ -66,7 +66,7 @@ public final class PostgresExecutor: Sendable {
     ///   - applicationName: what `pg_stat_activity` shows.
     ///   - maximumBatchSize: the most ``commit(_:)`` jobs sharing one transaction.
     ///   - threadName: the thread's name (Linux keeps 15 bytes).
-    public init(
+    package init(
         connectionString: String, applicationName: String = "pulsegate", maximumBatchSize: Int = 256,
         threadName: String = "pulse.pg"
     ) {
@@ -78,7 +78,7 @@ public final class PostgresExecutor: Sendable {
 
     /// Runs `body` with the connection on the executor's thread. A transaction `body` leaves
     /// open is rolled back.
-    public func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws(PostgresError) -> T)
+    package func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws(PostgresError) -> T)
         async throws(PostgresError) -> T
     {
         let result = await withCheckedContinuation {
@@ -102,7 +102,7 @@ public final class PostgresExecutor: Sendable {
 
     /// Runs `statements` as part of a shared group-commit transaction; returns their results
     /// once that transaction committed.
-    public func commit(_ statements: [PostgresStatement]) async throws(PostgresError) -> [PostgresResult] {
+    package func commit(_ statements: [PostgresStatement]) async throws(PostgresError) -> [PostgresResult] {
         let result = await withCheckedContinuation {
             (continuation: CheckedContinuation<Result<[PostgresResult], PostgresError>, Never>) in
             let accepted = submit(.grouped(GroupJob(statements: statements) { continuation.resume(returning: $0) }))
@@ -112,7 +112,7 @@ public final class PostgresExecutor: Sendable {
     }
 
     /// Stops accepting jobs, finishes the queued ones and closes the connection.
-    public func close() async {
+    package func close() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let (done, wake) = state.withLock { state -> (Bool, Bool) in
                 if state.closed { return (true, false) }
@@ -128,7 +128,7 @@ public final class PostgresExecutor: Sendable {
     }
 
     /// A snapshot of the counters.
-    public var statistics: Statistics { counters.withLock { $0 } }
+    package var statistics: Statistics { counters.withLock { $0 } }
 
     // MARK: - Thread side
 

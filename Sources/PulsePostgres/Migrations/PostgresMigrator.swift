@@ -7,28 +7,28 @@
 /// must be a prefix of the list (same names, same order); anything else is a
 /// ``PostgresError/Code/migration`` error and nothing is changed (a database written by a newer
 /// version, or an edited list).
-public struct PostgresMigrator: Sendable {
+package struct PostgresMigrator: Sendable {
     /// The advisory lock key migrations hold (`'PGmg'`).
-    public static let lockKey: Int64 = 0x5047_6D67
+    package static let lockKey: Int64 = 0x5047_6D67
 
     private var migrations: [(name: String, sql: String)] = []
 
     /// An empty list.
-    public init() {}
+    package init() {}
 
     /// Appends a migration: `sql` may hold several statements (no parameters).
-    public mutating func append(_ name: String, sql: String) {
+    package mutating func append(_ name: String, sql: String) {
         migrations.append((name, sql))
     }
 
     /// The registered names, in order.
-    public var names: [String] { migrations.map(\.name) }
+    package var names: [String] { migrations.map(\.name) }
 
     /// Applies the missing migrations; returns the names applied now.
     ///
     /// - Throws: ``PostgresError`` (`migration` when the recorded list is not a prefix).
     @discardableResult
-    public func migrate(_ connection: PostgresConnection) throws(PostgresError) -> [String] {
+    package func migrate(_ connection: PostgresConnection) throws(PostgresError) -> [String] {
         try connection.transaction { () throws(PostgresError) -> [String] in
             try connection.execute("SELECT pg_advisory_xact_lock($1)", [.int(Self.lockKey)])
             try connection.execute(

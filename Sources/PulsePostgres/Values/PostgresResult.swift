@@ -1,84 +1,84 @@
 /// The rows of one statement's result, copied out of libpq (binary format), and the number of
 /// rows the command affected.
-public struct PostgresResult: Sendable {
+package struct PostgresResult: Sendable {
     /// Each row's cells, `nil` for `NULL`.
-    public var rows: [PostgresRow]
+    package var rows: [PostgresRow]
     /// Rows inserted, updated or deleted (`PQcmdTuples`), 0 for other commands.
-    public var affectedRows: Int
+    package var affectedRows: Int
 
     /// Creates a result.
-    public init(rows: [PostgresRow] = [], affectedRows: Int = 0) {
+    package init(rows: [PostgresRow] = [], affectedRows: Int = 0) {
         self.rows = rows
         self.affectedRows = affectedRows
     }
 
     /// The first row, if any.
-    public var first: PostgresRow? { rows.first }
+    package var first: PostgresRow? { rows.first }
 }
 
 /// One result row in binary format; columns are read by position.
-public struct PostgresRow: Sendable {
+package struct PostgresRow: Sendable {
     /// The cells, `nil` for `NULL`.
-    public var cells: [[UInt8]?]
+    package var cells: [[UInt8]?]
 
     /// Creates a row.
-    public init(cells: [[UInt8]?]) {
+    package init(cells: [[UInt8]?]) {
         self.cells = cells
     }
 
     /// Whether column `index` is `NULL` (or missing).
-    public func isNull(_ index: Int) -> Bool {
+    package func isNull(_ index: Int) -> Bool {
         index >= cells.count || cells[index] == nil
     }
 
     /// An `int2`, `int4` or `int8` column.
     ///
     /// - Throws: ``PostgresError`` `typeMismatch` for `NULL` or another width.
-    public func int64(_ index: Int) throws(PostgresError) -> Int64 {
+    package func int64(_ index: Int) throws(PostgresError) -> Int64 {
         guard index < cells.count, let bytes = cells[index] else { throw Self.mismatch(index, "integer") }
         guard let value = Self.integer(bytes[...]) else { throw Self.mismatch(index, "integer") }
         return value
     }
 
     /// An integer column as `Int`.
-    public func int(_ index: Int) throws(PostgresError) -> Int {
+    package func int(_ index: Int) throws(PostgresError) -> Int {
         Int(truncatingIfNeeded: try int64(index))
     }
 
     /// An integer column, `nil` for `NULL`.
-    public func optionalInt64(_ index: Int) throws(PostgresError) -> Int64? {
+    package func optionalInt64(_ index: Int) throws(PostgresError) -> Int64? {
         isNull(index) ? nil : try int64(index)
     }
 
     /// A `text` column.
-    public func string(_ index: Int) throws(PostgresError) -> String {
+    package func string(_ index: Int) throws(PostgresError) -> String {
         String(decoding: try bytes(index), as: UTF8.self)
     }
 
     /// A `text` column, `nil` for `NULL`.
-    public func optionalString(_ index: Int) -> String? {
+    package func optionalString(_ index: Int) -> String? {
         optionalBytes(index).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// A `bytea` (or any) column's bytes.
-    public func bytes(_ index: Int) throws(PostgresError) -> [UInt8] {
+    package func bytes(_ index: Int) throws(PostgresError) -> [UInt8] {
         guard index < cells.count, let bytes = cells[index] else { throw Self.mismatch(index, "bytes") }
         return bytes
     }
 
     /// A `bytea` column, `nil` for `NULL`.
-    public func optionalBytes(_ index: Int) -> [UInt8]? {
+    package func optionalBytes(_ index: Int) -> [UInt8]? {
         index < cells.count ? cells[index] : nil
     }
 
     /// A `boolean` column.
-    public func bool(_ index: Int) throws(PostgresError) -> Bool {
+    package func bool(_ index: Int) throws(PostgresError) -> Bool {
         guard let first = try bytes(index).first else { throw Self.mismatch(index, "boolean") }
         return first != 0
     }
 
     /// A one-dimensional `int8[]` column (without `NULL` elements).
-    public func int64Array(_ index: Int) throws(PostgresError) -> [Int64] {
+    package func int64Array(_ index: Int) throws(PostgresError) -> [Int64] {
         let data = try bytes(index)
         func word(_ at: Int) -> Int32? {
             guard at + 4 <= data.count else { return nil }

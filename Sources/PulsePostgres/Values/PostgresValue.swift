@@ -2,7 +2,7 @@
 ///
 /// Integers are always `int8` (columns of the schemas using this module are `bigint`), strings
 /// `text`, bytes `bytea`; arrays are one-dimensional and may hold `NULL` elements.
-public enum PostgresValue: Sendable, Equatable {
+package enum PostgresValue: Sendable, Equatable {
     /// SQL `NULL` (its type is inferred by the server).
     case null
     /// An `int8`.
@@ -80,14 +80,14 @@ public enum PostgresValue: Sendable, Equatable {
 }
 
 /// One SQL statement (a single command with `$1`, `$2`, … placeholders) and its parameters.
-public struct PostgresStatement: Sendable {
+package struct PostgresStatement: Sendable {
     /// The SQL text.
-    public var sql: String
+    package var sql: String
     /// The parameters, in placeholder order.
-    public var parameters: [PostgresValue]
+    package var parameters: [PostgresValue]
 
     /// Creates a statement.
-    public init(_ sql: String, _ parameters: [PostgresValue] = []) {
+    package init(_ sql: String, _ parameters: [PostgresValue] = []) {
         self.sql = sql
         self.parameters = parameters
     }

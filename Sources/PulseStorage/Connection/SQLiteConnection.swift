@@ -22,29 +22,29 @@ import CSQLite
 /// }
 /// let count = try connection.queryFirst("SELECT count(*) FROM batch") { row in try row.column(0, as: Int64.self) }
 /// ```
-public final class SQLiteConnection {
+package final class SQLiteConnection {
     /// Connection settings.
-    public struct Options: Sendable, Equatable {
+    package struct Options: Sendable, Equatable {
         /// How long a statement waits for a lock held by another connection before failing with
         /// ``StorageError/Code/busy``.
-        public var busyTimeoutMilliseconds: Int
+        package var busyTimeoutMilliseconds: Int
         /// The maximum number of compiled statements kept for reuse; the least recently used is evicted.
-        public var statementCacheCapacity: Int
+        package var statementCacheCapacity: Int
         /// `nil` (the default): SQLite checkpoints the WAL itself, inside the `COMMIT` that makes it
         /// reach 1,000 pages, so that commit returns only after the checkpoint's writes and fsync.
         /// A number of pages: SQLite's automatic checkpoint is off and the connection's owner calls
         /// ``checkpointIfDue()`` when it suits it — ``SQLiteExecutor`` does after the callers of a
         /// commit have been resumed, so the checkpoint's I/O overlaps the callers' next work instead
         /// of delaying their answers. Durability is the same: a commit is fsync'd in the WAL either way.
-        public var deferredCheckpointPages: Int?
+        package var deferredCheckpointPages: Int?
         /// Opens the file read-only (`SQLITE_OPEN_READONLY`): the database must exist and already be in
         /// WAL mode (a writer connection set it), and every write fails with ``StorageError/Code/readOnly``.
         /// A WAL reader never blocks the writer and never waits for its commits: it reads the last
         /// committed snapshot. `synchronous` and checkpoints are the writer's business and not set.
-        public var readOnly: Bool
+        package var readOnly: Bool
 
         /// Creates options; the defaults suit a server process.
-        public init(
+        package init(
             busyTimeoutMilliseconds: Int = 5_000, statementCacheCapacity: Int = 64, deferredCheckpointPages: Int? = nil,
             readOnly: Bool = false
         ) {
@@ -56,7 +56,7 @@ public final class SQLiteConnection {
     }
 
     /// The path the connection was opened with.
-    public let path: String
+    package let path: String
 
     private var database: OpaquePointer?
     private let options: Options
@@ -78,7 +78,7 @@ public final class SQLiteConnection {
     /// foreign keys, busy timeout).
     ///
     /// - Throws: ``StorageError`` if the file cannot be opened, is not a database, or WAL mode is unavailable.
-    public init(path: String, options: Options = Options()) throws {
+    package init(path: String, options: Options = Options()) throws {
         self.path = path
         self.options = options
         var handle: OpaquePointer?
@@ -151,7 +151,7 @@ public final class SQLiteConnection {
     /// locks and never blocks readers) when the WAL has reached that many pages; returns whether
     /// it ran. Otherwise does nothing. A failed checkpoint is harmless: the next call tries again.
     @discardableResult
-    public func checkpointIfDue() -> Bool {
+    package func checkpointIfDue() -> Bool {
         guard let limit = options.deferredCheckpointPages, let database, walPages.pages >= limit,
             sqlite3_get_autocommit(database) != 0
         else { return false }
@@ -180,7 +180,7 @@ public final class SQLiteConnection {
     ///   - bindings: one value per placeholder, in order; `nil` binds `NULL`.
     /// - Throws: ``StorageError``; ``StorageError/Code/misuse`` if `sql` holds several statements or the
     ///   number of bindings does not match.
-    public func execute(_ sql: String, _ bindings: [(any SQLiteBindable)?] = []) throws {
+    package func execute(_ sql: String, _ bindings: [(any SQLiteBindable)?] = []) throws {
         try execute(sql, bindings, cached: true)
     }
 
@@ -189,7 +189,7 @@ public final class SQLiteConnection {
     ///
     /// - Throws: ``StorageError``; ``StorageError/Code/misuse`` if `binding` binds fewer or more
     ///   values than `sql` has parameters (the statement then does not run).
-    public func execute(_ sql: String, binding: (inout SQLiteBindings) throws -> Void) throws {
+    package func execute(_ sql: String, binding: (inout SQLiteBindings) throws -> Void) throws {
         try run(sql, cached: true, binding: binding) { _ in true }
     }
 
@@ -200,7 +200,7 @@ public final class SQLiteConnection {
     ///   - bindings: one value per placeholder, in order; `nil` binds `NULL`.
     ///   - map: called once per row, in order; the row is only valid during the call.
     /// - Returns: the mapped rows.
-    public func query<T>(
+    package func query<T>(
         _ sql: String, _ bindings: [(any SQLiteBindable)?] = [], _ map: (borrowing SQLiteRow) throws -> T
     ) throws -> [T] {
         var rows: [T] = []
@@ -212,7 +212,7 @@ public final class SQLiteConnection {
     }
 
     /// Runs a query and maps its first row, if any; the remaining rows are not computed.
-    public func queryFirst<T>(
+    package func queryFirst<T>(
         _ sql: String, _ bindings: [(any SQLiteBindable)?] = [], _ map: (borrowing SQLiteRow) throws -> T
     ) throws -> T? {
         var first: T?
@@ -226,7 +226,7 @@ public final class SQLiteConnection {
     /// Runs several `;`-separated statements without bindings, such as a schema migration.
     ///
     /// Statements are not cached. Never build the text from untrusted values.
-    public func executeScript(_ sql: String) throws {
+    package func executeScript(_ sql: String) throws {
         let database = try openDatabase()
         if rejectsWrites {
             throw StorageError(.readOnly, "a read-only job cannot run a script")
@@ -244,19 +244,19 @@ public final class SQLiteConnection {
     }
 
     /// The rowid of the most recent successful `INSERT` on this connection (0 if none, or once closed).
-    public var lastInsertRowID: Int64 {
+    package var lastInsertRowID: Int64 {
         guard let database else { return 0 }
         return sqlite3_last_insert_rowid(database)
     }
 
     /// The number of rows changed by the most recent `INSERT`, `UPDATE` or `DELETE` (0 once closed).
-    public var changes: Int {
+    package var changes: Int {
         guard let database else { return 0 }
         return Int(sqlite3_changes64(database))
     }
 
     /// Whether a transaction is open.
-    public var isInTransaction: Bool {
+    package var isInTransaction: Bool {
         guard let database else { return false }
         return sqlite3_get_autocommit(database) == 0
     }
@@ -269,7 +269,7 @@ public final class SQLiteConnection {
     /// commit cannot fail with a lock upgrade deadlock); with `synchronous=FULL` the commit is durable when this
     /// returns. Inside a transaction it nests as a `SAVEPOINT`, so only `body`'s own changes are undone if it
     /// throws. If `body` throws, everything it did is rolled back and the error is rethrown.
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
+    package func transaction<T>(_ body: () throws -> T) throws -> T {
         if isInTransaction {
             return try savepoint(body)
         }
@@ -349,7 +349,7 @@ public final class SQLiteConnection {
     ///
     /// Closing an already closed connection does nothing.
     /// - Throws: ``StorageError/Code/misuse`` when called while a query on this connection is still running.
-    public func close() throws {
+    package func close() throws {
         guard let database else { return }
         if cache.values.contains(where: { $0.inUse }) {
             throw StorageError(.misuse, "close() called while a statement is running")

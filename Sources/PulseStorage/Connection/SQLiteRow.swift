@@ -10,7 +10,7 @@ import CSQLite
 ///     (try row.column(0, as: Int64.self), try row.column(1, as: String.self))
 /// }
 /// ```
-public struct SQLiteRow: ~Copyable {
+package struct SQLiteRow: ~Copyable {
     let statement: OpaquePointer
     let sql: String
 
@@ -20,12 +20,12 @@ public struct SQLiteRow: ~Copyable {
     }
 
     /// The number of result columns.
-    public var columnCount: Int {
+    package var columnCount: Int {
         Int(sqlite3_column_count(statement))
     }
 
     /// The name of column `index` as given by SQLite (its `AS` alias if any).
-    public func columnName(at index: Int) throws -> String {
+    package func columnName(at index: Int) throws -> String {
         let column = try checkedIndex(index)
         guard let raw = sqlite3_column_name(statement, column) else {
             return ""
@@ -34,7 +34,7 @@ public struct SQLiteRow: ~Copyable {
     }
 
     /// Whether column `index` is `NULL`.
-    public func isNull(at index: Int) throws -> Bool {
+    package func isNull(at index: Int) throws -> Bool {
         let column = try checkedIndex(index)
         return sqlite3_column_type(statement, column) == SQLITE_NULL
     }
@@ -45,12 +45,12 @@ public struct SQLiteRow: ~Copyable {
     /// let payload = try row.column(2, as: [UInt8].self)
     /// let note: String? = try row.column(3)
     /// ```
-    public func column<T: SQLiteColumnDecodable>(_ index: Int, as type: T.Type = T.self) throws -> T {
+    package func column<T: SQLiteColumnDecodable>(_ index: Int, as type: T.Type = T.self) throws -> T {
         try T.decode(from: self, at: index)
     }
 
     /// Reads column `index` in whatever storage class it holds.
-    public func value(at index: Int) throws -> SQLiteValue {
+    package func value(at index: Int) throws -> SQLiteValue {
         let column = try checkedIndex(index)
         switch sqlite3_column_type(statement, column) {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, column))

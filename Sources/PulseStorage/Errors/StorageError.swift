@@ -7,12 +7,12 @@ import PulseKit
 /// Messages come from SQLite (`sqlite3_errmsg`) plus the extended result code and, where useful, the SQL text
 /// of the statement that failed. Bound values are never part of an error: statements carry `?` placeholders,
 /// and the values bound to them are not recorded anywhere.
-public typealias StorageError = PulseError<StorageErrorCode>
+package typealias StorageError = PulseError<StorageErrorCode>
 
 /// The broad category of a `PulseStorage` failure.
-public enum StorageErrorCode: String, PulseErrorCode, CaseIterable {
+package enum StorageErrorCode: String, PulseErrorCode, CaseIterable {
     /// The facts an error records beside its code and message.
-    public typealias Detail = StorageErrorDetail
+    package typealias Detail = StorageErrorDetail
 
     /// The database file could not be opened or configured (path, permissions, WAL unavailable).
     case cannotOpen
@@ -45,23 +45,23 @@ public enum StorageErrorCode: String, PulseErrorCode, CaseIterable {
 }
 
 /// What a ``StorageError`` records beside its code and message.
-public struct StorageErrorDetail: PulseErrorDetail, Hashable {
+package struct StorageErrorDetail: PulseErrorDetail, Hashable {
     /// The SQLite extended result code, when the failure came from SQLite.
-    public var extendedResultCode: Int?
+    package var extendedResultCode: Int?
 
     /// A detail without a result code.
-    public init() { self.init(extendedResultCode: nil) }
+    package init() { self.init(extendedResultCode: nil) }
 
     /// A detail with the SQLite extended result code.
-    public init(extendedResultCode: Int?) { self.extendedResultCode = extendedResultCode }
+    package init(extendedResultCode: Int?) { self.extendedResultCode = extendedResultCode }
 
     /// ` [sqlite N]` when the failure came from SQLite.
-    public var descriptionSuffix: String { extendedResultCode.map { " [sqlite \($0)]" } ?? "" }
+    package var descriptionSuffix: String { extendedResultCode.map { " [sqlite \($0)]" } ?? "" }
 }
 
 extension StorageError {
     /// The SQLite extended result code; see ``StorageErrorDetail/extendedResultCode``.
-    public var extendedResultCode: Int? { detail.extendedResultCode }
+    package var extendedResultCode: Int? { detail.extendedResultCode }
 }
 
 extension StorageError {

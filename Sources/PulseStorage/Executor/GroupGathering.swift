@@ -8,21 +8,21 @@
 /// the group commits at once.
 ///
 /// The cost is bounded: no job waits more than ``window`` for the gathering (on top of the commit itself).
-public struct GroupGathering: Sendable, Equatable {
+package struct GroupGathering: Sendable, Equatable {
     /// The most time, in nanoseconds, a group waits for more jobs after its oldest job arrived; 0 turns
     /// gathering off.
-    public var window: UInt64
+    package var window: UInt64
     /// Gathering stops once this many jobs are queued (at least 1).
-    public var groupSize: Int
+    package var groupSize: Int
 
     /// Creates a setting; a `groupSize` below 1 counts as 1.
-    public init(window: UInt64, groupSize: Int) {
+    package init(window: UInt64, groupSize: Int) {
         self.window = window
         self.groupSize = max(1, groupSize)
     }
 
     /// No gathering: the executor commits what is queued as soon as its thread is free.
-    public static let off = GroupGathering(window: 0, groupSize: 1)
+    package static let off = GroupGathering(window: 0, groupSize: 1)
 }
 
 /// The decisions of the gathering window, as a state machine fed with events and times (nanoseconds of a

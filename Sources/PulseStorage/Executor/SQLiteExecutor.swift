@@ -31,12 +31,12 @@ import PulseKit
 /// }
 /// try await executor.close()
 /// ```
-public final class SQLiteExecutor: Sendable {
+package final class SQLiteExecutor: Sendable {
     /// Counters for observability and benchmarks (PulseKit's, shared with PulsePostgres's executor):
     /// ``SQLiteExecutor/write(_:)`` and ``SQLiteExecutor/commit(_:)`` count their `COMMIT`s (each one an
     /// fsync of the WAL), `commit` jobs the group-commit fields. Jobs per fsync for group commit is
     /// `groupCommittedJobs / groupCommits`.
-    public typealias Statistics = GroupCommitStatistics
+    package typealias Statistics = GroupCommitStatistics
 
     private let core: ExecutorCore
 
@@ -51,7 +51,7 @@ public final class SQLiteExecutor: Sendable {
     ///   - threadName: the name of the executor's thread, as seen in debuggers, `top -H` and thread dumps
     ///     (Linux keeps at most 15 bytes).
     /// - Throws: ``StorageError`` if the connection cannot be opened or configured.
-    public convenience init(
+    package convenience init(
         path: String, options: SQLiteConnection.Options = SQLiteConnection.Options(), maximumBatchSize: Int = 512,
         gathering: GroupGathering = .off, threadName: String = "pulse.sqlite"
     ) async throws {
@@ -80,7 +80,7 @@ public final class SQLiteExecutor: Sendable {
     /// Runs `body` in a read-only snapshot on the executor's thread.
     ///
     /// Writes inside `body` fail with ``StorageError/Code/readOnly``.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    package func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await submitSingle { connection in
             try connection.readOnlySnapshot { try body(connection) }
         }
@@ -90,7 +90,7 @@ public final class SQLiteExecutor: Sendable {
     ///
     /// Returns after `COMMIT`, so the changes are durable. Prefer ``commit(_:)`` for many small concurrent
     /// writes; use `write` for large or long transactions, migrations and maintenance.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    package func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await submitSingle { [core] connection in
             let result = try connection.transaction { try body(connection) }
             core.statistics.withLock { $0.commits += 1 }
@@ -102,7 +102,7 @@ public final class SQLiteExecutor: Sendable {
     ///
     /// `body` runs inside its own savepoint: if it throws, only its changes are undone and only this call fails.
     /// If the shared `COMMIT` fails, this call fails with that error even though `body` succeeded.
-    public func commit<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    package func commit<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             commit(body) { continuation.resume(with: $0) }
         }
@@ -115,7 +115,7 @@ public final class SQLiteExecutor: Sendable {
     /// For callers that are not on Swift's cooperative pool and answer from the commit thread itself (the
     /// gateway resumes the HTTP connection there, sparing two thread wake-ups per request). `completion`
     /// holds up the next group while it runs: it must be short and must not block.
-    public func commit<T: Sendable>(
+    package func commit<T: Sendable>(
         _ body: @escaping @Sendable (SQLiteConnection) throws -> T,
         completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
@@ -148,14 +148,14 @@ public final class SQLiteExecutor: Sendable {
     ///
     /// Jobs submitted after `close()` began fail with ``StorageError/Code/closed``. Calling `close()` again
     /// returns the outcome of the first close.
-    public func close() async throws {
+    package func close() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             core.close(continuation)
         }
     }
 
     /// A snapshot of the counters.
-    public var statistics: Statistics {
+    package var statistics: Statistics {
         core.statistics.withLock { $0 }
     }
 

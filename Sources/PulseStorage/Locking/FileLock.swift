@@ -9,14 +9,14 @@ import Synchronization
 ///
 /// Two opens of the same file conflict even inside one process, so a second holder in the same
 /// process is refused too.
-public final class FileLock: Sendable {
+package final class FileLock: Sendable {
     /// The lock file `pulsegate serve` and `pulsegate ingest` hold in their data directory.
-    public static let dataDirectoryFileName = "pulsegate.lock"
+    package static let dataDirectoryFileName = "pulsegate.lock"
 
     private let descriptor: Mutex<Int32>
 
     /// Takes the lock, or returns `nil` if another holder has it (or the file cannot be opened).
-    public convenience init?(path: String) {
+    package convenience init?(path: String) {
         guard case .success(let descriptor) = Self.take(path) else { return nil }
         self.init(descriptor: descriptor)
     }
@@ -32,7 +32,7 @@ public final class FileLock: Sendable {
     /// - Throws: ``StorageError`` with code ``StorageError/Code/inUse`` naming the directory and,
     ///   when known, the holder's process id; ``StorageError/Code/cannotOpen`` when the lock file
     ///   cannot be created.
-    public static func lockDataDirectory(_ directory: String) throws(StorageError) -> FileLock {
+    package static func lockDataDirectory(_ directory: String) throws(StorageError) -> FileLock {
         let path =
             directory.hasSuffix("/") ? directory + dataDirectoryFileName : directory + "/" + dataDirectoryFileName
         switch take(path) {
@@ -57,7 +57,7 @@ public final class FileLock: Sendable {
     }
 
     /// Releases the lock (also done when the lock is deallocated). Calling it again does nothing.
-    public func release() {
+    package func release() {
         let released = descriptor.withLock { descriptor -> Int32 in
             defer { descriptor = -1 }
             return descriptor

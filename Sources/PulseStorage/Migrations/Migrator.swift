@@ -12,28 +12,28 @@
 /// migrator.append("002_index_batch", sql: "CREATE INDEX batch_by_body ON batch(length(body))")
 /// try await executor.write { connection in try migrator.migrate(connection) }
 /// ```
-public struct Migrator: Sendable {
+package struct Migrator: Sendable {
     /// One schema change.
-    public struct Migration: Sendable, Equatable {
+    package struct Migration: Sendable, Equatable {
         /// A stable, unique name, recorded once applied. Never rename an applied migration.
-        public let identifier: String
+        package let identifier: String
         /// One or more `;`-separated statements, run in a transaction.
-        public let sql: String
+        package let sql: String
     }
 
     /// The registered migrations, in application order.
-    public private(set) var migrations: [Migration] = []
+    package private(set) var migrations: [Migration] = []
     private let clock: StorageClock
 
     /// Creates an empty migrator. `clock` timestamps the `applied_at` column.
-    public init(clock: StorageClock = .system) {
+    package init(clock: StorageClock = .system) {
         self.clock = clock
     }
 
     /// Registers the next migration.
     ///
     /// - Precondition: `identifier` is not empty and not already registered (a programming error).
-    public mutating func append(_ identifier: String, sql: String) {
+    package mutating func append(_ identifier: String, sql: String) {
         precondition(!identifier.isEmpty, "migration identifier must not be empty")
         precondition(
             !migrations.contains { $0.identifier == identifier }, "migration \(identifier) is registered twice")
@@ -49,7 +49,7 @@ public struct Migrator: Sendable {
     /// - Throws: ``StorageError/Code/migration`` when the recorded history is not a prefix of the registered
     ///   list; other ``StorageError``s when a migration's SQL fails.
     @discardableResult
-    public func migrate(_ connection: SQLiteConnection) throws -> [String] {
+    package func migrate(_ connection: SQLiteConnection) throws -> [String] {
         try connection.transaction {
             try connection.execute(
                 """
@@ -81,7 +81,7 @@ public struct Migrator: Sendable {
     }
 
     /// The identifiers recorded in `schema_migrations`, in application order (empty if the table is missing).
-    public func appliedIdentifiers(_ connection: SQLiteConnection) throws -> [String] {
+    package func appliedIdentifiers(_ connection: SQLiteConnection) throws -> [String] {
         let tableExists = try connection.queryFirst(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
         ) { _ in true }

@@ -8,21 +8,21 @@ import Foundation
 /// ```swift
 /// let frozen = StorageClock { 1_700_000_000_000 }
 /// ```
-public struct StorageClock: Sendable {
+package struct StorageClock: Sendable {
     private let now: @Sendable () -> Int64
 
     /// Creates a clock from a closure returning milliseconds since the Unix epoch.
-    public init(_ nowMilliseconds: @escaping @Sendable () -> Int64) {
+    package init(_ nowMilliseconds: @escaping @Sendable () -> Int64) {
         self.now = nowMilliseconds
     }
 
     /// The current time in milliseconds since the Unix epoch.
-    public func nowMilliseconds() -> Int64 {
+    package func nowMilliseconds() -> Int64 {
         now()
     }
 
     /// The system's real-time clock.
-    public static let system = StorageClock {
+    package static let system = StorageClock {
         Int64((Date().timeIntervalSince1970 * 1_000).rounded(.down))
     }
 }

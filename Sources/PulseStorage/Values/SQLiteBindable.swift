@@ -6,37 +6,37 @@
 /// ```swift
 /// try connection.execute("INSERT INTO t(a, b, c) VALUES (?, ?, ?)", [42, "text", nil])
 /// ```
-public protocol SQLiteBindable {
+package protocol SQLiteBindable {
     /// The value to bind.
     var sqliteValue: SQLiteValue { get }
 }
 
 extension SQLiteValue: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { self }
+    package var sqliteValue: SQLiteValue { self }
 }
 
 extension Int64: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { .integer(self) }
+    package var sqliteValue: SQLiteValue { .integer(self) }
 }
 
 extension Int: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+    package var sqliteValue: SQLiteValue { .integer(Int64(self)) }
 }
 
 extension Double: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { .real(self) }
+    package var sqliteValue: SQLiteValue { .real(self) }
 }
 
 extension String: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { .text(self) }
+    package var sqliteValue: SQLiteValue { .text(self) }
 }
 
 extension [UInt8]: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { .blob(self) }
+    package var sqliteValue: SQLiteValue { .blob(self) }
 }
 
 extension Optional: SQLiteBindable where Wrapped: SQLiteBindable {
-    public var sqliteValue: SQLiteValue {
+    package var sqliteValue: SQLiteValue {
         switch self {
         case .none: return .null
         case .some(let wrapped): return wrapped.sqliteValue

@@ -19,7 +19,7 @@ import CSQLite
 ///
 /// After the closure returns, binding fewer or more values than the statement has parameters is a
 /// ``StorageError/Code/misuse`` error and the statement does not run.
-public struct SQLiteBindings: ~Copyable {
+package struct SQLiteBindings: ~Copyable {
     let handle: OpaquePointer
     let database: OpaquePointer
     let sql: String
@@ -41,24 +41,24 @@ public struct SQLiteBindings: ~Copyable {
     }
 
     /// Binds an integer.
-    public mutating func bind(_ value: Int64) throws {
+    package mutating func bind(_ value: Int64) throws {
         let position = try next()
         try check(sqlite3_bind_int64(handle, position, value), position)
     }
 
     /// Binds an integer.
-    public mutating func bind(_ value: Int) throws {
+    package mutating func bind(_ value: Int) throws {
         try bind(Int64(value))
     }
 
     /// Binds a double.
-    public mutating func bind(_ value: Double) throws {
+    package mutating func bind(_ value: Double) throws {
         let position = try next()
         try check(sqlite3_bind_double(handle, position, value), position)
     }
 
     /// Binds text (embedded NUL characters are kept).
-    public mutating func bind(_ value: String) throws {
+    package mutating func bind(_ value: String) throws {
         let done: Void? = try value.utf8.withContiguousStorageIfAvailable { utf8 in
             try bindText(utf8: UnsafeRawBufferPointer(utf8))
         }
@@ -69,29 +69,29 @@ public struct SQLiteBindings: ~Copyable {
     }
 
     /// Binds text, or `NULL` for `nil`.
-    public mutating func bind(_ value: String?) throws {
+    package mutating func bind(_ value: String?) throws {
         if let value { try bind(value) } else { try bindNull() }
     }
 
     /// Binds an integer, or `NULL` for `nil`.
-    public mutating func bind(_ value: Int64?) throws {
+    package mutating func bind(_ value: Int64?) throws {
         if let value { try bind(value) } else { try bindNull() }
     }
 
     /// Binds `NULL`.
-    public mutating func bindNull() throws {
+    package mutating func bindNull() throws {
         let position = try next()
         try check(sqlite3_bind_null(handle, position), position)
     }
 
     /// Binds bytes the caller knows to be valid UTF-8 as `TEXT` (no `String` is created; SQLite
     /// does not validate them, so invalid UTF-8 would be stored as it is).
-    public mutating func bindText(utf8 bytes: ArraySlice<UInt8>) throws {
+    package mutating func bindText(utf8 bytes: ArraySlice<UInt8>) throws {
         try bytes.withUnsafeBytes { raw in try bindText(utf8: raw) }
     }
 
     /// Binds bytes the caller knows to be valid UTF-8 as `TEXT`; see ``bindText(utf8:)-(ArraySlice<UInt8>)``.
-    public mutating func bindText(utf8 raw: UnsafeRawBufferPointer) throws {
+    package mutating func bindText(utf8 raw: UnsafeRawBufferPointer) throws {
         let position = try next()
         guard let base = raw.baseAddress, raw.count > 0 else {
             // Empty text: a zero-length string stays TEXT (a NULL pointer would bind NULL).
@@ -143,7 +143,7 @@ public struct SQLiteBindings: ~Copyable {
     }
 
     /// Binds a blob (an empty one stays a zero-length `BLOB`, not `NULL`).
-    public mutating func bind(_ bytes: [UInt8]) throws {
+    package mutating func bind(_ bytes: [UInt8]) throws {
         let position = try next()
         if bytes.isEmpty {
             try check(sqlite3_bind_zeroblob(handle, position, 0), position)
@@ -156,7 +156,7 @@ public struct SQLiteBindings: ~Copyable {
     }
 
     /// Binds a value of any storage class.
-    public mutating func bind(_ value: SQLiteValue) throws {
+    package mutating func bind(_ value: SQLiteValue) throws {
         switch value {
         case .null: try bindNull()
         case .integer(let integer): try bind(integer)

@@ -2,7 +2,7 @@
 ///
 /// Used to bind parameters (through ``SQLiteBindable``) and, with ``SQLiteRow/value(at:)``, to read a column
 /// whatever its storage class.
-public enum SQLiteValue: Sendable, Equatable, Hashable {
+package enum SQLiteValue: Sendable, Equatable, Hashable {
     /// `NULL`.
     case null
     /// A 64-bit signed integer.
