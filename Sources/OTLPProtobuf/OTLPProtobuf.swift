@@ -15,9 +15,9 @@ import PulseJSON
 /// The wire decoder is written from the public opentelemetry-proto v1 field numbers (common,
 /// resource, logs, trace and metrics, including exemplars and the development fields
 /// `Resource.entity_refs`, `KeyValue.key_strindex` and `AnyValue.string_value_strindex`).
-public enum OTLPProtobuf {
+package enum OTLPProtobuf {
     /// The protobuf media type of OTLP/HTTP.
-    public static let mediaType = "application/x-protobuf"
+    package static let mediaType = "application/x-protobuf"
 
     /// Transcodes a protobuf export request of `signal` into OTLP/JSON.
     ///
@@ -39,7 +39,7 @@ public enum OTLPProtobuf {
     ///   - limits: nesting and output-size bounds.
     /// - Returns: compact UTF-8 JSON (`{}` for an empty request).
     /// - Throws: ``OTLPProtobufError`` whose message names the field path of the problem.
-    public static func transcodeToJSON(
+    package static func transcodeToJSON(
         _ bytes: [UInt8], signal: OTLPProtobufSignal, limits: OTLPProtobufLimits = OTLPProtobufLimits()
     ) throws(OTLPProtobufError) -> [UInt8] {
         try transcode(bytes, signal: signal, limits: limits, into: JSONWriter.self).bytes
@@ -55,7 +55,7 @@ public enum OTLPProtobuf {
     /// value and key plus the string bytes) rather than the JSON text.
     ///
     /// - Throws: ``OTLPProtobufError`` whose message names the field path of the problem.
-    public static func decodeDocument(
+    package static func decodeDocument(
         _ bytes: [UInt8], signal: OTLPProtobufSignal, limits: OTLPProtobufLimits = OTLPProtobufLimits()
     ) throws(OTLPProtobufError) -> JSONDocument {
         var builder = try transcode(bytes, signal: signal, limits: limits, into: JSONDocumentBuilder.self)
@@ -82,7 +82,7 @@ public enum OTLPProtobuf {
     /// Otherwise the response carries `partial_success` (field 1) with `rejected_log_records`,
     /// `rejected_spans` or `rejected_data_points` (field 1, `int64`, omitted when 0) and
     /// `error_message` (field 2, omitted when empty); a message with nothing rejected is a warning.
-    public static func encodeResponse(signal: OTLPProtobufSignal, rejected: Int64, errorMessage: String) -> [UInt8] {
+    package static func encodeResponse(signal: OTLPProtobufSignal, rejected: Int64, errorMessage: String) -> [UInt8] {
         // The three signals' responses share one layout; only the field names differ.
         _ = signal
         guard rejected != 0 || !errorMessage.isEmpty else { return [] }
@@ -101,7 +101,7 @@ public enum OTLPProtobuf {
     ///   - code: a `google.rpc.Code` value (3 `INVALID_ARGUMENT` for a 400, 8 `RESOURCE_EXHAUSTED`
     ///     for a 429, 14 `UNAVAILABLE` for a 503, …).
     ///   - message: a developer-facing explanation.
-    public static func encodeStatus(code: Int32, message: String) -> [UInt8] {
+    package static func encodeStatus(code: Int32, message: String) -> [UInt8] {
         var status = WireWriter()
         status.int64Field(1, Int64(code))
         status.stringField(2, message)

@@ -4,10 +4,10 @@ import PulseKit
 /// the shared ``PulseError`` shape with ``HTTPServerErrorCode``.
 ///
 /// Descriptions never contain payload bytes.
-public typealias HTTPServerError = PulseError<HTTPServerErrorCode>
+package typealias HTTPServerError = PulseError<HTTPServerErrorCode>
 
 /// What went wrong in the PulseHTTP module, as a stable code.
-public enum HTTPServerErrorCode: String, PulseErrorCode, CaseIterable {
+package enum HTTPServerErrorCode: String, PulseErrorCode, CaseIterable {
     /// The configuration is not valid (bad host, port out of range, non-positive limit).
     case invalidConfiguration
     /// The daemon could not be started (address in use, out of resources).
@@ -31,7 +31,7 @@ public enum HTTPServerErrorCode: String, PulseErrorCode, CaseIterable {
 extension HTTPServerError {
     /// The status a server should answer with when this error is caused by a request, or `nil` for
     /// lifecycle errors that have nothing to do with a request.
-    public var suggestedStatus: HTTPStatus? {
+    package var suggestedStatus: HTTPStatus? {
         switch code {
         case .bodyTooLarge: return .contentTooLarge
         case .malformedBody: return .badRequest

@@ -1,6 +1,6 @@
 /// What the runtime does with an inbound request or one-way message, as decided by
 /// ``MsgTransConnectionDelegate/admit(_:on:)`` on the read path.
-public enum MsgTransAdmission: Sendable, Equatable {
+package enum MsgTransAdmission: Sendable, Equatable {
     /// Hand the message to the handler; it runs concurrently with others.
     case dispatch
     /// Hand the message to the handler and admit nothing else until it has answered.

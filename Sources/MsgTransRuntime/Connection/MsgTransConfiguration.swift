@@ -18,36 +18,36 @@ import MsgTrans
 ///   handlers are running or that wait for admission. A request beyond it is answered at once
 ///   with the reply built by ``overloadResponder``; a one-way message beyond it is dropped and
 ///   counted.
-public struct MsgTransConfiguration: Sendable {
+package struct MsgTransConfiguration: Sendable {
     /// Limits applied to every inbound frame. Default: the codec defaults.
-    public var frameLimits: FrameLimits
+    package var frameLimits: FrameLimits
     /// When outbound payloads are compressed. Default: the codec default (1 KiB, zstd level 3).
-    public var compressionPolicy: CompressionPolicy
+    package var compressionPolicy: CompressionPolicy
     /// The default timeout of ``MsgTransConnection/request(bizType:payload:compression:timeout:)``. Default 15 s.
-    public var requestTimeout: Duration
+    package var requestTimeout: Duration
     /// Requests of this side awaiting a response at once. Default 8.
-    public var maxOutstandingRequests: Int
+    package var maxOutstandingRequests: Int
     /// Inbound requests and one-way messages handled at once. Default 64.
-    public var maxConcurrentInboundRequests: Int
+    package var maxConcurrentInboundRequests: Int
     /// Bytes queued for the socket before requests wait and one-way sends fail. Default 4 MiB.
-    public var maxOutboundBufferBytes: Int
+    package var maxOutboundBufferBytes: Int
     /// How long ``MsgTransConnection/connect(host:port:configuration:delegate:statistics:on:)`` may take. Default 10 s.
-    public var connectTimeout: Duration
+    package var connectTimeout: Duration
     /// How long a connection whose peer closed its sending side keeps running handlers and
     /// flushing their responses before it is closed. Default 15 s.
-    public var halfCloseGracePeriod: Duration
+    package var halfCloseGracePeriod: Duration
     /// Builds the reply sent when the peer exceeds ``maxConcurrentInboundRequests`` (or the server
     /// is shutting down). Runs on the event loop thread: it must be fast and must not block.
     /// Default: an empty payload.
-    public var overloadResponder: @Sendable (FrameHeader) -> MsgTransReply
+    package var overloadResponder: @Sendable (FrameHeader) -> MsgTransReply
     /// Builds the reply sent when a request cannot be answered by its handler: the handler threw
     /// (``MsgTransRuntimeError/Code/handlerFailed``, the thrown error as `underlying`), the payload
     /// could not be decompressed (``MsgTransRuntimeError/Code/malformedPayload``) or no handler is
     /// installed. Runs on the handler's task. Default: an empty payload.
-    public var failureResponder: @Sendable (FrameHeader, MsgTransRuntimeError) -> MsgTransReply
+    package var failureResponder: @Sendable (FrameHeader, MsgTransRuntimeError) -> MsgTransReply
 
     /// Creates a configuration with the documented defaults.
-    public init() {
+    package init() {
         frameLimits = FrameLimits()
         compressionPolicy = CompressionPolicy()
         requestTimeout = .seconds(15)

@@ -26,18 +26,18 @@ import Synchronization
 /// exactly one completion. Responses are matched by message id; a response that matches nothing
 /// is counted in ``MsgTransStatistics/Snapshot/unmatchedResponses`` and dropped, and one whose
 /// biz type differs from the request's is accepted and counted.
-public final class MsgTransConnection: @unchecked Sendable {
+package final class MsgTransConnection: @unchecked Sendable {
     // Thread-safety: `let` properties and `closeState` are safe from any thread. Every `var`
     // below `closeState` belongs to the event loop thread (see ConnectionIO.swift).
 
     /// The event loop serving this connection.
-    public let eventLoop: MsgTransEventLoop
+    package let eventLoop: MsgTransEventLoop
     /// This side's address, such as `"127.0.0.1:50123"` or `"[::1]:50123"`.
-    public let localAddress: String
+    package let localAddress: String
     /// The peer's address.
-    public let remoteAddress: String
+    package let remoteAddress: String
     /// The counters this connection reports to (shared by all connections of a server).
-    public let statistics: MsgTransStatistics
+    package let statistics: MsgTransStatistics
 
     let configuration: MsgTransConfiguration
     let fd: Int32
@@ -109,7 +109,7 @@ public final class MsgTransConnection: @unchecked Sendable {
     ///     request is answered by ``MsgTransConfiguration/failureResponder``.
     ///   - statistics: counters to report to; a fresh set by default.
     ///   - loop: the loop serving the connection.
-    public static func connect(
+    package static func connect(
         host: String, port: Int, configuration: MsgTransConfiguration = MsgTransConfiguration(),
         delegate: (any MsgTransConnectionDelegate)? = nil, statistics: MsgTransStatistics = MsgTransStatistics(),
         on loop: MsgTransEventLoop = .shared
@@ -158,7 +158,7 @@ public final class MsgTransConnection: @unchecked Sendable {
     ///   (``MsgTransRuntimeError/Code/connectionClosed``, ``MsgTransRuntimeError/Code/protocolViolation``),
     ///   ``MsgTransRuntimeError/Code/encodingFailed`` or ``MsgTransRuntimeError/Code/malformedPayload``
     ///   (the response's payload could not be decompressed; the connection stays open).
-    public func request(
+    package func request(
         bizType: UInt8, payload: [UInt8], compression: Compression = .none, timeout: Duration? = nil
     ) async throws(MsgTransRuntimeError) -> MsgTransMessage {
         if let reason = closeReason {
@@ -182,7 +182,7 @@ public final class MsgTransConnection: @unchecked Sendable {
     ///
     /// - Throws: the errors of ``request(bizType:payload:compression:timeout:)``;
     ///   ``MsgTransRuntimeError/Code/encodingFailed`` when the payload does not fit `payload_len`.
-    public func request(
+    package func request(
         bizType: UInt8, wirePayload: [UInt8], compression: Compression, timeout: Duration? = nil
     ) async throws(MsgTransRuntimeError) -> MsgTransMessage {
         if let reason = closeReason {
@@ -208,7 +208,7 @@ public final class MsgTransConnection: @unchecked Sendable {
     /// must be short and must not block (it runs on the loop thread). Fails, times out and is
     /// refused like ``request(bizType:wirePayload:compression:timeout:)``; there is no
     /// cancellation.
-    public func submit(
+    package func submit(
         bizType: UInt8, wirePayload: [UInt8], compression: Compression, timeout: Duration? = nil,
         completion: @escaping @Sendable (Result<MsgTransMessage, MsgTransRuntimeError>) -> Void
     ) {
@@ -279,7 +279,7 @@ public final class MsgTransConnection: @unchecked Sendable {
     ///
     /// - Throws: ``MsgTransRuntimeError/Code/overloaded`` when the outbound buffer is full, the
     ///   close reason when the connection is closed, ``MsgTransRuntimeError/Code/encodingFailed``.
-    public func send(bizType: UInt8, payload: [UInt8], compression: Compression = .none)
+    package func send(bizType: UInt8, payload: [UInt8], compression: Compression = .none)
         async throws(MsgTransRuntimeError)
     {
         if let reason = closeReason {
@@ -304,7 +304,7 @@ public final class MsgTransConnection: @unchecked Sendable {
     /// Tells the server side that the application's handshake succeeded on this connection, so
     /// ``MsgTransServerConfiguration/establishTimeout`` no longer applies. Safe from any thread;
     /// does nothing on a client connection or when called again.
-    public func markEstablished() {
+    package func markEstablished() {
         eventLoop.execute {
             guard let timer = self.establishTimer else { return }
             self.eventLoop.cancelTimer(timer)
@@ -315,17 +315,17 @@ public final class MsgTransConnection: @unchecked Sendable {
     // MARK: - Closing
 
     /// Whether the connection has closed.
-    public var isClosed: Bool { closeReason != nil }
+    package var isClosed: Bool { closeReason != nil }
 
     /// Why the connection closed, or `nil` while it is open.
-    public var closeReason: MsgTransRuntimeError? {
+    package var closeReason: MsgTransRuntimeError? {
         closeState.withLock { $0.reason }
     }
 
     /// Closes the connection: pending requests fail with ``MsgTransRuntimeError/Code/connectionClosed``,
     /// queued output is written if the socket accepts it at once, handlers still running have
     /// their answers discarded. Returns when closed.
-    public func close() async {
+    package func close() async {
         eventLoop.execute {
             self.teardown(MsgTransRuntimeError(.connectionClosed, "connection closed locally"), flush: true)
         }
@@ -333,7 +333,7 @@ public final class MsgTransConnection: @unchecked Sendable {
     }
 
     /// Suspends until the connection has closed and returns the reason.
-    public func waitUntilClosed() async -> MsgTransRuntimeError {
+    package func waitUntilClosed() async -> MsgTransRuntimeError {
         await withCheckedContinuation { continuation in
             let reason: MsgTransRuntimeError? = closeState.withLock { state in
                 if let reason = state.reason { return reason }

@@ -14,7 +14,7 @@ import MsgTrans
 /// CLIENT_CONNECT). Nothing else is admitted until its handler has returned; a handler that
 /// records "connected" in the session before returning is therefore seen by ``admit(_:on:)``
 /// for every later message, including those that arrived while the handshake ran.
-public protocol MsgTransConnectionDelegate: Sendable {
+package protocol MsgTransConnectionDelegate: Sendable {
     /// Decides, synchronously on the read path, what happens to an inbound request or one-way
     /// message before anything is dispatched. Runs on the event loop thread in arrival order: it
     /// must be fast and must never block or wait. The default dispatches everything.
@@ -40,32 +40,32 @@ public protocol MsgTransConnectionDelegate: Sendable {
 
 extension MsgTransConnectionDelegate {
     /// Dispatches every message.
-    public func admit(_ header: FrameHeader, on connection: MsgTransConnection) -> MsgTransAdmission {
+    package func admit(_ header: FrameHeader, on connection: MsgTransConnection) -> MsgTransAdmission {
         .dispatch
     }
 
     /// Ignores one-way messages.
-    public func handleOneWay(_ message: MsgTransMessage, on connection: MsgTransConnection) async {}
+    package func handleOneWay(_ message: MsgTransMessage, on connection: MsgTransConnection) async {}
 
     /// Does nothing.
-    public func connectionDidClose(_ connection: MsgTransConnection, reason: MsgTransRuntimeError) {}
+    package func connectionDidClose(_ connection: MsgTransConnection, reason: MsgTransRuntimeError) {}
 
     /// Keeps the connection open.
-    public func closesOnUnmatchedResponse(_ header: FrameHeader, on connection: MsgTransConnection) -> Bool {
+    package func closesOnUnmatchedResponse(_ header: FrameHeader, on connection: MsgTransConnection) -> Bool {
         false
     }
 }
 
 /// A delegate that answers every request with a closure and admits everything.
-public struct MsgTransRequestHandler: MsgTransConnectionDelegate {
+package struct MsgTransRequestHandler: MsgTransConnectionDelegate {
     private let handler: @Sendable (MsgTransMessage, MsgTransConnection) async throws -> MsgTransReply
 
     /// Creates a delegate that answers requests with `handler`.
-    public init(_ handler: @escaping @Sendable (MsgTransMessage, MsgTransConnection) async throws -> MsgTransReply) {
+    package init(_ handler: @escaping @Sendable (MsgTransMessage, MsgTransConnection) async throws -> MsgTransReply) {
         self.handler = handler
     }
 
-    public func handleRequest(_ request: MsgTransMessage, on connection: MsgTransConnection) async throws
+    package func handleRequest(_ request: MsgTransMessage, on connection: MsgTransConnection) async throws
         -> MsgTransReply
     {
         try await handler(request, connection)

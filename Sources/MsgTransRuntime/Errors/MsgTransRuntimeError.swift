@@ -10,10 +10,10 @@ import PulseKit
 /// Every pending request of a connection that closes fails with the close reason: ``MsgTransRuntimeErrorCode/connectionClosed``
 /// for a local or peer close and ``MsgTransRuntimeErrorCode/protocolViolation`` when the peer broke the framing rules.
 /// Descriptions name codes, numbers and system error names only, never payload bytes.
-public typealias MsgTransRuntimeError = PulseError<MsgTransRuntimeErrorCode>
+package typealias MsgTransRuntimeError = PulseError<MsgTransRuntimeErrorCode>
 
 /// What went wrong in the MsgTransRuntime module.
-public enum MsgTransRuntimeErrorCode: String, PulseErrorCode, CaseIterable {
+package enum MsgTransRuntimeErrorCode: String, PulseErrorCode, CaseIterable {
     /// The connection is closed (locally, by the peer, by shutdown or by the admission hook).
     case connectionClosed
     /// The request got no response (or no in-flight slot) before its deadline.

@@ -26,12 +26,12 @@ protocol EventLoopSource: AnyObject {
 ///
 /// A server creates its own loop unless given one. Client connections use ``shared`` by default,
 /// a loop started on first use that runs for the life of the process.
-public final class MsgTransEventLoop: @unchecked Sendable {
+package final class MsgTransEventLoop: @unchecked Sendable {
     // Thread-safety: the `let` properties, `inbox`, `loopThread` and `stopState` may be used from any
     // thread. Everything marked "loop thread" below is touched only by the loop thread.
 
     /// The process-wide loop used by client connections when no loop is given.
-    public static let shared: MsgTransEventLoop = {
+    package static let shared: MsgTransEventLoop = {
         do {
             return try MsgTransEventLoop(name: "msgtrans-shared", isShared: true)
         } catch {
@@ -78,7 +78,7 @@ public final class MsgTransEventLoop: @unchecked Sendable {
     /// - Parameter name: the thread name (truncated to 15 bytes by the kernel).
     /// - Throws: ``MsgTransRuntimeError/Code/systemCallFailed`` if epoll, eventfd or the thread
     ///   cannot be created.
-    public convenience init(name: String = "msgtrans-loop") throws(MsgTransRuntimeError) {
+    package convenience init(name: String = "msgtrans-loop") throws(MsgTransRuntimeError) {
         try self.init(name: name, isShared: false)
     }
 
@@ -116,7 +116,7 @@ public final class MsgTransEventLoop: @unchecked Sendable {
     /// Stops the loop: every connection, listener and connect attempt on it is closed (their
     /// pending requests fail with ``MsgTransRuntimeError/Code/connectionClosed``), then the thread
     /// exits. Returns when it has. Calling it again returns at once; on ``shared`` it does nothing.
-    public func shutdown() async {
+    package func shutdown() async {
         guard !isShared else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let finished = stopState.withLock { state in

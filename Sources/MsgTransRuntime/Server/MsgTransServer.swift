@@ -12,15 +12,15 @@
 /// accepting, refuses new inbound requests with the overload reply, waits up to
 /// ``MsgTransServerConfiguration/shutdownGracePeriod`` for running handlers to answer and for
 /// output to flush, then closes every connection.
-public final class MsgTransServer: Sendable {
+package final class MsgTransServer: Sendable {
     /// The bound port (useful when started with port 0).
-    public let port: Int
+    package let port: Int
     /// The bound address, such as `"127.0.0.1:6000"` or `"[::1]:6000"`.
-    public let localAddress: String
+    package let localAddress: String
     /// Counters of all connections of this server.
-    public let statistics: MsgTransStatistics
+    package let statistics: MsgTransStatistics
     /// The loop serving the listener and every connection.
-    public let eventLoop: MsgTransEventLoop
+    package let eventLoop: MsgTransEventLoop
 
     private let listener: Listener
     private let ownsLoop: Bool
@@ -45,7 +45,7 @@ public final class MsgTransServer: Sendable {
     ///     thread: it must be fast.
     /// - Throws: ``MsgTransRuntimeError/Code/invalidAddress`` or ``MsgTransRuntimeError/Code/systemCallFailed``
     ///   (for example when the port is in use).
-    public static func start(
+    package static func start(
         host: String, port: Int, configuration: MsgTransServerConfiguration = MsgTransServerConfiguration(),
         on loop: MsgTransEventLoop? = nil,
         makeDelegate: @escaping @Sendable (MsgTransConnection) -> any MsgTransConnectionDelegate
@@ -88,7 +88,7 @@ public final class MsgTransServer: Sendable {
 
     /// Suspends until the server has shut down. If the calling task is cancelled, shuts the
     /// server down gracefully first.
-    public func run() async {
+    package func run() async {
         await withTaskCancellationHandler {
             await listener.waitUntilStopped()
         } onCancel: {
@@ -98,7 +98,7 @@ public final class MsgTransServer: Sendable {
 
     /// Shuts down gracefully (see the type's documentation) and returns when every connection is
     /// closed. Calling it again waits for the same shutdown.
-    public func shutdown() async {
+    package func shutdown() async {
         listener.beginShutdown()
         await listener.waitUntilStopped()
         if ownsLoop {

@@ -1,29 +1,29 @@
 /// Settings of a ``MsgTransServer``.
-public struct MsgTransServerConfiguration: Sendable {
+package struct MsgTransServerConfiguration: Sendable {
     /// Settings of every accepted connection.
-    public var connection: MsgTransConfiguration
+    package var connection: MsgTransConfiguration
     /// Open connections at most; further connections are accepted and closed at once (counted in
     /// ``MsgTransStatistics/Snapshot/rejectedConnections``). Default 16,384.
-    public var maxConnections: Int
+    package var maxConnections: Int
     /// The `listen(2)` backlog (the kernel caps it at `net.core.somaxconn`). Default 4096.
-    public var listenBacklog: Int
+    package var listenBacklog: Int
     /// How long ``MsgTransServer/shutdown()`` waits for running handlers to answer and output to
     /// flush before it closes the remaining connections. Default 10 s.
-    public var shutdownGracePeriod: Duration
+    package var shutdownGracePeriod: Duration
     /// How long an accepted connection may take to be established — marked with
     /// ``MsgTransConnection/markEstablished()`` by the application once its handshake succeeded —
     /// before it is closed (counted in ``MsgTransStatistics/Snapshot/establishTimeouts``). `nil`, the
     /// default, or a duration that is not positive, for no limit.
-    public var establishTimeout: Duration?
+    package var establishTimeout: Duration?
     /// The most bytes of incomplete inbound frames buffered across all connections of the server.
     /// A connection whose read would take the total over it is closed (counted in
     /// ``MsgTransStatistics/Snapshot/partialFrameCapCloses``); complete frames are not counted. It
     /// should leave room for at least one frame of the largest accepted size
     /// (``FrameLimits/maxPayloadBytes``); 0 or less turns the cap off. Default 256 MiB.
-    public var maxPartialFrameBytes: Int
+    package var maxPartialFrameBytes: Int
 
     /// Creates a configuration with the documented defaults.
-    public init() {
+    package init() {
         connection = MsgTransConfiguration()
         maxConnections = 16_384
         listenBacklog = 4096

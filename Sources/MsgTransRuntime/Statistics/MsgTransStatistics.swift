@@ -5,52 +5,52 @@ import Synchronization
 /// Counters only grow, except ``Snapshot/openConnections``. They are relaxed atomics, updated
 /// where the event happens (mostly the event loop thread) and readable from any thread with
 /// ``snapshot()``.
-public final class MsgTransStatistics: Sendable {
+package final class MsgTransStatistics: Sendable {
     /// The counters at one moment.
-    public struct Snapshot: Sendable, Equatable {
+    package struct Snapshot: Sendable, Equatable {
         /// Connections currently open (a gauge).
-        public var openConnections: Int
+        package var openConnections: Int
         /// Connections accepted by a server or established by connect.
-        public var acceptedConnections: Int
+        package var acceptedConnections: Int
         /// Connections a server closed at once because it was at its connection limit.
-        public var rejectedConnections: Int
+        package var rejectedConnections: Int
         /// Frames decoded from peers.
-        public var framesIn: Int
+        package var framesIn: Int
         /// Frames queued for peers.
-        public var framesOut: Int
+        package var framesOut: Int
         /// Bytes read from sockets.
-        public var bytesIn: Int
+        package var bytesIn: Int
         /// Bytes written to sockets.
-        public var bytesOut: Int
+        package var bytesOut: Int
         /// Connections closed because the peer broke the framing rules (including a frame cut off by the close).
-        public var protocolFaults: Int
+        package var protocolFaults: Int
         /// Responses whose message id matched no waiting request: unknown, duplicate or late (after timeout or cancellation). They never reach a handler.
-        public var unmatchedResponses: Int
+        package var unmatchedResponses: Int
         /// Responses accepted although their biz type differs from the request's (msgtrans-rust answers with 0).
-        public var bizTypeMismatches: Int
+        package var bizTypeMismatches: Int
         /// Requests that failed with a timeout.
-        public var requestTimeouts: Int
+        package var requestTimeouts: Int
         /// Requests answered by the overload responder.
-        public var overloadReplies: Int
+        package var overloadReplies: Int
         /// Requests answered by the failure responder (handler failed, payload malformed, no handler).
-        public var failureReplies: Int
+        package var failureReplies: Int
         /// Messages answered directly by the admission hook.
-        public var admissionReplies: Int
+        package var admissionReplies: Int
         /// Connections closed by the admission hook.
-        public var admissionCloses: Int
+        package var admissionCloses: Int
         /// Messages dropped by the admission hook.
-        public var ignoredMessages: Int
+        package var ignoredMessages: Int
         /// One-way messages dropped because the inbound bound was reached or their payload was malformed.
-        public var droppedOneWays: Int
+        package var droppedOneWays: Int
         /// Bytes of incomplete inbound frames buffered across the connections (a gauge; tracked
         /// on server connections, see ``MsgTransServerConfiguration/maxPartialFrameBytes``).
-        public var partialFrameBytes: Int
+        package var partialFrameBytes: Int
         /// Connections closed because they were not established in time
         /// (``MsgTransServerConfiguration/establishTimeout``).
-        public var establishTimeouts: Int
+        package var establishTimeouts: Int
         /// Connections closed because their incomplete frame would have taken the buffered total
         /// over ``MsgTransServerConfiguration/maxPartialFrameBytes``.
-        public var partialFrameCapCloses: Int
+        package var partialFrameCapCloses: Int
     }
 
     enum Counter {
@@ -98,10 +98,10 @@ public final class MsgTransStatistics: Sendable {
     private let partialFrameCapCloses = Atomic<Int>(0)
 
     /// Creates zeroed counters.
-    public init() {}
+    package init() {}
 
     /// The current values.
-    public func snapshot() -> Snapshot {
+    package func snapshot() -> Snapshot {
         Snapshot(
             openConnections: openConnections.load(ordering: .relaxed),
             acceptedConnections: acceptedConnections.load(ordering: .relaxed),

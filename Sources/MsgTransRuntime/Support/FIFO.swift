@@ -1,19 +1,19 @@
 /// A small first-in first-out queue that allocates nothing while empty.
-public struct FIFO<Element> {
+package struct FIFO<Element> {
     private var storage: [Element] = []
     private var head = 0
 
     /// Creates an empty queue.
-    public init() {}
+    package init() {}
 
-    public var isEmpty: Bool { head == storage.count }
-    public var count: Int { storage.count - head }
+    package var isEmpty: Bool { head == storage.count }
+    package var count: Int { storage.count - head }
 
-    public mutating func append(_ element: Element) {
+    package mutating func append(_ element: Element) {
         storage.append(element)
     }
 
-    public mutating func popFirst() -> Element? {
+    package mutating func popFirst() -> Element? {
         guard head < storage.count else { return nil }
         let element = storage[head]
         head += 1
@@ -28,7 +28,7 @@ public struct FIFO<Element> {
     }
 
     /// Removes every element matching `predicate`, keeping the order of the rest.
-    public mutating func removeAll(where predicate: (Element) -> Bool) {
+    package mutating func removeAll(where predicate: (Element) -> Bool) {
         var kept: [Element] = []
         kept.reserveCapacity(count)
         for index in head..<storage.count where !predicate(storage[index]) {
@@ -39,7 +39,7 @@ public struct FIFO<Element> {
     }
 
     /// Removes and returns all elements in order.
-    public mutating func drain() -> [Element] {
+    package mutating func drain() -> [Element] {
         let elements = Array(storage[head...])
         storage = []
         head = 0

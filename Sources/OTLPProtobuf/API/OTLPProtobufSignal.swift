@@ -1,7 +1,7 @@
 /// The three OTLP signals, each with its own export request and response message and OTLP/HTTP
 /// path: the one signal enum of the project (the gateway's intake and mapping, the transcoder, the
 /// uploader's queue).
-public enum OTLPProtobufSignal: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package enum OTLPProtobufSignal: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// `ExportLogsServiceRequest` / `ExportLogsServiceResponse` (`POST /v1/logs`).
     case logs
     /// `ExportTraceServiceRequest` / `ExportTraceServiceResponse` (`POST /v1/traces`).
@@ -10,8 +10,8 @@ public enum OTLPProtobufSignal: String, Sendable, Hashable, CaseIterable, Custom
     case metrics
 
     /// The OTLP/HTTP path, e.g. `/v1/logs`.
-    public var path: String { "/v1/\(rawValue)" }
+    package var path: String { "/v1/\(rawValue)" }
 
     /// `logs`, `traces` or `metrics`.
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }

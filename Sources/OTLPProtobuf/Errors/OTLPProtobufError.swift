@@ -7,12 +7,12 @@ import PulseKit
 /// field path where the problem was found (for example
 /// `resourceLogs[0].scopeLogs[1].logRecords[3].body: truncated length-delimited field`) and never
 /// contains payload bytes: only field names, indexes and static text.
-public typealias OTLPProtobufError = PulseError<OTLPProtobufErrorCode>
+package typealias OTLPProtobufError = PulseError<OTLPProtobufErrorCode>
 
 /// What went wrong in the OTLPProtobuf module.
-public enum OTLPProtobufErrorCode: String, PulseErrorCode, CaseIterable {
+package enum OTLPProtobufErrorCode: String, PulseErrorCode, CaseIterable {
     /// The facts an error records beside its code and message.
-    public typealias Detail = OTLPProtobufErrorDetail
+    package typealias Detail = OTLPProtobufErrorDetail
 
     /// The input ends inside a tag, a varint, a fixed-width value or a length-delimited field,
     /// a length points past the end of its enclosing message, or a packed field's length is not
@@ -37,29 +37,29 @@ public enum OTLPProtobufErrorCode: String, PulseErrorCode, CaseIterable {
 }
 
 /// Where an ``OTLPProtobufError`` was found.
-public struct OTLPProtobufErrorDetail: PulseErrorDetail, Hashable {
+package struct OTLPProtobufErrorDetail: PulseErrorDetail, Hashable {
     /// The field path where the problem was found (`resourceLogs[0].scopeLogs[1]`), or an empty
     /// string for the request message itself. Unknown fields appear as `#<number>`.
-    public var path: String
+    package var path: String
     /// The byte offset in the input where the offending field or value starts, when known.
-    public var offset: Int?
+    package var offset: Int?
 
     /// A detail with no path and no offset.
-    public init() { self.init(path: "", offset: nil) }
+    package init() { self.init(path: "", offset: nil) }
 
     /// A detail with a field path and, when known, a byte offset.
-    public init(path: String, offset: Int?) {
+    package init(path: String, offset: Int?) {
         self.path = path
         self.offset = offset
     }
 
     /// ` (at byte N)` when the offset is known.
-    public var descriptionSuffix: String { offset.map { " (at byte \($0))" } ?? "" }
+    package var descriptionSuffix: String { offset.map { " (at byte \($0))" } ?? "" }
 }
 
 extension OTLPProtobufError {
     /// The field path where the problem was found; see ``OTLPProtobufErrorDetail/path``.
-    public var path: String { detail.path }
+    package var path: String { detail.path }
     /// The byte offset where the offending field or value starts; see ``OTLPProtobufErrorDetail/offset``.
-    public var offset: Int? { detail.offset }
+    package var offset: Int? { detail.offset }
 }

@@ -9,20 +9,20 @@
 /// established connection that is lost before it stayed up for ``stableConnectionDuration``. A
 /// connection that stayed up that long resets the count, so its loss is retried after at most
 /// ``initialDelay``.
-public struct PulseReconnectPolicy: Sendable, Equatable {
+package struct PulseReconnectPolicy: Sendable, Equatable {
     /// The cap of the first delay. Default 1 s.
-    public var initialDelay: Duration
+    package var initialDelay: Duration
     /// The largest cap; doubling stops here. Default 5 min.
-    public var maxDelay: Duration
+    package var maxDelay: Duration
     /// Attempts allowed within one ``window``. Default 20.
-    public var maxAttemptsPerWindow: Int
+    package var maxAttemptsPerWindow: Int
     /// The sliding window of ``maxAttemptsPerWindow``. Default 10 min.
-    public var window: Duration
+    package var window: Duration
     /// How long a connection must stay up for its loss not to count as a failure. Default 60 s.
-    public var stableConnectionDuration: Duration
+    package var stableConnectionDuration: Duration
 
     /// Creates a policy; every argument defaults to the documented default.
-    public init(
+    package init(
         initialDelay: Duration = .seconds(1), maxDelay: Duration = .seconds(300), maxAttemptsPerWindow: Int = 20,
         window: Duration = .seconds(600), stableConnectionDuration: Duration = .seconds(60)
     ) {

@@ -11,7 +11,7 @@ import Synchronization
 /// ``PulseClientError/responseCode`` answers that code (for example 400 for arguments the handler
 /// rejects), anything else answers 500. The handler runs on its own task and may itself send
 /// requests on the same session, even on the connection the control request arrived on.
-public typealias PulseControlHandler = @Sendable (ControlRPCRequest) async throws -> JSONValue
+package typealias PulseControlHandler = @Sendable (ControlRPCRequest) async throws -> JSONValue
 
 /// Answers inbound control RPCs from the allowlist and the owner's handlers.
 final class ControlRouter: Sendable {

@@ -7,12 +7,12 @@
 /// | --- | --- | --- | --- |
 /// | `telemetry.flush` | upload everything queued now instead of at the next scheduled time | none (ignored) | handler-defined, for example `{"flushed":12}` |
 /// | `config.invalidate` | the applied configuration is stale: pull CLIENT_CONFIG_PULL again | optional `revision` (int64): the server's current revision | handler-defined, for example `true` |
-public enum PulseClientControlRoute: String, Sendable, Hashable, CaseIterable {
+package enum PulseClientControlRoute: String, Sendable, Hashable, CaseIterable {
     /// `telemetry.flush`: flush queued telemetry now.
     case telemetryFlush = "telemetry.flush"
     /// `config.invalidate`: pull the configuration again.
     case configInvalidate = "config.invalidate"
 
     /// The route as written on the wire.
-    public var name: String { rawValue }
+    package var name: String { rawValue }
 }

@@ -8,12 +8,12 @@ import PulseKit
 /// with a non-zero code is not an error of ``PulseClientSession/send(bizType:payload:timeout:)``; it
 /// is returned as a ``PulseResponse``. Only the CONNECT handshake turns a non-zero code into an error
 /// (``PulseClientErrorCode/connectRejected`` with a response code). Descriptions never include payload bytes.
-public typealias PulseClientError = PulseError<PulseClientErrorCode>
+package typealias PulseClientError = PulseError<PulseClientErrorCode>
 
 /// What went wrong in the PulseClient module.
-public enum PulseClientErrorCode: String, PulseErrorCode, CaseIterable {
+package enum PulseClientErrorCode: String, PulseErrorCode, CaseIterable {
     /// The facts an error records beside its code and message.
-    public typealias Detail = PulseClientErrorDetail
+    package typealias Detail = PulseClientErrorDetail
 
     /// The TCP connection could not be established.
     case connectFailed
@@ -42,24 +42,24 @@ public enum PulseClientErrorCode: String, PulseErrorCode, CaseIterable {
 }
 
 /// What a ``PulseClientError`` records beside its code and message.
-public struct PulseClientErrorDetail: PulseErrorDetail, Hashable {
+package struct PulseClientErrorDetail: PulseErrorDetail, Hashable {
     /// The Pulse response code for ``PulseClientErrorCode/connectRejected``, or the code a control
     /// handler wants answered for ``PulseClientErrorCode/controlFailed``.
-    public var responseCode: Int?
+    package var responseCode: Int?
     /// For ``PulseClientErrorCode/backingOff``: how long until the next connection attempt is allowed.
-    public var retryAfter: Duration?
+    package var retryAfter: Duration?
 
     /// A detail with neither a response code nor a retry delay.
-    public init() { self.init(responseCode: nil, retryAfter: nil) }
+    package init() { self.init(responseCode: nil, retryAfter: nil) }
 
     /// A detail with a response code and/or a retry delay.
-    public init(responseCode: Int? = nil, retryAfter: Duration? = nil) {
+    package init(responseCode: Int? = nil, retryAfter: Duration? = nil) {
         self.responseCode = responseCode
         self.retryAfter = retryAfter
     }
 
     /// ` (code N)` and ` (retry after D)` for the facts that are present.
-    public var descriptionSuffix: String {
+    package var descriptionSuffix: String {
         var text = ""
         if let responseCode { text += " (code \(responseCode))" }
         if let retryAfter { text += " (retry after \(retryAfter))" }
@@ -69,7 +69,7 @@ public struct PulseClientErrorDetail: PulseErrorDetail, Hashable {
 
 extension PulseClientError {
     /// See ``PulseClientErrorDetail/responseCode``.
-    public var responseCode: Int? { detail.responseCode }
+    package var responseCode: Int? { detail.responseCode }
     /// See ``PulseClientErrorDetail/retryAfter``.
-    public var retryAfter: Duration? { detail.retryAfter }
+    package var retryAfter: Duration? { detail.retryAfter }
 }

@@ -43,11 +43,11 @@ import Synchronization
 /// BIDIRECTIONAL_CONTROL_RPC requests are answered from the ``PulseClientControlRoute`` allowlist
 /// with the handlers registered by ``setControlHandler(_:_:)``; any other route gets 404, a malformed
 /// request 400. Handlers run on their own tasks and may send requests on this session.
-public final class PulseClientSession: Sendable {
+package final class PulseClientSession: Sendable {
     /// The configuration the session was created with.
-    public let configuration: PulseClientConfiguration
+    package let configuration: PulseClientConfiguration
     /// Transport counters of all connections of this session (or of the set passed at creation).
-    public let statistics: MsgTransStatistics
+    package let statistics: MsgTransStatistics
 
     private let clock: any PulseClientClock
     private let transport: MsgTransConfiguration
@@ -75,7 +75,7 @@ public final class PulseClientSession: Sendable {
     ///   - clock: monotonic and wall time, and sleeping, for heartbeats and backoff.
     ///   - random: the source drawing backoff jitter (PulseKit's one random source).
     ///   - statistics: transport counters to report to; a fresh set by default.
-    public init(
+    package init(
         configuration: PulseClientConfiguration, clock: any PulseClientClock = PulseSystemClock(),
         random: RandomSource = .system,
         statistics: MsgTransStatistics = MsgTransStatistics()
@@ -108,22 +108,22 @@ public final class PulseClientSession: Sendable {
     // MARK: - State
 
     /// The server's view of the session while connected, else `nil`.
-    public var sessionInfo: PulseSessionInfo? {
+    package var sessionInfo: PulseSessionInfo? {
         state.withLock { $0.machine.info }
     }
 
     /// Whether CLIENT_CONNECT has succeeded on the current connection.
-    public var isConnected: Bool { sessionInfo != nil }
+    package var isConnected: Bool { sessionInfo != nil }
 
     /// The latest configuration revision reported by a CONNECT or heartbeat result, kept across
     /// reconnections; `nil` before the first connect.
-    public var configRevision: Int64? {
+    package var configRevision: Int64? {
         state.withLock { $0.machine.configRevision }
     }
 
     /// A stream of configuration revisions: the current one (if known), then every change reported by
     /// CONNECT and heartbeat results. Keeps only the newest unread value; finishes when the session closes.
-    public func configRevisionUpdates() -> AsyncStream<Int64> {
+    package func configRevisionUpdates() -> AsyncStream<Int64> {
         let (stream, continuation) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(1))
         let registered = state.withLock { state -> UInt64? in
             guard !state.machine.isClosed else { return nil }
@@ -145,7 +145,7 @@ public final class PulseClientSession: Sendable {
     }
 
     /// Installs (or with `nil` removes) the handler of an allowlisted control route.
-    public func setControlHandler(_ route: PulseClientControlRoute, _ handler: PulseControlHandler?) {
+    package func setControlHandler(_ route: PulseClientControlRoute, _ handler: PulseControlHandler?) {
         router.setHandler(handler, for: route)
     }
 
@@ -158,7 +158,7 @@ public final class PulseClientSession: Sendable {
     ///   next attempt is more than ``PulseClientConfiguration/requestTimeout`` away),
     ///   ``PulseClientError/Code/sessionClosed`` or ``PulseClientError/Code/cancelled``.
     @discardableResult
-    public func connect() async throws(PulseClientError) -> PulseSessionInfo {
+    package func connect() async throws(PulseClientError) -> PulseSessionInfo {
         _ = try await connection(deadline: clock.now + configuration.requestTimeout)
         guard let info = sessionInfo else {
             throw PulseClientError(.disconnected, "the connection closed right after CLIENT_CONNECT")
@@ -183,7 +183,7 @@ public final class PulseClientSession: Sendable {
     /// - Throws: the errors of ``connect()``, plus ``PulseClientError/Code/timeout``,
     ///   ``PulseClientError/Code/disconnected`` (the request may or may not have been processed),
     ///   ``PulseClientError/Code/malformedResponse`` and ``PulseClientError/Code/requestFailed``.
-    public func send(bizType: PulseBizType, payload: [UInt8], timeout: Duration? = nil)
+    package func send(bizType: PulseBizType, payload: [UInt8], timeout: Duration? = nil)
         async throws(PulseClientError) -> PulseResponse
     {
         guard bizType != .clientConnect else {
@@ -204,7 +204,7 @@ public final class PulseClientSession: Sendable {
     /// flight in FIFO order, see ``submit(bizType:wirePayload:compression:timeout:completion:)``.
     ///
     /// - Throws: the errors of ``send(bizType:payload:timeout:)``.
-    public func send(
+    package func send(
         bizType: PulseBizType, wirePayload: [UInt8], compression: Compression, timeout: Duration? = nil,
         retryingUnauthorized: Bool = true
     ) async throws(PulseClientError) -> PulseResponse {
@@ -228,7 +228,7 @@ public final class PulseClientSession: Sendable {
     /// - Returns: `false`, without calling `completion`, when the session has no registered
     ///   connection at this moment (connecting, backing off, closed): use ``send(bizType:wirePayload:compression:timeout:retryingUnauthorized:)``,
     ///   which connects on demand.
-    public func submit(
+    package func submit(
         bizType: PulseBizType, wirePayload: [UInt8], compression: Compression, timeout: Duration? = nil,
         completion: @escaping @Sendable (Result<PulseResponse, PulseClientError>) -> Void
     ) -> Bool {
@@ -275,7 +275,7 @@ public final class PulseClientSession: Sendable {
     ///
     /// The identity inside the batch must match ``PulseClientConfiguration/identity``, or the server
     /// answers 403. Only ``PulseUploadOutcome/accepted`` confirms durable acceptance.
-    public func uploadEventBatch(encodedJSON: [UInt8], timeout: Duration? = nil)
+    package func uploadEventBatch(encodedJSON: [UInt8], timeout: Duration? = nil)
         async throws(PulseClientError) -> PulseUploadOutcome
     {
         PulseUploadOutcome(try await send(bizType: .clientEventBatchUpload, payload: encodedJSON, timeout: timeout))
@@ -283,7 +283,7 @@ public final class PulseClientSession: Sendable {
 
     /// Uploads one encoded CLIENT_CRASH_BATCH_UPLOAD payload. A server without crash upload answers
     /// 501 (``PulseUploadOutcome/rejected(_:)``); crash events inside event batches stay valid.
-    public func uploadCrashBatch(encodedJSON: [UInt8], timeout: Duration? = nil)
+    package func uploadCrashBatch(encodedJSON: [UInt8], timeout: Duration? = nil)
         async throws(PulseClientError) -> PulseUploadOutcome
     {
         PulseUploadOutcome(try await send(bizType: .clientCrashBatchUpload, payload: encodedJSON, timeout: timeout))
@@ -294,7 +294,7 @@ public final class PulseClientSession: Sendable {
     ///
     /// - Throws: the errors of ``send(bizType:payload:timeout:)``; ``PulseClientError/Code/malformedResponse``
     ///   when a success carries no valid snapshot.
-    public func pullConfig(currentRevision: Int64, timeout: Duration? = nil)
+    package func pullConfig(currentRevision: Int64, timeout: Duration? = nil)
         async throws(PulseClientError) -> PulseConfigPullOutcome
     {
         let request = ConfigPullRequest(
@@ -311,7 +311,7 @@ public final class PulseClientSession: Sendable {
     /// Fails open, as the contract requires: any failure (no connection, timeout, non-zero code,
     /// malformed data) returns ``UpdateCheckResult/noUpdate``. Only `data` is read, never the
     /// root-level compatibility copy.
-    public func checkForUpdate(timeout: Duration? = nil) async -> UpdateCheckResult {
+    package func checkForUpdate(timeout: Duration? = nil) async -> UpdateCheckResult {
         let identity = configuration.identity
         let request = UpdateCheckRequest(
             platform: identity.platform, appKey: identity.appId, packageName: identity.packageName ?? "",
@@ -331,7 +331,7 @@ public final class PulseClientSession: Sendable {
 
     /// Closes the session: background work stops, the connection closes, and every pending or later
     /// request fails with ``PulseClientError/Code/sessionClosed``. Calling it again does nothing.
-    public func close() async {
+    package func close() async {
         let closing = state.withLock {
             state -> (Machine.CloseAction, [Task<Void, Never>], Attempt?, [AsyncStream<Int64>.Continuation]) in
             let action = state.machine.close()

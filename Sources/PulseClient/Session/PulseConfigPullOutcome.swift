@@ -1,7 +1,7 @@
 import PulseProtocol
 
 /// The outcome of a CLIENT_CONFIG_PULL that got a response.
-public enum PulseConfigPullOutcome: Sendable, Hashable {
+package enum PulseConfigPullOutcome: Sendable, Hashable {
     /// Code 0 with a complete policy snapshot (also when its revision equals the caller's).
     case snapshot(ConfigSnapshot)
     /// A non-zero code. 409 means the caller claimed a revision newer than the server's: reset to

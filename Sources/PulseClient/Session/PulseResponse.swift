@@ -5,23 +5,23 @@ import PulseProtocol
 ///
 /// A non-zero ``code`` is an application answer, not a transport failure: the connection stays
 /// usable and ``senderAction`` says what the sender does next.
-public struct PulseResponse: Sendable, Hashable {
+package struct PulseResponse: Sendable, Hashable {
     /// The biz type of the request this answers (a peer may echo 0 instead; that is ignored).
-    public var bizType: PulseBizType
+    package var bizType: PulseBizType
     /// The result code; 0 means success.
-    public var code: Int
+    package var code: Int
     /// The server's explanation, normally set only for a non-zero code.
-    public var msg: String?
+    package var msg: String?
     /// The envelope's `data`, or `nil` when it is absent or `null`.
-    public var data: JSONValue?
+    package var data: JSONValue?
     /// The plaintext payload as received.
-    public var payload: [UInt8]
+    package var payload: [UInt8]
 
     /// Decodes the envelope in `payload`.
     ///
     /// - Throws: ``PulseClientError/Code/malformedResponse`` when the payload is not a JSON object
     ///   with an integer `code`.
-    public init(bizType: PulseBizType, payload: [UInt8]) throws(PulseClientError) {
+    package init(bizType: PulseBizType, payload: [UInt8]) throws(PulseClientError) {
         let envelope: PulseEnvelope<ControlRPCResult>
         do {
             envelope = try PulseEnvelope<ControlRPCResult>(decodingJSON: payload)
@@ -41,19 +41,19 @@ public struct PulseResponse: Sendable, Hashable {
     }
 
     /// Whether ``code`` is 0.
-    public var isSuccess: Bool { code == PulseResponseCode.ok.rawValue }
+    package var isSuccess: Bool { code == PulseResponseCode.ok.rawValue }
 
     /// ``code`` as a known code, or `nil` for a code this build does not know.
-    public var knownCode: PulseResponseCode? { PulseResponseCode(rawValue: code) }
+    package var knownCode: PulseResponseCode? { PulseResponseCode(rawValue: code) }
 
     /// What the sender does next according to the contract (also defined for unknown codes).
-    public var senderAction: PulseSenderAction { PulseSenderAction.forCode(code) }
+    package var senderAction: PulseSenderAction { PulseSenderAction.forCode(code) }
 
     /// Decodes `data` as `T`, re-reading ``payload`` with the fast codec.
     ///
     /// - Throws: ``PulseClientError/Code/malformedResponse`` when `data` is missing or does not have
     ///   the shape of `T`.
-    public func decodeData<T: PulseJSONCodable>(as type: T.Type) throws(PulseClientError) -> T {
+    package func decodeData<T: PulseJSONCodable>(as type: T.Type) throws(PulseClientError) -> T {
         do {
             if let data = try PulseEnvelope<T>(decodingJSON: payload).data {
                 return data

@@ -2,7 +2,7 @@
 ///
 /// Only ``accepted`` allows the sender to delete its outbox row: the contract's durable acceptance is
 /// code 0 *and* `data == true`.
-public enum PulseUploadOutcome: Sendable, Hashable {
+package enum PulseUploadOutcome: Sendable, Hashable {
     /// `{"code":0,"data":true}`: the server durably accepted the batch.
     case accepted
     /// Code 0 without `data: true`: not an acceptance. Keep the batch and retry later with backoff.
@@ -11,7 +11,7 @@ public enum PulseUploadOutcome: Sendable, Hashable {
     case rejected(PulseResponse)
 
     /// Classifies an upload response.
-    public init(_ response: PulseResponse) {
+    package init(_ response: PulseResponse) {
         if !response.isSuccess {
             self = .rejected(response)
         } else if response.data == .bool(true) {
@@ -22,7 +22,7 @@ public enum PulseUploadOutcome: Sendable, Hashable {
     }
 
     /// Whether the batch was durably accepted.
-    public var isAccepted: Bool {
+    package var isAccepted: Bool {
         if case .accepted = self {
             return true
         }

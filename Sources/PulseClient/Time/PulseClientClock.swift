@@ -5,8 +5,8 @@ import PulseKit
 /// (`wallClockMilliseconds`) for `clientTimeMs`, and `sleep(until:)`.
 ///
 /// Inject a manual source (the tests' `ManualClock`) to drive a session's timers deterministically.
-public typealias PulseClientClock = TimeSource
+package typealias PulseClientClock = TimeSource
 
 /// The real clocks (PulseKit's ``SystemTimeSource``): `CLOCK_MONOTONIC` for monotonic time,
 /// `CLOCK_REALTIME` for wall time, and a sleep that a wall-clock faker does not stretch.
-public typealias PulseSystemClock = SystemTimeSource
+package typealias PulseSystemClock = SystemTimeSource

@@ -5,7 +5,7 @@ import Glibc
 /// Stored as 16 bytes; an IPv4 address is kept as its IPv4-mapped IPv6 form (`::ffff:a.b.c.d`), so
 /// `10.0.0.1` and `::ffff:10.0.0.1` are the same address, as they are the same peer on a dual-stack
 /// socket.
-public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
+package struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// The address in network byte order, IPv4 as IPv4-mapped IPv6.
     let bytes: [UInt8]
 
@@ -14,7 +14,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// (`fe80::1%eth0`) and surrounding whitespace are not accepted.
     ///
     /// - Returns: `nil` when `text` is not such an address.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         var literal = Substring(text)
         if literal.hasPrefix("[") {
             guard literal.hasSuffix("]") else { return nil }
@@ -36,10 +36,10 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `true` for IPv4 addresses (including IPv4-mapped IPv6 text).
-    public var isIPv4: Bool { bytes.starts(with: Self.mappedPrefix) }
+    package var isIPv4: Bool { bytes.starts(with: Self.mappedPrefix) }
 
     /// The canonical text: dotted decimal for IPv4, RFC 5952 compressed form for IPv6.
-    public var description: String {
+    package var description: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let written: Bool = buffer.withUnsafeMutableBufferPointer { output in
             if isIPv4 {

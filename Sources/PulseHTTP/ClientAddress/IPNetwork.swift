@@ -1,9 +1,9 @@
 /// A block of addresses in CIDR notation (`10.0.0.0/8`, `2001:db8::/32`), or a single address.
-public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
+package struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     /// The first address of the block.
-    public let address: IPAddress
+    package let address: IPAddress
     /// The prefix length in the address's own family: 0...32 for IPv4, 0...128 for IPv6.
-    public let prefixLength: Int
+    package let prefixLength: Int
 
     /// Parses `ADDRESS/PREFIX` or a bare `ADDRESS` (a block of one: `/32` or `/128`).
     ///
@@ -11,7 +11,7 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     /// means a typo rather than `10.0.0.0/8`.
     ///
     /// - Throws: ``HTTPServerError`` with ``HTTPServerError/Code/invalidConfiguration``.
-    public init(parsing text: String) throws(HTTPServerError) {
+    package init(parsing text: String) throws(HTTPServerError) {
         func fail(_ reason: String) -> HTTPServerError {
             HTTPServerError(.invalidConfiguration, "\"\(text)\" is not an IP address or CIDR block: \(reason)")
         }
@@ -35,13 +35,13 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
 
     /// `true` when `candidate` lies in the block. An IPv4 block matches IPv4 addresses and their
     /// IPv4-mapped IPv6 forms; `::/0` matches everything.
-    public func contains(_ candidate: IPAddress) -> Bool {
+    package func contains(_ candidate: IPAddress) -> Bool {
         let bits = prefixLength + (address.isIPv4 ? 96 : 0)
         return Self.mask(candidate.bytes, bits: bits) == address.bytes
     }
 
     /// `ADDRESS/PREFIX` in canonical form.
-    public var description: String { "\(address)/\(prefixLength)" }
+    package var description: String { "\(address)/\(prefixLength)" }
 
     /// `bytes` with every bit after the first `bits` cleared.
     private static func mask(_ bytes: [UInt8], bits: Int) -> [UInt8] {

@@ -18,40 +18,40 @@
 ///
 /// Entries may carry a port (`192.0.2.7:5123`, `[2001:db8::7]:443`), which is dropped; empty
 /// entries are skipped.
-public struct TrustedProxies: Sendable, Equatable {
+package struct TrustedProxies: Sendable, Equatable {
     /// The trusted blocks, in configuration order.
-    public let networks: [IPNetwork]
+    package let networks: [IPNetwork]
 
     /// No trusted proxies: `X-Forwarded-For` is always ignored.
-    public static let none = TrustedProxies(networks: [])
+    package static let none = TrustedProxies(networks: [])
 
     /// Creates the set from addresses and CIDR blocks (`"127.0.0.1"`, `"10.0.0.0/8"`, `"::1"`,
     /// `"fd00::/8"`).
     ///
     /// - Throws: ``HTTPServerError`` with ``HTTPServerError/Code/invalidConfiguration`` naming the
     ///   first entry that does not parse.
-    public init(_ entries: [String]) throws(HTTPServerError) {
+    package init(_ entries: [String]) throws(HTTPServerError) {
         var networks: [IPNetwork] = []
         for entry in entries { networks.append(try IPNetwork(parsing: entry)) }
         self.networks = networks
     }
 
     /// Creates the set from parsed blocks.
-    public init(networks: [IPNetwork]) {
+    package init(networks: [IPNetwork]) {
         self.networks = networks
     }
 
     /// `true` when no proxy is trusted.
-    public var isEmpty: Bool { networks.isEmpty }
+    package var isEmpty: Bool { networks.isEmpty }
 
     /// `true` when `address` lies in one of the trusted blocks.
-    public func isTrusted(_ address: IPAddress) -> Bool {
+    package func isTrusted(_ address: IPAddress) -> Bool {
         networks.contains { $0.contains(address) }
     }
 
     /// The client address of a request: ``clientAddress(peer:forwardedFor:)`` with the request's
     /// peer and its `X-Forwarded-For` fields; `nil` when the peer is unknown.
-    public func clientAddress(of request: HTTPRequest) -> String? {
+    package func clientAddress(of request: HTTPRequest) -> String? {
         guard let peer = request.remoteAddress?.host else { return nil }
         if isEmpty { return peer }
         return clientAddress(peer: peer, forwardedFor: request.headers.values(for: "X-Forwarded-For"))
@@ -62,7 +62,7 @@ public struct TrustedProxies: Sendable, Equatable {
     ///
     /// - Returns: the client's address in canonical text (dotted IPv4, compressed IPv6), or
     ///   `peer` unchanged when the header is not used.
-    public func clientAddress(peer: String, forwardedFor fields: [String]) -> String {
+    package func clientAddress(peer: String, forwardedFor fields: [String]) -> String {
         guard !isEmpty, !fields.isEmpty, let peerAddress = IPAddress(peer), isTrusted(peerAddress) else {
             return peer
         }

@@ -11,7 +11,7 @@
 ///   raw deflate instead.
 /// - `zstd`: RFC 8878 frames (several frames are concatenated); the window is capped at 8 MiB, as
 ///   RFC 8878 asks of HTTP decoders, which bounds the decoder's own memory too.
-public enum BodyDecoder {
+package enum BodyDecoder {
     /// The most codings accepted in one `Content-Encoding` list.
     static let maxCodings = 4
 
@@ -26,7 +26,7 @@ public enum BodyDecoder {
     /// - Throws: ``HTTPServerError`` with `bodyTooLarge` (answer 413) when the output would pass
     ///   `maxOutputBytes`, `malformedBody` (400) for corrupt, truncated or trailing data, and
     ///   `unsupportedEncoding` (415) for an unknown coding.
-    public static func decode(
+    package static func decode(
         _ body: [UInt8], contentEncoding: String?, maxOutputBytes: Int
     ) throws(HTTPServerError) -> [UInt8] {
         let codings = try parseCodings(contentEncoding)

@@ -3,16 +3,16 @@
 /// Type, subtype and parameter names are compared case-insensitively and stored lowercased;
 /// parameter values keep their case (quoted values are unquoted). `MediaType.parse("Application/JSON;
 /// charset=\"utf-8\"")` gives type `application`, subtype `json` and parameter `charset` = `utf-8`.
-public struct MediaType: Sendable, Hashable, CustomStringConvertible {
+package struct MediaType: Sendable, Hashable, CustomStringConvertible {
     /// The top-level type, lowercased (`application`).
-    public let type: String
+    package let type: String
     /// The subtype, lowercased (`json`).
-    public let subtype: String
+    package let subtype: String
     /// The parameters by lowercased name; when a name repeats, the first value wins.
-    public let parameters: [String: String]
+    package let parameters: [String: String]
 
     /// Creates a media type; type, subtype and parameter names are lowercased.
-    public init(type: String, subtype: String, parameters: [String: String] = [:]) {
+    package init(type: String, subtype: String, parameters: [String: String] = [:]) {
         self.type = type.lowercased()
         self.subtype = subtype.lowercased()
         var lowered: [String: String] = [:]
@@ -21,25 +21,25 @@ public struct MediaType: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `application/json`.
-    public static let json = MediaType(type: "application", subtype: "json")
+    package static let json = MediaType(type: "application", subtype: "json")
     /// `application/x-protobuf`.
-    public static let protobuf = MediaType(type: "application", subtype: "x-protobuf")
+    package static let protobuf = MediaType(type: "application", subtype: "x-protobuf")
 
     /// `type/subtype` without parameters.
-    public var essence: String { "\(type)/\(subtype)" }
+    package var essence: String { "\(type)/\(subtype)" }
 
     /// The value of a parameter (name compared case-insensitively), or `nil`.
-    public func parameter(_ name: String) -> String? {
+    package func parameter(_ name: String) -> String? {
         parameters[name.lowercased()]
     }
 
     /// Whether type and subtype equal `other`'s, ignoring parameters; `*` in `other` matches anything.
-    public func matches(_ other: MediaType) -> Bool {
+    package func matches(_ other: MediaType) -> Bool {
         (other.type == "*" || other.type == type) && (other.subtype == "*" || other.subtype == subtype)
     }
 
     /// `type/subtype` followed by the parameters sorted by name, values quoted when needed.
-    public var description: String {
+    package var description: String {
         var text = essence
         for name in parameters.keys.sorted() {
             let value = parameters[name] ?? ""
@@ -51,7 +51,7 @@ public struct MediaType: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a media type; returns `nil` when `text` is not one (missing subtype, characters that are
     /// not allowed in tokens, a parameter without `=`, an unterminated quoted string).
-    public static func parse(_ text: String) -> MediaType? {
+    package static func parse(_ text: String) -> MediaType? {
         var scanner = Scanner(Array(text.utf8))
         scanner.skipWhitespace()
         guard let type = scanner.token(), scanner.consume(UInt8(ascii: "/")), let subtype = scanner.token() else {

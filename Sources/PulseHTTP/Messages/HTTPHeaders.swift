@@ -1,16 +1,16 @@
 /// An ordered list of HTTP header fields with case-insensitive name lookup.
 ///
 /// Order and duplicates are preserved as received; lookups compare names ASCII case-insensitively.
-public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+package struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     /// One header field.
-    public struct Field: Sendable, Equatable {
+    package struct Field: Sendable, Equatable {
         /// The field name, with the case it was given.
-        public var name: String
+        package var name: String
         /// The field value.
-        public var value: String
+        package var value: String
 
         /// Creates a field.
-        public init(name: String, value: String) {
+        package init(name: String, value: String) {
             self.name = name
             self.value = value
         }
@@ -19,57 +19,57 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     private var fields: [Field]
 
     /// Creates an empty header list.
-    public init() {
+    package init() {
         fields = []
     }
 
     /// Creates a header list from fields, in order.
-    public init(_ fields: [Field]) {
+    package init(_ fields: [Field]) {
         self.fields = fields
     }
 
-    public init(dictionaryLiteral elements: (String, String)...) {
+    package init(dictionaryLiteral elements: (String, String)...) {
         fields = elements.map { Field(name: $0.0, value: $0.1) }
     }
 
     /// The number of fields.
-    public var count: Int { fields.count }
+    package var count: Int { fields.count }
 
     /// `true` when there are no fields.
-    public var isEmpty: Bool { fields.isEmpty }
+    package var isEmpty: Bool { fields.isEmpty }
 
     /// The value of the first field with this name (case-insensitive), or `nil`.
-    public subscript(name: String) -> String? {
+    package subscript(name: String) -> String? {
         fields.first { Self.namesEqual($0.name, name) }?.value
     }
 
     /// Every value of the fields with this name (case-insensitive), in order.
-    public func values(for name: String) -> [String] {
+    package func values(for name: String) -> [String] {
         fields.filter { Self.namesEqual($0.name, name) }.map(\.value)
     }
 
     /// `true` when a field with this name exists (case-insensitive).
-    public func contains(_ name: String) -> Bool {
+    package func contains(_ name: String) -> Bool {
         fields.contains { Self.namesEqual($0.name, name) }
     }
 
     /// Appends a field, keeping any existing fields of the same name.
-    public mutating func add(name: String, value: String) {
+    package mutating func add(name: String, value: String) {
         fields.append(Field(name: name, value: value))
     }
 
     /// Replaces every field of this name with a single field.
-    public mutating func set(name: String, value: String) {
+    package mutating func set(name: String, value: String) {
         remove(name: name)
         fields.append(Field(name: name, value: value))
     }
 
     /// Removes every field of this name (case-insensitive).
-    public mutating func remove(name: String) {
+    package mutating func remove(name: String) {
         fields.removeAll { Self.namesEqual($0.name, name) }
     }
 
-    public func makeIterator() -> IndexingIterator<[Field]> {
+    package func makeIterator() -> IndexingIterator<[Field]> {
         fields.makeIterator()
     }
 

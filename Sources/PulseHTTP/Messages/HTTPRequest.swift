@@ -1,24 +1,24 @@
 /// A complete HTTP request as handed to a server handler: the body has been fully received.
-public struct HTTPRequest: Sendable {
+package struct HTTPRequest: Sendable {
     /// The request method.
-    public var method: HTTPMethod
+    package var method: HTTPMethod
     /// The request path, percent-decoded, without the query string (e.g. `/v1/traces`).
-    public var path: String
+    package var path: String
     /// The query string's items, in order, percent-decoded.
-    public var query: [HTTPQueryItem]
+    package var query: [HTTPQueryItem]
     /// The request header fields.
-    public var headers: HTTPHeaders
+    package var headers: HTTPHeaders
     /// The body exactly as received on the wire (still content-encoded; see ``BodyDecoder``).
-    public var body: [UInt8]
+    package var body: [UInt8]
     /// The peer's address, when known.
-    public var remoteAddress: HTTPRemoteAddress?
+    package var remoteAddress: HTTPRemoteAddress?
     /// The request's share of the server's ``RequestMemoryBudget`` (already holding the estimate for
     /// the wire body), or `nil` for a request that did not come from an ``HTTPServer``. A handler
     /// that is about to hold more — a decompressed or transcoded copy — grows it first.
-    public var memory: RequestMemoryReservation?
+    package var memory: RequestMemoryReservation?
 
     /// Creates a request.
-    public init(
+    package init(
         method: HTTPMethod, path: String, query: [HTTPQueryItem] = [], headers: HTTPHeaders = HTTPHeaders(),
         body: [UInt8] = [], remoteAddress: HTTPRemoteAddress? = nil, memory: RequestMemoryReservation? = nil
     ) {
@@ -32,7 +32,7 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The value of the first query item with this name (case-sensitive), or `nil`.
-    public func queryValue(_ name: String) -> String? {
+    package func queryValue(_ name: String) -> String? {
         query.first { $0.name == name }?.value
     }
 }

@@ -9,9 +9,9 @@
 ///
 /// Label values are escaped (backslash, double quote, line feed); metric and label names are the
 /// caller's and must already follow the Prometheus naming rules.
-public struct PrometheusExposition: Sendable {
+package struct PrometheusExposition: Sendable {
     /// A metric family's type.
-    public enum Kind: String, Sendable {
+    package enum Kind: String, Sendable {
         /// A value that only goes up (until the process restarts).
         case counter
         /// A value that goes up and down.
@@ -21,30 +21,30 @@ public struct PrometheusExposition: Sendable {
     }
 
     /// The exposition so far.
-    public private(set) var text = ""
+    package private(set) var text = ""
 
     /// Creates an empty exposition.
-    public init() {}
+    package init() {}
 
     /// Starts a metric family: its `# HELP` and `# TYPE` lines.
-    public mutating func family(_ name: String, _ kind: Kind, _ help: String) {
+    package mutating func family(_ name: String, _ kind: Kind, _ help: String) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) \(kind.rawValue)\n"
     }
 
     /// One sample line with an integer value.
-    public mutating func sample(_ name: String, labels: KeyValuePairs<String, String> = [:], _ value: Int) {
+    package mutating func sample(_ name: String, labels: KeyValuePairs<String, String> = [:], _ value: Int) {
         line(name, labels, String(value))
     }
 
     /// One sample line with a floating-point value.
-    public mutating func sample(_ name: String, labels: KeyValuePairs<String, String> = [:], _ value: Double) {
+    package mutating func sample(_ name: String, labels: KeyValuePairs<String, String> = [:], _ value: Double) {
         line(name, labels, Self.format(value))
     }
 
     /// The samples of one histogram series: cumulative `_bucket` lines for `bounds` (per-bucket
     /// counts in `counts`, one per bound; observations above the last bound are only in `count`),
     /// then `+Inf`, `_sum` and `_count`.
-    public mutating func histogram(
+    package mutating func histogram(
         _ name: String, labels: KeyValuePairs<String, String> = [:], bounds: [Double], counts: [Int], sum: Double,
         count: Int
     ) {
@@ -60,7 +60,7 @@ public struct PrometheusExposition: Sendable {
     }
 
     /// Appends text written elsewhere (already in the exposition format).
-    public mutating func append(_ exposition: String) {
+    package mutating func append(_ exposition: String) {
         text += exposition
     }
 
@@ -75,7 +75,7 @@ public struct PrometheusExposition: Sendable {
     }
 
     /// A label value with `\`, `"` and line feeds escaped.
-    public static func escape(_ value: String) -> String {
+    package static func escape(_ value: String) -> String {
         guard value.utf8.contains(where: { $0 == 0x5C || $0 == 0x22 || $0 == 0x0A }) else { return value }
         var out = ""
         for character in value {

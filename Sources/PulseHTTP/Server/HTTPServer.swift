@@ -25,9 +25,9 @@ import Synchronization
 /// returns once it has been shut down (cancelling the task running it shuts it down). A server is
 /// started once; make a new one to serve again. Releasing a running server stops it at once, without
 /// the drain: handlers still running are answered with 503.
-public final class HTTPServer: Sendable {
+package final class HTTPServer: Sendable {
     /// The configuration the server was made with.
-    public let configuration: HTTPServerConfiguration
+    package let configuration: HTTPServerConfiguration
 
     private struct DaemonHandle: @unchecked Sendable {
         let pointer: OpaquePointer
@@ -64,7 +64,7 @@ public final class HTTPServer: Sendable {
     ///   - handler: called once per complete request, concurrently for different connections. It
     ///     runs in a `Task` on Swift's cooperative pool; the body it receives is still
     ///     content-encoded (see ``BodyDecoder``).
-    public convenience init(
+    package convenience init(
         configuration: HTTPServerConfiguration,
         handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
     ) {
@@ -82,7 +82,7 @@ public final class HTTPServer: Sendable {
     /// block (no I/O, no waiting): while it runs, that thread's other connections wait, so CPU work
     /// done here should be bounded (the gateway does only small requests' validation and mapping
     /// here). Every request must be answered exactly once (a second answer is dropped).
-    public init(
+    package init(
         configuration: HTTPServerConfiguration,
         dispatch: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void
     ) {
@@ -92,7 +92,7 @@ public final class HTTPServer: Sendable {
 
     /// The memory budget of requests in flight (``HTTPServerConfiguration/requestMemoryBudget``);
     /// its ``RequestMemoryBudget/reservedBytes`` is what they hold now.
-    public var memoryBudget: RequestMemoryBudget { core.memoryBudget }
+    package var memoryBudget: RequestMemoryBudget { core.memoryBudget }
 
     deinit {
         // A server dropped without shutdown(): stop it now, synchronously and briefly.
@@ -113,7 +113,7 @@ public final class HTTPServer: Sendable {
 
     /// The bound TCP port while running (the real one when the configuration asked for port 0),
     /// otherwise `nil`.
-    public var port: Int? {
+    package var port: Int? {
         lifecycle.withLock { state in
             switch state.phase {
             case .running(_, let port): return port
@@ -124,14 +124,14 @@ public final class HTTPServer: Sendable {
     }
 
     /// `true` from the moment ``shutdown(gracePeriod:)`` is called.
-    public var isShuttingDown: Bool { core.shuttingDown.load(ordering: .relaxed) }
+    package var isShuttingDown: Bool { core.shuttingDown.load(ordering: .relaxed) }
 
     /// Binds the address and starts serving on libmicrohttpd's threads.
     ///
     /// - Throws: ``HTTPServerError`` with `invalidConfiguration`, `startFailed` (address in use,
     ///   no IPv6 on this host), `tlsCertificate`/`tlsKey` (``HTTPServerConfiguration/tls``) or
     ///   `invalidState` (already started).
-    public func start() throws(HTTPServerError) {
+    package func start() throws(HTTPServerError) {
         try configuration.validate()
         let address = try ListenAddress(host: configuration.host, port: configuration.port)
         try lifecycle.withLock { state throws(HTTPServerError) in
@@ -197,7 +197,7 @@ public final class HTTPServer: Sendable {
     ///
     /// - Throws: ``HTTPServerError`` with `invalidState` when the server is not running or does not
     ///   serve HTTPS, `tlsCertificate`/`tlsKey` for credentials that cannot be used.
-    public func replaceTLSCredentials(_ credentials: TLSCredentials) throws(HTTPServerError) {
+    package func replaceTLSCredentials(_ credentials: TLSCredentials) throws(HTTPServerError) {
         try lifecycle.withLock { state throws(HTTPServerError) in
             guard case .running(let daemon, _) = state.phase, let slot = daemon.tls else {
                 throw HTTPServerError(.invalidState, "the server is not serving HTTPS")
@@ -273,7 +273,7 @@ public final class HTTPServer: Sendable {
     /// listening socket closes. Calling it again, or concurrently, waits for the same shutdown; on a
     /// server that never started it just marks it stopped. Cancelling the calling task does not
     /// shorten the drain.
-    public func shutdown(gracePeriod: Duration = .seconds(10)) async {
+    package func shutdown(gracePeriod: Duration = .seconds(10)) async {
         core.shuttingDown.store(true, ordering: .relaxed)
         let daemon: DaemonHandle? = lifecycle.withLock { state in
             switch state.phase {
@@ -329,7 +329,7 @@ public final class HTTPServer: Sendable {
     /// Cancelling the calling task starts ``shutdown(gracePeriod:)`` with the default grace period.
     ///
     /// - Throws: ``HTTPServerError`` when the server cannot start.
-    public func run() async throws(HTTPServerError) {
+    package func run() async throws(HTTPServerError) {
         let needsStart = lifecycle.withLock { state in
             if case .idle = state.phase { return true }
             return false

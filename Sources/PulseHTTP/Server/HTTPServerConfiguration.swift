@@ -36,61 +36,61 @@
 /// - A connection that makes no progress for ``idleTimeout`` — a slow client, or an idle
 ///   keep-alive connection — is closed by libmicrohttpd without a response (it sends no 408). A
 ///   connection whose request is being handled is suspended and never times out.
-public struct HTTPServerConfiguration: Sendable {
+package struct HTTPServerConfiguration: Sendable {
     /// The numeric address to listen on: `127.0.0.1`, `0.0.0.0`, `::1`, `::` (IPv6 and IPv4, dual
     /// stack), or `localhost` (same as `127.0.0.1`). Host names are not resolved.
-    public var host: String
+    package var host: String
     /// The TCP port; 0 picks a free port, readable from ``HTTPServer/port`` after start.
-    public var port: Int
+    package var port: Int
     /// The most connections served at once; further clients wait in the listen backlog.
-    public var connectionLimit: Int
+    package var connectionLimit: Int
     /// The most connections from one IP address, or 0 for no per-address limit.
-    public var perAddressConnectionLimit: Int
+    package var perAddressConnectionLimit: Int
     /// How long a connection may make no progress before it is closed (rounded up to whole seconds).
-    public var idleTimeout: Duration
+    package var idleTimeout: Duration
     /// The number of event-loop threads (each runs its own epoll loop and accepts connections).
-    public var threadCount: Int
+    package var threadCount: Int
     /// Memory per connection for the request line, headers and I/O buffers.
-    public var headerMemoryLimit: Int
+    package var headerMemoryLimit: Int
     /// The largest request body accepted as received on the wire (compressed size).
-    public var maxBodyBytes: Int
+    package var maxBodyBytes: Int
     /// The kernel listen backlog.
-    public var listenBacklog: Int
+    package var listenBacklog: Int
     /// The `Retry-After` value, in seconds, of the 503 sent to requests that arrive during shutdown
     /// and to requests refused for the memory budget.
-    public var shutdownRetryAfterSeconds: Int
+    package var shutdownRetryAfterSeconds: Int
     /// The memory that requests in flight may reserve together (default 512 MiB): their buffered
     /// bodies and whatever ``requestMemoryEstimate`` says decoding them takes. Servers made with
     /// the same budget object share it.
-    public var requestMemoryBudget: RequestMemoryBudget
+    package var requestMemoryBudget: RequestMemoryBudget
     /// How long a request waits for room in the memory budget before it gets 503.
-    public var requestMemoryWait: Duration
+    package var requestMemoryWait: Duration
     /// The memory a request reserves for a wire body of the given size, given its headers (at
     /// least the size itself; the default is just the size). Called on libmicrohttpd's threads:
     /// keep it cheap.
-    public var requestMemoryEstimate: MemoryEstimate
+    package var requestMemoryEstimate: MemoryEstimate
 
     /// Computes a request's memory reservation from its headers and wire body size.
-    public typealias MemoryEstimate = @Sendable (_ headers: HTTPHeaders, _ wireBytes: Int) -> Int
+    package typealias MemoryEstimate = @Sendable (_ headers: HTTPHeaders, _ wireBytes: Int) -> Int
     /// How long a request's line and headers may take to arrive, from the connection's accept (or
     /// from the previous response on a kept-alive connection, at least ``idleTimeout`` then).
-    public var headerTimeout: Duration
+    package var headerTimeout: Duration
     /// How long a request body may take to arrive before ``minBodyBytesPerSecond`` extends it.
-    public var bodyTimeout: Duration
+    package var bodyTimeout: Duration
     /// Every this many body bytes received extend ``bodyTimeout`` by one second (the minimum average
     /// rate a slow client must keep up); 0 makes ``bodyTimeout`` a fixed limit for the whole body.
-    public var minBodyBytesPerSecond: Int
+    package var minBodyBytesPerSecond: Int
     /// The most query parameters a request target may have.
-    public var maxQueryParameters: Int
+    package var maxQueryParameters: Int
     /// Sees (and may amend) the responses the server makes itself, before the handler runs: a head
     /// whose framing is refused (400, 501), a declared body over ``maxBodyBytes`` (413), a request
     /// refused for the memory budget or during shutdown (503), a chunked body that crosses
     /// ``maxBodyBytes`` (413, written at once: the status stays, fields and body are sent). The
     /// request has no body. Called on libmicrohttpd's threads: keep it short, never block.
-    public var earlyResponse: EarlyResponse?
+    package var earlyResponse: EarlyResponse?
 
     /// Observes or amends a response the server makes without the handler.
-    public typealias EarlyResponse = @Sendable (_ request: HTTPRequest, _ response: inout HTTPResponse) -> Void
+    package typealias EarlyResponse = @Sendable (_ request: HTTPRequest, _ response: inout HTTPResponse) -> Void
 
     /// Serve HTTPS with these credentials instead of plain HTTP (`nil`, the default).
     ///
@@ -100,10 +100,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// credentials while the server runs. Over TLS the two answers the server otherwise writes
     /// straight to the socket — 413 for a chunked body that crosses ``maxBodyBytes`` and 414 for
     /// too many query parameters — are not sent: the connection is closed instead.
-    public var tls: TLSCredentials?
+    package var tls: TLSCredentials?
 
     /// Creates a configuration; every parameter has a default.
-    public init(
+    package init(
         host: String = "127.0.0.1", port: Int = 4318, connectionLimit: Int = 1024,
         perAddressConnectionLimit: Int = 0, idleTimeout: Duration = .seconds(30), threadCount: Int = 2,
         headerMemoryLimit: Int = 32 * 1024, maxBodyBytes: Int = 16 * 1024 * 1024, listenBacklog: Int = 511,

@@ -17,21 +17,21 @@ import Synchronization
 /// When a large reservation (at least ``trimThresholdBytes``) is released, the freed heap memory is
 /// handed back to the operating system (`malloc_trim`), so the resident size falls again after a
 /// burst of big requests.
-public final class RequestMemoryBudget: Sendable {
+package final class RequestMemoryBudget: Sendable {
     /// The most bytes reserved at once.
-    public let limitBytes: Int
+    package let limitBytes: Int
     /// Releasing a reservation at least this large returns free heap memory to the system.
-    public static let trimThresholdBytes = 4 << 20
+    package static let trimThresholdBytes = 4 << 20
 
     private let reserved = Mutex<Int>(0)
 
     /// Creates a budget of `limitBytes` (at least 1; the gateway's default is 512 MiB).
-    public init(limitBytes: Int) {
+    package init(limitBytes: Int) {
         self.limitBytes = max(limitBytes, 1)
     }
 
     /// The bytes reserved right now by requests in flight.
-    public var reservedBytes: Int { reserved.withLock { $0 } }
+    package var reservedBytes: Int { reserved.withLock { $0 } }
 
     /// Adds `extra` bytes to a reservation that holds `held` already, if the total stays within the
     /// limit or that reservation is the only one. The caller keeps its own total within the limit.
@@ -58,11 +58,11 @@ public final class RequestMemoryBudget: Sendable {
 /// The server opens it with the estimate for the wire body and releases it when the request is
 /// finished; a handler that is about to hold more (a decompressed body, a transcoded copy) grows it
 /// first with ``grow(to:)`` and refuses the request when that fails.
-public final class RequestMemoryReservation: Sendable {
+package final class RequestMemoryReservation: Sendable {
     /// The budget this reservation draws from.
-    public let budget: RequestMemoryBudget
+    package let budget: RequestMemoryBudget
     /// How long ``grow(to:)`` waits for other requests to release memory.
-    public let wait: Duration
+    package let wait: Duration
 
     private struct State {
         var bytes = 0
@@ -78,13 +78,13 @@ public final class RequestMemoryReservation: Sendable {
     }
 
     /// The bytes this request has reserved.
-    public var bytes: Int { state.withLock { $0.bytes } }
+    package var bytes: Int { state.withLock { $0.bytes } }
 
     /// Raises the reservation to `total` bytes (at most the whole budget) at once if the budget
     /// allows; `true` when it holds that much afterwards. Never waits: for a caller on a thread that
     /// must not (a libmicrohttpd dispatcher), which continues in a task with ``grow(to:)`` when this
     /// fails.
-    public func growNow(to total: Int) -> Bool {
+    package func growNow(to total: Int) -> Bool {
         state.withLock { state in
             guard !state.released else { return false }
             let target = min(total, budget.limitBytes)
@@ -100,7 +100,7 @@ public final class RequestMemoryReservation: Sendable {
     /// Raises the reservation to `total` bytes, waiting up to ``wait`` for other requests to give
     /// memory back. Returns `false` when the budget stays too full (refuse the request with 503 and
     /// `Retry-After`); the reservation is then unchanged.
-    public func grow(to total: Int) async -> Bool {
+    package func grow(to total: Int) async -> Bool {
         if growNow(to: total) { return true }
         let deadline = ContinuousClock.now.advanced(by: wait)
         while ContinuousClock.now < deadline {

@@ -75,13 +75,13 @@ final class ResponseSlot: Sendable {
 /// Only the first answer counts: a later one, or one after a shutdown already answered the request
 /// with 503, is dropped. A responder that is never answered keeps its connection suspended until the
 /// shutdown forces it, so every path through a dispatcher must answer.
-public struct HTTPResponder: Sendable {
+package struct HTTPResponder: Sendable {
     let slot: ResponseSlot
 
     /// Sends `response` (unless the request was answered already). Returns whether it was this call
     /// that answered.
     @discardableResult
-    public func respond(_ response: HTTPResponse) -> Bool {
+    package func respond(_ response: HTTPResponse) -> Bool {
         slot.fulfill(response)
     }
 }

@@ -7,7 +7,7 @@ import CPulseShims
 /// unencrypted PEM private key (`BEGIN PRIVATE KEY`, `BEGIN RSA PRIVATE KEY` or
 /// `BEGIN EC PRIVATE KEY`) and must be the first certificate's. Printing the value shows neither
 /// the certificate nor the key.
-public struct TLSCredentials: Sendable, Equatable, CustomStringConvertible {
+package struct TLSCredentials: Sendable, Equatable, CustomStringConvertible {
     let certificatePEM: [UInt8]
     let keyPEM: [UInt8]
 
@@ -17,7 +17,7 @@ public struct TLSCredentials: Sendable, Equatable, CustomStringConvertible {
     ///   `tlsKey` (no key could be parsed, or it is encrypted) or `tlsKeyMismatch` (the key is not
     ///   the first certificate's);
     ///   the message gives GnuTLS's reason, never key material.
-    public init(certificatePEM: [UInt8], keyPEM: [UInt8]) throws(HTTPServerError) {
+    package init(certificatePEM: [UInt8], keyPEM: [UInt8]) throws(HTTPServerError) {
         self.certificatePEM = certificatePEM
         self.keyPEM = keyPEM
         pg_tls_credentials_free(try makeNative())
@@ -55,5 +55,5 @@ public struct TLSCredentials: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String { "TLSCredentials(certificate: \(certificatePEM.count) bytes, key: redacted)" }
+    package var description: String { "TLSCredentials(certificate: \(certificatePEM.count) bytes, key: redacted)" }
 }

@@ -1,23 +1,23 @@
 import PulseProtocol
 
 /// One app the ingest server accepts: its package policy, its policy snapshot and its releases.
-public struct IngestApp: Sendable, Hashable {
+package struct IngestApp: Sendable, Hashable {
     /// The package name that allows every package, including a connect without one.
-    public static let anyPackage = "*"
+    package static let anyPackage = "*"
 
     /// The public App ID (`appId` at connect, `projectId` in batches, `appKey` in update checks).
-    public var appId: String
+    package var appId: String
     /// The runtime packages (bundle identifiers) allowed to connect as this app. ``anyPackage``
     /// allows any package and a missing one; otherwise a connect must name one of these.
-    public var packages: [String]
+    package var packages: [String]
     /// The policy snapshot served by CLIENT_CONFIG_PULL; its `revision` is reported by connect and
     /// heartbeat results.
-    public var policy: ConfigSnapshot
+    package var policy: ConfigSnapshot
     /// Published builds for CLIENT_APP_UPDATE_CHECK.
-    public var releases: [IngestRelease]
+    package var releases: [IngestRelease]
 
     /// Creates an app entry.
-    public init(appId: String, packages: [String], policy: ConfigSnapshot, releases: [IngestRelease] = []) {
+    package init(appId: String, packages: [String], policy: ConfigSnapshot, releases: [IngestRelease] = []) {
         self.appId = appId
         self.packages = packages
         self.policy = policy
@@ -25,7 +25,7 @@ public struct IngestApp: Sendable, Hashable {
     }
 
     /// Whether a connect declaring `packageName` is allowed by the package policy.
-    public func allowsPackage(_ packageName: String?) -> Bool {
+    package func allowsPackage(_ packageName: String?) -> Bool {
         if packages.contains(Self.anyPackage) {
             return true
         }
@@ -41,7 +41,7 @@ public struct IngestApp: Sendable, Hashable {
     /// none is newer than `buildNumber`, the action is `none` (with the newest known build, if any).
     /// Otherwise the newest candidate is offered: `forced` when any newer candidate is marked forced
     /// or `buildNumber` is below a newer candidate's `minimumSupportedBuild`, else `optional`.
-    public func updateDecision(platform: String, packageName: String, buildNumber: Int64) -> UpdateCheckResult {
+    package func updateDecision(platform: String, packageName: String, buildNumber: Int64) -> UpdateCheckResult {
         let candidates = releases.filter { release in
             release.platform == platform && (release.packageName == nil || release.packageName == packageName)
         }

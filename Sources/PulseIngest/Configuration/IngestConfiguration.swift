@@ -9,40 +9,40 @@ import PulseStorage
 /// configuration.policy = try IngestPolicy.load(path: "ingest-config.json")
 /// let server = try await IngestServer.start(configuration)
 /// ```
-public struct IngestConfiguration: Sendable {
+package struct IngestConfiguration: Sendable {
     /// The default msgtrans address, `127.0.0.1:6000`.
-    public static let defaultListen = IngestListenAddress(host: "127.0.0.1", port: 6000)
+    package static let defaultListen = IngestListenAddress(host: "127.0.0.1", port: 6000)
 
     /// Where Pulse clients connect (msgtrans over TCP). Default `127.0.0.1:6000`; port 0 picks a
     /// free port (see ``IngestServer/port``).
-    public var listen: IngestListenAddress
+    package var listen: IngestListenAddress
     /// The directory of the SQLite database (`ingest.sqlite`); created if missing.
-    public var dataDirectory: String
+    package var dataDirectory: String
     /// Allowed apps, packages, policy snapshots and releases.
-    public var policy: IngestPolicy
+    package var policy: IngestPolicy
     /// The config file ``policy`` was loaded from, if any: ``IngestServer/reloadPolicyFile()`` and the
     /// admin endpoint's `POST /reload` re-read it (the SIGHUP equivalent). `nil` disables both.
-    public var policyFile: String?
+    package var policyFile: String?
     /// The read-only admin HTTP endpoint (`/stats`, `/events`, `POST /control`); `nil` for none.
-    public var admin: IngestListenAddress?
+    package var admin: IngestListenAddress?
     /// The wall clock for presence, history and timestamps (inject a manual clock in tests).
-    public var clock: StorageClock
+    package var clock: StorageClock
     /// How long a heartbeat keeps a connection present. Default 150 s.
-    public var presenceTTLMs: Int64
+    package var presenceTTLMs: Int64
     /// Batches accepted for commit and not yet committed, across all connections. A batch beyond
     /// it is answered with 429 at once. Default 1,024.
-    public var maxPendingBatches: Int
+    package var maxPendingBatches: Int
     /// The most batches (and history updates) sharing one commit. Default 512.
-    public var maxGroupCommit: Int
+    package var maxGroupCommit: Int
     /// How long a write waits for a database lock held by another process before the request is
     /// answered with 503. Default 5 s.
-    public var storageBusyTimeout: Duration
+    package var storageBusyTimeout: Duration
     /// How long a control RPC sent from the admin endpoint waits for each client. Default 10 s.
-    public var controlTimeout: Duration
+    package var controlTimeout: Duration
     /// How long an accepted connection may take to complete `CLIENT_CONNECT` (its first frame sent
     /// and the connect answered with success) before it is closed without a reply. Default 10 s.
     /// It replaces ``MsgTransServerConfiguration/establishTimeout`` of ``transport``.
-    public var connectDeadline: Duration
+    package var connectDeadline: Duration
     /// Settings of the msgtrans server (connection limits, timeouts, shutdown grace period, the cap
     /// on bytes of incomplete frames buffered across all connections,
     /// ``MsgTransServerConfiguration/maxPartialFrameBytes``, default 256 MiB). The ingest server
@@ -50,15 +50,15 @@ public struct IngestConfiguration: Sendable {
     /// `connection.frameLimits.maxDecompressedBytes` (16 MiB) is the ingest's one payload limit:
     /// a request whose plaintext is larger, whether it arrived plain or compressed, is answered
     /// 400 `payload larger than N bytes (uncompressed)`.
-    public var transport: MsgTransServerConfiguration
+    package var transport: MsgTransServerConfiguration
     /// Log lines the process could not write so far (a full disk, a closed pipe), reported as
     /// `logLinesDropped` on `/stats`; `pulsegate ingest` passes its standard streams' count.
-    public var droppedLogLines: @Sendable () -> Int
+    package var droppedLogLines: @Sendable () -> Int
     /// The build's version, reported as `pulsegate_build_info` on the admin endpoint's `/metrics`.
-    public var version: String
+    package var version: String
 
     /// Creates a configuration with the documented defaults and no allowed app.
-    public init(dataDirectory: String, policy: IngestPolicy = IngestPolicy()) {
+    package init(dataDirectory: String, policy: IngestPolicy = IngestPolicy()) {
         listen = Self.defaultListen
         self.dataDirectory = dataDirectory
         self.policy = policy

@@ -1,12 +1,12 @@
 /// A numeric `HOST:PORT` to listen on, such as `127.0.0.1:6000`, `[::1]:6000` or `0.0.0.0:0`.
-public struct IngestListenAddress: Sendable, Hashable, CustomStringConvertible {
+package struct IngestListenAddress: Sendable, Hashable, CustomStringConvertible {
     /// The numeric host, without brackets.
-    public var host: String
+    package var host: String
     /// The TCP port; 0 picks a free one.
-    public var port: Int
+    package var port: Int
 
     /// Creates an address.
-    public init(host: String, port: Int) {
+    package init(host: String, port: Int) {
         self.host = host
         self.port = port
     }
@@ -14,7 +14,7 @@ public struct IngestListenAddress: Sendable, Hashable, CustomStringConvertible {
     /// Parses `HOST:PORT`; an IPv6 host is written in brackets (`[::1]:6000`).
     ///
     /// - Throws: ``IngestError/Code/invalidConfiguration`` for a missing host or an invalid port.
-    public init(parsing text: String) throws(IngestError) {
+    package init(parsing text: String) throws(IngestError) {
         let host: Substring
         let portText: Substring
         if text.hasPrefix("[") {
@@ -48,7 +48,7 @@ public struct IngestListenAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `HOST:PORT`, with brackets around an IPv6 host.
-    public var description: String {
+    package var description: String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }

@@ -17,21 +17,21 @@ import PulseProtocol
 ///   ]
 /// }
 /// ```
-public struct IngestPolicy: Sendable, Hashable {
+package struct IngestPolicy: Sendable, Hashable {
     /// The apps, keyed by App ID.
-    public var apps: [String: IngestApp]
+    package var apps: [String: IngestApp]
     /// The heartbeat interval sent in connect and heartbeat results. Default 60 s.
-    public var heartbeatIntervalMs: Int64
+    package var heartbeatIntervalMs: Int64
     /// When true, a connect for an App ID that is not listed is accepted as if the app were listed
     /// with any package, the default policy snapshot (revision 1) and no releases. For development
     /// and the gateway's embedded default; never set it for a shared deployment.
-    public var acceptUnknownApps: Bool
+    package var acceptUnknownApps: Bool
 
     /// The default heartbeat interval, 60 s.
-    public static let defaultHeartbeatIntervalMs: Int64 = 60_000
+    package static let defaultHeartbeatIntervalMs: Int64 = 60_000
 
     /// Creates a policy.
-    public init(
+    package init(
         apps: [IngestApp] = [], heartbeatIntervalMs: Int64 = IngestPolicy.defaultHeartbeatIntervalMs,
         acceptUnknownApps: Bool = false
     ) {
@@ -41,11 +41,11 @@ public struct IngestPolicy: Sendable, Hashable {
     }
 
     /// A policy that accepts every app and package (see ``acceptUnknownApps``).
-    public static let acceptingEveryApp = IngestPolicy(acceptUnknownApps: true)
+    package static let acceptingEveryApp = IngestPolicy(acceptUnknownApps: true)
 
     /// The entry for `appId`: the listed app, or with ``acceptUnknownApps`` a default entry; `nil`
     /// when the app is not allowed.
-    public func app(_ appId: String) -> IngestApp? {
+    package func app(_ appId: String) -> IngestApp? {
         if let app = apps[appId] {
             return app
         }
@@ -59,14 +59,14 @@ public struct IngestPolicy: Sendable, Hashable {
     ///
     /// - Throws: ``IngestError/Code/configurationUnreadable`` when the file cannot be read,
     ///   ``IngestError/Code/invalidConfiguration`` when its content is invalid.
-    public static func load(path: String) throws(IngestError) -> IngestPolicy {
+    package static func load(path: String) throws(IngestError) -> IngestPolicy {
         try IngestPolicy(json: try read(path: path), source: path)
     }
 
     /// The bytes of a config file.
     ///
     /// - Throws: ``IngestError/Code/configurationUnreadable`` naming the file.
-    public static func read(path: String) throws(IngestError) -> [UInt8] {
+    package static func read(path: String) throws(IngestError) -> [UInt8] {
         do {
             return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
@@ -78,7 +78,7 @@ public struct IngestPolicy: Sendable, Hashable {
     ///
     /// - Parameter source: names the input in error messages.
     /// - Throws: ``IngestError/Code/invalidConfiguration`` listing every problem (``check(json:)``).
-    public init(json: [UInt8], source: String = "config") throws(IngestError) {
+    package init(json: [UInt8], source: String = "config") throws(IngestError) {
         let (policy, problems) = Self.check(json: json)
         guard let policy, problems.isEmpty else {
             throw IngestError(
@@ -94,7 +94,7 @@ public struct IngestPolicy: Sendable, Hashable {
     /// `pulsegate ingest` (start, SIGHUP, `POST /reload`) and `pulsegate ingest validate`. A policy
     /// snapshot (`apps[i].policy`) reports a problem for each member that is wrong on its own. A key the format does not define is a
     /// problem too (a typo should not pass silently), as in the gateway's config file.
-    public static func check(json: [UInt8]) -> (IngestPolicy?, [ConfigurationProblem]) {
+    package static func check(json: [UInt8]) -> (IngestPolicy?, [ConfigurationProblem]) {
         let root: JSONNode
         do {
             root = try JSONParser(maxDepth: 16, maxBytes: 16 << 20).parse(json).root
@@ -259,7 +259,7 @@ public struct IngestPolicy: Sendable, Hashable {
     /// revisions stay strictly increasing per app while the server runs.
     ///
     /// - Returns: the adjusted policy and the App IDs whose revision changed.
-    public func succeeding(_ previous: IngestPolicy) -> (policy: IngestPolicy, changedApps: [String]) {
+    package func succeeding(_ previous: IngestPolicy) -> (policy: IngestPolicy, changedApps: [String]) {
         var next = self
         var changed: [String] = []
         for (appId, app) in apps {

@@ -2,27 +2,27 @@
 ///
 /// Builds are ordered by ``buildNumber`` (the monotonic platform build number, `CFBundleVersion` on
 /// iOS), never by comparing ``versionName``s.
-public struct IngestRelease: Sendable, Hashable, Codable {
+package struct IngestRelease: Sendable, Hashable, Codable {
     /// The platform the build is for, such as `ios` or `android` (compared exactly).
-    public var platform: String
+    package var platform: String
     /// The package the build is for; `nil` means every package of the app.
-    public var packageName: String?
+    package var packageName: String?
     /// The display version, such as `2.5.0`.
-    public var versionName: String?
+    package var versionName: String?
     /// The monotonic build number.
-    public var buildNumber: Int64
+    package var buildNumber: Int64
     /// Release notes shown to the user.
-    public var releaseNotes: String?
+    package var releaseNotes: String?
     /// Where to get the build.
-    public var downloadUrl: String?
+    package var downloadUrl: String?
     /// Whether installs older than this build must update (`forced`) rather than may (`optional`).
-    public var forced: Bool
+    package var forced: Bool
     /// Installs with a build number below this must update (`forced`) even when no newer release
     /// is marked ``forced``.
-    public var minimumSupportedBuild: Int64?
+    package var minimumSupportedBuild: Int64?
 
     /// Creates a release.
-    public init(
+    package init(
         platform: String, packageName: String? = nil, versionName: String? = nil, buildNumber: Int64,
         releaseNotes: String? = nil, downloadUrl: String? = nil, forced: Bool = false,
         minimumSupportedBuild: Int64? = nil
@@ -42,7 +42,7 @@ public struct IngestRelease: Sendable, Hashable, Codable {
         case minimumSupportedBuild
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         platform = try container.decode(String.self, forKey: .platform)
         packageName = try container.decodeIfPresent(String.self, forKey: .packageName)

@@ -5,10 +5,10 @@ import PulseKit
 ///
 /// Descriptions name codes, paths and identifiers of configuration entries, never payload bytes
 /// or secrets.
-public typealias IngestError = PulseError<IngestErrorCode>
+package typealias IngestError = PulseError<IngestErrorCode>
 
 /// What went wrong in the PulseIngest module.
-public enum IngestErrorCode: String, PulseErrorCode, CaseIterable {
+package enum IngestErrorCode: String, PulseErrorCode, CaseIterable {
     /// The configuration (flags, environment or the config file) is invalid.
     case invalidConfiguration
     /// The config file could not be read.

@@ -18,13 +18,13 @@ import Synchronization
 /// ```
 ///
 /// Used by `pulsegate ingest`, by the gateway's embedded mode and by tests.
-public final class IngestServer: Sendable {
+package final class IngestServer: Sendable {
     /// The bound msgtrans port (useful when configured with port 0).
-    public let port: Int
+    package let port: Int
     /// The bound msgtrans address, such as `127.0.0.1:6000`.
-    public let localAddress: String
+    package let localAddress: String
     /// The bound admin HTTP port, or `nil` without an admin endpoint.
-    public let adminPort: Int?
+    package let adminPort: Int?
 
     let core: IngestCore
     private let transport: MsgTransServer
@@ -53,7 +53,7 @@ public final class IngestServer: Sendable {
     /// - Throws: ``IngestError/Code/startFailed`` when another process holds the data directory or
     ///   an address cannot be bound, ``IngestError/Code/storageFailed`` when the data directory or
     ///   database cannot be used.
-    public static func start(_ configuration: IngestConfiguration) async throws(IngestError) -> IngestServer {
+    package static func start(_ configuration: IngestConfiguration) async throws(IngestError) -> IngestServer {
         let lock = try IngestStore.lockDirectory(configuration.dataDirectory)
         let sessions = SessionSlot()
         var transportConfiguration = configuration.transport
@@ -139,7 +139,7 @@ public final class IngestServer: Sendable {
     /// in flight (batches being committed are acknowledged; new requests get 429), closes every
     /// connection, records the closes and closes the database. Calling it again waits for the same
     /// shutdown.
-    public func shutdown() async {
+    package func shutdown() async {
         await admin?.shutdown(gracePeriod: .seconds(2))
         await transport.shutdown()
         await core.drainBackground()
@@ -147,7 +147,7 @@ public final class IngestServer: Sendable {
     }
 
     /// Suspends until the server has shut down; cancelling the calling task shuts it down.
-    public func run() async {
+    package func run() async {
         await transport.run()
         await shutdown()
     }
@@ -155,7 +155,7 @@ public final class IngestServer: Sendable {
     // MARK: - Policy
 
     /// The policy in force.
-    public var policy: IngestPolicy {
+    package var policy: IngestPolicy {
         core.policy
     }
 
@@ -166,7 +166,7 @@ public final class IngestServer: Sendable {
     ///
     /// - Returns: the App IDs whose revision changed.
     @discardableResult
-    public func reload(_ policy: IngestPolicy) -> [String] {
+    package func reload(_ policy: IngestPolicy) -> [String] {
         core.replacePolicy(policy)
     }
 
@@ -176,7 +176,7 @@ public final class IngestServer: Sendable {
     ///
     /// - Returns: the App IDs whose revision changed.
     @discardableResult
-    public func reloadAndInvalidate(_ policy: IngestPolicy) async -> [String] {
+    package func reloadAndInvalidate(_ policy: IngestPolicy) async -> [String] {
         let changed = core.replacePolicy(policy)
         await withTaskGroup(of: Void.self) { group in
             for app in changed {
@@ -199,7 +199,7 @@ public final class IngestServer: Sendable {
     /// - Throws: ``IngestError/Code/invalidConfiguration`` without a policy file or when it fails to
     ///   load (the message says why).
     @discardableResult
-    public func reloadPolicyFile() async throws(IngestError) -> [String] {
+    package func reloadPolicyFile() async throws(IngestError) -> [String] {
         guard let policyFile else {
             throw IngestError(.invalidConfiguration, "no config file to reload")
         }
@@ -214,7 +214,7 @@ public final class IngestServer: Sendable {
     /// connected client of `app` and returns each client's answer.
     ///
     /// - Parameter timeout: per client; ``IngestConfiguration/controlTimeout`` when `nil`.
-    public func sendControl(
+    package func sendControl(
         app: String, route: ControlRoute, arguments: JSONValue = .object([]), timeout: Duration? = nil
     ) async -> [IngestControlOutcome] {
         await core.sendControl(app: app, route: route, arguments: arguments, timeout: timeout ?? controlTimeout)
@@ -223,37 +223,37 @@ public final class IngestServer: Sendable {
     // MARK: - Queries
 
     /// The server's numbers now.
-    public func statistics() -> IngestStatistics {
+    package func statistics() -> IngestStatistics {
         core.statistics(transport: transport.statistics)
     }
 
     /// The transport's counters (frames, protocol faults, admission replies and closes, …).
-    public var transportStatistics: MsgTransStatistics.Snapshot {
+    package var transportStatistics: MsgTransStatistics.Snapshot {
         transport.statistics.snapshot()
     }
 
     /// Whether the session `connectionId` is present now (its presence TTL has not expired).
-    public func isPresent(connectionId: String) -> Bool {
+    package func isPresent(connectionId: String) -> Bool {
         core.registry.isPresent(connectionId: connectionId, at: core.clock.nowMilliseconds())
     }
 
     /// The newest `limit` stored events of `app`, newest first.
-    public func events(app: String, limit: Int = 100) async throws(IngestError) -> [IngestedEvent] {
+    package func events(app: String, limit: Int = 100) async throws(IngestError) -> [IngestedEvent] {
         try await query("events") { try await $0.events(app: app, limit: limit) }
     }
 
     /// The newest `limit` stored crash reports of `app`, newest first.
-    public func crashes(app: String, limit: Int = 100) async throws(IngestError) -> [IngestedCrash] {
+    package func crashes(app: String, limit: Int = 100) async throws(IngestError) -> [IngestedCrash] {
         try await query("crashes") { try await $0.crashes(app: app, limit: limit) }
     }
 
     /// What the store holds for `app`.
-    public func counts(app: String) async throws(IngestError) -> IngestCounts {
+    package func counts(app: String) async throws(IngestError) -> IngestCounts {
         try await query("counts") { try await $0.counts()[app] ?? IngestCounts() }
     }
 
     /// The durable connection history of `app`, oldest first.
-    public func connectionHistory(app: String) async throws(IngestError) -> [ConnectionHistoryEntry] {
+    package func connectionHistory(app: String) async throws(IngestError) -> [ConnectionHistoryEntry] {
         try await query("connection history") { try await $0.connectionHistory(app: app) }
     }
 

@@ -1,26 +1,26 @@
 /// Per-app numbers of an ``IngestStatistics`` snapshot.
-public struct IngestAppStatistics: Sendable, Equatable {
+package struct IngestAppStatistics: Sendable, Equatable {
     /// Connected sessions (CLIENT_CONNECT succeeded, connection still open).
-    public var sessions: Int
+    package var sessions: Int
     /// Sessions whose presence TTL has not expired.
-    public var present: Int
+    package var present: Int
     /// Distinct event batches stored (including those stored before this process started).
-    public var eventBatches: Int
+    package var eventBatches: Int
     /// Distinct crash batches stored (including those stored before this process started).
-    public var crashBatches: Int
+    package var crashBatches: Int
     /// Replayed batches answered without storing anything, since start.
-    public var duplicateBatches: Int
+    package var duplicateBatches: Int
     /// Distinct events stored (including those stored before this process started).
-    public var events: Int
+    package var events: Int
     /// Events skipped because their id was already stored, since start.
-    public var duplicateEvents: Int
+    package var duplicateEvents: Int
     /// Distinct crash reports stored (including those stored before this process started).
-    public var crashes: Int
+    package var crashes: Int
     /// Crash reports skipped because their crash id was already stored, since start.
-    public var duplicateCrashes: Int
+    package var duplicateCrashes: Int
 
     /// Creates zeroed statistics.
-    public init() {
+    package init() {
         sessions = 0
         present = 0
         eventBatches = 0

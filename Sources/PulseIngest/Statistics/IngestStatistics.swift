@@ -1,36 +1,36 @@
 /// A snapshot of an ingest server's numbers (``IngestServer/statistics()``; `/stats` on the admin
 /// endpoint).
-public struct IngestStatistics: Sendable, Equatable {
+package struct IngestStatistics: Sendable, Equatable {
     /// Open msgtrans connections (connected or not).
-    public var openConnections: Int
+    package var openConnections: Int
     /// Batches waiting for their commit (the bounded ingest queue).
-    public var pendingBatches: Int
+    package var pendingBatches: Int
     /// The ingest queue's capacity (``IngestConfiguration/maxPendingBatches``).
-    public var pendingBatchCapacity: Int
+    package var pendingBatchCapacity: Int
     /// Durable commits of the store (each one fsync).
-    public var commits: Int
+    package var commits: Int
     /// Jobs (batches and history updates) those commits carried.
-    public var committedJobs: Int
+    package var committedJobs: Int
     /// Group commits of the store (batches and history updates committed together, one fsync
     /// each); `committedJobs / groupCommits` is the jobs shared per commit.
-    public var groupCommits: Int
+    package var groupCommits: Int
     /// The most jobs one group commit carried: above 1 when pipelined requests of a connection, or
     /// requests of several connections, shared one fsync.
-    public var largestGroupCommit: Int
+    package var largestGroupCommit: Int
     /// Decompression contexts (zstd and zlib) created by this process (msgtrans payloads;
     /// ``MsgTrans/PayloadCompressor/contextStatistics``): stays small because contexts are reused.
-    public var decompressionContextsCreated: Int
+    package var decompressionContextsCreated: Int
     /// Decompressions that reused a pooled context instead of creating one.
-    public var decompressionContextsReused: Int
+    package var decompressionContextsReused: Int
     /// Non-zero response codes sent, by code, since start (including admission rejections).
-    public var rejections: [Int: Int]
+    package var rejections: [Int: Int]
     /// Per-app numbers, keyed by App ID.
-    public var apps: [String: IngestAppStatistics]
+    package var apps: [String: IngestAppStatistics]
     /// Log lines the process could not write (``IngestConfiguration/droppedLogLines``).
-    public var logLinesDropped: Int
+    package var logLinesDropped: Int
 
     /// Creates a snapshot.
-    public init(
+    package init(
         openConnections: Int = 0, pendingBatches: Int = 0, pendingBatchCapacity: Int = 0, commits: Int = 0,
         committedJobs: Int = 0, rejections: [Int: Int] = [:], apps: [String: IngestAppStatistics] = [:],
         logLinesDropped: Int = 0, groupCommits: Int = 0, largestGroupCommit: Int = 0,

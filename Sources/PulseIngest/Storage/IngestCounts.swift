@@ -1,18 +1,19 @@
 /// What the store holds for one app (returned by ``IngestServer/counts(app:)``).
-public struct IngestCounts: Sendable, Equatable {
+package struct IngestCounts: Sendable, Equatable {
     /// Distinct event batches stored.
-    public var eventBatches: Int
+    package var eventBatches: Int
     /// Distinct crash batches stored.
-    public var crashBatches: Int
+    package var crashBatches: Int
     /// Distinct events stored.
-    public var events: Int
+    package var events: Int
     /// Distinct crash reports stored.
-    public var crashes: Int
+    package var crashes: Int
     /// Connections recorded in the history.
-    public var connections: Int
+    package var connections: Int
 
     /// Creates counts.
-    public init(eventBatches: Int = 0, crashBatches: Int = 0, events: Int = 0, crashes: Int = 0, connections: Int = 0) {
+    package init(eventBatches: Int = 0, crashBatches: Int = 0, events: Int = 0, crashes: Int = 0, connections: Int = 0)
+    {
         self.eventBatches = eventBatches
         self.crashBatches = crashBatches
         self.events = events
