@@ -2,10 +2,10 @@ import PulseKit
 
 /// An error of the command line layer (bad usage, or a component that failed to start): the
 /// shared ``PulseError`` shape with ``CLIErrorCode``.
-public typealias CLIError = PulseError<CLIErrorCode>
+package typealias CLIError = PulseError<CLIErrorCode>
 
 /// What went wrong on the command line, as a stable code.
-public enum CLIErrorCode: String, PulseErrorCode, CaseIterable {
+package enum CLIErrorCode: String, PulseErrorCode, CaseIterable {
     /// The arguments are not valid; the process exits with status 2.
     case usage
     /// A component failed while running; the process exits with status 1.
@@ -16,7 +16,7 @@ public enum CLIErrorCode: String, PulseErrorCode, CaseIterable {
 
 extension CLIError {
     /// The process exit status for this error.
-    public var exitStatus: Int32 {
+    package var exitStatus: Int32 {
         switch code {
         case .usage: 2
         case .runtime: 1

@@ -5,17 +5,17 @@ import Synchronization
 #endif
 
 /// Where the command line writes: standard output and standard error, injectable for tests.
-public struct CommandLineOutput: Sendable {
+package struct CommandLineOutput: Sendable {
     /// Writes to standard output.
-    public var standardOutput: @Sendable (String) -> Void
+    package var standardOutput: @Sendable (String) -> Void
     /// Writes to standard error.
-    public var standardError: @Sendable (String) -> Void
+    package var standardError: @Sendable (String) -> Void
     /// Writes that could not be delivered so far (counted by the process's streams; `0` for sinks
     /// that cannot fail). `pulsegate serve` reports it as `pulsegate_log_lines_dropped_total`.
-    public var droppedWrites: @Sendable () -> Int
+    package var droppedWrites: @Sendable () -> Int
 
     /// Creates an output from two sinks.
-    public init(
+    package init(
         standardOutput: @escaping @Sendable (String) -> Void,
         standardError: @escaping @Sendable (String) -> Void,
         droppedWrites: @escaping @Sendable () -> Int = { 0 }
@@ -28,7 +28,7 @@ public struct CommandLineOutput: Sendable {
     /// The process's standard output and standard error, written with `write(2)`: a write that
     /// fails (a full disk, `/dev/full`, a pipe whose reader exited) drops that text and counts it
     /// instead of stopping the process.
-    public static func processStreams() -> CommandLineOutput {
+    package static func processStreams() -> CommandLineOutput {
         let output = StandardStreamWriter(descriptor: STDOUT_FILENO)
         let error = StandardStreamWriter(descriptor: STDERR_FILENO)
         return CommandLineOutput(

@@ -9,11 +9,11 @@ import PulseIngest
 /// // POST to http://127.0.0.1:\(system.gateway.httpPort)/v1/logs; events land in system.embeddedIngest
 /// await system.shutdown()
 /// ```
-public final class GatewaySystem: Sendable {
+package final class GatewaySystem: Sendable {
     /// The running gateway.
-    public let gateway: RunningGateway
+    package let gateway: RunningGateway
     /// The in-process ingest server, when the gateway was started without an upstream.
-    public let embeddedIngest: IngestServer?
+    package let embeddedIngest: IngestServer?
 
     private init(gateway: RunningGateway, embeddedIngest: IngestServer?) {
         self.gateway = gateway
@@ -29,7 +29,7 @@ public final class GatewaySystem: Sendable {
     ///
     /// - Parameter embeddedAdmin: where the embedded ingest server's admin endpoint listens
     ///   (`/events`, `/stats`, `/metrics`; `serve --admin`), `nil` for none. Ignored with an upstream.
-    public static func start(
+    package static func start(
         _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment(),
         embeddedAdmin: IngestListenAddress? = nil
     ) async throws -> GatewaySystem {
@@ -72,7 +72,7 @@ public final class GatewaySystem: Sendable {
 
     /// Drains the gateway (stop accepting, finish in-flight requests, keep the outbox), then
     /// stops the embedded ingest server.
-    public func shutdown() async {
+    package func shutdown() async {
         await gateway.shutdown()
         await embeddedIngest?.shutdown()
     }

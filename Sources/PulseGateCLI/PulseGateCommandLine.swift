@@ -6,9 +6,9 @@
 ///
 /// The executable only forwards `CommandLine.arguments` here, so tests drive the whole
 /// program through ``run(arguments:environment:output:)`` without spawning a process.
-public enum PulseGateCommandLine {
+package enum PulseGateCommandLine {
     /// The usage text printed by `pulsegate --help`.
-    public static let usage = """
+    package static let usage = """
         PulseGate \(PulseGateVersion.current): a durable OTLP/HTTP gateway for mobile telemetry that forwards \
         batches upstream as Pulse requests over msgtrans.
 
@@ -36,7 +36,7 @@ public enum PulseGateCommandLine {
     /// away) and a file-size limit are write errors the code handles instead of signals that kill
     /// every command. Sockets already send with `MSG_NOSIGNAL`; this also covers the standard
     /// streams and libraries that do not.
-    public static func prepareProcess() {
+    package static func prepareProcess() {
         signal(SIGPIPE, SIG_IGN)
         signal(SIGXFSZ, SIG_IGN)
     }
@@ -44,7 +44,7 @@ public enum PulseGateCommandLine {
     /// Runs the command line and returns the process exit status
     /// (0 success, 1 runtime failure or an invalid configuration for `validate`, 2 usage error,
     /// 3 `upload flush` left batches undelivered).
-    public static func run(
+    package static func run(
         arguments: [String],
         environment: [String: String],
         output: CommandLineOutput

@@ -1,5 +1,5 @@
 /// The version of PulseGate, printed by `pulsegate --version` and sent as the SDK version upstream.
-public enum PulseGateVersion {
+package enum PulseGateVersion {
     /// Semantic version of this build.
-    public static let current = "0.1.0"
+    package static let current = "0.1.0"
 }

@@ -3,13 +3,13 @@ import Synchronization
 
 /// The path of the built `pulsegate` executable (next to the test bundle in `.build/<config>`),
 /// or `nil` when it has not been built.
-public func builtPulsegateExecutable() -> String? {
+package func builtPulsegateExecutable() -> String? {
     builtExecutable("pulsegate")
 }
 
 /// The path of the package's built executable `name` (next to the test bundle in `.build/<config>`),
 /// or `nil` when it has not been built.
-public func builtExecutable(_ name: String) -> String? {
+package func builtExecutable(_ name: String) -> String? {
     var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     for _ in 0..<4 {
         let candidate = directory.appendingPathComponent(name).path
@@ -23,7 +23,7 @@ public func builtExecutable(_ name: String) -> String? {
 }
 
 /// Waits for a child process to exit without blocking a thread of the cooperative pool.
-public func waitForChildExit(_ process: Process) async {
+package func waitForChildExit(_ process: Process) async {
     while process.isRunning {
         try? await Task.sleep(for: .milliseconds(5))
     }
@@ -31,12 +31,12 @@ public func waitForChildExit(_ process: Process) async {
 }
 
 /// The lines a child writes to a pipe, collected on a thread of their own.
-public final class ChildOutputLines: Sendable {
+package final class ChildOutputLines: Sendable {
     private let lines = Mutex<[String]>([])
     private let finished = Mutex(false)
 
     /// Starts reading `handle` until end of file.
-    public init(_ handle: FileHandle) {
+    package init(_ handle: FileHandle) {
         let thread = Thread { [self] in
             let descriptor = handle.fileDescriptor
             var pending: [UInt8] = []
@@ -58,8 +58,8 @@ public final class ChildOutputLines: Sendable {
     }
 
     /// The complete lines read so far.
-    public var all: [String] { lines.withLock { $0 } }
+    package var all: [String] { lines.withLock { $0 } }
 
     /// Whether the child closed the pipe.
-    public var isFinished: Bool { finished.withLock { $0 } }
+    package var isFinished: Bool { finished.withLock { $0 } }
 }

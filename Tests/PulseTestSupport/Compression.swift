@@ -2,8 +2,8 @@ import CZlib
 import CZstd
 
 /// Compressors for building test bodies (the module under test only decompresses).
-public enum Compression {
-    public enum ZlibFormat {
+package enum Compression {
+    package enum ZlibFormat {
         case gzip
         case zlib
         case raw
@@ -17,7 +17,7 @@ public enum Compression {
         }
     }
 
-    public static func deflate(_ input: [UInt8], format: ZlibFormat, level: Int32 = 6) -> [UInt8] {
+    package static func deflate(_ input: [UInt8], format: ZlibFormat, level: Int32 = 6) -> [UInt8] {
         var stream = z_stream()
         let status = deflateInit2_(
             &stream, level, Z_DEFLATED, format.windowBits, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
@@ -39,7 +39,7 @@ public enum Compression {
         return Array(output[..<produced])
     }
 
-    public static func zstd(_ input: [UInt8], level: Int32 = 3) -> [UInt8] {
+    package static func zstd(_ input: [UInt8], level: Int32 = 3) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: ZSTD_compressBound(input.count))
         let size = input.withUnsafeBytes { inBuffer in
             output.withUnsafeMutableBytes { outBuffer in
@@ -51,7 +51,7 @@ public enum Compression {
     }
 
     /// A zstd frame produced by the streaming API with no declared content size.
-    public static func zstdStreaming(_ input: [UInt8], level: Int32 = 3) -> [UInt8] {
+    package static func zstdStreaming(_ input: [UInt8], level: Int32 = 3) -> [UInt8] {
         let context = ZSTD_createCCtx()!
         defer { ZSTD_freeCCtx(context) }
         ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level)

@@ -6,16 +6,16 @@ import Synchronization
 /// connecting to the upstream, then copies bytes both ways and records what the client sent. Tests use it
 /// to keep a request in flight while something else happens (a sender is killed), and to read what a
 /// process outside the test put on the wire.
-public final class DelayingRelay: Sendable {
+package final class DelayingRelay: Sendable {
     /// The port clients connect to.
-    public let port: Int
+    package let port: Int
     private let listener: Int32
     private let upstreamPort: Int
     private let delay: Duration
     private let state = Mutex((sent: [[UInt8]](), finished: 0, stopped: false))
 
     /// Starts relaying to `127.0.0.1:upstreamPort`.
-    public init(upstreamPort: Int, delay: Duration) throws {
+    package init(upstreamPort: Int, delay: Duration) throws {
         guard let listener = LoopbackListener() else { throw TestClientError("cannot listen: errno \(errno)") }
         self.listener = listener.descriptor
         self.port = listener.port
@@ -28,12 +28,12 @@ public final class DelayingRelay: Sendable {
     deinit { stop() }
 
     /// The bytes each client sent (one entry per connection, in accept order), so far.
-    public var sent: [[UInt8]] { state.withLock { $0.sent } }
+    package var sent: [[UInt8]] { state.withLock { $0.sent } }
     /// Connections whose both directions ended.
-    public var finishedConnections: Int { state.withLock { $0.finished } }
+    package var finishedConnections: Int { state.withLock { $0.finished } }
 
     /// Stops accepting.
-    public func stop() {
+    package func stop() {
         let first = state.withLock { state -> Bool in
             defer { state.stopped = true }
             return !state.stopped

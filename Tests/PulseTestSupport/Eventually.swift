@@ -7,7 +7,7 @@
 /// ```swift
 /// #expect(await eventually { upstream.received.count == 3 })
 /// ```
-public func eventually(
+package func eventually(
     within limit: Duration = .seconds(30), _ condition: @Sendable () async throws -> Bool
 ) async rethrows -> Bool {
     let clock = ContinuousClock()

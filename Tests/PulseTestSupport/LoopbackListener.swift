@@ -2,14 +2,14 @@ import Glibc
 
 /// A TCP listening socket on `127.0.0.1` at a free port, for test servers that speak a protocol
 /// over plain blocking sockets.
-public struct LoopbackListener: Sendable {
+package struct LoopbackListener: Sendable {
     /// The listening descriptor (the caller accepts on it and closes it).
-    public let descriptor: Int32
+    package let descriptor: Int32
     /// The port the kernel chose.
-    public let port: Int
+    package let port: Int
 
     /// Binds and listens; `nil` (with `errno` set) when the kernel refuses.
-    public init?(backlog: Int32 = 64) {
+    package init?(backlog: Int32 = 64) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
         var one: Int32 = 1
@@ -34,7 +34,7 @@ public struct LoopbackListener: Sendable {
 
 /// Connects a blocking TCP socket to a numeric address (`127.0.0.1`, `::1`) and `port`, after
 /// `configure` has set its options; `nil` (with `errno` set) when that fails.
-public func connectToLoopback(host: String = "127.0.0.1", port: Int, configure: (Int32) -> Void = { _ in }) -> Int32? {
+package func connectToLoopback(host: String = "127.0.0.1", port: Int, configure: (Int32) -> Void = { _ in }) -> Int32? {
     var hints = addrinfo()
     hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
     hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

@@ -14,7 +14,7 @@ import Synchronization
 /// time.advance(by: .seconds(2))            // the retry after a 2 s backoff is due now
 /// #expect(await eventually { upstream.requests.count == 2 })
 /// ```
-public final class ManualClock: TimeSource {
+package final class ManualClock: TimeSource {
     private struct State {
         var now: Duration
         var wallClockMilliseconds: Int64
@@ -24,24 +24,24 @@ public final class ManualClock: TimeSource {
     private let sleepers = SleeperQueue()
 
     /// Creates a clock at monotonic `now` and wall time `wallClockMilliseconds` (epoch ms).
-    public init(now: Duration = .zero, wallClockMilliseconds: Int64 = 1_700_000_000_000) {
+    package init(now: Duration = .zero, wallClockMilliseconds: Int64 = 1_700_000_000_000) {
         state = Mutex(State(now: now, wallClockMilliseconds: wallClockMilliseconds))
     }
 
     /// This source as the clock components take.
-    public var clock: PulseClock { PulseClock(self) }
+    package var clock: PulseClock { PulseClock(self) }
 
-    public var now: Duration { state.withLock { $0.now } }
+    package var now: Duration { state.withLock { $0.now } }
 
-    public var wallClockMilliseconds: Int64 { state.withLock { $0.wallClockMilliseconds } }
+    package var wallClockMilliseconds: Int64 { state.withLock { $0.wallClockMilliseconds } }
 
-    public func sleep(until deadline: Duration) async throws {
+    package func sleep(until deadline: Duration) async throws {
         try await sleepers.sleep(until: deadline, now: { self.now })
     }
 
     /// Moves both clocks forward by `duration` (the wall clock by its whole milliseconds) and
     /// wakes every sleeper that is due. A negative `duration` does nothing.
-    public func advance(by duration: Duration) {
+    package func advance(by duration: Duration) {
         guard duration > .zero else { return }
         let now = state.withLock { state -> Duration in
             state.now += duration
@@ -52,25 +52,25 @@ public final class ManualClock: TimeSource {
     }
 
     /// Moves both clocks forward by `milliseconds`.
-    public func advance(milliseconds: Int64) {
+    package func advance(milliseconds: Int64) {
         advance(by: .milliseconds(milliseconds))
     }
 
     /// Moves both clocks forward until the monotonic time is `time` (nothing when already past it).
-    public func advance(to time: Duration) {
+    package func advance(to time: Duration) {
         advance(by: time - now)
     }
 
     /// Steps the wall clock alone by `milliseconds` (negative: back), as an NTP step or an
     /// operator would; the monotonic timeline and the sleepers do not notice.
-    public func stepWallClock(by milliseconds: Int64) {
+    package func stepWallClock(by milliseconds: Int64) {
         state.withLock { $0.wallClockMilliseconds += milliseconds }
     }
 
     /// Moves the monotonic timeline alone by `duration`, backwards too: a faked clock (libfaketime
     /// without `FAKETIME_DONT_FAKE_MONOTONIC`) jumping. A forward jump wakes the sleepers it
     /// passes; a backward one leaves them waiting for the later time.
-    public func stepMonotonicClock(by duration: Duration) {
+    package func stepMonotonicClock(by duration: Duration) {
         let now = state.withLock { state -> Duration in
             state.now += duration
             return state.now
@@ -79,11 +79,11 @@ public final class ManualClock: TimeSource {
     }
 
     /// The deadlines of the tasks sleeping now, earliest first.
-    public var sleeperDeadlines: [Duration] { sleepers.deadlines }
+    package var sleeperDeadlines: [Duration] { sleepers.deadlines }
 
     /// Waits (see ``eventually(within:_:)``) until at least `count` tasks sleep on this clock, so
     /// a test advances time only once the component is waiting on it.
-    public func waitForSleepers(_ count: Int = 1) async -> Bool {
+    package func waitForSleepers(_ count: Int = 1) async -> Bool {
         await eventually { self.sleepers.deadlines.count >= count }
     }
 }

@@ -8,22 +8,22 @@ import Glibc
 /// the `postgres` user and every server command runs through `runuser -u postgres --`. The
 /// server binaries come from `pg_config --bindir` or the newest `/usr/lib/postgresql/*/bin`
 /// (Debian's `postgresql` package; `scripts/test` installs it).
-public final class PostgresCluster: Sendable {
+package final class PostgresCluster: Sendable {
     /// The folder holding the data directory, the socket and the server log.
-    public let directory: String
+    package let directory: String
     /// The loopback port the server listens on.
-    public let port: Int
+    package let port: Int
     private let binaries: String
 
     /// A connection URL for `database` as the superuser `postgres` (trust authentication).
-    public func url(database: String = "postgres") -> String {
+    package func url(database: String = "postgres") -> String {
         "postgresql://postgres@127.0.0.1:\(port)/\(database)"
     }
 
     /// Creates and starts a cluster.
     ///
     /// - Parameter settings: extra `postgresql.conf` settings (`name = value` lines).
-    public init(label: String = "pg", settings: [String] = []) async throws {
+    package init(label: String = "pg", settings: [String] = []) async throws {
         guard let binaries = Self.binaryDirectory() else {
             throw TestClientError("no PostgreSQL server binaries (install the postgresql package)")
         }
@@ -51,7 +51,7 @@ public final class PostgresCluster: Sendable {
     }
 
     /// Runs `body` with a new cluster and removes the cluster afterwards, also when `body` throws.
-    public static func with<T: Sendable>(
+    package static func with<T: Sendable>(
         label: String = "pg", settings: [String] = [], _ body: (PostgresCluster) async throws -> T
     ) async throws -> T {
         let cluster = try await PostgresCluster(label: label, settings: settings)
@@ -66,19 +66,19 @@ public final class PostgresCluster: Sendable {
     }
 
     /// Starts the server (again) and waits until it accepts connections.
-    public func start() async throws {
+    package func start() async throws {
         try await serverCommand(
             "pg_ctl", ["-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "60", "start"])
     }
 
     /// Stops the server (`fast`: sessions are terminated, committed work is kept).
-    public func stop() async throws {
+    package func stop() async throws {
         try await serverCommand("pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "-t", "60", "stop"])
     }
 
     /// Runs one SQL command with `psql` (as `postgres`), returning its unaligned output.
     @discardableResult
-    public func psql(_ sql: String, database: String = "postgres") async throws -> String {
+    package func psql(_ sql: String, database: String = "postgres") async throws -> String {
         try await run(
             binaries + "/psql",
             [
@@ -89,12 +89,12 @@ public final class PostgresCluster: Sendable {
     }
 
     /// Creates an empty database.
-    public func createDatabase(_ name: String) async throws {
+    package func createDatabase(_ name: String) async throws {
         try await psql("CREATE DATABASE \"\(name)\"")
     }
 
     /// Stops the server if it runs and deletes the folder.
-    public func remove() async {
+    package func remove() async {
         _ = try? await serverCommand("pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "stop"])
         try? FileManager.default.removeItem(atPath: directory)
     }

@@ -2,33 +2,33 @@ import Foundation
 import Glibc
 
 /// A failure of the test client.
-public struct TestClientError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+package struct TestClientError: Error, Sendable, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// A parsed HTTP/1.1 response as read off the socket.
-public struct RawHTTPResponse: Sendable {
-    public var status: Int
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
+package struct RawHTTPResponse: Sendable {
+    package var status: Int
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]
 
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 
-    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+    package var bodyText: String { String(decoding: body, as: UTF8.self) }
 }
 
 /// A blocking TCP client speaking raw HTTP/1.1 bytes, for tests. Not for the cooperative pool: run it
 /// with `onThread` so a blocked read never starves the server's handler tasks.
 /// Used by one thread at a time (handed between threads, never shared concurrently).
-public final class RawHTTPConnection: @unchecked Sendable {
+package final class RawHTTPConnection: @unchecked Sendable {
     private let fd: Int32
     private var pending: [UInt8] = []
 
     /// Connects to a loopback address (`127.0.0.1` or `::1`) with a receive timeout.
-    public init(host: String = "127.0.0.1", port: Int, receiveTimeoutSeconds: Int = 15) throws {
+    package init(host: String = "127.0.0.1", port: Int, receiveTimeoutSeconds: Int = 15) throws {
         let connected = connectToLoopback(host: host, port: port) { fd in
             configureTestSocket(fd, receiveTimeoutSeconds: receiveTimeoutSeconds)
             var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
@@ -43,11 +43,11 @@ public final class RawHTTPConnection: @unchecked Sendable {
     deinit { Glibc.close(fd) }
 
     /// Closes the socket now (the descriptor stays reserved until deinit by shutting it down).
-    public func close() {
+    package func close() {
         Glibc.shutdown(fd, Int32(SHUT_RDWR))
     }
 
-    public func send(_ bytes: [UInt8]) throws {
+    package func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes {
@@ -58,12 +58,12 @@ public final class RawHTTPConnection: @unchecked Sendable {
         }
     }
 
-    public func send(_ text: String) throws {
+    package func send(_ text: String) throws {
         try send(Array(text.utf8))
     }
 
     /// Sends a request with a `Content-Length` body.
-    public func sendRequest(
+    package func sendRequest(
         method: String = "GET", target: String, headers: [(String, String)] = [], body: [UInt8] = []
     ) throws {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\n"
@@ -74,7 +74,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
     }
 
     /// `true` when the server has sent nothing that is waiting to be read (and has not closed).
-    public func nothingPending() -> Bool {
+    package func nothingPending() -> Bool {
         guard pending.isEmpty else { return false }
         var byte: UInt8 = 0
         let received = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
@@ -82,7 +82,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
     }
 
     /// Reads one response (Content-Length, chunked, or until close).
-    public func readResponse(forHead: Bool = false) throws -> RawHTTPResponse {
+    package func readResponse(forHead: Bool = false) throws -> RawHTTPResponse {
         let headEnd = try readUntil(Array("\r\n\r\n".utf8))
         let head = String(decoding: pending[..<headEnd], as: UTF8.self)
         pending.removeFirst(headEnd + 4)
@@ -121,7 +121,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
     /// Reads what the peer has sent (waiting up to the receive timeout); empty at the end of the
     /// stream. For another protocol on the same kind of socket (msgtrans frames). One thread may
     /// read this way while another sends.
-    public func receiveAvailable() throws -> [UInt8] {
+    package func receiveAvailable() throws -> [UInt8] {
         if pending.isEmpty, try !receiveMore() {
             return []
         }
@@ -130,7 +130,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
     }
 
     /// Reads until the peer closes; returns everything not yet consumed.
-    public func readUntilClosed() throws -> [UInt8] {
+    package func readUntilClosed() throws -> [UInt8] {
         while try receiveMore() {}
         defer { pending = [] }
         return pending
@@ -172,7 +172,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
 
 /// Runs blocking work on its own thread and awaits the result, keeping Swift's cooperative pool free
 /// for the server's handlers.
-public func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+package func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread {
             do { continuation.resume(returning: try work()) } catch { continuation.resume(throwing: error) }

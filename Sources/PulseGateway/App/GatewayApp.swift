@@ -13,12 +13,12 @@ import Synchronization
 /// // POST to http://127.0.0.1:\(gateway.httpPort)/v1/logs
 /// await gateway.shutdown()
 /// ```
-public enum GatewayApp {
+package enum GatewayApp {
     /// Starts every component and returns once the HTTP server listens: ``bind(_:environment:)``,
     /// then ``BoundGateway/start(upstream:)``.
     ///
     /// - Throws: ``GatewayError`` (`invalidConfiguration`, `storage`, `startFailed`).
-    public static func start(
+    package static func start(
         _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment()
     ) async throws -> RunningGateway {
         try await bind(configuration, environment: environment).start()
@@ -33,7 +33,7 @@ public enum GatewayApp {
     ///
     /// - Throws: ``GatewayError`` with `invalidConfiguration`, or `startFailed` (the directory
     ///   cannot be created, another process holds its lock, the address cannot be bound).
-    public static func bind(
+    package static func bind(
         _ configuration: GatewayConfiguration, environment: GatewayEnvironment = GatewayEnvironment()
     ) throws -> BoundGateway {
         try configuration.validate()
@@ -78,9 +78,9 @@ public enum GatewayApp {
 
 /// A gateway that holds its data directory's lock and its listen address but has not opened its
 /// storage yet (``GatewayApp/bind(_:environment:)``). Start it, or ``cancel()`` it.
-public final class BoundGateway: Sendable {
+package final class BoundGateway: Sendable {
     /// The bound HTTP port.
-    public var httpPort: Int { server.port ?? configuration.listenPort }
+    package var httpPort: Int { server.port ?? configuration.listenPort }
 
     private let configuration: GatewayConfiguration
     private let environment: GatewayEnvironment
@@ -100,7 +100,7 @@ public final class BoundGateway: Sendable {
     }
 
     /// Stops listening and releases the data directory's lock (a start that is given up).
-    public func cancel() async {
+    package func cancel() async {
         await server.shutdown(gracePeriod: .zero)
         lock.release()
     }
@@ -109,7 +109,7 @@ public final class BoundGateway: Sendable {
     ///
     /// - Parameter upstream: the upstream to forward to, instead of the configuration's.
     /// - Throws: ``GatewayError`` (`storage`); the lock is released and the address closed.
-    public func start(upstream: UpstreamAddress? = nil) async throws -> RunningGateway {
+    package func start(upstream: UpstreamAddress? = nil) async throws -> RunningGateway {
         do {
             return try await startComponents(upstream: upstream)
         } catch {
@@ -250,22 +250,22 @@ private final class RouterSlot: Sendable {
 }
 
 /// Injected dependencies: time, randomness, logs, and (for tests) the upstream connector.
-public struct GatewayEnvironment: Sendable {
+package struct GatewayEnvironment: Sendable {
     /// The one clock: its wall time for dedup expiry, receive times and stored next-attempt
     /// times; its monotonic timeline for in-process scheduling — retry waits, the forwarder's
     /// scheduler tick, the connect-attempt window, idle connections and policy sessions (a
     /// wall-clock step moves none of them). Tests inject a manual clock and advance it.
-    public var clock: PulseClock
+    package var clock: PulseClock
     /// Jitter source for the backoff and request ids.
-    public var random: RandomSource
+    package var random: RandomSource
     /// Where logs go.
-    public var logger: GatewayLogger
+    package var logger: GatewayLogger
     /// The build's version, for `pulsegate_build_info` and the status page.
-    public var version: String
+    package var version: String
     var connector: (any UpstreamConnector)?
 
     /// Creates an environment; by default the system clock and generator and no logs.
-    public init(
+    package init(
         clock: PulseClock = .system, random: RandomSource = .system,
         logger: GatewayLogger = .disabled, version: String = "unknown"
     ) {
@@ -277,14 +277,14 @@ public struct GatewayEnvironment: Sendable {
 }
 
 /// A started gateway.
-public final class RunningGateway: Sendable {
+package final class RunningGateway: Sendable {
     private let server: HTTPServer
     let store: any GatewayStoring
     let intake: GatewayIntake
     let forwarder: Forwarder?
     let policyCache: PolicyCache
     /// The gateway's counters.
-    public let metrics: GatewayMetrics
+    package let metrics: GatewayMetrics
     private let logger: GatewayLogger
     private let configuration: GatewayConfiguration
     private let clock: PulseClock
@@ -314,14 +314,14 @@ public final class RunningGateway: Sendable {
     }
 
     /// The bound HTTP port.
-    public var httpPort: Int { server.port ?? configuration.listenPort }
+    package var httpPort: Int { server.port ?? configuration.listenPort }
 
     /// The settings in force.
-    public var policy: GatewayPolicy { intake.policy }
+    package var policy: GatewayPolicy { intake.policy }
 
     /// Applies new run-time settings (SIGHUP): allowed apps, app keys, default app, retention,
     /// outbox caps, `Retry-After`, log level. Listen address, upstream and data directory need a restart.
-    public func reload(_ policy: GatewayPolicy) throws(GatewayError) {
+    package func reload(_ policy: GatewayPolicy) throws(GatewayError) {
         try policy.validate()
         intake.policy = policy
         metrics.apps.configure(apps: policy.labelledApps)
@@ -335,7 +335,7 @@ public final class RunningGateway: Sendable {
     /// be used leaves the previous one serving. Does nothing for a gateway without TLS.
     ///
     /// - Throws: ``GatewayError`` naming the file that cannot be used.
-    public func reloadTLS() throws(GatewayError) {
+    package func reloadTLS() throws(GatewayError) {
         guard let files = configuration.tls else { return }
         let credentials = try files.load()
         do {
@@ -348,21 +348,21 @@ public final class RunningGateway: Sendable {
 
     /// The revision of the policy snapshot cached for `app` (0 when none is known): what
     /// `Apsio-Policy-Revision` says on the app's upload responses.
-    public func policyRevision(app: String) -> Int64 {
+    package func policyRevision(app: String) -> Int64 {
         policyCache.revision(app: app)
     }
 
     /// Rows (Pulse batches) waiting in the outbox.
-    public var outboxBatches: Int { store.outboxDepth.rows }
+    package var outboxBatches: Int { store.outboxDepth.rows }
 
     /// Rescans the outbox and wakes the forwarder (after a requeue or a clock change in tests).
-    public func pokeForwarder() {
+    package func pokeForwarder() {
         forwarder?.poke()
     }
 
     /// Deletes expired dedup keys now, in slices; returns how many were deleted.
     @discardableResult
-    public func pruneExpiredKeys() async throws -> Int {
+    package func pruneExpiredKeys() async throws -> Int {
         var total = 0
         while true {
             let deleted = try await store.pruneExpired(
@@ -394,7 +394,7 @@ public final class RunningGateway: Sendable {
 
     /// Samples the counters for the status page's rates and writes the `traffic` summary line
     /// when it is due (``TrafficSummary``); `pulsegate serve` calls it about once a second.
-    public func summaryTick() {
+    package func summaryTick() {
         telemetry.summary.tick()
     }
 
@@ -413,7 +413,7 @@ public final class RunningGateway: Sendable {
     /// Drains and stops: new requests get 503, in-flight requests finish (up to the grace
     /// period), the forwarder stops after its requests in flight, the outbox is kept, the database
     /// closes and the data directory's lock is released. Calling it again returns at once.
-    public func shutdown() async {
+    package func shutdown() async {
         let first = stopped.withLock { done -> Bool in
             defer { done = true }
             return !done

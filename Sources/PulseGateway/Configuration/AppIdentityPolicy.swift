@@ -13,28 +13,28 @@ import PulseJSON
 /// ```
 ///
 /// Every field is optional; an app's fields override the `default` ones one by one.
-public typealias AppIdentityPolicy = PerAppSettings<AppIdentitySettings>
+package typealias AppIdentityPolicy = PerAppSettings<AppIdentitySettings>
 
 extension PerAppSettings where Entry == AppIdentitySettings {
     /// One app's identity settings (or the `default` ones).
-    public typealias Settings = AppIdentitySettings
+    package typealias Settings = AppIdentitySettings
     /// What happens to a resource that no rule gives a device or installation id.
-    public typealias MissingIdentity = AppIdentitySettings.MissingIdentity
+    package typealias MissingIdentity = AppIdentitySettings.MissingIdentity
 
     /// A policy with the given default settings (``PerAppSettings/init(default:apps:)`` without
     /// them: derive, no default values).
-    public init(defaults: Settings, apps: [String: Settings] = [:]) {
+    package init(defaults: Settings, apps: [String: Settings] = [:]) {
         self.init(default: defaults, apps: apps)
     }
 
     /// `default`: the settings of every app.
-    public var defaults: Settings {
+    package var defaults: Settings {
         get { self.default }
         set { self.default = newValue }
     }
 
     /// The settings of `app`: its own fields, then the `default` ones.
-    public func settings(for app: String) -> Settings { entry(for: app) }
+    package func settings(for app: String) -> Settings { entry(for: app) }
 
     /// Reads the `appIdentity` config object, recording every problem (with its key path) in
     /// `reader`; `nil` when there was one.
@@ -45,10 +45,10 @@ extension PerAppSettings where Entry == AppIdentitySettings {
 
 /// One app's identity settings (or the `default` ones) of ``AppIdentityPolicy``; `nil` fields are
 /// not set.
-public struct AppIdentitySettings: AppOverridable {
+package struct AppIdentitySettings: AppOverridable {
     /// What happens to a resource that no rule gives a device or installation id, platform or SDK
     /// version.
-    public enum MissingIdentity: String, Sendable, Equatable {
+    package enum MissingIdentity: String, Sendable, Equatable {
         /// The gateway derives the missing values (docs/mapping.md) and marks them as derived.
         case derive
         /// The request fails with 400 naming the missing field.
@@ -56,25 +56,25 @@ public struct AppIdentitySettings: AppOverridable {
     }
 
     /// `missingIdentity`; unset means ``MissingIdentity/derive``.
-    public var missingIdentity: MissingIdentity?
+    package var missingIdentity: MissingIdentity?
     /// `platform`, lower-cased like the header.
-    public var platform: String?
+    package var platform: String?
     /// `sdkVersion`.
-    public var sdkVersion: String?
+    package var sdkVersion: String?
     /// `appVersion`.
-    public var appVersion: String?
+    package var appVersion: String?
     /// `buildNumber`.
-    public var buildNumber: Int64?
+    package var buildNumber: Int64?
     /// `packageName`.
-    public var packageName: String?
+    package var packageName: String?
     /// `deviceType` (CONNECT only).
-    public var deviceType: String?
+    package var deviceType: String?
 
     /// No field set.
-    public init() {}
+    package init() {}
 
     /// Settings with the given fields set.
-    public init(
+    package init(
         missingIdentity: MissingIdentity? = nil, platform: String? = nil, sdkVersion: String? = nil,
         appVersion: String? = nil, buildNumber: Int64? = nil, packageName: String? = nil,
         deviceType: String? = nil
@@ -89,7 +89,7 @@ public struct AppIdentitySettings: AppOverridable {
     }
 
     /// These settings with every unset field taken from `base`.
-    public func over(_ base: AppIdentitySettings) -> AppIdentitySettings {
+    package func over(_ base: AppIdentitySettings) -> AppIdentitySettings {
         AppIdentitySettings(
             missingIdentity: missingIdentity ?? base.missingIdentity, platform: platform ?? base.platform,
             sdkVersion: sdkVersion ?? base.sdkVersion, appVersion: appVersion ?? base.appVersion,

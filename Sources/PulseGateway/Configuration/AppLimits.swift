@@ -15,14 +15,14 @@ import PulseJSON
 /// others are still accepted; an app over its rate gets 429 with the seconds until its token
 /// bucket has a token again. The global caps (`outboxMaxBatches`, `outboxMaxBytes`) still apply
 /// to everyone. Reloaded on SIGHUP.
-public typealias AppLimits = PerAppSettings<AppLimit>
+package typealias AppLimits = PerAppSettings<AppLimit>
 
 extension PerAppSettings where Entry == AppLimit {
     /// The limits of one app.
-    public typealias Limit = AppLimit
+    package typealias Limit = AppLimit
 
     /// The limit in force for `app`.
-    public func limit(for app: String) -> Limit { entry(for: app) }
+    package func limit(for app: String) -> Limit { entry(for: app) }
 
     /// Reads the `appLimits` config object, recording every problem (with its key path) in
     /// `reader`; `nil` when there was one.
@@ -36,22 +36,22 @@ extension PerAppSettings where Entry == AppLimit {
 
 /// The limits of one app (``AppLimits``); `nil` fields are unlimited (or inherited from the
 /// `default` entry).
-public struct AppLimit: AppOverridable {
+package struct AppLimit: AppOverridable {
     /// Outbox rows (Pulse batches) the app may have waiting.
-    public var outboxBatches: Int?
+    package var outboxBatches: Int?
     /// Outbox payload bytes the app may have waiting.
-    public var outboxBytes: Int?
+    package var outboxBytes: Int?
     /// Sustained intake requests per second (a token bucket refilled at this rate).
-    public var requestsPerSecond: Double?
+    package var requestsPerSecond: Double?
     /// The bucket's size: requests accepted at once after a quiet period. Default: the rate
     /// rounded up, at least 1.
-    public var burst: Int?
+    package var burst: Int?
 
     /// Nothing limited.
-    public init() {}
+    package init() {}
 
     /// Creates a limit.
-    public init(
+    package init(
         outboxBatches: Int? = nil, outboxBytes: Int? = nil, requestsPerSecond: Double? = nil, burst: Int? = nil
     ) {
         self.outboxBatches = outboxBatches
@@ -61,7 +61,7 @@ public struct AppLimit: AppOverridable {
     }
 
     /// `self` with the fields it leaves unset taken from `base`.
-    public func over(_ base: AppLimit) -> AppLimit {
+    package func over(_ base: AppLimit) -> AppLimit {
         AppLimit(
             outboxBatches: outboxBatches ?? base.outboxBatches, outboxBytes: outboxBytes ?? base.outboxBytes,
             requestsPerSecond: requestsPerSecond ?? base.requestsPerSecond,

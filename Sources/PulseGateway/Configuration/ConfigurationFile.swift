@@ -46,15 +46,15 @@ import PulseJSON
 /// `retryAfterSeconds`, `logLevel`, `diagnosticsGapGraceSeconds`, `trustedProxies`, `appLimits`) take
 /// effect, and the TLS certificate and key files (`tlsCert`, `tlsKey`, or the flags) are read again;
 /// the others need a restart.
-public struct ConfigurationFile: Sendable, Equatable {
+package struct ConfigurationFile: Sendable, Equatable {
     /// `listen`: `HOST:PORT`.
-    public var listen: String?
+    package var listen: String?
     /// `upstream`: `HOST:PORT`.
-    public var upstream: String?
+    package var upstream: String?
     /// `dataDir`.
-    public var dataDirectory: String?
+    package var dataDirectory: String?
     /// `store`: a PostgreSQL connection string (fleet mode); absent for SQLite in `dataDir`.
-    public var store: String?
+    package var store: String?
     var storeLeaseMilliseconds: Int?
     var rescanIntervalMilliseconds: Int?
     var defaultAppID: String?
@@ -70,9 +70,9 @@ public struct ConfigurationFile: Sendable, Equatable {
     var trustedProxies: TrustedProxies?
     var appLimits: AppLimits?
     /// `tlsCert`: the PEM certificate chain the HTTP intake serves (with `tlsKey`).
-    public var tlsCertificatePath: String?
+    package var tlsCertificatePath: String?
     /// `tlsKey`: the PEM private key of `tlsCert` (unencrypted).
-    public var tlsKeyPath: String?
+    package var tlsKeyPath: String?
     var maxBodyBytes: Int?
     var requestMemoryBudgetBytes: Int?
     var httpThreads: Int?
@@ -93,13 +93,13 @@ public struct ConfigurationFile: Sendable, Equatable {
     var maxConnectsPerWindow: Int?
 
     /// An empty file (nothing set).
-    public init() {}
+    package init() {}
 
     /// Parses the file's bytes.
     ///
     /// - Throws: ``GatewayError`` with `invalidConfiguration` listing every problem
     ///   (``check(_:)``) with its key path.
-    public init(parsing bytes: [UInt8]) throws(GatewayError) {
+    package init(parsing bytes: [UInt8]) throws(GatewayError) {
         let (file, problems) = Self.check(bytes)
         guard problems.isEmpty else { throw GatewayError.invalidConfiguration(problems) }
         self = file
@@ -108,7 +108,7 @@ public struct ConfigurationFile: Sendable, Equatable {
     /// Parses the file's bytes and checks every value, collecting every problem (the values that
     /// are valid are set in the returned file, the others left unset). The one parser behind
     /// `pulsegate serve`, its SIGHUP reload and `pulsegate validate`.
-    public static func check(_ bytes: [UInt8]) -> (ConfigurationFile, [ConfigurationProblem]) {
+    package static func check(_ bytes: [UInt8]) -> (ConfigurationFile, [ConfigurationProblem]) {
         var file = ConfigurationFile()
         var problems: [ConfigurationProblem] = []
         let root: JSONNode
@@ -220,7 +220,7 @@ public struct ConfigurationFile: Sendable, Equatable {
     }
 
     /// The run-time policy this file sets, starting from `base`.
-    public func policy(from base: GatewayPolicy = GatewayPolicy()) -> GatewayPolicy {
+    package func policy(from base: GatewayPolicy = GatewayPolicy()) -> GatewayPolicy {
         var policy = base
         if let defaultAppID { policy.defaultAppID = defaultAppID }
         if let allowedAppIDs { policy.allowedAppIDs = Set(allowedAppIDs) }
@@ -239,7 +239,7 @@ public struct ConfigurationFile: Sendable, Equatable {
 
     /// Applies every setting of the file except `listen`, `upstream` and `dataDir` (the caller
     /// resolves those with flags and environment first).
-    public func apply(to configuration: inout GatewayConfiguration) {
+    package func apply(to configuration: inout GatewayConfiguration) {
         configuration.policy = policy(from: configuration.policy)
         if let maxBodyBytes { configuration.maxBodyBytes = maxBodyBytes }
         if let requestMemoryBudgetBytes { configuration.requestMemoryBudgetBytes = requestMemoryBudgetBytes }
@@ -269,7 +269,7 @@ public struct ConfigurationFile: Sendable, Equatable {
 extension GatewayConfiguration {
     /// Parses a `--listen` value (`HOST:PORT`, `[IPv6]:PORT`, or a bare `PORT` on 127.0.0.1) into
     /// host and port; port 0 picks a free port.
-    public static func parseListen(_ text: String) throws(GatewayError) -> (host: String, port: Int) {
+    package static func parseListen(_ text: String) throws(GatewayError) -> (host: String, port: Int) {
         if let port = Int(text), (0...65535).contains(port) { return ("127.0.0.1", port) }
         guard let (host, port) = UpstreamAddress.split(text) else {
             throw GatewayError(.invalidConfiguration, "listen address \"\(text)\" is not HOST:PORT")

@@ -4,78 +4,78 @@ import PulseStorage
 
 /// Everything the gateway needs to run. Built by `pulsegate serve` from flags, environment and
 /// the config file (see ``ConfigurationFile``); tests build it directly.
-public struct GatewayConfiguration: Sendable {
+package struct GatewayConfiguration: Sendable {
     /// Where the HTTP intake listens: a numeric host (`127.0.0.1`, `::1`, `0.0.0.0`) and a port; 0
     /// picks a free port.
-    public var listenHost: String
+    package var listenHost: String
     /// The HTTP port; 0 picks a free port (see ``RunningGateway/httpPort``).
-    public var listenPort: Int
+    package var listenPort: Int
     /// The upstream Pulse server (`host`, `port`), or `nil` to start the reference ingest server
     /// in-process on loopback.
-    public var upstream: UpstreamAddress?
+    package var upstream: UpstreamAddress?
     /// The directory holding `gateway.sqlite` (and the embedded ingest server's data).
-    public var dataDirectory: String
+    package var dataDirectory: String
     /// Settings that can change while running (SIGHUP reloads them from the config file).
-    public var policy: GatewayPolicy
+    package var policy: GatewayPolicy
     /// Where the dedup table, outbox and dead letters live: `nil` for SQLite in ``dataDirectory``
     /// (the embedded default), or a PostgreSQL connection string (`postgres://…` or libpq
     /// `key=value` pairs) shared by a fleet of gateways (`--store`, `PULSEGATE_STORE`, config
     /// key `store`; docs/fleet.md).
-    public var store: String?
+    package var store: String?
     /// Fleet mode: how long an identity's forwarding lease lasts without renewal; a dead node's
     /// identities are taken over after at most this plus ``ForwardingSettings/rescanInterval``
     /// (config key `storeLeaseMs`, default 10 s).
-    public var storeLease: Duration = .seconds(10)
+    package var storeLease: Duration = .seconds(10)
     /// The largest decoded request body, in bytes (413 above it).
-    public var maxBodyBytes: Int
+    package var maxBodyBytes: Int
     /// The memory, in bytes, that requests in flight may reserve together (default 512 MiB): their
     /// buffered wire bodies plus the estimated working set of decoding, parsing and mapping them
     /// (``GatewayIntake/workingSet(format:decodedBytes:)``). A request that does not fit waits up to
     /// a second, then gets 503 with `Retry-After`.
-    public var requestMemoryBudgetBytes: Int
+    package var requestMemoryBudgetBytes: Int
     /// libmicrohttpd event-loop threads.
-    public var httpThreads: Int
+    package var httpThreads: Int
     /// The most HTTP connections at once.
-    public var httpConnectionLimit: Int
+    package var httpConnectionLimit: Int
     /// How long an HTTP connection may make no progress before it is closed.
-    public var httpIdleTimeout: Duration
+    package var httpIdleTimeout: Duration
     /// How long a request's line and headers may take to arrive (slowloris protection; see
     /// `HTTPServerConfiguration.headerTimeout`). Config key `httpHeaderTimeoutSeconds`.
-    public var httpHeaderTimeout: Duration
+    package var httpHeaderTimeout: Duration
     /// How long a request body may take before ``httpMinBodyBytesPerSecond`` extends it. Config key
     /// `httpBodyTimeoutSeconds`.
-    public var httpBodyTimeout: Duration
+    package var httpBodyTimeout: Duration
     /// Every this many body bytes received extend ``httpBodyTimeout`` by one second (the minimum
     /// average upload rate). Config key `httpMinBodyBytesPerSecond`.
-    public var httpMinBodyBytesPerSecond: Int
+    package var httpMinBodyBytesPerSecond: Int
     /// How long SIGTERM waits for in-flight requests.
-    public var shutdownGracePeriod: Duration
+    package var shutdownGracePeriod: Duration
     /// How often expired dedup keys are pruned, and how many per slice.
-    public var pruneInterval: Duration
+    package var pruneInterval: Duration
     /// Expired dedup rows deleted per pruning transaction.
-    public var pruneSliceSize: Int
+    package var pruneSliceSize: Int
     /// Upstream connection and retry settings.
-    public var forwarding: ForwardingSettings
+    package var forwarding: ForwardingSettings
     /// The TLS certificate and key the HTTP intake serves (`--tls-cert`/`--tls-key`, config keys
     /// `tlsCert`/`tlsKey`), or `nil` for plain HTTP. Read at start and again on SIGHUP.
-    public var tls: TLSFiles?
+    package var tls: TLSFiles?
     /// How long, in microseconds, an intake commit may wait for other requests to share its fsync
     /// (default 0: off; at most ``commitGatherMicrosecondsRange``'s upper bound). It waits only when
     /// requests are arriving closer together than this, so a lone request is not delayed. Off by
     /// default because on the disks measured so far it raised jobs per fsync but lowered requests
     /// per second (docs/operations.md). Config key `commitGatherMicroseconds`.
-    public var commitGatherMicroseconds: Int
+    package var commitGatherMicroseconds: Int
     /// The gathering ends as soon as this many requests are queued for the commit (default 32, at
     /// most 512, the group-commit batch limit). Config key `commitGatherJobs`.
-    public var commitGatherJobs: Int
+    package var commitGatherJobs: Int
 
     /// The accepted ``commitGatherMicroseconds``: up to 10 ms.
-    public static let commitGatherMicrosecondsRange = 0...10_000
+    package static let commitGatherMicrosecondsRange = 0...10_000
     /// The accepted ``commitGatherJobs``.
-    public static let commitGatherJobsRange = 1...512
+    package static let commitGatherJobsRange = 1...512
 
     /// Creates a configuration with defaults for everything but the data directory.
-    public init(
+    package init(
         dataDirectory: String, listenHost: String = "127.0.0.1", listenPort: Int = 4318,
         upstream: UpstreamAddress? = nil, policy: GatewayPolicy = GatewayPolicy(),
         maxBodyBytes: Int = 16 * 1024 * 1024, requestMemoryBudgetBytes: Int = 512 * 1024 * 1024, httpThreads: Int = 2,
@@ -110,7 +110,7 @@ public struct GatewayConfiguration: Sendable {
 
     /// Checks the values, throwing ``GatewayError/Code/invalidConfiguration`` listing every problem
     /// (``problems()``).
-    public func validate() throws(GatewayError) {
+    package func validate() throws(GatewayError) {
         let problems = problems()
         guard problems.isEmpty else { throw GatewayError.invalidConfiguration(problems) }
     }
@@ -118,7 +118,7 @@ public struct GatewayConfiguration: Sendable {
     /// Every problem of these settings, with the config key it concerns: the checks
     /// `pulsegate serve` runs before it starts and `pulsegate validate` reports. The TLS files are
     /// read and checked too (readable, PEM, the key matches the certificate).
-    public func problems() -> [ConfigurationProblem] {
+    package func problems() -> [ConfigurationProblem] {
         var problems: [ConfigurationProblem] = []
         func check(_ condition: Bool, _ path: String, _ message: String) {
             if !condition { problems.append(ConfigurationProblem(path, message)) }
@@ -154,20 +154,20 @@ extension GatewayConfiguration {
 }
 
 /// A `HOST:PORT` upstream address.
-public struct UpstreamAddress: Sendable, Equatable, CustomStringConvertible {
+package struct UpstreamAddress: Sendable, Equatable, CustomStringConvertible {
     /// A host name or numeric address (IPv6 without brackets).
-    public var host: String
+    package var host: String
     /// The TCP port.
-    public var port: Int
+    package var port: Int
 
     /// Creates an address.
-    public init(host: String, port: Int) {
+    package init(host: String, port: Int) {
         self.host = host
         self.port = port
     }
 
     /// Parses `HOST:PORT`, `[IPv6]:PORT` or `tcp://HOST:PORT`.
-    public init(parsing text: String) throws(GatewayError) {
+    package init(parsing text: String) throws(GatewayError) {
         guard let (host, port) = Self.split(text), (1...65535).contains(port) else {
             throw GatewayError(.invalidConfiguration, "upstream \"\(text)\" is not HOST:PORT with a port in 1...65535")
         }
@@ -196,46 +196,46 @@ public struct UpstreamAddress: Sendable, Equatable, CustomStringConvertible {
         return (String(host), port)
     }
 
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
 /// Intake settings that may change at run time (SIGHUP).
-public struct GatewayPolicy: Sendable, Equatable {
+package struct GatewayPolicy: Sendable, Equatable {
     /// The App ID used when a request has no `Apsio-App-Id`; `nil` makes the header required.
-    public var defaultAppID: String?
+    package var defaultAppID: String?
     /// When set, only these App IDs are accepted (others get 403).
-    public var allowedAppIDs: Set<String>?
+    package var allowedAppIDs: Set<String>?
     /// How long a batch id is remembered per app, in milliseconds: 7 days by default and at least
     /// ``minimumDedupRetentionMilliseconds`` (the Apsio contract: at least the queue's maximum age).
-    public var dedupRetentionMilliseconds: Int64
+    package var dedupRetentionMilliseconds: Int64
     /// The outbox cap in rows (Pulse batches); above it the intake answers 429.
-    public var outboxMaxBatches: Int
+    package var outboxMaxBatches: Int
     /// The outbox cap in payload bytes; above it the intake answers 429.
-    public var outboxMaxBytes: Int
+    package var outboxMaxBytes: Int
     /// The `Retry-After` seconds sent with 429 and 503.
-    public var retryAfterSeconds: Int
+    package var retryAfterSeconds: Int
     /// The least log level written (`debug`, `info`, `warning`, `error`).
-    public var logLevel: LogLevel
+    package var logLevel: LogLevel
     /// Bearer keys per app (config `appKeys`); requests for an app with keys need one (else 401).
-    public var appKeys: AppKeys
+    package var appKeys: AppKeys
     /// How long a missing batch sequence number may still arrive (out of order) before
     /// `GET /v1/diagnostics` reports it as a gap, in seconds (default 300; config key
     /// `diagnosticsGapGraceSeconds`).
-    public var diagnosticsGapGraceSeconds: Int = 300
+    package var diagnosticsGapGraceSeconds: Int = 300
     /// Reverse proxies whose `X-Forwarded-For` names the client (config key `trustedProxies`);
     /// from any other peer the header is ignored. See ``TrustedProxies``.
-    public var trustedProxies: TrustedProxies
+    package var trustedProxies: TrustedProxies
     /// Per-app identity defaults and the choice between deriving and refusing an identity a resource
     /// does not carry (config key `appIdentity`; see ``AppIdentityPolicy``).
-    public var appIdentity = AppIdentityPolicy()
+    package var appIdentity = AppIdentityPolicy()
     /// Per-app outbox shares and request rates (config key `appLimits`); see ``AppLimits``.
-    public var appLimits = AppLimits()
+    package var appLimits = AppLimits()
 
     /// The accepted `dedupRetentionDays`: at least 7, because Apsio devices retry a batch for up
     /// to 7 days (the queue's maximum age) and each retry must still be recognised; at most 3,650.
-    public static let dedupRetentionDays: ClosedRange<Int64> = 7...3_650
+    package static let dedupRetentionDays: ClosedRange<Int64> = 7...3_650
     /// The shortest accepted dedup retention, 7 days in milliseconds.
-    public static let minimumDedupRetentionMilliseconds: Int64 = dedupRetentionDays.lowerBound * 86_400_000
+    package static let minimumDedupRetentionMilliseconds: Int64 = dedupRetentionDays.lowerBound * 86_400_000
 
     /// Why a `dedupRetentionDays` outside ``dedupRetentionDays`` is refused.
     static let dedupRetentionProblem =
@@ -243,7 +243,7 @@ public struct GatewayPolicy: Sendable, Equatable {
         + "the queue's maximum age (7 days)"
 
     /// Creates a policy.
-    public init(
+    package init(
         defaultAppID: String? = nil, allowedAppIDs: Set<String>? = nil,
         dedupRetentionMilliseconds: Int64 = 7 * 24 * 3600 * 1000, outboxMaxBatches: Int = 1_000_000,
         outboxMaxBytes: Int = 4 << 30, retryAfterSeconds: Int = 5, logLevel: LogLevel = .info,
@@ -337,46 +337,46 @@ public struct GatewayPolicy: Sendable, Equatable {
 }
 
 /// Upstream connections, in-flight bound and retry timing.
-public struct ForwardingSettings: Sendable, Equatable {
+package struct ForwardingSettings: Sendable, Equatable {
     /// The most upstream connections the forwarder has open (or opening) at once: one per device
     /// identity; the least recently used idle one closes first, and a connect waits when every
     /// connection is busy. Default 1,024: size it above the working set of identities that have
     /// rows at once (`pulsegate_upstream_evictions_total` grows when it is below), at about 55 KiB
     /// of gateway memory per open connection.
-    public var maxConnections: Int
+    package var maxConnections: Int
     /// The most Pulse requests in flight across all identities.
-    public var maxInFlight: Int
+    package var maxInFlight: Int
     /// An upstream connection unused this long is closed.
-    public var idleTimeout: Duration
+    package var idleTimeout: Duration
     /// The deadline of one upstream request.
-    public var requestTimeout: Duration
+    package var requestTimeout: Duration
     /// The deadline of a TCP connect plus CLIENT_CONNECT.
-    public var connectTimeout: Duration
+    package var connectTimeout: Duration
     /// The first retry delay cap; doubles per attempt (full jitter: the delay is uniform in 0...cap).
-    public var backoffBase: Duration
+    package var backoffBase: Duration
     /// The largest retry delay cap.
-    public var backoffMax: Duration
+    package var backoffMax: Duration
     /// How often the outbox is rescanned for rows not announced by the intake (requeued dead
     /// letters, rows left by an earlier run).
-    public var rescanInterval: Duration
+    package var rescanInterval: Duration
     /// The sliding window of the connect-attempt caps (TCP connect plus CLIENT_CONNECT). Default 10 min.
-    public var connectWindow: Duration
+    package var connectWindow: Duration
     /// Connect attempts one identity may start within ``connectWindow``. Default 20 (the Pulse
     /// client's reconnect window).
-    public var maxConnectsPerIdentity: Int
+    package var maxConnectsPerIdentity: Int
     /// Connect attempts all identities together may start within ``connectWindow``. Default 6,000.
-    public var maxConnectsPerWindow: Int
+    package var maxConnectsPerWindow: Int
     /// The most requests in flight on one identity's connection (the Pulse contract's
     /// per-connection bound; the SDK's default is 8): a sliding window, rows sent in FIFO order, each
     /// answer letting the next row go; see ``Forwarder`` for the ordering a consumer can rely on.
     /// 1 to 64 (``forwardWindowRange``), default 8.
-    public var forwardWindow: Int
+    package var forwardWindow: Int
 
     /// The permitted ``forwardWindow`` values.
-    public static let forwardWindowRange = 1...64
+    package static let forwardWindowRange = 1...64
 
     /// Creates settings.
-    public init(
+    package init(
         maxConnections: Int = 1_024, maxInFlight: Int = 64, idleTimeout: Duration = .seconds(120),
         requestTimeout: Duration = .seconds(15), connectTimeout: Duration = .seconds(10),
         backoffBase: Duration = .seconds(1), backoffMax: Duration = .seconds(300),

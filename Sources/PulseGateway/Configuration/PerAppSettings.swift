@@ -2,7 +2,7 @@ import PulseJSON
 
 /// Settings that one app's entry overrides field by field: the fields it leaves unset come from
 /// the `default` entry (``AppIdentityPolicy/Settings``, ``AppLimits/Limit``).
-public protocol AppOverridable: Sendable, Equatable {
+package protocol AppOverridable: Sendable, Equatable {
     /// No field set.
     init()
     /// `self` with the fields it leaves unset taken from `base`.
@@ -16,20 +16,20 @@ public protocol AppOverridable: Sendable, Equatable {
 /// ```
 ///
 /// where an app's entry overrides the default one field by field.
-public struct PerAppSettings<Entry: AppOverridable>: Sendable, Equatable {
+package struct PerAppSettings<Entry: AppOverridable>: Sendable, Equatable {
     /// What applies to every app without an entry of its own (and fills its entry's gaps).
-    public var `default`: Entry
+    package var `default`: Entry
     /// Entries by App ID.
-    public var apps: [String: Entry]
+    package var apps: [String: Entry]
 
     /// Settings with the given entries (by default none: nothing set).
-    public init(default: Entry = Entry(), apps: [String: Entry] = [:]) {
+    package init(default: Entry = Entry(), apps: [String: Entry] = [:]) {
         self.default = `default`
         self.apps = apps
     }
 
     /// What applies to `app`: its own fields, then the default ones.
-    public func entry(for app: String) -> Entry {
+    package func entry(for app: String) -> Entry {
         apps[app].map { $0.over(`default`) } ?? `default`
     }
 

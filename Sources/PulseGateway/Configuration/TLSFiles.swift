@@ -7,14 +7,14 @@ import PulseJSON
 ///
 /// Both are read at start and again on SIGHUP (``RunningGateway/reloadTLS()``); a pair that
 /// cannot be used is refused with a message naming the file and the reason, never key material.
-public struct TLSFiles: Sendable, Equatable {
+package struct TLSFiles: Sendable, Equatable {
     /// The certificate chain: the server's certificate first, then intermediates.
-    public var certificatePath: String
+    package var certificatePath: String
     /// The unencrypted private key of the first certificate.
-    public var keyPath: String
+    package var keyPath: String
 
     /// Creates the pair.
-    public init(certificatePath: String, keyPath: String) {
+    package init(certificatePath: String, keyPath: String) {
         self.certificatePath = certificatePath
         self.keyPath = keyPath
     }
@@ -22,7 +22,7 @@ public struct TLSFiles: Sendable, Equatable {
     /// Reads and checks both files.
     ///
     /// - Throws: ``GatewayError`` with `invalidConfiguration` naming the file (``problem()``).
-    public func load() throws(GatewayError) -> TLSCredentials {
+    package func load() throws(GatewayError) -> TLSCredentials {
         switch read() {
         case .success(let credentials): return credentials
         case .failure(let problem): throw GatewayError.invalidConfiguration([problem.problem])

@@ -6,10 +6,10 @@ import PulseKit
 ///
 /// Descriptions never contain payload bytes or secrets: only what kind of problem it is, where it
 /// was found (a field name, a record position) and the lower-level cause.
-public typealias GatewayError = PulseError<GatewayErrorCode>
+package typealias GatewayError = PulseError<GatewayErrorCode>
 
 /// What went wrong in the PulseGateway module, as a stable code.
-public enum GatewayErrorCode: String, PulseErrorCode, CaseIterable {
+package enum GatewayErrorCode: String, PulseErrorCode, CaseIterable {
     /// The configuration (flags, environment, config file) is not valid.
     case invalidConfiguration
     /// A request carried data the gateway cannot accept (answered with 400).
@@ -28,7 +28,7 @@ public enum GatewayErrorCode: String, PulseErrorCode, CaseIterable {
 
 extension GatewayError {
     /// An `invalidConfiguration` error listing every problem with its key path.
-    public static func invalidConfiguration(
+    package static func invalidConfiguration(
         _ problems: [ConfigurationProblem], file: String = #fileID, line: UInt = #line
     ) -> GatewayError {
         return GatewayError(

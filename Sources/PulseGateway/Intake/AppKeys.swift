@@ -13,14 +13,14 @@ import PulseHashing
 /// digest of its app in constant time (no early exit on the first differing byte or the first
 /// match), so neither timing nor a memory dump reveals a key. Printing the value (`description`,
 /// `debugDescription`, `dump`) shows the app names and key counts, never keys.
-public struct AppKeys: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
+package struct AppKeys: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
     CustomReflectable
 {
     /// SHA-256 digests of the keys, by App ID.
     private var digests: [String: [[UInt8]]]
 
     /// No keys: every app is open.
-    public init() {
+    package init() {
         digests = [:]
     }
 
@@ -29,7 +29,7 @@ public struct AppKeys: Sendable, Equatable, CustomStringConvertible, CustomDebug
     /// - Throws: ``GatewayError`` (`invalidConfiguration`) when an App ID is not 1-128 characters
     ///   of `[A-Za-z0-9._~:-]`, an app's list is empty, or a key is not 1-512 visible ASCII
     ///   characters (what fits a `Bearer` header unchanged). Messages name the app, never a key.
-    public init(_ keys: [String: [String]]) throws(GatewayError) {
+    package init(_ keys: [String: [String]]) throws(GatewayError) {
         var digests: [String: [[UInt8]]] = [:]
         for (app, appKeys) in keys {
             guard IntakeHeaders.isValidIdentifier(app) else {
@@ -51,19 +51,19 @@ public struct AppKeys: Sendable, Equatable, CustomStringConvertible, CustomDebug
     }
 
     /// Whether no app has keys.
-    public var isEmpty: Bool { digests.isEmpty }
+    package var isEmpty: Bool { digests.isEmpty }
 
     /// The App IDs that have keys, sorted.
-    public var apps: [String] { digests.keys.sorted() }
+    package var apps: [String] { digests.keys.sorted() }
 
     /// Whether requests for `app` must present a key.
-    public func requiresKey(app: String) -> Bool {
+    package func requiresKey(app: String) -> Bool {
         digests[app] != nil
     }
 
     /// Whether a request for `app` presenting `key` (`nil`: none) may pass: always for an app
     /// without keys, else only with one of the app's keys. Constant time in the key's content.
-    public func accepts(_ key: String?, app: String) -> Bool {
+    package func accepts(_ key: String?, app: String) -> Bool {
         guard let candidates = digests[app] else { return true }
         guard let key else { return false }
         let presented = SHA256.hash(Array(key.utf8))
@@ -85,13 +85,13 @@ public struct AppKeys: Sendable, Equatable, CustomStringConvertible, CustomDebug
         return (1...512).contains(utf8.count) && utf8.allSatisfy { $0 >= 0x21 && $0 <= 0x7E }
     }
 
-    public var description: String {
+    package var description: String {
         "AppKeys(" + apps.map { "\($0): \(digests[$0]?.count ?? 0) keys" }.joined(separator: ", ") + ")"
     }
 
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 
-    public var customMirror: Mirror {
+    package var customMirror: Mirror {
         Mirror(self, children: ["apps": apps], displayStyle: .struct)
     }
 }

@@ -3,7 +3,7 @@ import PulseKit
 import Synchronization
 
 /// Log levels, least to most severe.
-public enum LogLevel: String, Sendable, Equatable, Comparable, CaseIterable {
+package enum LogLevel: String, Sendable, Equatable, Comparable, CaseIterable {
     case debug
     case info
     case warning
@@ -18,7 +18,7 @@ public enum LogLevel: String, Sendable, Equatable, Comparable, CaseIterable {
         }
     }
 
-    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
+    package static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
 }
 
 /// Structured logs: one JSON object per line, written to a sink (standard error in `pulsegate
@@ -36,7 +36,7 @@ public enum LogLevel: String, Sendable, Equatable, Comparable, CaseIterable {
 /// Logging never stops the gateway: a sink that cannot write (a full disk, a closed pipe) drops
 /// the line and counts it, and ``droppedLines`` reports the count
 /// (`pulsegate_log_lines_dropped_total` on `/metrics`).
-public final class GatewayLogger: Sendable {
+package final class GatewayLogger: Sendable {
     private let sink: @Sendable (String) -> Void
     private let clock: @Sendable () -> Int64
     private let dropped: @Sendable () -> Int
@@ -51,7 +51,7 @@ public final class GatewayLogger: Sendable {
     ///     fail, `0`).
     ///   - sink: receives each line; called concurrently, must be thread-safe, and must not fail
     ///     the caller when it cannot write (drop and count instead).
-    public init(
+    package init(
         level: LogLevel = .info, clock: @escaping @Sendable () -> Int64 = { PulseClock.system.wallClockMilliseconds() },
         droppedLines: @escaping @Sendable () -> Int = { 0 }, sink: @escaping @Sendable (String) -> Void
     ) {
@@ -62,19 +62,19 @@ public final class GatewayLogger: Sendable {
     }
 
     /// Lines the sink could not write so far.
-    public var droppedLines: Int { dropped() }
+    package var droppedLines: Int { dropped() }
 
     /// A logger that writes nothing.
-    public static let disabled = GatewayLogger(level: .error) { _ in }
+    package static let disabled = GatewayLogger(level: .error) { _ in }
 
     /// The least severe level written; changed by a SIGHUP reload.
-    public var level: LogLevel {
+    package var level: LogLevel {
         get { minimum.withLock { $0 } }
         set { minimum.withLock { $0 = newValue } }
     }
 
     /// Writes one line when `level` is at or above the logger's level.
-    public func log(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    package func log(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         guard level >= self.level else { return }
         var writer = JSONWriter(capacity: 160)
         writer.beginObject()
@@ -95,22 +95,22 @@ public final class GatewayLogger: Sendable {
     }
 
     /// `debug` line.
-    public func debug(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    package func debug(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         log(.debug, message, fields)
     }
 
     /// `info` line.
-    public func info(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    package func info(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         log(.info, message, fields)
     }
 
     /// `warning` line.
-    public func warning(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    package func warning(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         log(.warning, message, fields)
     }
 
     /// `error` line.
-    public func error(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    package func error(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         log(.error, message, fields)
     }
 }

@@ -31,7 +31,7 @@ import Synchronization
 ///
 /// Per-app families are ``AppMetrics``', request durations ``RequestDurations``'; `/metrics` adds
 /// build info, configured limits and process metrics (``GatewayTelemetry``).
-public final class GatewayMetrics: Sendable {
+package final class GatewayMetrics: Sendable {
     private struct Counters {
         var requests: [String: Int] = [:]
         var wireBytes = 0
@@ -58,7 +58,7 @@ public final class GatewayMetrics: Sendable {
     let durations = RequestDurations()
 
     /// Creates zeroed counters.
-    public init() {}
+    package init() {}
 
     func request(route: String, code: Int) {
         counters.withLock { $0.requests["\(route)\u{0}\(code)", default: 0] += 1 }
@@ -106,14 +106,14 @@ public final class GatewayMetrics: Sendable {
     func pruned(_ count: Int) { counters.withLock { $0.pruned += count } }
 
     /// Requests counted for a route and status (for tests and logs).
-    public func requestCount(route: String, code: Int) -> Int {
+    package func requestCount(route: String, code: Int) -> Int {
         counters.withLock { $0.requests["\(route)\u{0}\(code)"] ?? 0 }
     }
 
     /// Duplicates answered so far.
-    public var duplicateCount: Int { counters.withLock { $0.duplicates } }
+    package var duplicateCount: Int { counters.withLock { $0.duplicates } }
     /// Conflicting batches (a batch id reused with another body) stored so far.
-    public var conflictCount: Int { counters.withLock { $0.conflicts } }
+    package var conflictCount: Int { counters.withLock { $0.conflicts } }
 
     /// Gauges read at scrape time.
     struct Gauges {

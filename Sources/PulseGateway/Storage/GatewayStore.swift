@@ -12,9 +12,9 @@ import Synchronization
 /// statements stay cached.
 ///
 /// The public surface is what `pulsegate outbox` needs; the gateway itself uses the internal API.
-public final class GatewayStore: Sendable {
+package final class GatewayStore: Sendable {
     /// The database file name inside the data directory.
-    public static let fileName = "gateway.sqlite"
+    package static let fileName = "gateway.sqlite"
     /// WAL pages after which the executor checkpoints (SQLite's own default threshold).
     static let checkpointPages = 1_000
 
@@ -71,7 +71,7 @@ public final class GatewayStore: Sendable {
     /// `GatewayConfiguration.commitGatherMicroseconds`); off by default.
     ///
     /// - Throws: ``GatewayError`` with code `storage`.
-    public static func open(dataDirectory: String, commitGathering: GroupGathering = .off) async throws -> GatewayStore
+    package static func open(dataDirectory: String, commitGathering: GroupGathering = .off) async throws -> GatewayStore
     {
         let path = dataDirectory.hasSuffix("/") ? dataDirectory + fileName : dataDirectory + "/" + fileName
         do {
@@ -106,7 +106,7 @@ public final class GatewayStore: Sendable {
     }
 
     /// Waits for queued work and closes the database.
-    public func close() async throws {
+    package func close() async throws {
         var failure: (any Error)?
         do { try await reader.close() } catch { failure = error }
         try await executor.close()
@@ -478,52 +478,52 @@ public final class GatewayStore: Sendable {
     // MARK: - Administration (`pulsegate outbox`)
 
     /// Outbox depth and age of one app.
-    public struct AppSummary: Sendable, Equatable {
+    package struct AppSummary: Sendable, Equatable {
         /// The App ID.
-        public var app: String
+        package var app: String
         /// Outbox rows (Pulse batches) waiting.
-        public var batches: Int
+        package var batches: Int
         /// Events and crash reports in those rows.
-        public var records: Int
+        package var records: Int
         /// Payload bytes (uncompressed JSON).
-        public var bytes: Int
+        package var bytes: Int
         /// Creation time of the oldest row, epoch milliseconds.
-        public var oldestCreatedAt: Int64
+        package var oldestCreatedAt: Int64
         /// Dead letters of this app.
-        public var deadLetters: Int
+        package var deadLetters: Int
     }
 
     /// One dead letter.
-    public struct DeadLetter: Sendable, Equatable {
+    package struct DeadLetter: Sendable, Equatable {
         /// The outbox sequence number it had (kept; a requeue reuses it, so it keeps its FIFO place).
-        public var seq: Int64
+        package var seq: Int64
         /// The App ID.
-        public var app: String
+        package var app: String
         /// The identity key.
-        public var identityKey: String
+        package var identityKey: String
         /// Events or crashes.
-        public var kind: OutboxBatchKind
+        package var kind: OutboxBatchKind
         /// The Pulse batch id.
-        public var pulseBatchID: String
+        package var pulseBatchID: String
         /// The HTTP batch id it came from.
-        public var httpBatchID: String
+        package var httpBatchID: String
         /// Events or crash reports in it.
-        public var recordCount: Int
+        package var recordCount: Int
         /// Attempts made.
-        public var attempts: Int
+        package var attempts: Int
         /// When it was moved here, epoch milliseconds.
-        public var failedAt: Int64
+        package var failedAt: Int64
         /// The upstream's response code.
-        public var code: Int
+        package var code: Int
         /// The upstream's message.
-        public var message: String
+        package var message: String
         /// The `X-Request-Id` of the HTTP request it came from (`nil` for rows stored before
         /// migration `007`).
-        public var requestID: String?
+        package var requestID: String?
     }
 
     /// Depth, age and dead letters per app, sorted by app.
-    public func appSummaries() async throws -> [AppSummary] {
+    package func appSummaries() async throws -> [AppSummary] {
         try await executor.read { connection in
             var summaries: [String: AppSummary] = [:]
             _ = try connection.query(
@@ -552,7 +552,7 @@ public final class GatewayStore: Sendable {
     }
 
     /// Dead letters, oldest first, at most `limit`.
-    public func deadLetters(limit: Int = 100) async throws -> [DeadLetter] {
+    package func deadLetters(limit: Int = 100) async throws -> [DeadLetter] {
         try await executor.read { connection in
             try connection.query(
                 """
@@ -575,7 +575,7 @@ public final class GatewayStore: Sendable {
     /// numbers), due at `now`, attempts reset. Returns how many were requeued.
     ///
     /// A running gateway notices requeued rows on its next outbox scan.
-    public func requeue(seqs: [Int64]? = nil, now: Int64) async throws -> Int {
+    package func requeue(seqs: [Int64]? = nil, now: Int64) async throws -> Int {
         let moved = try await executor.write { connection -> Int in
             let selected: [Int64]
             if let seqs {

@@ -90,18 +90,18 @@ extension GatewayStoring {
 
 extension GatewayOutboxAdministration {
     /// The oldest 100 dead letters.
-    public func deadLetters() async throws -> [GatewayStore.DeadLetter] {
+    package func deadLetters() async throws -> [GatewayStore.DeadLetter] {
         try await deadLetters(limit: 100)
     }
 
     /// Moves every dead letter back into the outbox.
-    public func requeue(now: Int64) async throws -> Int {
+    package func requeue(now: Int64) async throws -> Int {
         try await requeue(seqs: nil, now: now)
     }
 }
 
 /// What `pulsegate outbox` does with a store: depth per app, dead letters, requeue.
-public protocol GatewayOutboxAdministration: Sendable {
+package protocol GatewayOutboxAdministration: Sendable {
     /// Depth, age and dead letters per app, sorted by app.
     func appSummaries() async throws -> [GatewayStore.AppSummary]
     /// Dead letters, oldest first, at most `limit`.

@@ -1,11 +1,11 @@
 /// What a Pulse batch in the outbox carries: events or crash reports.
-public enum OutboxBatchKind: Int, Sendable, Hashable, CustomStringConvertible {
+package enum OutboxBatchKind: Int, Sendable, Hashable, CustomStringConvertible {
     /// A `CLIENT_EVENT_BATCH_UPLOAD` payload.
     case events = 1
     /// A `CLIENT_CRASH_BATCH_UPLOAD` payload.
     case crashes = 2
 
-    public var description: String { self == .events ? "events" : "crashes" }
+    package var description: String { self == .events ? "events" : "crashes" }
 }
 
 /// One Pulse batch produced by the mapping, ready to be stored as an outbox row.

@@ -3,7 +3,7 @@ import PulsePostgres
 /// `pulsegate outbox --store URL`: the same views and requeue as on SQLite, fleet-wide.
 extension PostgresGatewayStore: GatewayStoring {
     /// Depth, age and dead letters per app, sorted by app.
-    public func appSummaries() async throws -> [GatewayStore.AppSummary] {
+    package func appSummaries() async throws -> [GatewayStore.AppSummary] {
         try await reader.run { connection throws(PostgresError) in
             var summaries: [String: GatewayStore.AppSummary] = [:]
             for row in try connection.execute(
@@ -30,7 +30,7 @@ extension PostgresGatewayStore: GatewayStoring {
     }
 
     /// Dead letters, oldest first, at most `limit`.
-    public func deadLetters(limit: Int = 100) async throws -> [GatewayStore.DeadLetter] {
+    package func deadLetters(limit: Int = 100) async throws -> [GatewayStore.DeadLetter] {
         try await reader.run { connection throws(PostgresError) in
             try connection.execute(
                 """
@@ -51,7 +51,7 @@ extension PostgresGatewayStore: GatewayStoring {
 
     /// Moves dead letters back into the outbox (all, or those with the given sequence numbers),
     /// due at `now`, attempts reset; they keep their sequence numbers (their FIFO place).
-    public func requeue(seqs: [Int64]? = nil, now: Int64) async throws -> Int {
+    package func requeue(seqs: [Int64]? = nil, now: Int64) async throws -> Int {
         let filter = seqs == nil ? "" : " WHERE seq = ANY($2)"
         let parameters: [PostgresValue] = [.int(now)] + (seqs.map { [.intArray($0)] } ?? [])
         let result = try await writer.commit([

@@ -24,7 +24,7 @@ import Synchronization
 ///
 /// PostgreSQL unreachable, failing over or read-only makes every commit throw; the intake
 /// answers 503 with `Retry-After`, `/readyz` is 503, and the executors reconnect by themselves.
-public final class PostgresGatewayStore: Sendable {
+package final class PostgresGatewayStore: Sendable {
     let writer: PostgresExecutor
     let reader: PostgresExecutor
     /// This process's name in leases and probes (host, pid and a random part).
@@ -47,7 +47,7 @@ public final class PostgresGatewayStore: Sendable {
     ///
     /// - Throws: ``GatewayError`` with code `storage` when the database cannot be reached or
     ///   migrated.
-    public static func open(url: String, leaseDuration: Duration = .seconds(10)) async throws -> PostgresGatewayStore {
+    package static func open(url: String, leaseDuration: Duration = .seconds(10)) async throws -> PostgresGatewayStore {
         let store = PostgresGatewayStore(url: url, leaseDuration: leaseDuration)
         do {
             _ = try await store.writer.run { connection throws(PostgresError) in
@@ -73,7 +73,7 @@ public final class PostgresGatewayStore: Sendable {
     }
 
     /// Stops renewing, gives up held leases and closes both connections.
-    public func close() async throws {
+    package func close() async throws {
         stopRenewing()
         let held = leases.withLock { state in
             defer { state.held = [:] }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Starts `executable` with `arguments` and the given standard streams (each a `Pipe` or a
 /// `FileHandle`); standard input is /dev/null unless `input` says otherwise.
-public func launch(
+package func launch(
     _ executable: String, _ arguments: [String], input: Any = FileHandle.nullDevice, output: Any, error: Any
 ) throws -> Process {
     let child = Process()

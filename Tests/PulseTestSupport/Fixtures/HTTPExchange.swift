@@ -1,7 +1,7 @@
 extension RawHTTPConnection {
     /// Sends one request on a connection of its own, off the cooperative pool, and reads the
     /// response (only its head for `HEAD`); the connection is closed afterwards.
-    public static func exchange(
+    package static func exchange(
         host: String = "127.0.0.1", port: Int, method: String = "GET", target: String,
         headers: [(String, String)] = [], body: [UInt8] = [], receiveTimeoutSeconds: Int = 15
     ) async throws -> RawHTTPResponse {
@@ -15,7 +15,7 @@ extension RawHTTPConnection {
 
     /// Sends `raw` (a hand-written request, or the start of one) on a connection of its own and
     /// reads the one response it gets.
-    public static func exchange(port: Int, raw: String, receiveTimeoutSeconds: Int = 15) async throws
+    package static func exchange(port: Int, raw: String, receiveTimeoutSeconds: Int = 15) async throws
         -> RawHTTPResponse
     {
         try await onThread {

@@ -5,7 +5,7 @@ import Glibc
 
 /// Sets a receive timeout (so a read that never gets an answer fails instead of hanging the
 /// suite) and disables Nagle's algorithm (each write leaves at once).
-public func configureTestSocket(_ fd: Int32, receiveTimeoutSeconds: Int = 10) {
+package func configureTestSocket(_ fd: Int32, receiveTimeoutSeconds: Int = 10) {
     var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     var one: Int32 = 1
@@ -14,7 +14,7 @@ public func configureTestSocket(_ fd: Int32, receiveTimeoutSeconds: Int = 10) {
 
 /// Writes every byte (retrying short writes and interrupted calls); `false` when the peer is gone.
 @discardableResult
-public func writeAll(_ fd: Int32, _ bytes: some Collection<UInt8>) -> Bool {
+package func writeAll(_ fd: Int32, _ bytes: some Collection<UInt8>) -> Bool {
     let bytes = Array(bytes)
     var offset = 0
     while offset < bytes.count {
@@ -30,7 +30,7 @@ public func writeAll(_ fd: Int32, _ bytes: some Collection<UInt8>) -> Bool {
 
 /// Reads what has arrived (waiting for at least one byte, up to the receive timeout); `nil` at the
 /// end of the stream, on a reset, an error or a timeout (`errno` tells which).
-public func readSome(_ fd: Int32, maximum: Int = 64 * 1024) -> [UInt8]? {
+package func readSome(_ fd: Int32, maximum: Int = 64 * 1024) -> [UInt8]? {
     var buffer = [UInt8](repeating: 0, count: maximum)
     while true {
         let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -43,7 +43,7 @@ public func readSome(_ fd: Int32, maximum: Int = 64 * 1024) -> [UInt8]? {
 /// Accepts connections on `listener`, handing each to `handle`, until accepting fails (the listener
 /// was shut down) or `handle` returns `false` (it then owns, and closes, that descriptor).
 /// Interrupted and aborted accepts are retried. The caller closes the listener afterwards.
-public func acceptConnections(on listener: Int32, _ handle: (Int32) -> Bool) {
+package func acceptConnections(on listener: Int32, _ handle: (Int32) -> Bool) {
     while true {
         let client = accept(listener, nil, nil)
         if client < 0 {
