@@ -2,7 +2,7 @@ import PulseCompression
 
 /// How many decompression contexts the process created and reused
 /// (``PayloadCompressor/contextStatistics``).
-public typealias DecompressionContextStatistics = CompressionContextStatistics
+package typealias DecompressionContextStatistics = CompressionContextStatistics
 
 /// One-shot compression and bounded, streaming decompression of whole msgtrans payloads, over the
 /// project's one compression module (`PulseCompression`, whose bounded context pool every codec

@@ -4,7 +4,7 @@
 /// Meant for a text that ``JSONParser`` has already accepted: the scan relies on the text being
 /// valid JSON and does no validation of its own (on anything else it gives an unspecified range
 /// or `nil`, never a crash or an out-of-bounds range).
-public enum JSONRawSpans {
+package enum JSONRawSpans {
     /// The byte ranges of the elements of the array that is the value of the root object's member
     /// `key`, in order (each range starts at the element's first byte and ends after its last;
     /// surrounding whitespace is excluded).
@@ -13,14 +13,14 @@ public enum JSONRawSpans {
     /// member name is written with escapes (then the raw name cannot be compared byte for byte;
     /// callers fall back to re-encoding). With duplicate member names the first wins, as with
     /// ``JSONNode/subscript(_:)-(String)``.
-    public static func arrayElements(ofMember key: String, in text: UnsafeRawBufferPointer) -> [Range<Int>]? {
+    package static func arrayElements(ofMember key: String, in text: UnsafeRawBufferPointer) -> [Range<Int>]? {
         var scanner = Scanner(bytes: text.bindMemory(to: UInt8.self))
         let keyBytes = Array(key.utf8)
         return keyBytes.withUnsafeBufferPointer { scanner.arrayElements(ofMember: $0) }
     }
 
     /// ``arrayElements(ofMember:in:)-(_,UnsafeRawBufferPointer)`` over an array's bytes.
-    public static func arrayElements(ofMember key: String, in text: [UInt8]) -> [Range<Int>]? {
+    package static func arrayElements(ofMember key: String, in text: [UInt8]) -> [Range<Int>]? {
         text.withUnsafeBytes { arrayElements(ofMember: key, in: $0) }
     }
 

@@ -5,28 +5,28 @@
 /// `pulsegate validate` can list them all; the servers run the same checks at start and on reload
 /// and refuse the file when the list is not empty. Messages name keys and expected values, never
 /// secrets (app keys, TLS key material).
-public struct ConfigurationProblem: Sendable, Hashable, CustomStringConvertible {
+package struct ConfigurationProblem: Sendable, Hashable, CustomStringConvertible {
     /// The key path, dot-separated, with `[index]` for array elements; `""` for the whole file.
-    public var path: String
+    package var path: String
     /// What is wrong, in a sentence fragment (`must be a positive integer`).
-    public var message: String
+    package var message: String
 
     /// Creates a problem.
-    public init(_ path: String, _ message: String) {
+    package init(_ path: String, _ message: String) {
         self.path = path
         self.message = message
     }
 
     /// `path: message`, or just the message for the whole file.
-    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+    package var description: String { path.isEmpty ? message : "\(path): \(message)" }
 
     /// `1 problem` or `N problems`.
-    public static func count(_ problems: [ConfigurationProblem]) -> String {
+    package static func count(_ problems: [ConfigurationProblem]) -> String {
         problems.count == 1 ? "1 problem" : "\(problems.count) problems"
     }
 
     /// The problems as one line each, for an error message: `"a: x; b: y"`.
-    public static func summary(_ problems: [ConfigurationProblem]) -> String {
+    package static func summary(_ problems: [ConfigurationProblem]) -> String {
         problems.map(\.description).joined(separator: "; ")
     }
 }

@@ -13,20 +13,20 @@
 /// }
 /// // reader.problems lists everything wrong
 /// ```
-public struct ConfigurationReader: Sendable {
+package struct ConfigurationReader: Sendable {
     /// The problems found so far, in the order they were found.
-    public private(set) var problems: [ConfigurationProblem] = []
+    package private(set) var problems: [ConfigurationProblem] = []
 
     /// Creates a reader with no problems.
-    public init() {}
+    package init() {}
 
     /// Records a problem.
-    public mutating func fail(_ path: String, _ message: String) {
+    package mutating func fail(_ path: String, _ message: String) {
         problems.append(ConfigurationProblem(path, message))
     }
 
     /// A string.
-    public mutating func string(_ path: String, _ node: JSONNode) -> String? {
+    package mutating func string(_ path: String, _ node: JSONNode) -> String? {
         guard let value = node.string else {
             fail(path, "must be a string")
             return nil
@@ -35,7 +35,7 @@ public struct ConfigurationReader: Sendable {
     }
 
     /// A non-empty string.
-    public mutating func nonEmptyString(_ path: String, _ node: JSONNode) -> String? {
+    package mutating func nonEmptyString(_ path: String, _ node: JSONNode) -> String? {
         guard let value = string(path, node) else { return nil }
         guard !value.isEmpty else {
             fail(path, "must not be empty")
@@ -45,7 +45,7 @@ public struct ConfigurationReader: Sendable {
     }
 
     /// `true` or `false`.
-    public mutating func bool(_ path: String, _ node: JSONNode) -> Bool? {
+    package mutating func bool(_ path: String, _ node: JSONNode) -> Bool? {
         guard let value = node.bool else {
             fail(path, "must be true or false")
             return nil
@@ -55,7 +55,7 @@ public struct ConfigurationReader: Sendable {
 
     /// An array of strings (`expected` describes it in the problem); `nil` when it is not one or
     /// an element is not a string (each such element is a problem at `path[index]`).
-    public mutating func strings(_ path: String, _ node: JSONNode, _ expected: String = "an array of strings")
+    package mutating func strings(_ path: String, _ node: JSONNode, _ expected: String = "an array of strings")
         -> [String]?
     {
         guard node.kind == .array else {
@@ -71,7 +71,7 @@ public struct ConfigurationReader: Sendable {
     }
 
     /// An integer, in `range` when one is given.
-    public mutating func integer(_ path: String, _ node: JSONNode, _ range: ClosedRange<Int>? = nil) -> Int? {
+    package mutating func integer(_ path: String, _ node: JSONNode, _ range: ClosedRange<Int>? = nil) -> Int? {
         guard let value = node.int64, let fitted = Int(exactly: value) else {
             fail(path, "must be an integer")
             return nil
@@ -88,12 +88,12 @@ public struct ConfigurationReader: Sendable {
     }
 
     /// A positive integer.
-    public mutating func positive(_ path: String, _ node: JSONNode) -> Int? {
+    package mutating func positive(_ path: String, _ node: JSONNode) -> Int? {
         integer(path, node, 1...Int.max)
     }
 
     /// A positive, finite number.
-    public mutating func positiveNumber(_ path: String, _ node: JSONNode) -> Double? {
+    package mutating func positiveNumber(_ path: String, _ node: JSONNode) -> Double? {
         guard let value = node.double, value.isFinite, value > 0 else {
             fail(path, "must be a positive number")
             return nil
@@ -102,7 +102,7 @@ public struct ConfigurationReader: Sendable {
     }
 
     /// Whether `node` is an object (a problem when not).
-    public mutating func object(_ path: String, _ node: JSONNode) -> Bool {
+    package mutating func object(_ path: String, _ node: JSONNode) -> Bool {
         guard node.kind == .object else {
             fail(path, "must be an object")
             return false
@@ -112,7 +112,7 @@ public struct ConfigurationReader: Sendable {
 
     /// Records an "unknown config key" problem at `path.key` for every member of the object `node`
     /// whose key is not in `known`; nothing when `node` is not an object.
-    public mutating func rejectUnknownKeys(_ path: String, _ node: JSONNode, known: Set<String>) {
+    package mutating func rejectUnknownKeys(_ path: String, _ node: JSONNode, known: Set<String>) {
         guard node.kind == .object else { return }
         for (key, _) in node.members where !known.contains(key) {
             fail(path.isEmpty ? key : "\(path).\(key)", "unknown config key")
@@ -120,7 +120,7 @@ public struct ConfigurationReader: Sendable {
     }
 
     /// Whether `node` is an array (a problem when not).
-    public mutating func array(_ path: String, _ node: JSONNode) -> Bool {
+    package mutating func array(_ path: String, _ node: JSONNode) -> Bool {
         guard node.kind == .array else {
             fail(path, "must be an array")
             return false

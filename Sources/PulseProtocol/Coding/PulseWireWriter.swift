@@ -9,7 +9,7 @@ extension JSONWriter {
     /// One event of `CLIENT_EVENT_BATCH_UPLOAD`: `id`, `timestamp`, `sessionId`, `kind`, `name`,
     /// `source` (`module`, `imageUuid`), `attributes` (an object, written by `attributes`).
     @inlinable
-    public mutating func pulseEvent(
+    package mutating func pulseEvent(
         id: String, timestamp: Int64, sessionId: String, kind: PulseEventKind, name: String, module: String?,
         imageUuid: String?, attributes: (inout JSONWriter) -> Void
     ) {
@@ -28,7 +28,7 @@ extension JSONWriter {
 
     /// An event's `source` object: `module`, `imageUuid`.
     @inlinable
-    public mutating func pulseEventSource(module: String?, imageUuid: String?) {
+    package mutating func pulseEventSource(module: String?, imageUuid: String?) {
         beginObject()
         field("module", module)
         field("imageUuid", imageUuid)
@@ -40,7 +40,7 @@ extension JSONWriter {
     /// (an array, its elements written by `attachments`), `attributes` (an object, written by
     /// `attributes`).
     @inlinable
-    public mutating func pulseCrashReport(
+    package mutating func pulseCrashReport(
         crashId: String, timestamp: Int64, sessionId: String?, signal: String?, exceptionType: String?,
         message: String?, stack: (inout JSONWriter) -> Void, build: CrashBuild,
         attachments: (inout JSONWriter) -> Void, attributes: (inout JSONWriter) -> Void
@@ -68,7 +68,7 @@ extension JSONWriter {
     /// A batch envelope: `identity` (written by `identity`), `itemsKey` (`events` or `crashes`, an
     /// array whose elements `items` writes), `batchId`.
     @inlinable
-    public mutating func pulseBatch(
+    package mutating func pulseBatch(
         identity: (inout JSONWriter) -> Void, itemsKey: String, items: (inout JSONWriter) -> Void, batchId: String
     ) {
         beginObject()

@@ -12,14 +12,14 @@ import PulseKit
 /// Decoding is strict: an unknown `type`, an unknown field, a missing required field or a value of the
 /// wrong type rejects the line with an ``UploaderError/Code/invalidRecord`` error naming the line and the
 /// field. Nothing of a rejected line is queued.
-public final class RecordLineDecoder {
+package final class RecordLineDecoder {
     private let parser = JSONParser(maxDepth: 32, maxBytes: 8 << 20)
 
     /// Creates a decoder.
-    public init() {}
+    package init() {}
 
     /// The record types, by their `type` value.
-    public static let types = [
+    package static let types = [
         "event", "log", "crash", "span", "metric", "exit", "session_summary", "attachment",
     ]
 
@@ -40,7 +40,7 @@ public final class RecordLineDecoder {
     /// Decodes one line (without its line terminator).
     ///
     /// - Throws: ``UploaderError/Code/invalidRecord`` with a message starting `line <n>:`.
-    public func decode(_ line: [UInt8], lineNumber: Int) throws(UploaderError) -> TelemetryRecord {
+    package func decode(_ line: [UInt8], lineNumber: Int) throws(UploaderError) -> TelemetryRecord {
         do {
             return try decodeObject(line)
         } catch let failure as LineFailure {

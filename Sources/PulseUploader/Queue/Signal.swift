@@ -2,7 +2,7 @@ import OTLPProtobuf
 
 /// The OTLP signal a record or batch belongs to; each has its own endpoint path
 /// (``OTLPProtobufSignal/path``). The project's one signal enum.
-public typealias Signal = OTLPProtobufSignal
+package typealias Signal = OTLPProtobufSignal
 
 extension OTLPProtobufSignal {
     /// The code the uploader's queue stores for the signal (0 logs, 1 traces, 2 metrics).

@@ -9,7 +9,7 @@ import PulseProtocol
 ///    The fleet operator's choice beats the app's built-in one.
 /// 3. ``configuration``: the app's ``UploaderConfiguration/policy`` (or ``Uploader/apply(policy:)``).
 /// 4. ``default``: the documented default.
-public enum PolicySource: String, Sendable, Equatable, CaseIterable {
+package enum PolicySource: String, Sendable, Equatable, CaseIterable {
     /// Set for this process (``UploaderConfiguration/explicitPolicy``, the command-line flags).
     case explicit
     /// From the gateway's policy.
@@ -21,13 +21,13 @@ public enum PolicySource: String, Sendable, Equatable, CaseIterable {
 }
 
 /// One effective policy value and its source, as `pulsegate upload status` shows it.
-public struct PolicySetting: Sendable, Equatable {
+package struct PolicySetting: Sendable, Equatable {
     /// The field's name (``UploadPolicy/Field/rawValue``).
-    public var name: String
+    package var name: String
     /// The value, rendered as text (milliseconds and bytes as integers).
-    public var value: String
+    package var value: String
     /// Where it comes from.
-    public var source: PolicySource
+    package var source: PolicySource
 }
 
 extension UploadPolicy {
