@@ -10,14 +10,14 @@ import Foundation
 #endif
 
 /// One child process holding client sockets, driven through its standard input and output.
-public final class ClientProcess {
+package final class ClientProcess {
     /// The child.
-    public let process = Process()
+    package let process = Process()
     private let input = Pipe()
     private let output = Pipe()
 
     /// Starts this executable again as `--client port count`.
-    public init(port: Int, count: Int) throws {
+    package init(port: Int, count: Int) throws {
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments = ["--client", String(port), String(count)]
         process.standardInput = input
@@ -26,7 +26,7 @@ public final class ClientProcess {
     }
 
     /// Starts enough children for `connections` sockets, spread evenly over `processes` of them.
-    public static func spawn(connections: Int, processes: Int, port: Int) throws -> [ClientProcess] {
+    package static func spawn(connections: Int, processes: Int, port: Int) throws -> [ClientProcess] {
         let perProcess = (connections + processes - 1) / processes
         var clients: [ClientProcess] = []
         var assigned = 0
@@ -40,7 +40,7 @@ public final class ClientProcess {
 
     /// Sends `command` to every child, then reads their answers in order: the first that is not
     /// "ok" (the rest are not waited for), or `nil` when every child answered "ok".
-    public static func command(_ clients: [ClientProcess], _ command: String) -> String? {
+    package static func command(_ clients: [ClientProcess], _ command: String) -> String? {
         for client in clients { client.send(command) }
         for client in clients {
             let answer = client.awaitAnswer()
@@ -50,12 +50,12 @@ public final class ClientProcess {
     }
 
     /// Writes one command line to the child.
-    public func send(_ command: String) {
+    package func send(_ command: String) {
         input.fileHandleForWriting.write(Data((command + "\n").utf8))
     }
 
     /// Waits for the child's answer to the last command (blocking; the parent has nothing else to do).
-    public func awaitAnswer() -> String {
+    package func awaitAnswer() -> String {
         var line: [UInt8] = []
         while true {
             let byte = output.fileHandleForReading.readData(ofLength: 1)
@@ -66,7 +66,7 @@ public final class ClientProcess {
     }
 
     /// Closes the child's input (it closes its sockets and exits) and waits for it.
-    public func finish() {
+    package func finish() {
         input.fileHandleForWriting.closeFile()
         process.waitUntilExit()
     }
@@ -77,7 +77,7 @@ public final class ClientProcess {
 /// loopback connections to `port`; every other command goes to `handle` with the connections
 /// open so far, which returns `nil` for "ok" or the error to answer. The connections are closed
 /// when the parent closes the input.
-public func runClientCommands(
+package func runClientCommands(
     port: Int, count: Int, noDelay: Bool, opens: String,
     _ handle: (_ command: String, _ sockets: [Int32]) -> String?
 ) -> Int32 {
@@ -104,12 +104,12 @@ public func runClientCommands(
 }
 
 /// Writes one unbuffered answer line to the parent (the child side).
-public func answer(_ line: String) {
+package func answer(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
 /// A blocking TCP connection to `127.0.0.1:port`, or `nil` (with `errno` set) when it fails.
-public func openSocket(port: Int, noDelay: Bool) -> Int32? {
+package func openSocket(port: Int, noDelay: Bool) -> Int32? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return nil }
     var address = sockaddr_in()

@@ -7,7 +7,7 @@ import Foundation
 #endif
 
 /// Resident memory of this process in bytes (`/proc/self/statm`), or -1 when it cannot be read.
-public func residentBytes() -> Int {
+package func residentBytes() -> Int {
     guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return -1 }
     let fields = text.split(separator: " ")
     guard fields.count > 1, let pages = Int(fields[1]) else { return -1 }
@@ -15,7 +15,7 @@ public func residentBytes() -> Int {
 }
 
 /// Raises the soft open-file limit to the hard one; returns the limit now in force (-1 if unknown).
-public func raiseOpenFileLimit() -> Int {
+package func raiseOpenFileLimit() -> Int {
     var limit = rlimit()
     let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
     guard getrlimit(resource, &limit) == 0 else { return -1 }
@@ -26,6 +26,6 @@ public func raiseOpenFileLimit() -> Int {
 }
 
 /// `bytes` as mebibytes with one decimal, for the reports.
-public func mebibytes(_ bytes: Int) -> String {
+package func mebibytes(_ bytes: Int) -> String {
     String(format: "%.1f MiB", Double(bytes) / 1_048_576)
 }
