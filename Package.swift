@@ -100,6 +100,7 @@ let modules: [Target] = [
         name: "PulseIngest",
         dependencies: [
             "MsgTransRuntime", "MsgTrans", "PulseProtocol", "PulseJSON", "PulseStorage", "PulseHTTP", "PulseKit",
+            "PulseCompression",
         ],
         swiftSettings: swiftSettings),
     .target(
@@ -121,7 +122,9 @@ let modules: [Target] = [
         swiftSettings: swiftSettings),
     .target(
         name: "PulseGateCLI",
-        dependencies: ["PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest", "PulseUploader", "PulseKit"],
+        dependencies: [
+            "PulseJSON", "PulseProtocol", "PulseGateway", "PulseIngest", "PulseUploader", "PulseKit", "MsgTransRuntime",
+        ],
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate", dependencies: ["PulseGateCLI"],
@@ -138,7 +141,7 @@ let modules: [Target] = [
     // The process figures and the client child processes both idle-connection benchmarks use.
     .target(name: "BenchSupport", path: "Benchmarks/BenchSupport", swiftSettings: swiftSettings),
     .executableTarget(
-        name: "ingest-bench", dependencies: ["BenchSupport", "PulseIngest", "MsgTrans", "PulseKit"],
+        name: "ingest-bench", dependencies: ["BenchSupport", "PulseIngest", "MsgTrans", "PulseKit", "MsgTransRuntime"],
         path: "Benchmarks/ingest-bench",
         swiftSettings: swiftSettings),
     .executableTarget(
@@ -157,28 +160,29 @@ let tests: [Target] = [
         name: "PulseKitTests", dependencies: ["PulseKit", "PulseTestSupport"], exclude: ["README.md"],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "MsgTransTests", dependencies: ["MsgTrans", "PulseCompression"],
+        name: "MsgTransTests", dependencies: ["MsgTrans", "PulseCompression", "PulseKit"],
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "MsgTransRuntimeTests", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseTestSupport"],
+        name: "MsgTransRuntimeTests", dependencies: ["MsgTransRuntime", "MsgTrans", "PulseTestSupport", "PulseKit"],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseJSONTests", dependencies: ["PulseJSON"],
+        name: "PulseJSONTests", dependencies: ["PulseJSON", "PulseKit"],
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseProtocolTests", dependencies: ["PulseProtocol", "MsgTrans", "PulseJSON"],
+        name: "PulseProtocolTests", dependencies: ["PulseProtocol", "MsgTrans", "PulseJSON", "PulseKit"],
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "OTLPProtobufTests", dependencies: ["OTLPProtobuf", "PulseJSON", "PulseTestSupport"],
+        name: "OTLPProtobufTests", dependencies: ["OTLPProtobuf", "PulseJSON", "PulseTestSupport", "PulseKit"],
         resources: [.copy("Fixtures")],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseStorageTests", dependencies: ["PulseStorage", "PulseTestSupport"], swiftSettings: swiftSettings),
+        name: "PulseStorageTests", dependencies: ["PulseStorage", "PulseTestSupport", "PulseKit"],
+        swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulsePostgresTests", dependencies: ["PulsePostgres", "PulseTestSupport"],
+        name: "PulsePostgresTests", dependencies: ["PulsePostgres", "PulseTestSupport", "PulseKit"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseClientTests",
@@ -188,17 +192,20 @@ let tests: [Target] = [
         ],
         swiftSettings: swiftSettings),
     .testTarget(
-        name: "PulseHTTPTests", dependencies: ["PulseHTTP", "PulseTestSupport"],
+        name: "PulseHTTPTests", dependencies: ["PulseHTTP", "PulseTestSupport", "PulseKit"],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseIngestTests",
-        dependencies: ["PulseIngest", "PulseProtocol", "PulseJSON", "PulseStorage", "MsgTrans", "PulseTestSupport"],
+        dependencies: [
+            "PulseIngest", "PulseProtocol", "PulseJSON", "PulseStorage", "MsgTrans", "PulseTestSupport",
+            "MsgTransRuntime", "PulseKit",
+        ],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGatewayTests",
         dependencies: [
             "PulseGateway", "PulseHTTP", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseHashing", "MsgTrans",
-            "MsgTransRuntime", "PulseTestSupport", "CPulseShims", "PulseKit",
+            "MsgTransRuntime", "PulseTestSupport", "CPulseShims", "PulseKit", "OTLPProtobuf",
         ],
         // Expected output of GoldenOutputTests, read from the source tree.
         exclude: ["Golden"],
@@ -207,14 +214,14 @@ let tests: [Target] = [
         name: "PulseUploaderTests",
         dependencies: [
             "PulseUploader", "PulseStorage", "PulseJSON", "PulseProtocol", "PulseGateway", "PulseHashing",
-            "PulseTestSupport", "PulseKit",
+            "PulseTestSupport", "PulseKit", "OTLPProtobuf",
         ],
         swiftSettings: swiftSettings),
     .testTarget(
         name: "PulseGateCLITests",
         dependencies: [
             "PulseGateCLI", "PulseGateway", "PulseIngest", "PulseUploader", "PulseProtocol", "PulseHashing",
-            "PulseHTTP", "PulseTestSupport", "MsgTrans", "PulseJSON", "PulseStorage",
+            "PulseHTTP", "PulseTestSupport", "MsgTrans", "PulseJSON", "PulseStorage", "PulseKit",
         ],
         swiftSettings: swiftSettings),
 ]

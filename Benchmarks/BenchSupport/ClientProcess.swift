@@ -3,7 +3,7 @@
 // `<benchmark> --client PORT COUNT` and drives the children line by line, the child answering
 // every command with "ok" or "error …".
 
-import Foundation
+package import Foundation
 
 #if canImport(Glibc)
     import Glibc

@@ -15,6 +15,7 @@
 import BenchSupport
 import Foundation
 import MsgTrans
+import MsgTransRuntime
 import PulseIngest
 import PulseKit
 import Synchronization

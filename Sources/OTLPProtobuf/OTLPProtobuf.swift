@@ -1,4 +1,5 @@
-import PulseJSON
+package import PulseJSON
+import PulseKit
 
 /// OTLP/HTTP protobuf support: decoding export requests into their OTLP/JSON form and encoding
 /// responses.

@@ -1,4 +1,4 @@
-import PulseKit
+package import PulseKit
 
 /// An error of the command line layer (bad usage, or a component that failed to start): the
 /// shared ``PulseError`` shape with ``CLIErrorCode``.

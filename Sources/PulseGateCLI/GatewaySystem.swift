@@ -1,5 +1,5 @@
-import PulseGateway
-import PulseIngest
+package import PulseGateway
+package import PulseIngest
 
 /// The gateway together with, when no upstream is configured, the reference Pulse ingest server
 /// it forwards to — the composition `pulsegate serve` runs, callable from tests without `main`.

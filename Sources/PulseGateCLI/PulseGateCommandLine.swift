@@ -1,3 +1,5 @@
+import PulseKit
+
 #if canImport(Glibc)
     import Glibc
 #endif

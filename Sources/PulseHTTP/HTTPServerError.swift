@@ -1,4 +1,4 @@
-import PulseKit
+package import PulseKit
 
 /// The error type of the PulseHTTP module (server lifecycle failures and body decoding failures):
 /// the shared ``PulseError`` shape with ``HTTPServerErrorCode``.

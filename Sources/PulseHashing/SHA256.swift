@@ -1,4 +1,5 @@
 import CPulseShims
+import PulseKit
 
 /// SHA-256 (FIPS 180-4), incremental.
 ///

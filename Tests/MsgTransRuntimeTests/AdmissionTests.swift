@@ -1,4 +1,5 @@
 import MsgTrans
+import PulseKit
 import PulseTestSupport
 import Synchronization
 import Testing

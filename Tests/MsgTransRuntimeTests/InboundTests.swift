@@ -1,4 +1,5 @@
 import MsgTrans
+import PulseKit
 import Synchronization
 import Testing
 

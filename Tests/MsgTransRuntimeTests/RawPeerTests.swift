@@ -1,5 +1,6 @@
 import Glibc
 import MsgTrans
+import PulseKit
 import PulseTestSupport
 import Synchronization
 import Testing

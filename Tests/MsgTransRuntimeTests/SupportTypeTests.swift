@@ -1,3 +1,4 @@
+import PulseKit
 import Synchronization
 import Testing
 

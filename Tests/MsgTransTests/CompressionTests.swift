@@ -1,4 +1,5 @@
 import PulseCompression
+import PulseKit
 import Testing
 
 @testable import MsgTrans

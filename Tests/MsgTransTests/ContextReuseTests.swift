@@ -1,5 +1,6 @@
 import Foundation
 import PulseCompression
+import PulseKit
 import Testing
 
 @testable import MsgTrans

@@ -1,4 +1,5 @@
 import MsgTrans
+import PulseKit
 import Testing
 
 /// One test per error case, each on its golden fixture.

@@ -1,5 +1,6 @@
 import Foundation
 import MsgTrans
+import PulseKit
 import Testing
 
 /// Decodes every checked-in fixture as its manifest entry describes and re-encodes it.

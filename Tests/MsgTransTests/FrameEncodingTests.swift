@@ -1,4 +1,5 @@
 import MsgTrans
+import PulseKit
 import Testing
 
 @Suite("Frame encoding")

@@ -1,6 +1,7 @@
 import Foundation
 import OTLPProtobuf
 import PulseJSON
+import PulseKit
 import PulseTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import OTLPProtobuf
 import PulseJSON
+import PulseKit
 import Testing
 
 /// Compares the transcoder with the official protobuf library, through the checked-in fixtures.

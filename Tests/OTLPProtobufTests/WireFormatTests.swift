@@ -1,5 +1,6 @@
 import OTLPProtobuf
 import PulseJSON
+import PulseKit
 import PulseTestSupport
 import Testing
 

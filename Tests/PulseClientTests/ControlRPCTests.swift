@@ -1,5 +1,6 @@
 import PulseClient
 import PulseJSON
+import PulseKit
 import PulseProtocol
 import Synchronization
 import Testing

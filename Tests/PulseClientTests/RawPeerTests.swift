@@ -1,4 +1,5 @@
 import MsgTrans
+import MsgTransRuntime
 import PulseClient
 import PulseProtocol
 import PulseTestSupport

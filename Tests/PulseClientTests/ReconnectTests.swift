@@ -1,6 +1,9 @@
+import MsgTransRuntime
 import PulseClient
+import PulseKit
 import PulseProtocol
 import PulseTestSupport
+import Synchronization
 import Testing
 
 @Suite("Reconnection", .serialized)

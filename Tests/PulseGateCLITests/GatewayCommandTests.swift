@@ -1,5 +1,7 @@
 import Foundation
 import PulseGateway
+import PulseIngest
+import PulseKit
 import PulseTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import PulseHTTP
+import PulseKit
 import PulseTestSupport
 import Testing
 

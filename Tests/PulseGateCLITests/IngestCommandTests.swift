@@ -1,5 +1,6 @@
 import Foundation
 import PulseIngest
+import PulseProtocol
 import PulseTestSupport
 import Synchronization
 import Testing

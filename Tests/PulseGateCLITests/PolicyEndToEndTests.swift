@@ -1,6 +1,7 @@
 import Foundation
 import PulseGateway
 import PulseIngest
+import PulseProtocol
 import PulseTestSupport
 import PulseUploader
 import Testing

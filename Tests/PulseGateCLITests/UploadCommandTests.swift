@@ -1,5 +1,6 @@
 import Foundation
 import PulseTestSupport
+import PulseUploader
 import Testing
 
 @testable import PulseGateCLI

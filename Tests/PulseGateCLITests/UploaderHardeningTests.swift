@@ -2,6 +2,7 @@ import Foundation
 import PulseGateway
 import PulseIngest
 import PulseJSON
+import PulseKit
 import PulseProtocol
 import PulseTestSupport
 import Testing

@@ -1,3 +1,4 @@
+import PulseHTTP
 import PulseJSON
 import PulseTestSupport
 import Testing

@@ -1,4 +1,6 @@
 import PulseHTTP
+import PulseKit
+import PulseTestSupport
 import Testing
 
 @testable import PulseGateway

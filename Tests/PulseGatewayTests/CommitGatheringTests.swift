@@ -1,3 +1,4 @@
+import PulseKit
 import PulseStorage
 import PulseTestSupport
 import Testing

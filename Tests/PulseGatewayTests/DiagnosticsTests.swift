@@ -1,3 +1,5 @@
+import Foundation
+import OTLPProtobuf
 import PulseJSON
 import PulseTestSupport
 import Testing

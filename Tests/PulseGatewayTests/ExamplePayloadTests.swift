@@ -1,4 +1,5 @@
 import Foundation
+import OTLPProtobuf
 import Testing
 
 @testable import PulseGateway

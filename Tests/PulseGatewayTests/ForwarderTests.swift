@@ -1,3 +1,4 @@
+import OTLPProtobuf
 import PulseHashing
 import PulseJSON
 import PulseKit

@@ -1,5 +1,6 @@
 import Foundation
 import MsgTrans
+import OTLPProtobuf
 import PulseHTTP
 import PulseJSON
 import Synchronization

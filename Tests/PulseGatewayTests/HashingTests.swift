@@ -1,5 +1,6 @@
 import CPulseShims
 import PulseHashing
+import PulseKit
 import Testing
 
 @testable import PulseGateway

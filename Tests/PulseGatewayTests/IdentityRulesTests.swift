@@ -1,5 +1,9 @@
+import OTLPProtobuf
+import PulseHTTP
 import PulseHashing
 import PulseJSON
+import PulseKit
+import PulseTestSupport
 import Testing
 
 @testable import PulseGateway

@@ -1,3 +1,4 @@
+import PulseKit
 import PulseTestSupport
 import Synchronization
 import Testing

@@ -1,4 +1,6 @@
 import MsgTrans
+import OTLPProtobuf
+import PulseHTTP
 import PulseHashing
 import PulseJSON
 import Testing

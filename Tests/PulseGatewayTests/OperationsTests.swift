@@ -1,5 +1,6 @@
 import PulseJSON
 import PulseKit
+import PulseStorage
 import PulseTestSupport
 import Testing
 

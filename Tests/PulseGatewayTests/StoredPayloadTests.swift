@@ -1,6 +1,7 @@
 import Foundation
 import MsgTrans
 import PulseStorage
+import PulseTestSupport
 import Testing
 
 @testable import PulseGateway

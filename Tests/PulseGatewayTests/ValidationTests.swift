@@ -1,5 +1,8 @@
 import Foundation
+import OTLPProtobuf
+import PulseHTTP
 import PulseJSON
+import PulseTestSupport
 import Testing
 
 @testable import PulseGateway

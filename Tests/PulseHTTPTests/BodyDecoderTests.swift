@@ -1,4 +1,5 @@
 import PulseHTTP
+import PulseKit
 import PulseTestSupport
 import Testing
 

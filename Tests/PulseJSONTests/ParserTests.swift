@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseKit
 import Testing
 
 @Suite struct ParserTests {

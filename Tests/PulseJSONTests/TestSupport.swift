@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseKit
 
 /// Parses `text` (as UTF-8) with a fresh parser.
 func parse(_ text: String, maxDepth: Int = 64, maxBytes: Int = 64 << 20) throws(PulseJSONError) -> JSONDocument {

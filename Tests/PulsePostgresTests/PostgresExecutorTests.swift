@@ -1,4 +1,5 @@
 import Foundation
+import PulseKit
 import PulsePostgres
 import PulseTestSupport
 import Testing

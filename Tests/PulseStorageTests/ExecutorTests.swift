@@ -1,4 +1,5 @@
 import Foundation
+import PulseKit
 import Testing
 
 @testable import PulseStorage

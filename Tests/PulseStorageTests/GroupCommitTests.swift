@@ -1,4 +1,5 @@
 import Foundation
+import PulseKit
 import Synchronization
 import Testing
 

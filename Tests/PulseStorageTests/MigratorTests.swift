@@ -1,3 +1,4 @@
+import PulseKit
 import Testing
 
 @testable import PulseStorage

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import Synchronization
 
 /// The path of the built `pulsegate` executable (next to the test bundle in `.build/<config>`),

@@ -1,4 +1,4 @@
-import PulseKit
+package import PulseKit
 import Synchronization
 
 /// The one test clock: a ``TimeSource`` that moves only when the test says so.

@@ -1,4 +1,7 @@
 import Foundation
+import PulseKit
+import PulseStorage
+import PulseTestSupport
 import Testing
 
 @testable import PulseUploader

@@ -1,5 +1,8 @@
 import Foundation
+import OTLPProtobuf
+import PulseJSON
 import PulseKit
+import PulseTestSupport
 import Synchronization
 import Testing
 

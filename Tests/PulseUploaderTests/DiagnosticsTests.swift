@@ -1,4 +1,5 @@
 import Foundation
+import OTLPProtobuf
 import PulseGateway
 import PulseJSON
 import PulseProtocol

@@ -1,4 +1,5 @@
 import Foundation
+import OTLPProtobuf
 import PulseGateway
 import PulseKit
 import PulseTestSupport

@@ -1,6 +1,8 @@
 import Foundation
 import PulseJSON
+import PulseKit
 import PulseProtocol
+import PulseStorage
 import PulseTestSupport
 import Synchronization
 import Testing

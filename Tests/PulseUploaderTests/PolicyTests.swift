@@ -1,3 +1,4 @@
+import PulseKit
 import PulseProtocol
 import Synchronization
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import PulseJSON
 import PulseTestSupport
 import Synchronization
 import Testing

@@ -1,4 +1,7 @@
 import Foundation
+import OTLPProtobuf
+import PulseKit
+import PulseTestSupport
 import Testing
 
 @testable import PulseUploader

@@ -1,6 +1,8 @@
 import Foundation
+import OTLPProtobuf
 import PulseHashing
 import PulseJSON
+import PulseKit
 import PulseTestSupport
 import Testing
 

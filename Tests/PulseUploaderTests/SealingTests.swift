@@ -1,6 +1,9 @@
 import Foundation
+import OTLPProtobuf
 import PulseHashing
 import PulseJSON
+import PulseProtocol
+import PulseTestSupport
 import Testing
 
 @testable import PulseUploader

@@ -1,3 +1,4 @@
+import OTLPProtobuf
 import Testing
 
 @testable import PulseUploader

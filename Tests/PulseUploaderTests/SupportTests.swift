@@ -1,4 +1,6 @@
+import OTLPProtobuf
 import PulseHashing
+import PulseKit
 import Testing
 
 @testable import PulseUploader

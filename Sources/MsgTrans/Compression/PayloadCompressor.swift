@@ -1,4 +1,5 @@
-import PulseCompression
+package import PulseCompression
+public import PulseKit
 
 /// How many decompression contexts the process created and reused
 /// (``PayloadCompressor/contextStatistics``).
@@ -27,7 +28,7 @@ package typealias DecompressionContextStatistics = CompressionContextStatistics
 /// a new context; ``contextStatistics`` counts creations and reuses.
 public enum PayloadCompressor {
     /// How many codec contexts were created and reused since the process started.
-    public static var contextStatistics: DecompressionContextStatistics {
+    package static var contextStatistics: DecompressionContextStatistics {
         CompressionContextPool.shared.statistics
     }
 

@@ -20,6 +20,9 @@
 /// - Consumed bytes are skipped with a read index; the buffer is compacted only when the consumed
 ///   prefix is at least as long as what remains, so the total copying is linear in the input. A
 ///   drained buffer keeps up to 256 KiB of capacity and releases anything larger.
+
+public import PulseKit
+
 public struct FrameDecoder: Sendable {
     /// The limits every header is checked against.
     public let limits: FrameLimits

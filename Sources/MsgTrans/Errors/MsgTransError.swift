@@ -1,4 +1,4 @@
-import PulseKit
+public import PulseKit
 
 /// The single error type of the MsgTrans module: the shared ``PulseError`` shape with
 /// ``MsgTransErrorCode``.

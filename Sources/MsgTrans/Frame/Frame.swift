@@ -7,6 +7,9 @@
 ///
 /// Encoding requires `extensionHeader.count <= UInt16.max` and `payload.count <= UInt32.max`;
 /// violating that is a programming error and traps.
+
+public import PulseKit
+
 public struct Frame: Sendable, Equatable {
     /// The payload compression named in the header.
     public var compression: Compression

@@ -12,6 +12,9 @@
 /// | 14 | 2 | flags (`0x1` fragmented, `0x2` high priority, `0x4` route tag) |
 ///
 /// The codec carries ``flags`` through unchanged and gives them no meaning; Pulse sends 0.
+
+public import PulseKit
+
 public struct FrameHeader: Sendable, Equatable {
     /// The size of the encoded header in bytes.
     public static let size = 16

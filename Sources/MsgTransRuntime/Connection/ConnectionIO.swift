@@ -1,5 +1,6 @@
 import CLinuxEvents
 import MsgTrans
+import PulseKit
 
 #if canImport(Glibc)
     import Glibc

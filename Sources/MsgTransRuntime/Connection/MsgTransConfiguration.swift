@@ -1,4 +1,4 @@
-import MsgTrans
+package import MsgTrans
 
 /// Limits and policies of one connection (client or server side).
 ///

@@ -1,5 +1,6 @@
 import CLinuxEvents
-import MsgTrans
+package import MsgTrans
+import PulseKit
 import Synchronization
 
 #if canImport(Glibc)

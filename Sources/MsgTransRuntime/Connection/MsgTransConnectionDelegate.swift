@@ -1,4 +1,4 @@
-import MsgTrans
+package import MsgTrans
 
 /// The application side of one connection: admission, request handling and close notification.
 ///

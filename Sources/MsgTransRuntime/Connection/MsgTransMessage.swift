@@ -1,4 +1,4 @@
-import MsgTrans
+package import MsgTrans
 
 /// An inbound request, one-way message or response, with its payload decompressed.
 package struct MsgTransMessage: Sendable {

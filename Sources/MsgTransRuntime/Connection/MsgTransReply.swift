@@ -1,4 +1,4 @@
-import MsgTrans
+package import MsgTrans
 
 /// The answer to an inbound request: a plaintext payload and the preferred compression.
 ///

@@ -1,4 +1,4 @@
-import PulseKit
+package import PulseKit
 
 #if canImport(Glibc)
     import Glibc

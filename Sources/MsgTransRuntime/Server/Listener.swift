@@ -1,4 +1,5 @@
 import CLinuxEvents
+import PulseKit
 import Synchronization
 
 #if canImport(Glibc)

@@ -12,6 +12,9 @@
 /// accepting, refuses new inbound requests with the overload reply, waits up to
 /// ``MsgTransServerConfiguration/shutdownGracePeriod`` for running handlers to answer and for
 /// output to flush, then closes every connection.
+
+import PulseKit
+
 package final class MsgTransServer: Sendable {
     /// The bound port (useful when started with port 0).
     package let port: Int

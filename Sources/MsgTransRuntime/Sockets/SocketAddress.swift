@@ -1,4 +1,5 @@
 import CLinuxEvents
+import PulseKit
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,4 @@
-import PulseKit
+package import PulseKit
 
 /// The error type of the OTLPProtobuf module: the shared ``PulseError`` shape with
 /// ``OTLPProtobufErrorCode`` and an ``OTLPProtobufErrorDetail`` (field path and byte offset).

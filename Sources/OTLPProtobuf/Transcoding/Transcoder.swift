@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseKit
 
 /// Transcodes one protobuf-encoded OTLP message into its OTLP/JSON form in a single output: JSON text
 /// (``JSONWriter``) or straight into the document model the gateway's mapping walks

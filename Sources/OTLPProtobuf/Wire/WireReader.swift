@@ -1,4 +1,7 @@
 /// The protobuf wire types (proto3 encoding).
+
+import PulseKit
+
 enum WireType: UInt8, Sendable {
     case varint = 0
     case fixed64 = 1

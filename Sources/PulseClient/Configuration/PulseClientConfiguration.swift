@@ -1,5 +1,5 @@
-import MsgTrans
-import PulseProtocol
+package import MsgTrans
+package import PulseProtocol
 
 /// Settings of a ``PulseClientSession``. Every default is the PulseKit SDK's.
 package struct PulseClientConfiguration: Sendable {

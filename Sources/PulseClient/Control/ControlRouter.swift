@@ -1,7 +1,8 @@
 import MsgTrans
 import MsgTransRuntime
-import PulseJSON
-import PulseProtocol
+package import PulseJSON
+import PulseKit
+package import PulseProtocol
 import Synchronization
 
 /// A handler for one allowlisted control route: receives the request (route, arguments, schema

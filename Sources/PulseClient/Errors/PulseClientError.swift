@@ -1,4 +1,4 @@
-import PulseKit
+package import PulseKit
 
 /// The single error type of the PulseClient module: the shared ``PulseError`` shape with
 /// ``PulseClientErrorCode`` and a ``PulseClientErrorDetail`` (response code, retry delay).

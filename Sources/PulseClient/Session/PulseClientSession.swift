@@ -1,8 +1,8 @@
-import MsgTrans
-import MsgTransRuntime
+package import MsgTrans
+package import MsgTransRuntime
 import PulseJSON
-import PulseKit
-import PulseProtocol
+package import PulseKit
+package import PulseProtocol
 import Synchronization
 
 /// One Pulse client session: a msgtrans connection to a Pulse server, registered with

@@ -1,4 +1,4 @@
-import PulseProtocol
+package import PulseProtocol
 
 /// The outcome of a CLIENT_CONFIG_PULL that got a response.
 package enum PulseConfigPullOutcome: Sendable, Hashable {

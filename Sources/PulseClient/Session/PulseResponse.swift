@@ -1,5 +1,6 @@
-import PulseJSON
-import PulseProtocol
+package import PulseJSON
+import PulseKit
+package import PulseProtocol
 
 /// A decoded Pulse response: the envelope `{"code":…,"msg":…,"data":…}` plus the raw payload.
 ///

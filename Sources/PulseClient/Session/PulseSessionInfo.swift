@@ -1,4 +1,4 @@
-import PulseProtocol
+package import PulseProtocol
 
 /// What the server told this session in its CLIENT_CONNECT result, kept current by heartbeats.
 package struct PulseSessionInfo: Sendable, Hashable {

@@ -2,6 +2,9 @@
 ///
 /// Only ``accepted`` allows the sender to delete its outbox row: the contract's durable acceptance is
 /// code 0 *and* `data == true`.
+
+import PulseJSON
+
 package enum PulseUploadOutcome: Sendable, Hashable {
     /// `{"code":0,"data":true}`: the server durably accepted the batch.
     case accepted

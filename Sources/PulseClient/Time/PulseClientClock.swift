@@ -1,4 +1,4 @@
-import PulseKit
+package import PulseKit
 
 /// The time source of a ``PulseClientSession``: PulseKit's one ``TimeSource`` — a monotonic clock
 /// (`now`) for heartbeats, backoff and the attempt window, the wall clock

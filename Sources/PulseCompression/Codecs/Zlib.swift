@@ -1,4 +1,5 @@
 import CZlib
+import PulseKit
 
 /// The deflate family through libz (RFC 1950 zlib, RFC 1952 gzip, RFC 1951 raw deflate): one-shot
 /// compression and bounded, streaming decompression through inflate streams reused from

@@ -1,4 +1,5 @@
 import CZstd
+import PulseKit
 
 /// zstd (RFC 8878) through libzstd: one-shot compression and bounded, streaming decompression,
 /// both through contexts reused from ``CompressionContextPool/shared``.

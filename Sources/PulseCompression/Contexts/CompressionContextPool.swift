@@ -1,5 +1,6 @@
 import CZlib
 import CZstd
+import PulseKit
 import Synchronization
 
 /// How often the codecs created a context and how often they reused one

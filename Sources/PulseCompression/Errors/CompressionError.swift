@@ -1,4 +1,4 @@
-import PulseKit
+package import PulseKit
 
 /// The single error type of the PulseCompression module: the shared ``PulseError`` shape with
 /// ``CompressionErrorCode``.

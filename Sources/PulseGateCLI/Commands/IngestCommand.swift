@@ -1,4 +1,5 @@
 import Dispatch
+import MsgTransRuntime
 import PulseIngest
 import PulseKit
 import PulseProtocol

@@ -2,7 +2,7 @@ import CPulseShims
 import Foundation
 import PulseHTTP
 import PulseHashing
-import PulseKit
+package import PulseKit
 import PulseStorage
 import Synchronization
 

@@ -1,8 +1,10 @@
 import Foundation
 import Glibc
+import OTLPProtobuf
 import PulseHTTP
 import PulseJSON
 import PulseKit
+import PulseStorage
 
 /// Routes HTTP requests: the three OTLP intake paths and the operations endpoints.
 ///

@@ -1,5 +1,6 @@
 import PulseHTTP
-import PulseJSON
+package import PulseJSON
+import PulseKit
 
 /// The `--config FILE` format: one JSON object, every key optional.
 ///

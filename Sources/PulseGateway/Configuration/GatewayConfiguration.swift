@@ -1,5 +1,6 @@
-import PulseHTTP
-import PulseJSON
+package import PulseHTTP
+package import PulseJSON
+import PulseKit
 import PulseStorage
 
 /// Everything the gateway needs to run. Built by `pulsegate serve` from flags, environment and

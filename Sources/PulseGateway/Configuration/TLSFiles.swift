@@ -1,6 +1,7 @@
 import Foundation
-import PulseHTTP
+package import PulseHTTP
 import PulseJSON
+import PulseKit
 
 /// The PEM files the HTTP intake serves HTTPS with (`--tls-cert`/`--tls-key`, config keys
 /// `tlsCert`/`tlsKey`, environment `PULSEGATE_TLS_CERT`/`PULSEGATE_TLS_KEY`).

@@ -1,3 +1,4 @@
+import OTLPProtobuf
 import PulseJSON
 
 /// What one HTTP batch tells the gateway about its sender's delivery: the batch's sequence number and the

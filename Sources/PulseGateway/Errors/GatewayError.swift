@@ -1,5 +1,5 @@
-import PulseJSON
-import PulseKit
+package import PulseJSON
+package import PulseKit
 
 /// The error type of the PulseGateway module: the shared ``PulseError`` shape with
 /// ``GatewayErrorCode``.

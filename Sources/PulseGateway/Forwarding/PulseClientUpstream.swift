@@ -1,6 +1,7 @@
 import MsgTrans
 import PulseClient
 import PulseJSON
+import PulseKit
 import PulseProtocol
 import Synchronization
 

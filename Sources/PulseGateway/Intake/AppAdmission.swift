@@ -1,3 +1,4 @@
+import PulseHTTP
 import PulseKit
 import Synchronization
 

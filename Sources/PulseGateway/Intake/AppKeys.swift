@@ -1,4 +1,5 @@
 import PulseHashing
+import PulseKit
 
 /// Per-app bearer keys (config key `appKeys`): a request for an app that has keys must carry
 /// `Authorization: Bearer <one of them>`, else it gets 401. Apps without keys stay open.

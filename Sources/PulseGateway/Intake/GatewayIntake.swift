@@ -1,3 +1,4 @@
+import Foundation
 import OTLPProtobuf
 import PulseHTTP
 import PulseHashing

@@ -1,6 +1,6 @@
 import OTLPProtobuf
 import PulseHashing
-import PulseJSON
+package import PulseJSON
 
 /// Entry points for `pulsegate-bench mapping` and `pulsegate-bench stages` (package access only;
 /// not public API).

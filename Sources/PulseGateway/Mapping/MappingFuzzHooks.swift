@@ -1,4 +1,5 @@
-import PulseJSON
+import OTLPProtobuf
+package import PulseJSON
 
 /// Entry point for the `fuzz-json` and `fuzz-protobuf` targets (package access only; not public
 /// API): the mapping walk on any parsed document, against the type checks in document order.

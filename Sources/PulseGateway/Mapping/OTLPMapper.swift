@@ -1,4 +1,5 @@
 import OTLPProtobuf
+import PulseHTTP
 import PulseJSON
 
 /// Maps an OTLP/JSON export request to Pulse batches, as `docs/mapping.md` specifies.

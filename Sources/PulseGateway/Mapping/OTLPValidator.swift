@@ -1,5 +1,6 @@
 import Glibc
 import OTLPProtobuf
+import PulseHTTP
 import PulseJSON
 
 /// The JSON types of an OTLP/JSON export request, as proto3's JSON mapping has them: a known

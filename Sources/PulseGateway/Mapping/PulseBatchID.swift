@@ -1,4 +1,5 @@
 import PulseHashing
+import PulseKit
 
 /// Deterministic Pulse batch ids.
 enum PulseBatchID {

@@ -1,5 +1,7 @@
+import PulseHTTP
 import PulseHashing
 import PulseJSON
+import PulseKit
 import PulseProtocol
 
 /// The Pulse identity of one OTLP resource (see the identity table in `docs/mapping.md`).

@@ -1,3 +1,5 @@
+import OTLPProtobuf
+import PulseHTTP
 import PulseJSON
 import PulseProtocol
 

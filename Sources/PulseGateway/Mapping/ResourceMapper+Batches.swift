@@ -1,3 +1,4 @@
+import MsgTrans
 import PulseJSON
 import PulseProtocol
 

@@ -1,5 +1,6 @@
 import PulseHashing
 import PulseJSON
+import PulseKit
 import PulseProtocol
 
 /// Pulse events, crash reports and derived ids.

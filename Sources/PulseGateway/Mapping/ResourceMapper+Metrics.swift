@@ -1,5 +1,6 @@
 import PulseHashing
 import PulseJSON
+import PulseKit
 import PulseProtocol
 
 /// Metric data points to Pulse events.

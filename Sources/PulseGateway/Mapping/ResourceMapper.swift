@@ -1,4 +1,6 @@
+import MsgTrans
 import OTLPProtobuf
+import PulseHTTP
 import PulseJSON
 
 /// The one walk over a parsed export request, resource by resource: checks each member's JSON

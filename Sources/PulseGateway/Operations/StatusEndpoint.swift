@@ -1,4 +1,5 @@
 import PulseHTTP
+import PulseKit
 
 /// `GET /status` (HTML, ``StatusPage``) and `GET /status.json` (``StatusSnapshot/json()``). Like
 /// `/metrics`, restrict them to operators (nginx's site allows them from private networks only):

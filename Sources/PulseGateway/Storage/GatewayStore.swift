@@ -1,5 +1,6 @@
 import MsgTrans
-import PulseStorage
+import PulseKit
+package import PulseStorage
 import Synchronization
 
 /// The gateway's database: per-app deduplication, the outbox and dead letters, in one SQLite file

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MsgTrans
+import PulseKit
 import PulsePostgres
 import PulseStorage
 import Synchronization

@@ -1,4 +1,5 @@
 import MsgTrans
+import PulseKit
 
 /// An outbox payload in wire form: exactly the msgtrans frame payload and compression byte the
 /// forwarder sends, on the first attempt and on every retry.

@@ -1,4 +1,7 @@
 /// A block of addresses in CIDR notation (`10.0.0.0/8`, `2001:db8::/32`), or a single address.
+
+import PulseKit
+
 package struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     /// The first address of the block.
     package let address: IPAddress

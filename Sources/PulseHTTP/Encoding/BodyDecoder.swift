@@ -11,6 +11,10 @@
 ///   raw deflate instead.
 /// - `zstd`: RFC 8878 frames (several frames are concatenated); the window is capped at 8 MiB, as
 ///   RFC 8878 asks of HTTP decoders, which bounds the decoder's own memory too.
+
+import PulseCompression
+import PulseKit
+
 package enum BodyDecoder {
     /// The most codings accepted in one `Content-Encoding` list.
     static let maxCodings = 4

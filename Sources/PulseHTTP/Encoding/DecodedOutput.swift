@@ -2,6 +2,9 @@
 ///
 /// Capacity grows geometrically but is capped at the limit, so the memory held is bounded by the
 /// limit itself; an append that would pass it is refused.
+
+import PulseKit
+
 struct DecodedOutput {
     private(set) var bytes: [UInt8] = []
     let limit: Int

@@ -1,4 +1,5 @@
 import PulseCompression
+import PulseKit
 
 /// Streaming, bounded inflation of request bodies in the gzip, zlib and raw deflate formats
 /// (`PulseCompression`'s codec and its shared context pool).

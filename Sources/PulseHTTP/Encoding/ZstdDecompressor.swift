@@ -1,4 +1,5 @@
 import PulseCompression
+import PulseKit
 
 /// Streaming, bounded zstd decompression of request bodies (`PulseCompression`'s codec and its
 /// shared context pool).

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import CPulseShims
 import Glibc
+import PulseKit
 import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd that hands complete requests to an async Swift handler.

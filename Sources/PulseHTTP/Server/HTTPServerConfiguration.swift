@@ -36,6 +36,9 @@
 /// - A connection that makes no progress for ``idleTimeout`` — a slow client, or an idle
 ///   keep-alive connection — is closed by libmicrohttpd without a response (it sends no 408). A
 ///   connection whose request is being handled is suspended and never times out.
+
+import PulseKit
+
 package struct HTTPServerConfiguration: Sendable {
     /// The numeric address to listen on: `127.0.0.1`, `0.0.0.0`, `::1`, `::` (IPv6 and IPv4, dual
     /// stack), or `localhost` (same as `127.0.0.1`). Host names are not resolved.

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Glibc
+import PulseKit
 
 /// Where the daemon listens: the daemon flags plus an optional socket address, built from a
 /// configuration's numeric host and port.

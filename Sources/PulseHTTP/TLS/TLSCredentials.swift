@@ -1,4 +1,5 @@
 import CPulseShims
+import PulseKit
 
 /// A PEM certificate chain and its private key, checked, for an ``HTTPServer`` that serves HTTPS
 /// (``HTTPServerConfiguration/tls``, ``HTTPServer/replaceTLSCredentials(_:)``).

@@ -1,6 +1,7 @@
 import MsgTransRuntime
 import PulseHTTP
 import PulseJSON
+import PulseKit
 import PulseProtocol
 
 /// The admin HTTP endpoint's routes (JSON responses):

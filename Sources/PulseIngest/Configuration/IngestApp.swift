@@ -1,4 +1,4 @@
-import PulseProtocol
+package import PulseProtocol
 
 /// One app the ingest server accepts: its package policy, its policy snapshot and its releases.
 package struct IngestApp: Sendable, Hashable {

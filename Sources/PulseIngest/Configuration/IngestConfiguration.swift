@@ -1,5 +1,5 @@
-import MsgTransRuntime
-import PulseStorage
+package import MsgTransRuntime
+package import PulseStorage
 
 /// Everything an ``IngestServer`` needs to start.
 ///

@@ -1,4 +1,7 @@
 /// A numeric `HOST:PORT` to listen on, such as `127.0.0.1:6000`, `[::1]:6000` or `0.0.0.0:0`.
+
+import PulseKit
+
 package struct IngestListenAddress: Sendable, Hashable, CustomStringConvertible {
     /// The numeric host, without brackets.
     package var host: String

@@ -1,5 +1,6 @@
 import Foundation
-import PulseJSON
+package import PulseJSON
+import PulseKit
 import PulseProtocol
 
 /// Which apps the ingest server accepts and what it tells them: the content of the `--config` file.

@@ -1,4 +1,4 @@
-import PulseKit
+package import PulseKit
 
 /// The single error type of the `PulseIngest` module: the shared ``PulseError`` shape with
 /// ``IngestErrorCode``.

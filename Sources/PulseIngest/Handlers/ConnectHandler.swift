@@ -1,5 +1,7 @@
+import MsgTrans
 import MsgTransRuntime
 import PulseProtocol
+import PulseStorage
 
 extension PulseSession {
     /// CLIENT_CONNECT: validates the request, applies the app allowlist and package policy, records

@@ -1,6 +1,8 @@
+import MsgTrans
 import MsgTransRuntime
 import PulseJSON
 import PulseProtocol
+import PulseStorage
 
 extension PulseSession {
     /// The control routes a client may call on this server.

@@ -1,5 +1,7 @@
+import MsgTrans
 import MsgTransRuntime
 import PulseProtocol
+import PulseStorage
 
 extension PulseSession {
     /// CLIENT_HEARTBEAT: checks the connection ID and SDK version against the connected identity,

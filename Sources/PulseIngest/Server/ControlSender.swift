@@ -1,6 +1,7 @@
 import MsgTrans
 import MsgTransRuntime
 import PulseJSON
+import PulseKit
 import PulseProtocol
 
 extension IngestCore {

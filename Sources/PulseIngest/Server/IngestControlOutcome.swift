@@ -1,4 +1,4 @@
-import PulseJSON
+package import PulseJSON
 
 /// What one connected client answered to a control RPC sent by ``IngestServer/sendControl(app:route:arguments:timeout:)``.
 package struct IngestControlOutcome: Sendable, Equatable {

@@ -1,5 +1,8 @@
 import MsgTrans
 import MsgTransRuntime
+import PulseCompression
+import PulseKit
+import PulseStorage
 
 extension IngestCore {
     /// A snapshot of the server's numbers; `transport` supplies the open connection count.

@@ -1,3 +1,4 @@
+import MsgTrans
 import MsgTransRuntime
 import PulseProtocol
 import PulseStorage

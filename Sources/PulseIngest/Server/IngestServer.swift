@@ -1,8 +1,10 @@
 import MsgTrans
-import MsgTransRuntime
+package import MsgTransRuntime
 import PulseHTTP
-import PulseJSON
-import PulseProtocol
+package import PulseJSON
+import PulseKit
+package import PulseProtocol
+import PulseStorage
 import Synchronization
 
 /// The reference Pulse ingest server: accepts Pulse clients over msgtrans, enforces the session

@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseKit
 import PulseProtocol
 
 /// Decoding of request payloads and encoding of result data, in one place.

@@ -1,4 +1,5 @@
 import Foundation
+import PulseKit
 import PulseStorage
 
 /// The durable side of the ingest server: one SQLite database in WAL mode with `synchronous=FULL`,

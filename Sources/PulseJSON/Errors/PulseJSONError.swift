@@ -1,4 +1,4 @@
-import PulseKit
+public import PulseKit
 
 /// The error type of the PulseJSON module: the shared ``PulseError`` shape with
 /// ``PulseJSONErrorCode`` and a ``PulseJSONErrorDetail`` (byte offset).

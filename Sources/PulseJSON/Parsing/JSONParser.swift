@@ -1,4 +1,5 @@
 import CPulseSimdJSON
+public import PulseKit
 
 /// A reusable JSON parser backed by simdjson.
 ///

@@ -1,5 +1,6 @@
 import CPostgres
 import Glibc
+import PulseKit
 
 /// One libpq connection. Every call blocks: use it only on the thread of the
 /// ``PostgresExecutor`` that owns it (jobs receive it as an argument).

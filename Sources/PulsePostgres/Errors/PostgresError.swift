@@ -1,4 +1,4 @@
-import PulseKit
+package import PulseKit
 
 /// The single error type of `PulsePostgres`: the shared ``PulseError`` shape with
 /// ``PostgresErrorCode`` and a ``PostgresErrorDetail`` (the SQLSTATE).

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import PulseKit
+package import PulseKit
 import Synchronization
 
 /// The single owner of a ``PostgresConnection``, running every blocking libpq call on its own

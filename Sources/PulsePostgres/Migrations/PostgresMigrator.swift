@@ -7,6 +7,9 @@
 /// must be a prefix of the list (same names, same order); anything else is a
 /// ``PostgresError/Code/migration`` error and nothing is changed (a database written by a newer
 /// version, or an edited list).
+
+import PulseKit
+
 package struct PostgresMigrator: Sendable {
     /// The advisory lock key migrations hold (`'PGmg'`).
     package static let lockKey: Int64 = 0x5047_6D67

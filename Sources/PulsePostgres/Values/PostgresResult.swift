@@ -1,5 +1,8 @@
 /// The rows of one statement's result, copied out of libpq (binary format), and the number of
 /// rows the command affected.
+
+import PulseKit
+
 package struct PostgresResult: Sendable {
     /// Each row's cells, `nil` for `NULL`.
     package var rows: [PostgresRow]

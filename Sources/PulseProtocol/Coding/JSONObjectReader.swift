@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseKit
 
 /// Reads the fields of one JSON object node for the fast decoders, producing
 /// ``PulseProtocolError``s that name the field. Missing keys and `null` are treated alike.

@@ -1,4 +1,5 @@
-import PulseJSON
+public import PulseJSON
+public import PulseKit
 
 /// A Pulse payload with a fast, Foundation-free JSON codec built on `PulseJSON`.
 ///

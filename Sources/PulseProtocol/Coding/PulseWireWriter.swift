@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// The streaming Pulse wire writers: the one place that knows the key order and the null rules of
 /// an event, a crash report and a batch envelope (`docs/wire-protocol.md`). The models'

@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// One named endpoint in a configuration snapshot, for example
 /// `{"name":"ingest","url":"tcp://127.0.0.1:6000"}`.

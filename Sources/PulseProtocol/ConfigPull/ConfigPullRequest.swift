@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// `CLIENT_CONFIG_PULL` (biz type 3) request: the client's applied revision and its capabilities.
 ///

@@ -1,4 +1,5 @@
-import PulseJSON
+public import PulseJSON
+public import PulseKit
 
 /// `CLIENT_CONFIG_PULL` (biz type 3) success data: a complete, versioned policy snapshot.
 ///

@@ -2,6 +2,9 @@
 ///
 /// Each level includes everything of the levels before it; they compare in declaration order
 /// (``none`` < ``batchSummaries`` < ``callDetails`` < ``callDetailsAndStackTraces``).
+
+import PulseKit
+
 public enum DiagnosticsLevel: String, Sendable, Hashable, CaseIterable, Codable, Comparable {
     /// Gather nothing.
     case none

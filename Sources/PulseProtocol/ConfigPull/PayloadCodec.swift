@@ -3,6 +3,9 @@
 /// The msgtrans header's compression byte stays authoritative on the wire; this is only the policy
 /// telling a sender which codec to choose for payloads of at least
 /// ``ConfigSnapshot/compressionMinBytes``.
+
+import PulseKit
+
 public enum PayloadCodec: String, Sendable, Hashable, CaseIterable, Codable {
     /// Send uncompressed.
     case none

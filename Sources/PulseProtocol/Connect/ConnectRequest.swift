@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// `CLIENT_CONNECT` (biz type 1) request: binds the connection to an app, package, installation and
 /// SDK build. It is SDK registration, not user login.

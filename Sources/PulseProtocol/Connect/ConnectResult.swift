@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// `CLIENT_CONNECT` (biz type 1) success data.
 ///

@@ -1,4 +1,5 @@
-import PulseJSON
+public import PulseJSON
+public import PulseKit
 
 /// `BIDIRECTIONAL_CONTROL_RPC` (biz type 7) request: `{"route":"telemetry.flush","args":{},"schemaVersion":1}`.
 ///

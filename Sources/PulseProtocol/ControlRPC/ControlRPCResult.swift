@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// `BIDIRECTIONAL_CONTROL_RPC` (biz type 7) success data: the route-specific result, any JSON value,
 /// carried as `data` of a ``PulseEnvelope``.

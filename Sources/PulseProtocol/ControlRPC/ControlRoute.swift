@@ -5,6 +5,9 @@
 /// route that breaks the syntax makes the request malformed (code 400). Syntax says nothing about
 /// support: each peer allowlists the routes it serves and answers any other well-formed route with code
 /// 404, including routes outside the allocated namespaces (see ``namespace``).
+
+import PulseKit
+
 public struct ControlRoute: Sendable, Hashable, CustomStringConvertible {
     /// The allocated route namespaces.
     public enum Namespace: String, Sendable, Hashable, CaseIterable {

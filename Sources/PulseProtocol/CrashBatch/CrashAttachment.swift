@@ -1,4 +1,5 @@
-import PulseJSON
+public import PulseJSON
+public import PulseKit
 
 /// Metadata of one crash attachment (a minidump, a log tail, a screenshot). The bytes themselves are
 /// never part of the batch; they travel separately, identified by their SHA-256.

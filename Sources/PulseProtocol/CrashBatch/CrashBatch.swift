@@ -1,4 +1,5 @@
-import PulseJSON
+public import PulseJSON
+public import PulseKit
 
 /// `CLIENT_CRASH_BATCH_UPLOAD` (biz type 4) request: one identity and an ordered, non-empty array of
 /// crash reports. Success data is `true`, sent only after durable acceptance into the crash queue.

@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// The build a crash happened in; it can differ from the uploading build's identity when a crash
 /// from a previous launch is sent after an update.

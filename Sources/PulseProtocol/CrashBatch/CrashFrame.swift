@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// One stack frame of a crash report, innermost first. Every field is nullable; symbolication fills
 /// in what the device could not.

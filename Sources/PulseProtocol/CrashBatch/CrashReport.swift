@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// One crash inside `CLIENT_CRASH_BATCH_UPLOAD`.
 ///

@@ -1,4 +1,5 @@
-import PulseJSON
+public import PulseJSON
+public import PulseKit
 
 /// The stack of a crash: structured frames (a JSON array) or an unparsed textual trace (a JSON
 /// string), for example a platform crash log section.

@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// The application envelope every Pulse response payload carries:
 /// `{"code":0,"msg":null,"data":<typed result or null>}`.

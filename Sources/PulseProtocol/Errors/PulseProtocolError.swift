@@ -1,4 +1,4 @@
-import PulseKit
+public import PulseKit
 
 /// The one error type of the `PulseProtocol` module: the shared ``PulseError`` shape with
 /// ``PulseProtocolErrorCode``.

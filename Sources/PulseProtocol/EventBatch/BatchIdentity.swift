@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// The identity envelope of an upload batch (`CLIENT_EVENT_BATCH_UPLOAD` and
 /// `CLIENT_CRASH_BATCH_UPLOAD`). It belongs to the whole batch and is never repeated per record; it

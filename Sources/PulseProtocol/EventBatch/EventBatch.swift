@@ -1,4 +1,5 @@
-import PulseJSON
+public import PulseJSON
+public import PulseKit
 
 /// `CLIENT_EVENT_BATCH_UPLOAD` (biz type 5) request: one identity and an ordered, non-empty event
 /// array. Success data is `true`, sent only after durable acceptance.

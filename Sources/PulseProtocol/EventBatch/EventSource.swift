@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// Where an event was recorded: `{"module":…,"imageUuid":…}`, both nullable.
 public struct EventSource: Sendable, Hashable, PulseJSONCodable {

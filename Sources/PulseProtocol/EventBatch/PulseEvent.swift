@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// One telemetry record inside `CLIENT_EVENT_BATCH_UPLOAD`.
 ///

@@ -1,4 +1,5 @@
 import PulseJSON
+public import PulseKit
 
 /// The kind of a Pulse event record: exactly one of eight case-sensitive strings.
 ///

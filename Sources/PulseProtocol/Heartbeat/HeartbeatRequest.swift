@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// `CLIENT_HEARTBEAT` (biz type 2) request.
 ///

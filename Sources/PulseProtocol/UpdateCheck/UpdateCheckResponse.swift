@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// The complete `CLIENT_APP_UPDATE_CHECK` response payload, including the beta-migration root copy.
 ///

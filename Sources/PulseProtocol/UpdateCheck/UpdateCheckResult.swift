@@ -1,4 +1,4 @@
-import PulseJSON
+public import PulseJSON
 
 /// `CLIENT_APP_UPDATE_CHECK` (biz type 6) success data: the update decision.
 ///

@@ -1,4 +1,5 @@
 import CSQLite
+import PulseKit
 
 /// One open SQLite database file, configured for durable, concurrent-reader-friendly use.
 ///

@@ -1,4 +1,5 @@
 import CSQLite
+import PulseKit
 
 /// The current row of a query, valid only inside the closure that receives it.
 ///

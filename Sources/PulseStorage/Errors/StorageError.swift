@@ -1,5 +1,5 @@
 import CSQLite
-import PulseKit
+package import PulseKit
 
 /// The single error type of `PulseStorage`: the shared ``PulseError`` shape with
 /// ``StorageErrorCode`` and a ``StorageErrorDetail`` (the SQLite extended result code).

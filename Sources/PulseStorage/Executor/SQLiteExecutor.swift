@@ -1,5 +1,6 @@
 import Dispatch
-import PulseKit
+package import PulseKit
+import Synchronization
 
 /// The single owner of a ``SQLiteConnection``, running every blocking SQLite call on its own dedicated thread.
 ///

@@ -12,6 +12,9 @@
 /// migrator.append("002_index_batch", sql: "CREATE INDEX batch_by_body ON batch(length(body))")
 /// try await executor.write { connection in try migrator.migrate(connection) }
 /// ```
+
+import PulseKit
+
 package struct Migrator: Sendable {
     /// One schema change.
     package struct Migration: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import CSQLite
+import PulseKit
 
 /// The `?` parameters of one statement, bound in order straight into SQLite, one call per value.
 ///

@@ -1,5 +1,6 @@
 import CPulseShims
 import Foundation
+public import PulseKit
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Conditions on Linux: NetworkManager's metered state and the battery in `/sys/class/power_supply`, with

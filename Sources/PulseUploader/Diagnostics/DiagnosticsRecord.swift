@@ -1,3 +1,4 @@
+import OTLPProtobuf
 import PulseJSON
 import PulseProtocol
 

@@ -1,4 +1,4 @@
-import PulseProtocol
+public import PulseProtocol
 
 extension TelemetryRecord {
     /// The Pulse event kind the gateway will give this record (the rules of `docs/mapping.md`): the policy's

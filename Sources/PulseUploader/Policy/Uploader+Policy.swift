@@ -1,3 +1,4 @@
+public import PulseKit
 import PulseProtocol
 import PulseStorage
 

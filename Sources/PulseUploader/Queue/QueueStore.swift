@@ -1,4 +1,5 @@
 import PulseHashing
+import PulseKit
 import PulseStorage
 
 /// The queue's operations on one connection. Every function runs on the executor's thread inside a

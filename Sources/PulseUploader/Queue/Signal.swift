@@ -1,4 +1,4 @@
-import OTLPProtobuf
+package import OTLPProtobuf
 
 /// The OTLP signal a record or batch belongs to; each has its own endpoint path
 /// (``OTLPProtobufSignal/path``). The project's one signal enum.

@@ -1,6 +1,8 @@
 import Foundation
+import OTLPProtobuf
 import PulseHashing
 import PulseJSON
+import PulseKit
 import PulseProtocol
 
 /// Validates records and encodes each into its OTLP/HTTP JSON item (the protobuf JSON mapping: lowerCamelCase

@@ -351,7 +351,7 @@ public struct RecordReceipt: Sendable, Equatable {
     /// The crash id, for crash reports.
     public var crashId: String?
     /// The signal the record goes to.
-    public var signal: Signal
+    package var signal: Signal
     /// The queue class, which decides drop order and urgency.
     public var recordClass: RecordClass
     /// The queue's row id (grows with every record; useful for ordering and tests).

@@ -1,3 +1,4 @@
+import OTLPProtobuf
 import PulseJSON
 
 /// Builds an OTLP/HTTP JSON export request from queued record fragments.

@@ -1,3 +1,4 @@
+import PulseProtocol
 import PulseStorage
 
 /// Seals waiting records into immutable batches.

@@ -2,6 +2,7 @@ import CCurl
 import CPulseShims
 import Dispatch
 import Foundation
+public import PulseKit
 import Synchronization
 
 /// An ``UploadTransport`` on libcurl: a few persistent easy handles, each owned by a dedicated thread.

@@ -1,4 +1,6 @@
+import OTLPProtobuf
 import PulseKit
+import PulseProtocol
 import PulseStorage
 
 /// The delivery state machine's queries: claiming due batches and settling their outcomes.

@@ -1,3 +1,4 @@
+import OTLPProtobuf
 import PulseJSON
 
 /// What a response (or a failure to get one) means for the batch that was sent.

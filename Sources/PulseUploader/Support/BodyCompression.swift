@@ -1,4 +1,5 @@
 import PulseCompression
+import PulseKit
 
 /// The `Content-Encoding` of a sealed batch, chosen when it is sealed and stored with it.
 public enum BodyEncoding: String, Sendable, Equatable, CaseIterable {

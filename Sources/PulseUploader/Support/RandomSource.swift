@@ -1,5 +1,5 @@
 import PulseHashing
-import PulseKit
+public import PulseKit
 
 /// The uploader's source of uniformly distributed random 64-bit values: PulseKit's one
 /// ``PulseKit/RandomSource``.

@@ -1,3 +1,4 @@
+import PulseKit
 import Synchronization
 
 /// ULIDs (<https://github.com/ulid/spec>): 48 bits of Unix time in milliseconds, then 80 random bits, written

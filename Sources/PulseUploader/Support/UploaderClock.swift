@@ -1,5 +1,5 @@
 import Foundation
-import PulseKit
+public import PulseKit
 
 /// A source of wall-clock time in milliseconds since the Unix epoch, and optionally of a monotonic time
 /// that every process on the machine shares.

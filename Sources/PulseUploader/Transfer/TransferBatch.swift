@@ -1,4 +1,6 @@
 import Foundation
+import OTLPProtobuf
+public import PulseKit
 
 /// A sealed batch claimed for an out-of-process transfer (``Uploader/claimForTransfer(route:maximum:leaseMilliseconds:)``):
 /// the exact request to send and the lease that keeps every other sender off the batch until
@@ -11,7 +13,7 @@ public struct TransferBatch: Sendable {
     /// The claim: settle the transfer's result with it (``Uploader/settle(_:_:)``).
     public var lease: BatchLease
     /// The batch's signal (its path is the request's path).
-    public var signal: Signal
+    package var signal: Signal
     /// The batch's class (crash reports are urgent: an app may ask the OS not to defer them).
     public var recordClass: RecordClass
     /// The request: `POST`, the full URL, the headers in order and the stored (compressed) body, byte for

@@ -1,3 +1,4 @@
+public import PulseKit
 import PulseStorage
 
 /// Claim, export and settle: sending batches through a transfer that runs outside the uploader (a

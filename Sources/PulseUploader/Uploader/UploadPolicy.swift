@@ -1,5 +1,5 @@
-import PulseKit
-import PulseProtocol
+public import PulseKit
+public import PulseProtocol
 
 /// The tunable limits of the uploader; the remote policy (`GET /v1/policy`, see `docs/policy.md`) replaces
 /// them as a whole.

@@ -1,5 +1,6 @@
 import Foundation
-import PulseKit
+import OTLPProtobuf
+public import PulseKit
 import PulseProtocol
 import PulseStorage
 import Synchronization

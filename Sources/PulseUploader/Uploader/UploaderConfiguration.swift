@@ -1,4 +1,7 @@
 /// Everything an ``Uploader`` needs to open its queue and send.
+
+public import PulseKit
+
 public struct UploaderConfiguration: Sendable {
     /// Called when the gateway answers 401 or 403: the queue is held and the app should fetch a fresh policy
     /// and apply it with ``Uploader/apply(policy:)``, which releases the hold. The argument is the status.

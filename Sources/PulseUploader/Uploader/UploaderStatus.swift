@@ -1,4 +1,4 @@
-import PulseProtocol
+public import PulseProtocol
 
 /// A snapshot of the queue for `pulsegate upload status` and diagnostics.
 public struct UploaderStatus: Sendable {
@@ -73,7 +73,7 @@ public struct UploaderStatus: Sendable {
     /// Why the newest remote policy was refused (missing capabilities, invalid values), until one applies.
     public var policyError: String?
     /// Each effective policy value of this uploader and where it comes from (see ``PolicySource``).
-    public var policySettings: [PolicySetting] = []
+    package var policySettings: [PolicySetting] = []
     /// Until when the endpoint backs off after failures of its own (no answer, 408, 429, 5xx), if it does.
     public var endpointBackoffUntilMilliseconds: Int64?
     /// The endpoint's consecutive failures (0 after any other answer).

@@ -1,5 +1,6 @@
 import Foundation
 import MsgTrans
+import PulseKit
 
 /// Builds every golden fixture from scratch. Only `scripts/regenerate-msgtrans-fixtures.sh` (through
 /// the env-gated `regenerateFixtures` test) calls it; ordinary tests read the checked-in files.

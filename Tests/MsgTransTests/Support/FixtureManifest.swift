@@ -1,5 +1,6 @@
 import Foundation
 import MsgTrans
+import PulseKit
 import Testing
 
 /// `Fixtures/manifest.json`: one entry per golden frame file.

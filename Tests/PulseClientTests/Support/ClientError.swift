@@ -1,4 +1,5 @@
 import PulseClient
+import PulseKit
 
 /// Runs `body` and returns the error it threw, or `nil` when it succeeded. An error of another type
 /// is reported as a `requestFailed` error naming it, so expectations on the code fail visibly.

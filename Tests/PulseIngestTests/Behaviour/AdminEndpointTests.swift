@@ -1,4 +1,6 @@
 import Foundation
+import MsgTrans
+import PulseProtocol
 import Testing
 
 @testable import PulseIngest

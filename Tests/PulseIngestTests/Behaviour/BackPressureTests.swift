@@ -1,5 +1,6 @@
 import Foundation
 import MsgTrans
+import MsgTransRuntime
 import PulseStorage
 import PulseTestSupport
 import Testing

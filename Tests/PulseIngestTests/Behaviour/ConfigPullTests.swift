@@ -1,4 +1,5 @@
 import Foundation
+import PulseProtocol
 import Testing
 
 @testable import PulseIngest

@@ -1,4 +1,6 @@
 import Foundation
+import MsgTrans
+import PulseJSON
 import PulseProtocol
 import Testing
 

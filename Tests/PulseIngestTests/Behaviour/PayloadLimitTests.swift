@@ -1,5 +1,6 @@
 import Foundation
 import MsgTrans
+import MsgTransRuntime
 import PulseProtocol
 import Testing
 

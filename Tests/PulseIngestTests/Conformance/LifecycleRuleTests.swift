@@ -1,5 +1,7 @@
 import Foundation
 import MsgTrans
+import MsgTransRuntime
+import PulseProtocol
 import Testing
 
 @testable import PulseIngest

@@ -1,6 +1,8 @@
 import Foundation
 import MsgTrans
+import MsgTransRuntime
 import PulseJSON
+import PulseProtocol
 import Testing
 
 @testable import PulseIngest

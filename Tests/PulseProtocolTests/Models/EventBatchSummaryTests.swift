@@ -1,4 +1,6 @@
+import Foundation
 import PulseJSON
+import PulseKit
 import PulseProtocol
 import Testing
 

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Starts `executable` with `arguments` and the given standard streams (each a `Pipe` or a
 /// `FileHandle`); standard input is /dev/null unless `input` says otherwise.

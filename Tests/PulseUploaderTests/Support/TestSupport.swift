@@ -1,6 +1,7 @@
 import Foundation
 import PulseHashing
 import PulseJSON
+import PulseKit
 import PulseTestSupport
 import Synchronization
 
