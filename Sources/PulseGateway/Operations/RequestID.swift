@@ -1,7 +1,7 @@
 import PulseHTTP
 import PulseHashing
-import Synchronization
 import PulseKit
+import Synchronization
 
 /// The id of one HTTP request, so a device's report, the gateway's log lines and a forwarding
 /// failure can be matched: the client's `X-Request-Id` when it is acceptable, else a generated
