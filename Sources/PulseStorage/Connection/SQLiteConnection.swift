@@ -274,7 +274,14 @@ package final class SQLiteConnection {
         if isInTransaction {
             return try savepoint(body)
         }
-        try execute("BEGIN IMMEDIATE")
+        return try transaction(beginning: "BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body` between `begin` and `COMMIT`; if either `body` or the `COMMIT` throws, rolls back and
+    /// rethrows. The one place a top-level transaction is opened and closed (``transaction(_:)``, the
+    /// executor's read-only snapshots).
+    func transaction<T>(beginning begin: String, _ body: () throws -> T) throws -> T {
+        try execute(begin)
         let result: T
         do {
             result = try body()

@@ -213,20 +213,6 @@ extension SQLiteConnection {
     func readOnlySnapshot<T>(_ body: () throws -> T) throws -> T {
         rejectsWrites = true
         defer { rejectsWrites = false }
-        try execute("BEGIN DEFERRED")
-        let result: T
-        do {
-            result = try body()
-        } catch {
-            rollbackIgnoringErrors()
-            throw error
-        }
-        do {
-            try execute("COMMIT")
-        } catch {
-            rollbackIgnoringErrors()
-            throw error
-        }
-        return result
+        return try transaction(beginning: "BEGIN DEFERRED", body)
     }
 }
