@@ -1,5 +1,6 @@
 import MsgTrans
 import PulseKit
+import PulseTestSupport
 import Synchronization
 import Testing
 
@@ -190,15 +191,23 @@ struct InboundTests {
 
     @Test("shutdown closes connections whose handlers outlive the grace period")
     func shutdownGracePeriod() async throws {
+        let time = ManualClock()
+        let loop = try MsgTransEventLoop(name: "grace-test", clock: time.clock)
         var configuration = MsgTransServerConfiguration()
         configuration.shutdownGracePeriod = .milliseconds(100)
-        let (gate, arrived, server, client) = try await startGatedServer(configuration: configuration)
+        let (gate, arrived, server, client) = try await startGatedServer(configuration: configuration, loop: loop)
         let pending = Task { try await client.request(bizType: 5, payload: bytes("stuck")) }
         await arrived.wait(untilAtLeast: 1)
-        await server.shutdown()
+        let stopping = Task { await server.shutdown() }
+        // The handler is still running: the loop sleeps on the clock until the grace period is over.
+        #expect(await eventually { time.sleeperDeadlines.contains(.milliseconds(100)) })
+        #expect(!client.isClosed)
+        time.advance(by: .milliseconds(100))
+        await stopping.value
         let error = await #expect(throws: MsgTransRuntimeError.self) { try await pending.value }
         #expect(error?.code == .connectionClosed)
         gate.open()
+        await loop.shutdown()
     }
 
     @Test("run() returns after shutdown and shuts down when its task is cancelled")

@@ -10,10 +10,18 @@ import Testing
 struct RequestLifecycleTests {
     @Test("a request without a response times out; the late response is counted as unmatched")
     func timeout() async throws {
-        let (gate, _, server, client) = try await startGatedServer()
-        let error = await #expect(throws: MsgTransRuntimeError.self) {
-            _ = try await client.request(bizType: 5, payload: bytes("slow"), timeout: .milliseconds(100))
+        let time = ManualClock()
+        let loop = try MsgTransEventLoop(name: "timeout-test", clock: time.clock)
+        let (gate, arrived, server, client) = try await startGatedServer(loop: loop)
+        let pending = Task {
+            try await client.request(bizType: 5, payload: bytes("slow"), timeout: .milliseconds(100))
         }
+        await arrived.wait(untilAtLeast: 1)
+        // The loop sleeps on the clock until the request's deadline, 100 ms from now.
+        #expect(await eventually { time.sleeperDeadlines.contains(.milliseconds(100)) })
+        #expect(client.statistics.snapshot().requestTimeouts == 0)
+        time.advance(by: .milliseconds(100))
+        let error = await #expect(throws: MsgTransRuntimeError.self) { try await pending.value }
         #expect(error?.code == .timeout)
         #expect(client.statistics.snapshot().requestTimeouts == 1)
         gate.open()
@@ -21,6 +29,7 @@ struct RequestLifecycleTests {
         #expect(try await client.request(bizType: 5, payload: bytes("next")).payload == bytes("next"))
         await client.close()
         await server.shutdown()
+        await loop.shutdown()
     }
 
     @Test("cancelling the awaiting task fails the request with cancelled and frees its slot")
@@ -114,18 +123,24 @@ struct RequestLifecycleTests {
 
     @Test("waiting for a slot counts against the timeout")
     func slotWaitIsBoundedByTimeout() async throws {
-        let (gate, arrived, server, client) = try await startGatedServer(maxOutstandingRequests: 1)
+        let time = ManualClock()
+        let loop = try MsgTransEventLoop(name: "slot-wait-test", clock: time.clock)
+        let (gate, arrived, server, client) = try await startGatedServer(maxOutstandingRequests: 1, loop: loop)
         let first = Task { try await client.request(bizType: 5, payload: bytes("first")) }
         await arrived.wait(untilAtLeast: 1)
-        let error = await #expect(throws: MsgTransRuntimeError.self) {
-            _ = try await client.request(bizType: 5, payload: bytes("second"), timeout: .milliseconds(100))
+        let second = Task {
+            try await client.request(bizType: 5, payload: bytes("second"), timeout: .milliseconds(100))
         }
+        #expect(await eventually { time.sleeperDeadlines.contains(.milliseconds(100)) })
+        time.advance(by: .milliseconds(100))
+        let error = await #expect(throws: MsgTransRuntimeError.self) { try await second.value }
         #expect(error?.code == .timeout)
         #expect(server.statistics.snapshot().framesIn == 1)
         gate.open()
         #expect(try await first.value.payload == bytes("first"))
         await client.close()
         await server.shutdown()
+        await loop.shutdown()
     }
 
     @Test("response, timeout, cancellation and close race to exactly one completion")

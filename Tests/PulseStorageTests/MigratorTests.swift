@@ -1,11 +1,12 @@
 import PulseKit
+import PulseTestSupport
 import Testing
 
 @testable import PulseStorage
 
 @Suite struct MigratorTests {
     private func makeMigrator(_ migrations: [(String, String)], now: Int64 = 1_700_000_000_000) -> Migrator {
-        var migrator = Migrator(clock: StorageClock { now })
+        var migrator = Migrator(clock: ManualClock(wallClockMilliseconds: now).clock)
         for (identifier, sql) in migrations {
             migrator.append(identifier, sql: sql)
         }

@@ -138,7 +138,7 @@ extension MsgTransConnection: EventLoopSource {
         }
         failOutboundRequests(reason)
         lingerTimer = eventLoop.scheduleTimer(
-            at: MonotonicClock.deadline(after: configuration.halfCloseGracePeriod)
+            at: eventLoop.deadline(after: configuration.halfCloseGracePeriod)
         ) { [self] in
             lingerTimer = nil
             teardown(

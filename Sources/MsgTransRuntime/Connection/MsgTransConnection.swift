@@ -118,7 +118,7 @@ package final class MsgTransConnection: @unchecked Sendable {
         guard let port = UInt16(exactly: port) else {
             throw MsgTransRuntimeError(.invalidAddress, "port \(port) is out of range")
         }
-        let deadline = MonotonicClock.deadline(after: configuration.connectTimeout)
+        let deadline = loop.deadline(after: configuration.connectTimeout)
         let addresses = try await Resolver.resolve(host: host, port: port)
         var lastError = MsgTransRuntimeError(.connectFailed, "no address to connect to")
         for address in addresses {
@@ -222,7 +222,7 @@ package final class MsgTransConnection: @unchecked Sendable {
         let frame = Frame(
             compression: compression, packetType: .request, bizType: bizType, messageID: 0, payload: wirePayload)
         let request = OutboundRequest(
-            frame: frame, deadline: MonotonicClock.deadline(after: timeout ?? configuration.requestTimeout))
+            frame: frame, deadline: eventLoop.deadline(after: timeout ?? configuration.requestTimeout))
         let limits = configuration.frameLimits
         request.promise.install { result in
             completion(
@@ -248,7 +248,7 @@ package final class MsgTransConnection: @unchecked Sendable {
 
     private func perform(_ frame: Frame, timeout: Duration?) async throws(MsgTransRuntimeError) -> MsgTransMessage {
         let bizType = frame.bizType
-        let deadline = MonotonicClock.deadline(after: timeout ?? configuration.requestTimeout)
+        let deadline = eventLoop.deadline(after: timeout ?? configuration.requestTimeout)
         let request = OutboundRequest(frame: frame, deadline: deadline)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

@@ -1,4 +1,5 @@
 import CLinuxEvents
+package import PulseKit
 import Synchronization
 
 #if canImport(Glibc)
@@ -26,6 +27,11 @@ protocol EventLoopSource: AnyObject {
 ///
 /// A server creates its own loop unless given one. Client connections use ``shared`` by default,
 /// a loop started on first use that runs for the life of the process.
+///
+/// Every deadline of the loop's connections, listeners and connect attempts (connect, request,
+/// establish and shutdown timeouts, half-close linger) is on the loop's ``clock``: production uses
+/// ``PulseKit/PulseClock/system``; a test passes a manual clock and advances it, which fires the
+/// timers that became due.
 package final class MsgTransEventLoop: @unchecked Sendable {
     // Thread-safety: the `let` properties, `inbox`, `loopThread` and `stopState` may be used from any
     // thread. Everything marked "loop thread" below is touched only by the loop thread.
@@ -54,6 +60,11 @@ package final class MsgTransEventLoop: @unchecked Sendable {
     private static let wakeRegistration: UInt64 = 0
 
     let name: String
+    /// The clock every deadline on this loop is measured on.
+    package let clock: PulseClock
+    /// Whether `epoll_wait`'s timeout measures ``clock`` (the system source); for any other
+    /// source the loop blocks until a task sleeping on the clock wakes it for the next deadline.
+    private let clockIsRealTime: Bool
     private let isShared: Bool
     private let epollFD: Int32
     private let wakeFD: Int32
@@ -69,22 +80,28 @@ package final class MsgTransEventLoop: @unchecked Sendable {
     private var nextRegistration: UInt64 = 1  // loop thread
     private var flushQueue: [any EventLoopSource] = []  // loop thread
     private var stopRequested = false  // loop thread
+    /// The deadline a task sleeping on a non-real-time ``clock`` will wake the loop for.
+    private var armedWake: UInt64?  // loop thread
 
     /// Starts a loop on a new thread.
     ///
     /// Also raises the soft `RLIMIT_NOFILE` limit of the process to its hard limit (once), since a
     /// loop is meant to hold thousands of sockets.
     ///
-    /// - Parameter name: the thread name (truncated to 15 bytes by the kernel).
+    /// - Parameters:
+    ///   - name: the thread name (truncated to 15 bytes by the kernel).
+    ///   - clock: the clock of every deadline on the loop.
     /// - Throws: ``MsgTransRuntimeError/Code/systemCallFailed`` if epoll, eventfd or the thread
     ///   cannot be created.
-    package convenience init(name: String = "msgtrans-loop") throws(MsgTransRuntimeError) {
-        try self.init(name: name, isShared: false)
+    package convenience init(name: String = "msgtrans-loop", clock: PulseClock = .system) throws(MsgTransRuntimeError) {
+        try self.init(name: name, clock: clock, isShared: false)
     }
 
-    private init(name: String, isShared: Bool) throws(MsgTransRuntimeError) {
+    private init(name: String, clock: PulseClock = .system, isShared: Bool) throws(MsgTransRuntimeError) {
         _ = FileDescriptorLimit.raisedSoftLimit
         self.name = name
+        self.clock = clock
+        self.clockIsRealTime = clock.source is SystemTimeSource
         self.isShared = isShared
         let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epollFD >= 0 else { throw .system("epoll_create1", errno: errno) }
@@ -200,6 +217,26 @@ package final class MsgTransEventLoop: @unchecked Sendable {
     }
 
     /// Schedules `action` on the loop thread at the monotonic `deadline` (nanoseconds).
+    /// Now on ``clock``, in nanoseconds since its origin: the unit of every deadline on the loop.
+    func now() -> UInt64 {
+        Self.nanoseconds(clock.now.sinceOrigin)
+    }
+
+    /// `now() + duration`, saturating; negative durations count as zero.
+    func deadline(after duration: Duration) -> UInt64 {
+        let (sum, overflow) = now().addingReportingOverflow(Self.nanoseconds(duration))
+        return overflow ? UInt64.max : sum
+    }
+
+    /// The non-negative length of `duration` in nanoseconds, saturating.
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let components = duration.components
+        guard components.seconds >= 0 else { return 0 }
+        let seconds = UInt64(components.seconds)
+        guard seconds < 18_000_000_000 else { return UInt64.max }
+        return seconds * 1_000_000_000 + UInt64(max(0, components.attoseconds) / 1_000_000_000)
+    }
+
     func scheduleTimer(at deadline: UInt64, _ action: @escaping () -> Void) -> TimerID {
         timers.schedule(at: deadline, action)
     }
@@ -282,7 +319,7 @@ package final class MsgTransEventLoop: @unchecked Sendable {
     }
 
     private func runTimers() {
-        let now = MonotonicClock.now()
+        let now = self.now()
         while let action = timers.popExpired(now: now) {
             action()
         }
@@ -293,10 +330,31 @@ package final class MsgTransEventLoop: @unchecked Sendable {
             return 0
         }
         guard let deadline = timers.nextDeadline() else { return -1 }
-        let now = MonotonicClock.now()
+        let now = self.now()
         guard deadline > now else { return 0 }
+        guard clockIsRealTime else {
+            armWake(for: deadline)
+            return -1
+        }
         let milliseconds = (deadline - now + 999_999) / 1_000_000
         return Int32(min(milliseconds, UInt64(Int32.max)))
+    }
+
+    /// Starts a task that sleeps on ``clock`` until `deadline` and then wakes the loop, unless one
+    /// already will at that time (loop thread). A wake for a cancelled timer only costs a turn.
+    private func armWake(for deadline: UInt64) {
+        guard armedWake != deadline, deadline < UInt64.max else { return }
+        armedWake = deadline
+        let instant = PulseInstant(sinceOrigin: .nanoseconds(Int64(clamping: deadline)))
+        Task { [clock, weak self] in
+            try? await clock.sleep(until: instant)
+            self?.execute { [weak self] in self?.disarmWake(for: deadline) }
+        }
+    }
+
+    /// Forgets the armed wake for `deadline` once it came (loop thread).
+    private func disarmWake(for deadline: UInt64) {
+        if armedWake == deadline { armedWake = nil }
     }
 
     private func finishStopping() {

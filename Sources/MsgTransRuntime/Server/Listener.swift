@@ -127,7 +127,7 @@ final class Listener: EventLoopSource, @unchecked Sendable {
             connection.partialFrameCap = configuration.maxPartialFrameBytes
         }
         if let timeout = configuration.establishTimeout, timeout > .zero {
-            connection.establishTimer = loop.scheduleTimer(at: MonotonicClock.deadline(after: timeout)) {
+            connection.establishTimer = loop.scheduleTimer(at: loop.deadline(after: timeout)) {
                 [weak connection, statistics] in
                 guard let connection else { return }
                 connection.establishTimer = nil
@@ -149,7 +149,7 @@ final class Listener: EventLoopSource, @unchecked Sendable {
         guard listening, resumeTimer == nil else { return }
         listening = false
         loop.modify(fd: fd, registration: registration, events: 0)
-        resumeTimer = loop.scheduleTimer(at: MonotonicClock.deadline(after: .milliseconds(100))) { [self] in
+        resumeTimer = loop.scheduleTimer(at: loop.deadline(after: .milliseconds(100))) { [self] in
             resumeTimer = nil
             guard phase == .accepting else { return }
             listening = true
@@ -170,7 +170,7 @@ final class Listener: EventLoopSource, @unchecked Sendable {
         guard phase == .accepting else { return }
         phase = .draining
         closeListener()
-        graceTimer = loop.scheduleTimer(at: MonotonicClock.deadline(after: configuration.shutdownGracePeriod)) {
+        graceTimer = loop.scheduleTimer(at: loop.deadline(after: configuration.shutdownGracePeriod)) {
             [self] in
             graceTimer = nil
             for connection in Array(connections.values) {

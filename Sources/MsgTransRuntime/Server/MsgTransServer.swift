@@ -61,7 +61,7 @@ package final class MsgTransServer: Sendable {
         if let loop {
             serving = loop
         } else {
-            serving = try MsgTransEventLoop(name: "msgtrans-server")
+            serving = try MsgTransEventLoop(name: "msgtrans-server", clock: configuration.clock)
         }
         let fd: Int32
         do {

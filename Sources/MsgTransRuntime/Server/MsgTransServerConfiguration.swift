@@ -1,3 +1,5 @@
+package import PulseKit
+
 /// Settings of a ``MsgTransServer``.
 package struct MsgTransServerConfiguration: Sendable {
     /// Settings of every accepted connection.
@@ -21,6 +23,9 @@ package struct MsgTransServerConfiguration: Sendable {
     /// should leave room for at least one frame of the largest accepted size
     /// (``FrameLimits/maxPayloadBytes``); 0 or less turns the cap off. Default 256 MiB.
     package var maxPartialFrameBytes: Int
+    /// The clock of every deadline on the loop the server creates for itself (a server started on
+    /// a given loop uses that loop's clock). Default ``PulseKit/PulseClock/system``.
+    package var clock: PulseClock
 
     /// Creates a configuration with the documented defaults.
     package init() {
@@ -30,5 +35,6 @@ package struct MsgTransServerConfiguration: Sendable {
         shutdownGracePeriod = .seconds(10)
         establishTimeout = nil
         maxPartialFrameBytes = 256 << 20
+        clock = .system
     }
 }

@@ -1,5 +1,5 @@
 package import MsgTransRuntime
-package import PulseStorage
+package import PulseKit
 
 /// Everything an ``IngestServer`` needs to start.
 ///
@@ -26,7 +26,7 @@ package struct IngestConfiguration: Sendable {
     /// The read-only admin HTTP endpoint (`/stats`, `/events`, `POST /control`); `nil` for none.
     package var admin: IngestListenAddress?
     /// The wall clock for presence, history and timestamps (inject a manual clock in tests).
-    package var clock: StorageClock
+    package var clock: PulseClock
     /// How long a heartbeat keeps a connection present. Default 150 s.
     package var presenceTTLMs: Int64
     /// Batches accepted for commit and not yet committed, across all connections. A batch beyond

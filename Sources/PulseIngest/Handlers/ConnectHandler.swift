@@ -1,5 +1,6 @@
 import MsgTrans
 import MsgTransRuntime
+import PulseKit
 import PulseProtocol
 import PulseStorage
 
@@ -48,7 +49,7 @@ extension PulseSession {
             connectionId: ConnectionID.make(), appId: request.appId, packageName: request.packageName,
             deviceId: request.deviceId, installationId: request.installationId, platform: request.platform,
             sdkVersion: request.sdkVersion, appVersion: request.appVersion, buildNumber: request.buildNumber)
-        let now = core.clock.nowMilliseconds()
+        let now = core.clock.wallClockMilliseconds()
         do {
             try await core.store.recordConnect(identity, remoteAddress: connection.remoteAddress, at: now)
         } catch {

@@ -1,6 +1,7 @@
 import MsgTrans
 import MsgTransRuntime
 import PulseJSON
+import PulseKit
 import PulseProtocol
 import PulseStorage
 
@@ -25,7 +26,7 @@ extension PulseSession {
         let result: JSONValue
         switch route {
         case "telemetry.ping":
-            result = .object([JSONMember(key: "serverTimeMs", value: .int(core.clock.nowMilliseconds()))])
+            result = .object([JSONMember(key: "serverTimeMs", value: .int(core.clock.wallClockMilliseconds()))])
         case "config.revision":
             let revision = core.policy.app(identity.appId)?.policy.revision ?? 0
             result = .object([JSONMember(key: "configRevision", value: .int(revision))])

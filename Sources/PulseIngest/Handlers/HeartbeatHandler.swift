@@ -1,5 +1,6 @@
 import MsgTrans
 import MsgTransRuntime
+import PulseKit
 import PulseProtocol
 import PulseStorage
 
@@ -19,7 +20,7 @@ extension PulseSession {
         guard request.sdkVersion == identity.sdkVersion else {
             return core.reject(.forbidden, "sdkVersion differs from the one declared at connect")
         }
-        let now = core.clock.nowMilliseconds()
+        let now = core.clock.wallClockMilliseconds()
         do {
             try await core.store.recordHeartbeat(connectionId: identity.connectionId, at: now)
         } catch {

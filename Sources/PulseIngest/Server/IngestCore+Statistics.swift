@@ -7,7 +7,7 @@ import PulseStorage
 extension IngestCore {
     /// A snapshot of the server's numbers; `transport` supplies the open connection count.
     func statistics(transport: MsgTransStatistics) -> IngestStatistics {
-        let now = clock.nowMilliseconds()
+        let now = clock.wallClockMilliseconds()
         let (apps, rejections) = counters.snapshot(census: registry.census(at: now), knownApps: policy.apps.keys)
         let storage = store.executor.statistics
         let contexts = PayloadCompressor.contextStatistics

@@ -1,5 +1,6 @@
 import MsgTrans
 import MsgTransRuntime
+import PulseKit
 import PulseProtocol
 import PulseStorage
 import Synchronization
@@ -18,7 +19,7 @@ final class IngestCore: Sendable {
     let registry = SessionRegistry()
     let counters = IngestCounters()
     let pending: PendingBatches
-    let clock: StorageClock
+    let clock: PulseClock
     let presenceTTLMs: Int64
     let droppedLogLines: @Sendable () -> Int
     /// The one payload limit: the largest plaintext payload, in bytes, whether it arrived plain or

@@ -99,7 +99,7 @@ package final class IngestServer: Sendable {
         }
         let core = IngestCore(configuration: configuration, store: store)
         do {
-            try await store.closeDanglingConnections(at: configuration.clock.nowMilliseconds())
+            try await store.closeDanglingConnections(at: configuration.clock.wallClockMilliseconds())
             core.counters.seed(try await store.counts())
         } catch {
             await transport.shutdown()
@@ -236,7 +236,7 @@ package final class IngestServer: Sendable {
 
     /// Whether the session `connectionId` is present now (its presence TTL has not expired).
     package func isPresent(connectionId: String) -> Bool {
-        core.registry.isPresent(connectionId: connectionId, at: core.clock.nowMilliseconds())
+        core.registry.isPresent(connectionId: connectionId, at: core.clock.wallClockMilliseconds())
     }
 
     /// The newest `limit` stored events of `app`, newest first.

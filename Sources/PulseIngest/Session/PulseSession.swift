@@ -1,5 +1,6 @@
 import MsgTrans
 import MsgTransRuntime
+import PulseKit
 import PulseProtocol
 import PulseStorage
 import Synchronization
@@ -119,7 +120,7 @@ final class PulseSession: MsgTransConnectionDelegate {
     func sessionEnded(_ identity: SessionIdentity) {
         core.registry.remove(connectionId: identity.connectionId)
         let core = self.core
-        let now = core.clock.nowMilliseconds()
+        let now = core.clock.wallClockMilliseconds()
         core.runInBackground {
             try? await core.store.recordClose(connectionId: identity.connectionId, at: now)
         }

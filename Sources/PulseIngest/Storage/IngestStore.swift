@@ -14,11 +14,11 @@ final class IngestStore: Sendable {
 
     let executor: SQLiteExecutor
     let path: String
-    private let clock: StorageClock
+    private let clock: PulseClock
     /// The data directory's lock (``FileLock/lockDataDirectory(_:)``), released by ``close()``.
     private let lock: FileLock
 
-    private init(executor: SQLiteExecutor, path: String, clock: StorageClock, lock: FileLock) {
+    private init(executor: SQLiteExecutor, path: String, clock: PulseClock, lock: FileLock) {
         self.lock = lock
         self.executor = executor
         self.path = path
@@ -43,7 +43,7 @@ final class IngestStore: Sendable {
     /// Opens (creating if needed) `directory/ingest.sqlite` and applies the schema; the store keeps
     /// `lock` (from ``lockDirectory(_:)``) and releases it when it closes, or at once if it fails.
     static func open(
-        directory: String, busyTimeout: Duration, maximumBatchSize: Int, clock: StorageClock, lock: FileLock
+        directory: String, busyTimeout: Duration, maximumBatchSize: Int, clock: PulseClock, lock: FileLock
     ) async throws(IngestError) -> IngestStore {
         let path = (directory as NSString).appendingPathComponent(fileName)
         let milliseconds = Int(
@@ -124,7 +124,7 @@ final class IngestStore: Sendable {
         _ batch: BatchRecord<Item>, kind: String, statements: [Int: String],
         bind: @escaping @Sendable (inout SQLiteBindings, Item, Int64) throws -> Void
     ) async throws -> BatchOutcome {
-        let now = clock.nowMilliseconds()
+        let now = clock.wallClockMilliseconds()
         return try await executor.commit { connection in
             guard try Self.insertBatch(batch, kind: kind, now: now, on: connection) else {
                 return .duplicateBatch

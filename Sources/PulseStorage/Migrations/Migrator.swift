@@ -13,7 +13,7 @@
 /// try await executor.write { connection in try migrator.migrate(connection) }
 /// ```
 
-import PulseKit
+package import PulseKit
 
 package struct Migrator: Sendable {
     /// One schema change.
@@ -26,10 +26,10 @@ package struct Migrator: Sendable {
 
     /// The registered migrations, in application order.
     package private(set) var migrations: [Migration] = []
-    private let clock: StorageClock
+    private let clock: PulseClock
 
     /// Creates an empty migrator. `clock` timestamps the `applied_at` column.
-    package init(clock: StorageClock = .system) {
+    package init(clock: PulseClock = .system) {
         self.clock = clock
     }
 
@@ -76,7 +76,7 @@ package struct Migrator: Sendable {
                 }
                 try connection.execute(
                     "INSERT INTO schema_migrations(position, identifier, applied_at) VALUES (?, ?, ?)",
-                    [position, migration.identifier, clock.nowMilliseconds()])
+                    [position, migration.identifier, clock.wallClockMilliseconds()])
                 newlyApplied.append(migration.identifier)
             }
             return newlyApplied

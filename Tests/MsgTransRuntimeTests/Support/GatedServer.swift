@@ -16,13 +16,15 @@ struct GatedDelegate: MsgTransConnectionDelegate {
 
 /// Starts a server whose handlers hold every request at `gate` (counting arrivals in `arrived`)
 /// and connects a client to it that keeps at most `maxOutstandingRequests` in flight (the default
-/// bound when `nil`).
+/// bound when `nil`). Both run on `loop` when one is given (a loop on a manual clock, say): the
+/// test then shuts it down.
 func startGatedServer(
-    configuration: MsgTransServerConfiguration = MsgTransServerConfiguration(), maxOutstandingRequests: Int? = nil
+    configuration: MsgTransServerConfiguration = MsgTransServerConfiguration(), maxOutstandingRequests: Int? = nil,
+    loop: MsgTransEventLoop? = nil
 ) async throws -> (gate: Gate, arrived: Tally, server: MsgTransServer, client: MsgTransConnection) {
     let gate = Gate()
     let arrived = Tally()
-    let server = try await startServer(configuration: configuration) { _ in
+    let server = try await startServer(configuration: configuration, loop: loop) { _ in
         GatedDelegate(gate: gate, arrived: arrived)
     }
     var clientConfiguration = MsgTransConfiguration()
@@ -30,7 +32,7 @@ func startGatedServer(
         clientConfiguration.maxOutstandingRequests = maxOutstandingRequests
     }
     let client = try await MsgTransConnection.connect(
-        host: "127.0.0.1", port: server.port, configuration: clientConfiguration)
+        host: "127.0.0.1", port: server.port, configuration: clientConfiguration, on: loop ?? .shared)
     return (gate, arrived, server, client)
 }
 

@@ -215,10 +215,13 @@ struct EchoDelegate: MsgTransConnectionDelegate {
     }
 }
 
-/// Starts a server on 127.0.0.1 (or `host`) with a port chosen by the kernel.
+/// Starts a server on 127.0.0.1 (or `host`) with a port chosen by the kernel, on `loop` when given
+/// (else on a loop of its own).
 func startServer(
     host: String = "127.0.0.1", configuration: MsgTransServerConfiguration = MsgTransServerConfiguration(),
+    loop: MsgTransEventLoop? = nil,
     makeDelegate: @escaping @Sendable (MsgTransConnection) -> any MsgTransConnectionDelegate = { _ in EchoDelegate() }
 ) async throws -> MsgTransServer {
-    try await MsgTransServer.start(host: host, port: 0, configuration: configuration, makeDelegate: makeDelegate)
+    try await MsgTransServer.start(
+        host: host, port: 0, configuration: configuration, on: loop, makeDelegate: makeDelegate)
 }

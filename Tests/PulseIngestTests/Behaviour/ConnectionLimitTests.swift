@@ -19,31 +19,42 @@ import Testing
     }
 
     @Test func silentConnectionsAreClosedAtTheConnectDeadline() async throws {
-        let harness = try await Harness.start { $0.connectDeadline = .seconds(1) }
+        let harness = try await Harness.start {
+            $0.connectDeadline = .seconds(1)
+            $0.transport.clock = $0.clock
+        }
         var clients: [RawClient] = []
         for _ in 0..<100 { clients.append(await RawClient.connect(port: harness.server.port)) }
-        let clock = ContinuousClock()
-        let start = clock.now
-        // RawClient reads time out after 10 s: an EOF before that is the deadline at work.
+        // Every connection is accepted and its deadline armed on the transport's clock; none
+        // closes before the test steps that clock past it.
+        try await waitFor { harness.server.transportStatistics.openConnections == 100 }
+        try await waitFor { harness.clock.sleeperDeadlines.contains(.seconds(1)) }
+        #expect(harness.server.transportStatistics.establishTimeouts == 0)
+        harness.clock.advance(by: .seconds(1))
         let closed = await withTaskGroup(of: Bool.self) { group in
             for client in clients { group.addTask { await client.readsEOFWithoutBytes() } }
             return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         #expect(closed == clients.count)
-        #expect(clock.now - start < .seconds(9))
         #expect(harness.server.transportStatistics.establishTimeouts == 100)
         try await waitFor { harness.server.transportStatistics.openConnections == 0 }
         await harness.stop()
     }
 
     @Test func partialFirstFrameIsClosedAtTheConnectDeadline() async throws {
-        let harness = try await Harness.start { $0.connectDeadline = .seconds(1) }
+        let harness = try await Harness.start {
+            $0.connectDeadline = .seconds(1)
+            $0.transport.clock = $0.clock
+        }
         let client = await RawClient.connect(port: harness.server.port)
         let connect = try Frame.make(
             packetType: .request, bizType: Biz.connect, messageID: 1, plaintext: Array(Fixture.connect().utf8),
             preferred: .none
         ).encoded()
         await client.write(Array(connect.prefix(connect.count / 2)))
+        try await waitFor { harness.server.transportStatistics.partialFrameBytes > 0 }
+        try await waitFor { harness.clock.sleeperDeadlines.contains(.seconds(1)) }
+        harness.clock.advance(by: .seconds(1))
         #expect(await client.readsEOFWithoutBytes())
         #expect(harness.server.transportStatistics.establishTimeouts == 1)
         #expect(harness.server.transportStatistics.partialFrameBytes == 0)
@@ -61,11 +72,13 @@ import Testing
     }
 
     @Test func connectedClientOutlivesTheConnectDeadline() async throws {
-        let harness = try await Harness.start { $0.connectDeadline = .milliseconds(300) }
+        let harness = try await Harness.start {
+            $0.connectDeadline = .milliseconds(300)
+            $0.transport.clock = $0.clock
+        }
         let (client, connectionId) = try await harness.connectedClient()
-        // Real time has to pass for a real deadline: three times the deadline, on the loop's clock
-        // (the msgtrans runtime's deadlines are on the system monotonic clock, not an injected one).
-        try await Task.sleep(for: .milliseconds(900))
+        // Three times the deadline on the transport's clock, which the test steps.
+        harness.clock.advance(by: .milliseconds(900))
         let heartbeat = try #require(
             await client.request(
                 biz: Biz.heartbeat, json: #"{"connectionId":"\#(connectionId)","clientTimeMs":1,"sdkVersion":"2.3.0"}"#)

@@ -69,7 +69,7 @@ import Testing
 
         var configuration = IngestConfiguration(dataDirectory: harness.directory, policy: Fixture.policy)
         configuration.listen = IngestListenAddress(host: "127.0.0.1", port: 0)
-        configuration.clock = harness.clock.storageClock
+        configuration.clock = harness.clock.clock
         let restarted = try await IngestServer.start(configuration)
         let history = try await restarted.connectionHistory(app: Fixture.appId)
         #expect(history.map(\.connectionId) == [connectionId])

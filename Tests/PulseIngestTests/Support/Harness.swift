@@ -9,11 +9,6 @@ import Testing
 
 /// A wall clock tests move by hand.
 extension ManualClock {
-    /// The storage's view of this clock's wall time.
-    var storageClock: StorageClock {
-        StorageClock { self.wallClockMilliseconds }
-    }
-
     /// The wall clock, epoch milliseconds.
     var milliseconds: Int64 { wallClockMilliseconds }
 }
@@ -126,7 +121,7 @@ struct Harness: Sendable {
         let clock = ManualClock(wallClockMilliseconds: 1_764_400_000_000)
         var configuration = IngestConfiguration(dataDirectory: directory, policy: policy)
         configuration.listen = IngestListenAddress(host: "127.0.0.1", port: 0)
-        configuration.clock = clock.storageClock
+        configuration.clock = clock.clock
         if admin {
             configuration.admin = IngestListenAddress(host: "127.0.0.1", port: 0)
         }
