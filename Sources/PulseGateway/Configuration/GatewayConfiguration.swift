@@ -61,8 +61,9 @@ package struct GatewayConfiguration: Sendable {
     /// `tlsCert`/`tlsKey`), or `nil` for plain HTTP. Read at start and again on SIGHUP.
     package var tls: TLSFiles?
     /// How long, in microseconds, an intake commit may wait for other requests to share its fsync
-    /// (default 0: off; at most ``commitGatherMicrosecondsRange``'s upper bound). It waits only when
-    /// requests are arriving closer together than this, so a lone request is not delayed. Off by
+    /// (default 0: off; at most ``commitGatherMicrosecondsRange``'s upper bound). It waits only with
+    /// evidence of concurrency (the previous commit carried two or more requests, or two are queued) and
+    /// when requests are arriving closer together than this, so a sequential client is not delayed. Off by
     /// default because on the disks measured so far it raised jobs per fsync but lowered requests
     /// per second (docs/operations.md). Config key `commitGatherMicroseconds`.
     package var commitGatherMicroseconds: Int
