@@ -309,29 +309,32 @@ import Testing
         let database = try TemporaryDatabase()
         let clock = SteppedClock()
         let window: UInt64 = 20_000_000
-        let executor = try await makeExecutor(database, clock: clock, window: window, groupSize: 100)
+        let executor = try await makeExecutor(database, clock: clock, window: window, groupSize: 3)
         let held = try await startHeldCommits(executor, clock: clock, [0, 1])
         try await waitUntil("the thread gathers the two") { executor.isGathering }
-        clock.advance(window)
-        for task in held {
+        // A third job, a stepped microsecond later, fills the group.
+        clock.advance(1_000)
+        let third = Task { try await executor.commit { try $0.execute("INSERT INTO item(value) VALUES (2)") } }
+        for task in held + [third] {
             try await task.value
         }
         #expect(executor.statistics.groupCommits == 1)
-        #expect(executor.statistics.largestGroupCommit == 2)
+        #expect(executor.statistics.largestGroupCommit == 3)
 
-        // The group of two says more may come: the next lone job waits for the window, once.
+        // The group of three says more may come: the next lone job (a short gap later) waits for the window,
+        // once.
         clock.advance(1_000)
-        let lone = try await startCommit(executor, 2, queued: 1)
+        let lone = try await startCommit(executor, 3, queued: 1)
         try await waitUntil("the thread gathers the lone job") { executor.isGathering }
         clock.advance(window)
         try await lone.value
         #expect(executor.statistics.groupCommits == 2)
         // Its group of one turns gathering off: later lone jobs commit at once, however short their gaps.
-        for value in 3..<8 {
+        for value in 4..<9 {
             try await commitAtOnce(executor, clock: clock, value)
         }
         #expect(executor.statistics.groupCommits == 7)
-        #expect(try await count(executor) == 8)
+        #expect(try await count(executor) == 9)
         try await executor.close()
     }
 
