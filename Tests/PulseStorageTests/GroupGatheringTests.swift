@@ -306,9 +306,9 @@ import Testing
     }
 
     @Test func afterAGroupOfSeveralALoneJobGathersOnce() async throws {
-        let database = try TemporaryDatabase()
         let clock = SteppedClock()
         let window: UInt64 = 20_000_000
+        let database = try TemporaryDatabase()
         let executor = try await makeExecutor(database, clock: clock, window: window, groupSize: 3)
         let held = try await startHeldCommits(executor, clock: clock, [0, 1])
         try await waitUntil("the thread gathers the two") { executor.isGathering }
