@@ -19,7 +19,7 @@ import Testing
             #expect(machine.next(queued: 1, oldestArrival: time, now: time) == .commit)
             #expect(!machine.isGathering)
             #expect(machine.wakesThread(queued: 1))
-            machine.taken()
+            machine.taken(groupSize: 1)
         }
         #expect(GroupGathering.off.window == 0)
     }
@@ -35,26 +35,83 @@ import Testing
         var machine = machine()
         machine.arrived(at: 0)
         #expect(machine.next(queued: 1, oldestArrival: 0, now: 0) == .commit)
-        machine.taken()
+        machine.taken(groupSize: 1)
         // The next job comes one nanosecond more than a window later: nothing says more are coming.
         let later = Self.window + 1
         machine.arrived(at: later)
         #expect(machine.next(queued: 1, oldestArrival: later, now: later) == .commit)
         #expect(!machine.isGathering)
+        // The same after a group of several: the long gap alone says the burst is over.
+        machine.taken(groupSize: 5)
+        let pause = later + Self.window + 1
+        machine.arrived(at: pause)
+        #expect(machine.next(queued: 1, oldestArrival: pause, now: pause) == .commit)
     }
 
     @Test func aGapOfExactlyTheWindowGathers() {
         var machine = machine()
         machine.arrived(at: 0)
+        // The job at 0 was the last of a group of two.
+        machine.taken(groupSize: 2)
         machine.arrived(at: Self.window)
         #expect(machine.next(queued: 1, oldestArrival: Self.window, now: Self.window) == .wait(until: 2 * Self.window))
+    }
+
+    @Test func aSequentialClientIsNeverDelayed() {
+        var machine = machine()
+        // One job in flight at a time, every gap far below the window: each group is a single job.
+        var time: UInt64 = 0
+        for _ in 0..<100 {
+            machine.arrived(at: time)
+            #expect(machine.next(queued: 1, oldestArrival: time, now: time) == .commit)
+            #expect(!machine.isGathering)
+            #expect(machine.wakesThread(queued: 1))
+            machine.taken(groupSize: 1)
+            time += Self.window / 10
+        }
+        #expect(machine.lastGroupSize == 1)
+    }
+
+    @Test func twoQueuedJobsGatherWithoutAnEarlierGroup() {
+        var machine = machine()
+        machine.arrived(at: 0)
+        machine.arrived(at: 10_000)
+        // Nothing was committed yet, but two jobs in flight at once are evidence of concurrency.
+        #expect(machine.next(queued: 2, oldestArrival: 0, now: 10_000) == .wait(until: Self.window))
+        #expect(machine.isGathering)
+    }
+
+    @Test func afterAGroupOfSeveralALoneJobGathersOnce() {
+        var machine = machine()
+        machine.arrived(at: 0)
+        machine.arrived(at: 1_000)
+        machine.arrived(at: 2_000)
+        #expect(machine.next(queued: 3, oldestArrival: 0, now: 0) == .wait(until: Self.window))
+        #expect(machine.next(queued: 3, oldestArrival: 0, now: Self.window) == .commit)
+        machine.taken(groupSize: 3)
+        #expect(machine.lastGroupSize == 3)
+        // Load stops: the next job is alone, but the previous group says more may come, so it waits once.
+        let lone = Self.window + 1_000
+        machine.arrived(at: lone)
+        #expect(machine.next(queued: 1, oldestArrival: lone, now: lone) == .wait(until: lone + Self.window))
+        #expect(machine.next(queued: 1, oldestArrival: lone, now: lone + Self.window) == .commit)
+        machine.taken(groupSize: 1)
+        // Its group of one turns gathering off: the following lone jobs commit at once, gaps short or not.
+        var time = lone + Self.window + 1_000
+        for _ in 0..<5 {
+            machine.arrived(at: time)
+            #expect(machine.next(queued: 1, oldestArrival: time, now: time) == .commit)
+            machine.taken(groupSize: 1)
+            time += 1_000
+        }
     }
 
     @Test func shortGapsGatherUntilTheDeadline() {
         var machine = machine()
         machine.arrived(at: 0)
-        #expect(machine.next(queued: 1, oldestArrival: 0, now: 0) == .commit)
-        machine.taken()
+        machine.arrived(at: 1)
+        #expect(machine.next(queued: 2, oldestArrival: 0, now: Self.window) == .commit)
+        machine.taken(groupSize: 2)
         machine.arrived(at: 100_000)
         // The deadline counts from the oldest queued job's arrival, not from when the thread looks.
         #expect(machine.next(queued: 1, oldestArrival: 100_000, now: 150_000) == .wait(until: 600_000))
@@ -67,7 +124,7 @@ import Testing
         #expect(machine.next(queued: 2, oldestArrival: 100_000, now: 599_999) == .wait(until: 600_000))
         #expect(machine.next(queued: 2, oldestArrival: 100_000, now: 600_000) == .commit)
         #expect(!machine.isGathering)
-        machine.taken()
+        machine.taken(groupSize: 2)
         #expect(machine.deadline == nil)
     }
 
@@ -77,7 +134,7 @@ import Testing
         machine.arrived(at: 10)
         machine.arrived(at: 20)
         #expect(machine.next(queued: 3, oldestArrival: 0, now: 20) == .commit)
-        machine.taken()
+        machine.taken(groupSize: 3)
         // Mid-gathering: the job that fills the group wakes the thread, which then commits.
         machine.arrived(at: 30)
         #expect(machine.next(queued: 1, oldestArrival: 30, now: 30) == .wait(until: 30 + Self.window))
@@ -106,7 +163,7 @@ import Testing
         var machine = machine(groupSize: 0)
         machine.arrived(at: 0)
         machine.arrived(at: 1)
-        #expect(machine.next(queued: 1, oldestArrival: 1, now: 1) == .commit)
+        #expect(machine.next(queued: 2, oldestArrival: 0, now: 1) == .commit)
         #expect(GroupGathering(window: 1, groupSize: -3).groupSize == 1)
     }
 
@@ -114,12 +171,12 @@ import Testing
         var machine = machine(window: UInt64.max, groupSize: 4)
         machine.arrived(at: UInt64.max - 1)
         machine.arrived(at: UInt64.max)
-        #expect(machine.next(queued: 1, oldestArrival: UInt64.max, now: UInt64.max) == .commit)
+        #expect(machine.next(queued: 2, oldestArrival: UInt64.max, now: UInt64.max) == .commit)
         var stepped = self.machine()
         // A clock read that goes backwards counts as a zero gap.
         stepped.arrived(at: 5_000)
         stepped.arrived(at: 4_000)
-        #expect(stepped.next(queued: 1, oldestArrival: 4_000, now: 4_000) == .wait(until: 4_000 + Self.window))
+        #expect(stepped.next(queued: 2, oldestArrival: 4_000, now: 4_000) == .wait(until: 4_000 + Self.window))
     }
 }
 
@@ -165,6 +222,40 @@ import Testing
         return task
     }
 
+    /// Holds the thread in a single job while `values` are committed behind it, one stepped microsecond apart,
+    /// then lets it go: the thread finds them all queued at once, as under concurrent load.
+    private func startHeldCommits(
+        _ executor: SQLiteExecutor, clock: SteppedClock, _ values: [Int]
+    ) async throws -> [Task<Void, any Error>] {
+        let gate = ThreadGate()
+        let held = Task { try await executor.write { _ in gate.enterAndWait() } }
+        try await waitUntil("the gate job runs") { gate.hasEntered }
+        var tasks: [Task<Void, any Error>] = []
+        for (index, value) in values.enumerated() {
+            clock.advance(1_000)
+            tasks.append(try await startCommit(executor, value, queued: index + 1))
+        }
+        gate.open()
+        try await held.value
+        return tasks
+    }
+
+    /// Commits `value` as a lone job, one stepped microsecond after the previous one, and expects the thread to
+    /// take it at once: the stepped clock stands still, so a gathering thread would hold it until close.
+    private func commitAtOnce(_ executor: SQLiteExecutor, clock: SteppedClock, _ value: Int) async throws {
+        clock.advance(1_000)
+        let groups = executor.statistics.groupCommits
+        let task = Task {
+            try await executor.commit { try $0.execute("INSERT INTO item(value) VALUES (?)", [value]) }
+        }
+        try await waitUntil("job \(value) commits without gathering") {
+            executor.statistics.groupCommits == groups + 1
+        }
+        if executor.statistics.groupCommits == groups + 1 {
+            try await task.value
+        }
+    }
+
     @Test func jobsArrivingCloseTogetherShareOneFsync() async throws {
         let database = try TemporaryDatabase()
         let clock = SteppedClock()
@@ -172,21 +263,20 @@ import Testing
         let executor = try await makeExecutor(database, clock: clock, window: 60_000_000_000, groupSize: 3)
         let before = executor.statistics
         // A lone job (nothing arrived before it) is not delayed.
-        try await executor.commit { try $0.execute("INSERT INTO item(value) VALUES (0)") }
+        try await commitAtOnce(executor, clock: clock, 0)
         #expect(executor.statistics.groupCommits - before.groupCommits == 1)
 
-        clock.advance(1_000)
-        let first = try await startCommit(executor, 1, queued: 1)
+        // Two jobs queued at once: evidence of concurrency, so the thread gathers for a third.
+        let held = try await startHeldCommits(executor, clock: clock, [1, 2])
         try await waitUntil("the thread gathers") { executor.isGathering }
-        clock.advance(1_000)
-        let second = try await startCommit(executor, 2, queued: 2)
         #expect(executor.statistics.groupCommits - before.groupCommits == 1)
         clock.advance(1_000)
         let third = Task {
             try await executor.commit { try $0.execute("INSERT INTO item(value) VALUES (3)") }
         }
-        try await first.value
-        try await second.value
+        for task in held {
+            try await task.value
+        }
         try await third.value
         let after = executor.statistics
         #expect(after.groupCommits - before.groupCommits == 2)
@@ -200,25 +290,74 @@ import Testing
         try await executor.close()
     }
 
+    @Test func aSequentialClientIsNeverDelayed() async throws {
+        let database = try TemporaryDatabase()
+        let clock = SteppedClock()
+        // Every gap (1 µs) is far below the window, yet one job at a time is no evidence of concurrency.
+        let executor = try await makeExecutor(database, clock: clock, window: 60_000_000_000, groupSize: 100)
+        for value in 0..<20 {
+            try await commitAtOnce(executor, clock: clock, value)
+        }
+        #expect(!executor.isGathering)
+        #expect(executor.statistics.groupCommits == 20)
+        #expect(executor.statistics.groupSizeCounts[0] == 20)
+        #expect(try await count(executor) == 20)
+        try await executor.close()
+    }
+
+    @Test func afterAGroupOfSeveralALoneJobGathersOnce() async throws {
+        let clock = SteppedClock()
+        let window: UInt64 = 20_000_000
+        let database = try TemporaryDatabase()
+        let executor = try await makeExecutor(database, clock: clock, window: window, groupSize: 3)
+        let held = try await startHeldCommits(executor, clock: clock, [0, 1])
+        try await waitUntil("the thread gathers the two") { executor.isGathering }
+        // A third job, a stepped microsecond later, fills the group.
+        clock.advance(1_000)
+        let third = Task { try await executor.commit { try $0.execute("INSERT INTO item(value) VALUES (2)") } }
+        for task in held + [third] {
+            try await task.value
+        }
+        #expect(executor.statistics.groupCommits == 1)
+        #expect(executor.statistics.largestGroupCommit == 3)
+
+        // The group of three says more may come: the next lone job (a short gap later) waits for the window,
+        // once.
+        clock.advance(1_000)
+        let lone = try await startCommit(executor, 3, queued: 1)
+        try await waitUntil("the thread gathers the lone job") { executor.isGathering }
+        clock.advance(window)
+        try await lone.value
+        #expect(executor.statistics.groupCommits == 2)
+        // Its group of one turns gathering off: later lone jobs commit at once, however short their gaps.
+        for value in 4..<9 {
+            try await commitAtOnce(executor, clock: clock, value)
+        }
+        #expect(executor.statistics.groupCommits == 7)
+        #expect(try await count(executor) == 9)
+        try await executor.close()
+    }
+
     @Test func theDeadlineOfTheSteppedClockEndsTheGathering() async throws {
         let database = try TemporaryDatabase()
         let clock = SteppedClock()
         // 20 ms: the thread sleeps at most that long in real time before it reads the clock again.
         let window: UInt64 = 20_000_000
         let executor = try await makeExecutor(database, clock: clock, window: window, groupSize: 100)
-        try await executor.commit { try $0.execute("INSERT INTO item(value) VALUES (0)") }
-        clock.advance(1_000)
-        let job = try await startCommit(executor, 1, queued: 1)
+        try await commitAtOnce(executor, clock: clock, 0)
+        let jobs = try await startHeldCommits(executor, clock: clock, [1, 2])
         try await waitUntil("the thread gathers") { executor.isGathering }
         // While the stepped clock stands still, real time passing does not end the window.
         let reads = clock.reads
         try await waitUntil("the thread looked at the clock three more times") { clock.reads >= reads + 3 }
         #expect(executor.isGathering)
-        #expect(executor.pendingJobCount == 1)
+        #expect(executor.pendingJobCount == 2)
         clock.advance(window)
-        try await job.value
+        for job in jobs {
+            try await job.value
+        }
         #expect(!executor.isGathering)
-        #expect(try await count(executor) == 2)
+        #expect(try await count(executor) == 3)
         #expect(executor.statistics.groupCommits == 2)
         try await executor.close()
     }
@@ -227,22 +366,24 @@ import Testing
         let database = try TemporaryDatabase()
         let clock = SteppedClock()
         let executor = try await makeExecutor(database, clock: clock, window: 60_000_000_000, groupSize: 100)
-        try await executor.commit { try $0.execute("INSERT INTO item(value) VALUES (0)") }
-        clock.advance(1_000)
-        let gathered = try await startCommit(executor, 1, queued: 1)
+        try await commitAtOnce(executor, clock: clock, 0)
+        let gathered = try await startHeldCommits(executor, clock: clock, [1, 2])
         try await waitUntil("the thread gathers") { executor.isGathering }
         // A read queued behind the gathering group makes it commit now, then runs.
-        #expect(try await count(executor) == 2)
-        try await gathered.value
+        #expect(try await count(executor) == 3)
+        for job in gathered {
+            try await job.value
+        }
 
+        // After that group of two, a lone job gathers (once).
         clock.advance(1_000)
-        let last = try await startCommit(executor, 2, queued: 1)
+        let last = try await startCommit(executor, 3, queued: 1)
         try await waitUntil("the thread gathers again") { executor.isGathering }
         // Close commits the gathering group at once instead of after a minute.
         try await executor.close()
         try await last.value
         let reopened = try await SQLiteExecutor(path: database.path)
-        #expect(try await count(reopened) == 3)
+        #expect(try await count(reopened) == 4)
         try await reopened.close()
     }
 

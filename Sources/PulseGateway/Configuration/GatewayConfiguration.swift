@@ -61,10 +61,11 @@ package struct GatewayConfiguration: Sendable {
     /// `tlsCert`/`tlsKey`), or `nil` for plain HTTP. Read at start and again on SIGHUP.
     package var tls: TLSFiles?
     /// How long, in microseconds, an intake commit may wait for other requests to share its fsync
-    /// (default 0: off; at most ``commitGatherMicrosecondsRange``'s upper bound). It waits only when
-    /// requests are arriving closer together than this, so a lone request is not delayed. Off by
-    /// default because on the disks measured so far it raised jobs per fsync but lowered requests
-    /// per second (docs/operations.md). Config key `commitGatherMicroseconds`.
+    /// (default 0: off; at most ``commitGatherMicrosecondsRange``'s upper bound). It waits only with
+    /// evidence of concurrency (the previous commit carried two or more requests, or two are queued) and
+    /// when requests are arriving closer together than this, so a sequential client is not delayed. Off by
+    /// default because the measurements so far (docs/operations.md) raised jobs per fsync but did not
+    /// show a clear gain in requests per second or CPU per request. Config key `commitGatherMicroseconds`.
     package var commitGatherMicroseconds: Int
     /// The gathering ends as soon as this many requests are queued for the commit (default 32, at
     /// most 512, the group-commit batch limit). Config key `commitGatherJobs`.

@@ -230,7 +230,6 @@ final class ExecutorCore: Sendable {
                                 return .gather(until: deadline)
                             }
                         }
-                        state.gathering.taken()
                     }
                     var batch: [GroupJob] = []
                     var rest: [Job] = []
@@ -242,6 +241,9 @@ final class ExecutorCore: Sendable {
                         }
                     }
                     state.queue = rest
+                    if gatheringEnabled {
+                        state.gathering.taken(groupSize: batch.count)
+                    }
                     return .batch(batch)
                 }
                 if state.closing {

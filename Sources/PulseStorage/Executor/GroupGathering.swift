@@ -3,9 +3,13 @@
 /// Without gathering, the executor's thread commits whatever is queued the moment it becomes free: at a
 /// moderate arrival rate and a fast disk that is only one or two jobs per fsync. With gathering, when the
 /// recent arrivals say more jobs are coming, the thread waits up to ``window`` after the oldest queued job
-/// arrived, or until ``groupSize`` jobs are queued, whichever comes first. A lone request is not delayed:
-/// when the last gap between two arrivals was longer than the window (or there was no earlier arrival),
-/// the group commits at once.
+/// arrived, or until ``groupSize`` jobs are queued, whichever comes first.
+///
+/// It gathers only with evidence of concurrency: the previous group carried at least two jobs, or at least
+/// two are queued now; and the last gap between two arrivals was at most the window. A sequential client
+/// (one request in flight at a time) never has two jobs queued, so its groups are all of one job and it is
+/// never delayed, however short its gaps; under load the groups hold several jobs and gathering stays on.
+/// When load stops, the first lone job may wait once (its group of one then turns gathering off).
 ///
 /// The cost is bounded: no job waits more than ``window`` for the gathering (on top of the commit itself).
 package struct GroupGathering: Sendable, Equatable {
@@ -30,7 +34,7 @@ package struct GroupGathering: Sendable, Equatable {
 ///
 /// The executor's thread calls ``arrived(at:)`` for every group job as it is queued (under the queue's
 /// lock), ``next(queued:oldestArrival:now:)`` whenever it is free and group jobs are queued, and
-/// ``taken()`` when it takes a group. Submitters ask ``wakesThread(queued:)`` whether a new job
+/// ``taken(groupSize:)`` when it takes a group. Submitters ask ``wakesThread(queued:)`` whether a new job
 /// is worth waking a gathering thread for.
 struct GatheringStateMachine: Sendable {
     enum Action: Equatable, Sendable {
@@ -45,6 +49,8 @@ struct GatheringStateMachine: Sendable {
     private var lastArrival: UInt64?
     /// The gap between the latest two arrivals.
     private var lastGap: UInt64?
+    /// How many jobs the latest group taken carried (0 before the first).
+    private(set) var lastGroupSize = 0
     /// Set while the thread waits for the current group to fill.
     private(set) var deadline: UInt64?
 
@@ -74,7 +80,9 @@ struct GatheringStateMachine: Sendable {
         let window = configuration.window
         guard window > 0, queued < configuration.groupSize else { return commit() }
         if deadline == nil {
-            // Gather only when the recent arrivals say more jobs are coming soon.
+            // Gather only with evidence of concurrency (more than one job in flight now or in the previous
+            // group) and when the recent arrivals say more jobs are coming soon.
+            guard queued >= 2 || lastGroupSize >= 2 else { return commit() }
             guard let lastGap, lastGap <= window else { return commit() }
             let (sum, overflow) = oldestArrival.addingReportingOverflow(window)
             deadline = overflow ? UInt64.max : sum
@@ -83,9 +91,10 @@ struct GatheringStateMachine: Sendable {
         return .wait(until: deadline)
     }
 
-    /// Records that the queued jobs were taken as a group (committed or not).
-    mutating func taken() {
+    /// Records that `groupSize` queued jobs were taken as a group (committed or not).
+    mutating func taken(groupSize: Int) {
         deadline = nil
+        lastGroupSize = groupSize
     }
 
     private mutating func commit() -> Action {
