@@ -34,9 +34,10 @@ struct GatewayRouter: Sendable {
             respond(response)
         }
         if let signal = OTLPSignal(path: request.path), request.method == .post {
+            let revision = policy.revision(for: request)
             intake.handle(request, signal: signal, requestID: requestID) { [policy] response in
                 var response = response
-                policy.stamp(&response, request: request)
+                policy.stamp(&response, revision: revision)
                 answer(response, signal.path)
             }
             return

@@ -74,11 +74,19 @@ struct PolicyEndpoint: Sendable {
         return false
     }
 
-    /// Sets `Apsio-Policy-Revision` on an upload response when the request's App ID is known (valid,
-    /// allowed and, when the app has keys, authorized): the cached revision of that app, 0 when none is known.
-    func stamp(_ response: inout HTTPResponse, request: HTTPRequest) {
-        guard let app = try? IntakeHeaders.authorizedAppID(request.headers, policy: policy()) else { return }
-        response.headers.set(name: Self.revisionHeader, value: String(cache.revision(app: app)))
+    /// The `Apsio-Policy-Revision` an upload response to `request` carries, read when the request
+    /// arrives: the cached revision of its app (0 when none is known), or `nil` when the App ID is not
+    /// known (invalid, not allowed or, when the app has keys, not authorized). Read before the commit,
+    /// so the answer states the revision the request was admitted under, not whatever a pull that the
+    /// commit's own forwarding set off has cached by the time the answer is written.
+    func revision(for request: HTTPRequest) -> String? {
+        guard let app = try? IntakeHeaders.authorizedAppID(request.headers, policy: policy()) else { return nil }
+        return String(cache.revision(app: app))
+    }
+
+    /// Sets `Apsio-Policy-Revision` to `revision` (from ``revision(for:)``) when there is one.
+    func stamp(_ response: inout HTTPResponse, revision: String?) {
+        if let revision { response.headers.set(name: Self.revisionHeader, value: revision) }
     }
 }
 
