@@ -24,16 +24,15 @@ package func builtExecutable(_ name: String) -> String? {
 
 /// Waits for a child process to exit without blocking a thread of the cooperative pool.
 package func waitForChildExit(_ process: Process) async {
-    while process.isRunning {
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    process.waitUntilExit()  // returns at once; makes the termination status readable
+    _ = await eventually(within: .seconds(600)) { !process.isRunning }
+    process.waitUntilExit()  // returns at once (or blocks past the guard); makes the termination status readable
 }
 
 /// The lines a child writes to a pipe, collected on a thread of their own.
 package final class ChildOutputLines: Sendable {
     private let lines = Mutex<[String]>([])
-    private let finished = Mutex(false)
+    /// Whether the pipe reached end of file, and the tasks waiting for that.
+    private let end = Mutex<(finished: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     /// Starts reading `handle` until end of file.
     package init(_ handle: FileHandle) {
@@ -52,7 +51,12 @@ package final class ChildOutputLines: Sendable {
                     lines.withLock { $0.append(line) }
                 }
             }
-            finished.withLock { $0 = true }
+            let waiters = end.withLock { state in
+                state.finished = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
         }
         thread.start()
     }
@@ -61,5 +65,17 @@ package final class ChildOutputLines: Sendable {
     package var all: [String] { lines.withLock { $0 } }
 
     /// Whether the child closed the pipe.
-    package var isFinished: Bool { finished.withLock { $0 } }
+    package var isFinished: Bool { end.withLock { $0.finished } }
+
+    /// Returns when the child has closed the pipe (the reading thread signals it).
+    package func waitForEnd() async {
+        await withCheckedContinuation { continuation in
+            let already = end.withLock { state in
+                if state.finished { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if already { continuation.resume() }
+        }
+    }
 }
