@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import MsgTrans
 import PulseIngest
@@ -41,10 +40,9 @@ import Testing
         // 400 batches of 20 events, up to 32 in flight; the process is killed once 40 are answered.
         let batches = 400
         let acknowledged = Mutex<Set<Int>>([])
-        let readerDone = DispatchGroup()
-        readerDone.enter()
+        let readerDone = Gate()
         let reader = Thread {
-            defer { readerDone.leave() }
+            defer { readerDone.open() }
             while let frame = client.next() {
                 let batch = Int(frame.messageID) - 100
                 guard (0..<batches).contains(batch), (try? frame.plaintext()) == Self.ack else { continue }
@@ -72,7 +70,7 @@ import Testing
         await waitForChildExit(child)
         #expect(child.terminationReason == .uncaughtSignal)
         client.close()
-        await withCheckedContinuation { done in readerDone.notify(queue: .global()) { done.resume() } }
+        await readerDone.wait()
         let answered = acknowledged.withLock { $0 }
         #expect(answered.count >= 40)
         #expect(sent > answered.count, "batches were still in flight when the process died")

@@ -31,8 +31,8 @@ package func waitForChildExit(_ process: Process) async {
 /// The lines a child writes to a pipe, collected on a thread of their own.
 package final class ChildOutputLines: Sendable {
     private let lines = Mutex<[String]>([])
-    /// Whether the pipe reached end of file, and the tasks waiting for that.
-    private let end = Mutex<(finished: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    /// Opened when the pipe reaches end of file.
+    private let end = Gate()
 
     /// Starts reading `handle` until end of file.
     package init(_ handle: FileHandle) {
@@ -51,12 +51,7 @@ package final class ChildOutputLines: Sendable {
                     lines.withLock { $0.append(line) }
                 }
             }
-            let waiters = end.withLock { state in
-                state.finished = true
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume() }
+            end.open()
         }
         thread.start()
     }
@@ -65,17 +60,8 @@ package final class ChildOutputLines: Sendable {
     package var all: [String] { lines.withLock { $0 } }
 
     /// Whether the child closed the pipe.
-    package var isFinished: Bool { end.withLock { $0.finished } }
+    package var isFinished: Bool { end.isOpen }
 
     /// Returns when the child has closed the pipe (the reading thread signals it).
-    package func waitForEnd() async {
-        await withCheckedContinuation { continuation in
-            let already = end.withLock { state in
-                if state.finished { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if already { continuation.resume() }
-        }
-    }
+    package func waitForEnd() async { await end.wait() }
 }
