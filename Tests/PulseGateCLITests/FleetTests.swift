@@ -137,7 +137,8 @@ import Testing
                 await eventually(within: .seconds(30)) {
                     Set((try? await ingest.eventIDs(app: Self.app)) ?? []) == expected
                 })
-            // Nothing more arrives: forwarded once (the ingest keeps every copy it receives).
+            // Nothing more arrives: forwarded once (the ingest keeps every copy it receives). A sleep:
+            // the PostgreSQL lease expires and the rescan runs in real time; nothing can signal "no copy".
             try await Task.sleep(for: .milliseconds(Self.leaseMilliseconds + Self.rescanMilliseconds))
             let arrived = try await fleet.ingest.eventIDs(app: Self.app)
             #expect(arrived.count == expected.count, "forwarded more than once: \(arrived.count) events")
@@ -167,7 +168,9 @@ import Testing
             await fleet.nodes[0].killHard()
             let killed = ContinuousClock.now
             survivors.withLock { $0 = Array(ports.dropFirst()) }
-            try await Task.sleep(for: .milliseconds(1_000))
+            // The load goes on until the two survivors have acknowledged batches after the kill.
+            let beforeKill = ledger.acknowledged.count
+            _ = await eventually(within: .seconds(30)) { ledger.acknowledged.count >= beforeKill + 12 }
             ledger.stopping.store(true, ordering: .relaxed)
             await load.value
             #expect(fleet.nodes[0].process.terminationStatus == SIGKILL)
@@ -207,7 +210,8 @@ import Testing
             let load = Self.startLoad(ports: { ports }, clients: 8, ledger: ledger)
             try await GatewayCrashTests.waitForLoad(ledger)
             try await cluster.stop()
-            try await Task.sleep(for: .milliseconds(1_500))
+            // Until a load request met the outage (answered 503).
+            _ = await eventually(within: .seconds(30)) { ledger.otherStatuses.count > 0 }
             // While it is down: 503 with Retry-After, and /readyz is 503.
             let during = try await GatewayHTTP.request(
                 port: ports[1], body: GatewayCrashTests.body(worker: 99, batchID: "during"),
@@ -217,7 +221,9 @@ import Testing
             let ready = try await GatewayHTTP.request(port: ports[2], "GET", "/readyz", headers: [])
             #expect(ready.status == 503)
             try await cluster.start()
-            try await Task.sleep(for: .milliseconds(1_500))
+            // Until the load is acknowledged again after the restart.
+            let beforeRestart = ledger.acknowledged.count
+            _ = await eventually(within: .seconds(30)) { ledger.acknowledged.count > beforeRestart }
             ledger.stopping.store(true, ordering: .relaxed)
             await load.value
             #expect(
@@ -264,7 +270,9 @@ import Testing
             let load = Self.startLoad(ports: { [port] }, clients: 8, ledger: ledger)
             try await GatewayCrashTests.waitForLoad(ledger)
             await fleet.nodes[1].killHard()
-            try await Task.sleep(for: .milliseconds(1_000))
+            // The load goes on through nginx until the survivors have acknowledged batches after the kill.
+            let beforeKill = ledger.acknowledged.count
+            _ = await eventually(within: .seconds(30)) { ledger.acknowledged.count >= beforeKill + 8 }
             ledger.stopping.store(true, ordering: .relaxed)
             await load.value
             let acknowledged = ledger.acknowledged

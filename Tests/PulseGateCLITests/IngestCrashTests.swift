@@ -40,7 +40,9 @@ import Testing
         // 400 batches of 20 events, up to 32 in flight; the process is killed once 40 are answered.
         let batches = 400
         let acknowledged = Mutex<Set<Int>>([])
+        let readerDone = Gate()
         let reader = Thread {
+            defer { readerDone.open() }
             while let frame = client.next() {
                 let batch = Int(frame.messageID) - 100
                 guard (0..<batches).contains(batch), (try? frame.plaintext()) == Self.ack else { continue }
@@ -51,9 +53,9 @@ import Testing
         reader.start()
         var sent = 0
         while sent < batches {
-            while sent - client.answered.load(ordering: .relaxed) >= 32 {
-                usleep(1_000)
-                if !child.isRunning { break }
+            let inFlightAfter = sent
+            _ = await eventually {
+                inFlightAfter - client.answered.load(ordering: .relaxed) < 32 || !child.isRunning
             }
             let frame = try Frame.make(
                 packetType: .request, bizType: 5, messageID: UInt32(100 + sent), plaintext: Self.batch(sent),
@@ -68,7 +70,7 @@ import Testing
         await waitForChildExit(child)
         #expect(child.terminationReason == .uncaughtSignal)
         client.close()
-        while !reader.isFinished { usleep(1_000) }
+        await readerDone.wait()
         let answered = acknowledged.withLock { $0 }
         #expect(answered.count >= 40)
         #expect(sent > answered.count, "batches were still in flight when the process died")

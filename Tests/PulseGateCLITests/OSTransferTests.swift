@@ -39,7 +39,8 @@ import Testing
         let out = ChildOutputLines(output.fileHandleForReading)
         let err = ChildOutputLines(errors.fileHandleForReading)
         await waitForChildExit(process)
-        while !out.isFinished || !err.isFinished { try? await Task.sleep(for: .milliseconds(5)) }
+        await out.waitForEnd()
+        await err.waitForEnd()
         return Finished(
             status: process.terminationStatus, stdout: out.all.joined(separator: "\n"),
             stderr: err.all.joined(separator: "\n"))
@@ -190,7 +191,7 @@ import Testing
             example, ["--endpoint", "http://127.0.0.1:\(stack.port)", "--data-dir", stack.root.path + "/example"],
             output: output, error: FileHandle.standardError)
         await waitForChildExit(process)
-        while !lines.isFinished { try? await Task.sleep(for: .milliseconds(5)) }
+        await lines.waitForEnd()
         #expect(process.terminationStatus == 0, "\(lines.all)")
         // A standard batch and a crash batch: claimed, sent by curl without Apsio-Sent-At, settled.
         #expect(lines.all.filter { $0.hasPrefix("claimed ") }.count == 2, "\(lines.all)")

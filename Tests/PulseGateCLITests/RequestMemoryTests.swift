@@ -95,6 +95,7 @@ import Testing
             guard response.status == 503, ContinuousClock.now < deadline else { return (response.status, refused) }
             #expect(response.header("Retry-After") != nil)
             refused += 1
+            // A sleep: the client's pause before retrying a 503, as a real client's back-off.
             try await Task.sleep(for: .milliseconds(100))
         }
     }

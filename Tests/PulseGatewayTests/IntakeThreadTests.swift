@@ -83,7 +83,7 @@ import Testing
                 }
             }
         }
-        while answers.acknowledged.count < 16 { try await Task.sleep(for: .milliseconds(1)) }
+        _ = await eventually { answers.acknowledged.count >= 16 }
         await harness.stop(removing: false)
         await clients.value
         // Every answer is either the durable 200 or the refusal of a draining gateway.

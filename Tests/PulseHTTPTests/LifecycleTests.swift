@@ -170,6 +170,7 @@ import Testing
     @Test func shutdownUnderLoadIsClean() async throws {
         let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { request in
             let delay = Int(request.queryValue("ms") ?? "0") ?? 0
+            // A sleep: a handler that takes the requested time, so shutdown meets requests in flight.
             try? await Task.sleep(for: .milliseconds(delay))
             return HTTPResponse(status: .ok, body: request.body)
         }

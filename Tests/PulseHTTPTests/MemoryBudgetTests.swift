@@ -16,14 +16,9 @@ import Testing
         HTTPResponse(status: .ok, body: Array(String(request.memory?.bytes ?? -1).utf8))
     }
 
-    /// Waits (polling) until the budget holds `bytes`.
+    /// Waits until the budget holds `bytes`.
     static func waitForReserved(_ budget: RequestMemoryBudget, _ bytes: Int) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            if budget.reservedBytes == bytes { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return budget.reservedBytes == bytes
+        await eventually(within: .seconds(20)) { budget.reservedBytes == bytes }
     }
 
     @Test func aDeclaredBodyIsReservedBeforeItIsReadAndReleasedAfterTheResponse() async throws {
@@ -57,6 +52,7 @@ import Testing
                     return try connection.readResponse()
                 }
             }
+            // A sleep: the budget exposes no "a request is waiting" signal; this gives the waiter time to try.
             try await Task.sleep(for: .milliseconds(200))
             #expect(budget.reservedBytes == 800)
             try holder.send(Array(repeating: 1, count: 400))

@@ -16,6 +16,8 @@ private final class CommitThread: Sendable {
 
     private let pending = Mutex<(jobs: [Pending], held: Bool)>(([], false))
     private let wake = DispatchSemaphore(value: 0)
+    /// Signalled when `held` changes.
+    private let released = NSCondition()
     private let stopped = Atomic<Bool>(false)
     /// Answers given, and answers whose request was answered already (by a shutdown).
     let answered = Counter()
@@ -28,8 +30,11 @@ private final class CommitThread: Sendable {
             identity.withLock { $0 = ObjectIdentifier(Thread.current) }
             while !stopped.load(ordering: .relaxed) {
                 wake.wait()
+                // A sleep: the commit's duration, the latency the responder must bridge (behaviour under test).
                 Thread.sleep(forTimeInterval: Double(interval.components.attoseconds) / 1e18)
-                while pending.withLock({ $0.held }) { Thread.sleep(forTimeInterval: 0.001) }
+                released.lock()
+                while pending.withLock({ $0.held }) { released.wait() }
+                released.unlock()
                 let jobs = pending.withLock { state in
                     defer { state.jobs = [] }
                     return state.jobs
@@ -52,7 +57,12 @@ private final class CommitThread: Sendable {
     }
 
     /// While held, nothing is answered (a commit that takes its time).
-    func hold(_ held: Bool) { pending.withLock { $0.held = held } }
+    func hold(_ held: Bool) {
+        released.lock()
+        pending.withLock { $0.held = held }
+        released.broadcast()
+        released.unlock()
+    }
 
     var waiting: Int { pending.withLock { $0.jobs.count } }
 
@@ -154,8 +164,9 @@ private func currentThreadName() -> String {
         defer { commit.stop() }
         let leaving = try Self.posting("gone", port: port)
         let staying = try Self.posting("here", port: port)
-        while commit.waiting < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        _ = await eventually { commit.waiting >= 2 }
         leaving.close()
+        // A sleep: the server has no signal for "noticed the hang-up"; the client leaving during the commit is the case.
         try await Task.sleep(for: .milliseconds(50))
         // Both are answered from the commit thread; the closed one's answer goes nowhere.
         commit.hold(false)
@@ -173,9 +184,10 @@ private func currentThreadName() -> String {
         let (commit, server, port) = try Self.heldServer()
         defer { commit.stop() }
         let clients = try (0..<8).map { try Self.posting("in flight \($0)", port: port) }
-        while commit.waiting < clients.count { try await Task.sleep(for: .milliseconds(1)) }
+        _ = await eventually { commit.waiting >= clients.count }
         let shutdown = Task { await server.shutdown(gracePeriod: .seconds(10)) }
-        while !server.isShuttingDown { await Task.yield() }
+        _ = await eventually { server.isShuttingDown }
+        // A sleep: the shutdown has no signal for "now waiting on suspended answers"; the commits end during it.
         try await Task.sleep(for: .milliseconds(30))
         commit.hold(false)
         for (index, client) in clients.enumerated() {
@@ -192,11 +204,11 @@ private func currentThreadName() -> String {
         let (commit, server, port) = try Self.heldServer()
         defer { commit.stop() }
         let client = try Self.posting("late", port: port)
-        while commit.waiting < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        _ = await eventually { commit.waiting >= 1 }
         await server.shutdown(gracePeriod: .milliseconds(100))
         #expect(try await onThread { try client.readResponse() }.status == 503)
         commit.hold(false)
-        while commit.dropped.current < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        _ = await eventually { commit.dropped.current >= 1 }
         #expect(commit.answered.current == 0)
     }
 }

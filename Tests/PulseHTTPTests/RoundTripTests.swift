@@ -69,6 +69,7 @@ import Testing
         let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { _ in
             entered.open()
             await release.wait()
+            // A sleep: the handler is still suspended after the release, the behaviour under test.
             try? await Task.sleep(for: .milliseconds(20))
             return textResponse("late answer")
         }
@@ -87,6 +88,7 @@ import Testing
 
     @Test func fiftyConcurrentRequests() async throws {
         let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { request in
+            // A sleep: a slow handler, so the fifty requests are in flight at once (the behaviour under test).
             try? await Task.sleep(for: .milliseconds(10))
             return HTTPResponse(status: .ok, body: request.body)
         }

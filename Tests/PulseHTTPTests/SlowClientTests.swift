@@ -38,6 +38,7 @@ import Testing
                         }
                         if isClosed { _ = self.state.withLock { $0.closed.insert(index) } }
                     }
+                    // A sleep: the slow peer dribbles a byte every 200 ms (the behaviour under test).
                     usleep(200_000)
                 }
             }
@@ -74,10 +75,8 @@ import Testing
             #expect(clock.now - start < .seconds(20))
 
             // Every slow client is closed, including those that waited in the backlog.
-            let deadline = clock.now.advanced(by: .seconds(30))
-            while dribbler.closedCount < slow.count && clock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            let slowCount = slow.count
+            _ = await eventually(within: .seconds(30)) { dribbler.closedCount >= slowCount }
             #expect(dribbler.closedCount == slow.count)
             dribbler.stop()
             try await dribbling.value
@@ -96,6 +95,7 @@ import Testing
                 try connection.send("POST /steady HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3000\r\n\r\n")
                 for _ in 0..<30 {
                     try connection.send([UInt8](repeating: 0x61, count: 100))
+                    // A sleep: a steady, slow (but not too slow) peer is the behaviour under test.
                     usleep(100_000)
                 }
                 return try connection.readResponse()
@@ -112,6 +112,7 @@ import Testing
                 let connection = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 30)
                 try connection.sendRequest(target: "/first")
                 let first = try connection.readResponse()
+                // A sleep: real idle time on a real socket is the behaviour under test.
                 usleep(2_500_000)  // Longer than the header timeout, shorter than the idle timeout.
                 try connection.sendRequest(target: "/second")
                 return (first, try connection.readResponse())

@@ -117,12 +117,7 @@ import Testing
             }
             #expect(code == .unavailable)
             try await cluster.start()
-            var recovered = false
-            for _ in 0..<100 where !recovered {
-                recovered = (try? await executor.commit(probe)) != nil
-                if !recovered { try await Task.sleep(for: .milliseconds(100)) }
-            }
-            #expect(recovered)
+            #expect(await eventually(within: .seconds(10)) { (try? await executor.commit(probe)) != nil })
             #expect(executor.statistics.connects >= 2)
             await executor.close()
         }

@@ -24,16 +24,15 @@ package func builtExecutable(_ name: String) -> String? {
 
 /// Waits for a child process to exit without blocking a thread of the cooperative pool.
 package func waitForChildExit(_ process: Process) async {
-    while process.isRunning {
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    process.waitUntilExit()  // returns at once; makes the termination status readable
+    _ = await eventually(within: .seconds(600)) { !process.isRunning }
+    process.waitUntilExit()  // returns at once (or blocks past the guard); makes the termination status readable
 }
 
 /// The lines a child writes to a pipe, collected on a thread of their own.
 package final class ChildOutputLines: Sendable {
     private let lines = Mutex<[String]>([])
-    private let finished = Mutex(false)
+    /// Opened when the pipe reaches end of file.
+    private let end = Gate()
 
     /// Starts reading `handle` until end of file.
     package init(_ handle: FileHandle) {
@@ -52,7 +51,7 @@ package final class ChildOutputLines: Sendable {
                     lines.withLock { $0.append(line) }
                 }
             }
-            finished.withLock { $0 = true }
+            end.open()
         }
         thread.start()
     }
@@ -61,5 +60,8 @@ package final class ChildOutputLines: Sendable {
     package var all: [String] { lines.withLock { $0 } }
 
     /// Whether the child closed the pipe.
-    package var isFinished: Bool { finished.withLock { $0 } }
+    package var isFinished: Bool { end.isOpen }
+
+    /// Returns when the child has closed the pipe (the reading thread signals it).
+    package func waitForEnd() async { await end.wait() }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Glibc
 import Synchronization
@@ -57,18 +58,21 @@ package final class DelayingRelay: Sendable {
     }
 
     private func relay(_ client: Int32, index: Int) {
+        // A sleep: the delay before connecting upstream is the relay's behaviour (the request stays in flight).
         Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
         guard let upstream = connectToLoopback(port: upstreamPort) else {
             close(client)
             return
         }
+        let answered = DispatchSemaphore(value: 0)
         let back = Thread { [self] in
             pump(from: upstream, to: client, record: nil)
+            answered.signal()
         }
         back.start()
         pump(from: client, to: upstream, record: index)
         // Wait for the answer direction to finish before closing both.
-        while !back.isFinished { Thread.sleep(forTimeInterval: 0.005) }
+        answered.wait()
         close(client)
         close(upstream)
         state.withLock { $0.finished += 1 }

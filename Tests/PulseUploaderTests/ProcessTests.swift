@@ -27,11 +27,7 @@ import Testing
         }
         var count: Int { ids.count }
 
-        func waitForEnd() async {
-            while !lines.isFinished {
-                try? await Task.sleep(for: .milliseconds(5))
-            }
-        }
+        func waitForEnd() async { await lines.waitForEnd() }
     }
 
     @Test func killMinus9DuringEnqueueLosesNoAcknowledgedRecord() async throws {
@@ -70,10 +66,7 @@ import Testing
         }
         writer.start()
 
-        let deadline = Date().addingTimeInterval(60)
-        while acks.count < 1_500 && Date() < deadline && process.isRunning {
-            try await Task.sleep(for: .milliseconds(2))
-        }
+        _ = await eventually(within: .seconds(60)) { acks.count >= 1_500 || !process.isRunning }
         kill(process.processIdentifier, SIGKILL)
         await waitForChildExit(process)
         await acks.waitForEnd()
@@ -156,20 +149,15 @@ import Testing
             logPath: directory.path + "/drain.log")
         let pid = try transfer.spawn()
         let statPath = directory.path + "/stat"
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: statPath) && Date() < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await eventually(within: .seconds(10)) { FileManager.default.fileExists(atPath: statPath) }
         let stat = try String(contentsOfFile: statPath, encoding: .utf8)
         // Fields after the command name: state, ppid, pgrp, session.
         let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
         #expect(Int32(fields[2]) == pid)
         #expect(Int32(fields[3]) == pid)
         #expect(getsid(0) != pid)
-        while (try? String(contentsOfFile: directory.path + "/drain.log", encoding: .utf8))?.contains("drained") != true
-            && Date() < deadline
-        {
-            try await Task.sleep(for: .milliseconds(10))
+        _ = await eventually(within: .seconds(10)) {
+            (try? String(contentsOfFile: directory.path + "/drain.log", encoding: .utf8))?.contains("drained") == true
         }
         #expect(try String(contentsOfFile: directory.path + "/drain.log", encoding: .utf8) == "drained\n")
     }
@@ -227,12 +215,7 @@ import Testing
         let sender = try launch(
             executable, ["upload", "run"] + common, output: FileHandle.nullDevice, error: senderErrors)
         defer { if sender.isRunning { kill(sender.processIdentifier, SIGKILL) } }
-        let started = ContinuousClock.now
-        while !senderLines.all.contains(where: { $0.contains("uploading from") }),
-            ContinuousClock.now - started < .seconds(30)
-        {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
+        _ = await eventually { senderLines.all.contains { $0.contains("uploading from") } }
         #expect(senderLines.all.contains { $0.contains("uploading from") })
 
         // Two enqueues beside it, one after the other: neither is locked out.
@@ -252,8 +235,7 @@ import Testing
             #expect(acks.count == 20)
         }
         // The running sender seals and sends what the enqueues queued.
-        let deadline = ContinuousClock.now + .seconds(30)
-        func sentEvents() -> Int {
+        @Sendable func sentEvents() -> Int {
             server.requests.reduce(0) { total, request in
                 let document = try? parseBody(request.body, encoding: .gzip)
                 let records =
@@ -262,9 +244,7 @@ import Testing
                 return total + records.filter { $0["eventName"]?.string?.hasPrefix("r") == true }.count
             }
         }
-        while sentEvents() < 40, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(50))
-        }
+        _ = await eventually { sentEvents() >= 40 }
         #expect(sentEvents() == 40)
         kill(sender.processIdentifier, SIGTERM)
         await waitForChildExit(sender)

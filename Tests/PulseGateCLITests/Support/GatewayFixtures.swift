@@ -201,15 +201,14 @@ final class GatewayProcess {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let logs = ChildOutputLines(errors.fileHandleForReading)
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if let port = logs.all.lazy.compactMap(Self.listenPort).first {
-                let launched = launcher.isEmpty ? nil : Self.child(of: process.processIdentifier)
-                return GatewayProcess(
-                    process: process, port: port, logs: logs, servePID: launched ?? process.processIdentifier)
-            }
-            if !process.isRunning && logs.isFinished { break }
-            try await Task.sleep(for: .milliseconds(10))
+        // Until the "gateway listening" line appears, or the child exited and closed its stderr.
+        _ = await eventually(within: .seconds(60)) {
+            logs.all.contains { Self.listenPort($0) != nil } || (!process.isRunning && logs.isFinished)
+        }
+        if let port = logs.all.lazy.compactMap(Self.listenPort).first {
+            let launched = launcher.isEmpty ? nil : Self.child(of: process.processIdentifier)
+            return GatewayProcess(
+                process: process, port: port, logs: logs, servePID: launched ?? process.processIdentifier)
         }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         await waitForChildExit(process)
@@ -243,10 +242,8 @@ final class GatewayProcess {
     /// SIGTERM (graceful drain), then waits for the exit; SIGKILL after `seconds`.
     func terminate(seconds: Double = 20) async {
         kill(servePID, SIGTERM)
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while process.isRunning && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        let process = process
+        _ = await eventually(within: .milliseconds(Int(seconds * 1000))) { !process.isRunning }
         if process.isRunning {
             kill(servePID, SIGKILL)
             kill(process.processIdentifier, SIGKILL)

@@ -29,33 +29,6 @@ func withServer<T>(
     }
 }
 
-/// A one-way latch a handler can wait on and a test can open (or the reverse).
-final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func open() {
-        let waiters = state.withLock { state in
-            state.open = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let proceed = state.withLock { state in
-                if state.open { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if proceed { continuation.resume() }
-        }
-    }
-
-    var isOpen: Bool { state.withLock { $0.open } }
-}
-
 /// A thread-safe counter.
 final class Counter: Sendable {
     private let value = Atomic<Int>(0)

@@ -131,12 +131,8 @@ final class WriteLock: @unchecked Sendable {
         #expect(await eventually { harness.server.statistics().pendingBatches == 1 })
         let server = harness.server
         let shutdown = Task { await server.shutdown() }
-        var listening = true
-        for _ in 0..<500 where listening {
-            listening = await RawClient.canConnect(port: harness.server.port)
-            if listening { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(!listening)
+        let port = harness.server.port
+        #expect(await eventually { await !RawClient.canConnect(port: port) })
         let late = await client.send(biz: Biz.control, json: #"{"route":"telemetry.ping","args":{}}"#)
         let refused = try #require(await client.readFrame())
         #expect(refused.messageID == late)

@@ -41,20 +41,16 @@ import Testing
             let response = try #require(await client.request(biz: Biz.heartbeat, json: heartbeat(connectionId)))
             #expect(response.code == 0)
         }
-        var history = try await harness.server.connectionHistory(app: Fixture.appId)
+        let history = try await harness.server.connectionHistory(app: Fixture.appId)
         #expect(history.count == 1)
         #expect(history.first?.connectedAtMs == connectedAt)
         #expect(history.first?.heartbeatCount == 3)
         #expect(history.first?.lastHeartbeatAtMs == harness.clock.milliseconds)
 
         client.hangUp()
-        var closed = false
-        for _ in 0..<500 where !closed {
-            history = try await harness.server.connectionHistory(app: Fixture.appId)
-            closed = history.first?.closedAtMs != nil
-            if !closed { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(closed)
+        let server = harness.server
+        #expect(
+            try await eventually { try await server.connectionHistory(app: Fixture.appId).first?.closedAtMs != nil })
         #expect(!harness.server.isPresent(connectionId: connectionId))
         #expect(harness.server.statistics().apps[Fixture.appId]?.sessions == 0)
         await harness.stop()
