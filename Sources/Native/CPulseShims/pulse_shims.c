@@ -82,14 +82,15 @@ int pg_mhd_connection_fd(struct MHD_Connection *connection) {
     return (info == NULL || info->connect_fd == MHD_INVALID_SOCKET) ? -1 : (int)info->connect_fd;
 }
 
-int pg_mhd_send_early_response(struct MHD_Connection *connection, const char *bytes, size_t length) {
+int pg_mhd_send_early_response(struct MHD_Connection *connection, const char *bytes, size_t length,
+                               int shut_write) {
     int fd = pg_mhd_connection_fd(connection);
     if (fd < 0 || bytes == NULL) return -1;
     ssize_t sent;
     do {
         sent = send(fd, bytes, length, MSG_NOSIGNAL | MSG_DONTWAIT);
     } while (sent < 0 && errno == EINTR);
-    (void)shutdown(fd, SHUT_WR);
+    if (shut_write) (void)shutdown(fd, SHUT_WR);
     return sent == (ssize_t)length ? 0 : -1;
 }
 

@@ -61,15 +61,18 @@ int pg_mhd_client_address(struct MHD_Connection *connection, char *host, size_t 
 int pg_mhd_connection_fd(struct MHD_Connection *connection);
 
 /**
- * Writes a complete response (`length` bytes: head and body) straight to a connection's socket and
- * shuts its sending side (FIN), without going through libmicrohttpd. For the answers
+ * Writes a complete response (`length` bytes: head and body) straight to a connection's socket and,
+ * when `shut_write` is non-zero, shuts its sending side (FIN), without going through libmicrohttpd.
+ * The URI-callback answer leaves it open: libmicrohttpd then fails the request itself, and its own
+ * error answer on a shut socket crashed it. For the answers
  * libmicrohttpd cannot give: a response while the request body is still arriving (it only queues
  * responses before the body or after its end), and one from the URI callback, before it parses a
  * query that may exhaust its pool. The caller keeps draining the body and then returns MHD_NO so
  * libmicrohttpd closes the connection. Returns 0 when every byte was written at once,
  * -1 otherwise (no socket, or the send buffer is full).
  */
-int pg_mhd_send_early_response(struct MHD_Connection *connection, const char *bytes, size_t length);
+int pg_mhd_send_early_response(struct MHD_Connection *connection, const char *bytes, size_t length,
+                               int shut_write);
 
 /* ---- TLS (GnuTLS, the library Debian's libmicrohttpd is built with) ----- */
 
