@@ -1,4 +1,5 @@
 import MsgTrans
+import PulseTestSupport
 
 @testable import MsgTransRuntime
 

@@ -15,41 +15,6 @@ func onThread<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async ->
     }
 }
 
-/// A latch that handlers wait on until the test opens it.
-final class Gate: Sendable {
-    private struct State {
-        var open = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state = Mutex(State())
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let isOpen = state.withLock { state in
-                if state.open { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if isOpen {
-                continuation.resume()
-            }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state in
-            state.open = true
-            let waiters = state.waiters
-            state.waiters = []
-            return waiters
-        }
-        for waiter in waiters {
-            waiter.resume()
-        }
-    }
-}
-
 /// A thread-safe counter with a way to wait until it reaches a value.
 final class Tally: Sendable {
     private struct State {
