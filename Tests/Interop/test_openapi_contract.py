@@ -9,11 +9,14 @@ schemathesis_hooks.py next to this file.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -44,6 +47,83 @@ def test_spec_lists_every_gateway_route():
         operation = spec["paths"][path]["post"]
         assert set(operation["requestBody"]["content"]) == {"application/json", "application/x-protobuf"}
         assert {"200", "400", "401", "403", "405", "413", "415", "429", "503"} <= set(operation["responses"])
+
+
+# Apsio-Sent-At values at the edges of what the spec's pattern says; the real gateway must agree on
+# every one (schemathesis generates from the pattern, so a looser pattern fails its positive check).
+SENT_AT_CASES = [
+    "2026-05-01T10:00:00Z",
+    "2026-05-01t10:00:00z",
+    "2026-05-01 10:00:00.123456789+05:30",
+    "2026-05-01T23:59:60-23:59",
+    "2026-05-01T10:00:00+09:73",
+    "2026-05-01T10:00:00+24:00",
+    "2026-05-01T10:00:00+0900",
+    "2026-05-01T10:00:00",
+    "2026-05-01T24:00:00Z",
+    "2026-05-01T10:60:00Z",
+    "2026-05-01T10:00:61Z",
+    "2026-05-01T10:00:00.Z",
+    "2024-02-29T00:00:00Z",
+    "2000-02-29T00:00:00Z",
+    "0000-02-29T00:00:00Z",
+    "2023-02-29T00:00:00Z",
+    "1900-02-29T00:00:00Z",
+    "2026-02-30T00:00:00Z",
+    "2026-04-31T00:00:00Z",
+    "2026-11-31T00:00:00Z",
+    "2026-12-31T00:00:00Z",
+    "2026-13-01T00:00:00Z",
+    "2026-00-10T00:00:00Z",
+    "9999-12-31T23:59:59Z",
+    "1777636800123",
+    "999999999999999",
+    "1777636800123456",
+    "-1777636800123",
+]
+
+
+def test_sent_at_pattern_is_exactly_what_the_gateway_accepts(tmp_path):
+    spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
+    pattern = re.compile(spec["components"]["parameters"]["ApsioSentAt"]["schema"]["pattern"])
+    service, url = start_gateway(str(tmp_path), config={"defaultAppId": "sent-at"})
+    try:
+        disagreements = []
+        for number, value in enumerate(SENT_AT_CASES):
+            body = {
+                "resourceLogs": [
+                    {
+                        "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "s"}}]},
+                        "scopeLogs": [{"logRecords": [{"body": {"stringValue": "hello"}}]}],
+                    }
+                ]
+            }
+            request = urllib.request.Request(
+                f"{url}/v1/logs",
+                data=json.dumps(body).encode(),
+                headers={
+                    "Content-Type": "application/json",
+                    "Apsio-Batch-Id": f"sent-at-{number}",
+                    "Apsio-Sent-At": value,
+                    "Apsio-Platform": "linux",
+                    "Apsio-Device-Id": "sent-at-device",
+                },
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    status = response.status
+            except urllib.error.HTTPError as refused:
+                status = refused.code
+                message = json.load(refused).get("message", "")
+                if status == 400:
+                    assert "Apsio-Sent-At" in message, f"{value!r}: 400 for another reason: {message}"
+            accepted = status == 200
+            assert status in (200, 400), f"{value!r}: unexpected status {status}"
+            if accepted != bool(pattern.fullmatch(value)):
+                disagreements.append((value, status))
+        assert disagreements == [], f"the spec's pattern and the gateway disagree on: {disagreements}"
+    finally:
+        service.stop()
 
 
 def test_schemathesis_finds_no_failures():
