@@ -118,17 +118,12 @@ struct RecordEncoder: Sendable {
 
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
-        writer.key("timeUnixNano")
-        writer.string(String(time))
-        writer.key("observedTimeUnixNano")
-        writer.string(String(now &* 1_000_000))
-        writer.key("severityNumber")
-        writer.int(severity.rawValue)
-        writer.key("severityText")
-        writer.string(severity.text)
+        writer.field("timeUnixNano", String(time))
+        writer.field("observedTimeUnixNano", String(now &* 1_000_000))
+        writer.field("severityNumber", severity.rawValue)
+        writer.field("severityText", severity.text)
         if let eventName {
-            writer.key("eventName")
-            writer.string(eventName)
+            writer.field("eventName", eventName)
         }
         if let body {
             writer.key("body")
@@ -218,31 +213,22 @@ struct RecordEncoder: Sendable {
         }
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
-        writer.key("traceId")
-        writer.string(traceId)
-        writer.key("spanId")
-        writer.string(spanId)
+        writer.field("traceId", traceId)
+        writer.field("spanId", spanId)
         if let parent = span.parentSpanId {
-            writer.key("parentSpanId")
-            writer.string(parent)
+            writer.field("parentSpanId", parent)
         }
-        writer.key("name")
-        writer.string(span.name)
-        writer.key("kind")
-        writer.int(span.kind.rawValue)
-        writer.key("startTimeUnixNano")
-        writer.string(String(start))
-        writer.key("endTimeUnixNano")
-        writer.string(String(end))
+        writer.field("name", span.name)
+        writer.field("kind", span.kind.rawValue)
+        writer.field("startTimeUnixNano", String(start))
+        writer.field("endTimeUnixNano", String(end))
         writer.key("attributes")
         OTLPJSON.writeAttributes(span.attributes, to: &writer)
         writer.key("status")
         writer.beginObject()
-        writer.key("code")
-        writer.int(span.status.rawValue)
+        writer.field("code", span.status.rawValue)
         if let message = span.statusMessage {
-            writer.key("message")
-            writer.string(message)
+            writer.field("message", message)
         }
         writer.endObject()
         writer.endObject()
@@ -267,11 +253,9 @@ struct RecordEncoder: Sendable {
         }
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
-        writer.key("name")
-        writer.string(point.name)
+        writer.field("name", point.name)
         if let unit = point.unit {
-            writer.key("unit")
-            writer.string(unit)
+            writer.field("unit", unit)
         }
         switch point.kind {
         case .gauge:
@@ -280,25 +264,19 @@ struct RecordEncoder: Sendable {
         case .sum(let monotonic, let temporality):
             writer.key("sum")
             writer.beginObject()
-            writer.key("aggregationTemporality")
-            writer.int(temporality.rawValue)
-            writer.key("isMonotonic")
-            writer.bool(monotonic)
+            writer.field("aggregationTemporality", temporality.rawValue)
+            writer.field("isMonotonic", monotonic)
         }
         writer.key("dataPoints")
         writer.beginArray()
         writer.beginObject()
-        writer.key("startTimeUnixNano")
-        writer.string(String(start))
-        writer.key("timeUnixNano")
-        writer.string(String(time))
+        writer.field("startTimeUnixNano", String(start))
+        writer.field("timeUnixNano", String(time))
         switch point.value {
         case .int(let value):
-            writer.key("asInt")
-            writer.string(String(value))
+            writer.field("asInt", String(value))
         case .double(let value):
-            writer.key("asDouble")
-            writer.double(value)
+            writer.field("asDouble", value)
         }
         writer.key("attributes")
         OTLPJSON.writeAttributes(point.attributes, to: &writer)
