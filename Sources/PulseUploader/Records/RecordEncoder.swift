@@ -197,20 +197,18 @@ struct RecordEncoder: Sendable {
         try requireNonEmpty(span.name, "span name")
         let traceId = span.traceId ?? random.hex(byteCount: 16)
         let spanId = span.spanId ?? random.hex(byteCount: 8)
-        guard Hex.isLowercaseHex(traceId, length: 32), !Hex.isAllZeros(traceId) else {
-            throw UploaderError(.invalidRecord, "traceId must be 32 lowercase hex characters, not all zero")
-        }
-        guard Hex.isLowercaseHex(spanId, length: 16), !Hex.isAllZeros(spanId) else {
-            throw UploaderError(.invalidRecord, "spanId must be 16 lowercase hex characters, not all zero")
-        }
-        if let parent = span.parentSpanId, !Hex.isLowercaseHex(parent, length: 16) {
-            throw UploaderError(.invalidRecord, "parentSpanId must be 16 lowercase hex characters")
-        }
+        try require(
+            Hex.isLowercaseHex(traceId, length: 32) && !Hex.isAllZeros(traceId),
+            "traceId must be 32 lowercase hex characters, not all zero")
+        try require(
+            Hex.isLowercaseHex(spanId, length: 16) && !Hex.isAllZeros(spanId),
+            "spanId must be 16 lowercase hex characters, not all zero")
+        try require(
+            span.parentSpanId.map { Hex.isLowercaseHex($0, length: 16) } ?? true,
+            "parentSpanId must be 16 lowercase hex characters")
         let start = span.startTimeUnixNano ?? nowNanos
         let end = span.endTimeUnixNano ?? start
-        guard end >= start else {
-            throw UploaderError(.invalidRecord, "span end is before its start")
-        }
+        try require(end >= start, "span end is before its start")
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
         writer.field("traceId", traceId)
@@ -243,14 +241,12 @@ struct RecordEncoder: Sendable {
         -> EncodedRecord
     {
         try requireNonEmpty(point.name, "metric name")
-        if case .double(let value) = point.value, !value.isFinite {
-            throw UploaderError(.invalidRecord, "metric value must be finite")
+        if case .double(let value) = point.value {
+            try require(value.isFinite, "metric value must be finite")
         }
         let time = point.timeUnixNano ?? nowNanos
         let start = point.startTimeUnixNano ?? time
-        guard time >= start else {
-            throw UploaderError(.invalidRecord, "metric start is after its time")
-        }
+        try require(time >= start, "metric start is after its time")
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
         writer.field("name", point.name)
@@ -291,15 +287,21 @@ struct RecordEncoder: Sendable {
 
     // MARK: - Validation
 
-    private func requireNonEmpty(_ value: String, _ name: String) throws(UploaderError) {
-        if value.isEmpty {
-            throw UploaderError(.invalidRecord, "\(name) must not be empty")
+    /// Throws ``UploaderErrorCode/invalidRecord`` with `message` (positioned at the caller) unless
+    /// `condition` holds.
+    private func require(
+        _ condition: Bool, _ message: @autoclosure () -> String, file: String = #fileID, line: UInt = #line
+    ) throws(UploaderError) {
+        guard condition else {
+            throw UploaderError(.invalidRecord, message(), file: file, line: line)
         }
     }
 
+    private func requireNonEmpty(_ value: String, _ name: String) throws(UploaderError) {
+        try require(!value.isEmpty, "\(name) must not be empty")
+    }
+
     private func requireIdentifier(_ value: String, _ name: String) throws(UploaderError) {
-        guard !value.isEmpty, value.utf8.count <= 128 else {
-            throw UploaderError(.invalidRecord, "\(name) must be 1–128 characters")
-        }
+        try require(!value.isEmpty && value.utf8.count <= 128, "\(name) must be 1–128 characters")
     }
 }
