@@ -41,18 +41,12 @@ public enum PayloadCompressor {
     public static func compress(
         _ bytes: [UInt8], with compression: Compression, level: Int32? = nil
     ) throws(MsgTransError) -> [UInt8] {
-        do throws(CompressionError) {
-            switch compression {
-            case .none:
-                return bytes
-            case .zstd:
-                return try Zstd.compress(bytes, level: level ?? Zstd.defaultLevel)
-            case .zlib:
-                return try Zlib.compress(bytes, format: .zlib, level: level ?? Zlib.defaultLevel)
-            }
-        } catch {
-            throw MsgTransError(error)
-        }
+        try transform(
+            bytes, with: compression,
+            zstd: { () throws(CompressionError) in try Zstd.compress(bytes, level: level ?? Zstd.defaultLevel) },
+            zlib: { () throws(CompressionError) in
+                try Zlib.compress(bytes, format: .zlib, level: level ?? Zlib.defaultLevel)
+            })
     }
 
     /// Decompresses one complete stream of `compression`, producing at most `maxOutputBytes`.
@@ -65,16 +59,29 @@ public enum PayloadCompressor {
     public static func decompress(
         _ bytes: [UInt8], with compression: Compression, maxOutputBytes: Int
     ) throws(MsgTransError) -> [UInt8] {
-        do throws(CompressionError) {
-            switch compression {
-            case .none:
-                return bytes
-            case .zstd:
-                return try Zstd.decompress(
+        try transform(
+            bytes, with: compression,
+            zstd: { () throws(CompressionError) in
+                try Zstd.decompress(
                     bytes, maxOutputBytes: maxOutputBytes,
                     windowLogMax: zstdWindowLogMax(forMaxOutputBytes: maxOutputBytes))
-            case .zlib:
-                return try Zlib.decompress(bytes, format: .zlib, maxOutputBytes: maxOutputBytes)
+            },
+            zlib: { () throws(CompressionError) in
+                try Zlib.decompress(bytes, format: .zlib, maxOutputBytes: maxOutputBytes)
+            })
+    }
+
+    /// `bytes` unchanged for `.none`, else what the codec's closure makes of them; a codec failure
+    /// becomes the ``MsgTransError`` of the same code.
+    private static func transform(
+        _ bytes: [UInt8], with compression: Compression, zstd: () throws(CompressionError) -> [UInt8],
+        zlib: () throws(CompressionError) -> [UInt8]
+    ) throws(MsgTransError) -> [UInt8] {
+        do throws(CompressionError) {
+            switch compression {
+            case .none: return bytes
+            case .zstd: return try zstd()
+            case .zlib: return try zlib()
             }
         } catch {
             throw MsgTransError(error)

@@ -89,18 +89,10 @@ public struct FrameHeader: Sendable, Equatable {
         bytes.append(compression.rawValue)
         bytes.append(packetType.rawValue)
         bytes.append(bizType)
-        bytes.append(UInt8(truncatingIfNeeded: messageID >> 24))
-        bytes.append(UInt8(truncatingIfNeeded: messageID >> 16))
-        bytes.append(UInt8(truncatingIfNeeded: messageID >> 8))
-        bytes.append(UInt8(truncatingIfNeeded: messageID))
-        bytes.append(UInt8(truncatingIfNeeded: extensionHeaderLength >> 8))
-        bytes.append(UInt8(truncatingIfNeeded: extensionHeaderLength))
-        bytes.append(UInt8(truncatingIfNeeded: payloadLength >> 24))
-        bytes.append(UInt8(truncatingIfNeeded: payloadLength >> 16))
-        bytes.append(UInt8(truncatingIfNeeded: payloadLength >> 8))
-        bytes.append(UInt8(truncatingIfNeeded: payloadLength))
-        bytes.append(UInt8(truncatingIfNeeded: flags >> 8))
-        bytes.append(UInt8(truncatingIfNeeded: flags))
+        bytes.appendBigEndian(messageID)
+        bytes.appendBigEndian(extensionHeaderLength)
+        bytes.appendBigEndian(payloadLength)
+        bytes.appendBigEndian(flags)
     }
 
     /// Parses and validates the header at `offset`; the caller guarantees 16 readable bytes.

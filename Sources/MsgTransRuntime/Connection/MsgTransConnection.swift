@@ -1,7 +1,6 @@
 import CLinuxEvents
 package import MsgTrans
 import PulseKit
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -28,8 +27,8 @@ import Synchronization
 /// is counted in ``MsgTransStatistics/Snapshot/unmatchedResponses`` and dropped, and one whose
 /// biz type differs from the request's is accepted and counted.
 package final class MsgTransConnection: @unchecked Sendable {
-    // Thread-safety: `let` properties and `closeState` are safe from any thread. Every `var`
-    // below `closeState` belongs to the event loop thread (see ConnectionIO.swift).
+    // Thread-safety: `let` properties and `closed` are safe from any thread. Every `var`
+    // below `closed` belongs to the event loop thread (see ConnectionIO.swift).
 
     /// The event loop serving this connection.
     package let eventLoop: MsgTransEventLoop
@@ -43,12 +42,8 @@ package final class MsgTransConnection: @unchecked Sendable {
     let configuration: MsgTransConfiguration
     let fd: Int32
 
-    private struct CloseState {
-        var reason: MsgTransRuntimeError?
-        var waiters: [CheckedContinuation<MsgTransRuntimeError, Never>] = []
-    }
-
-    private let closeState = Mutex(CloseState())
+    /// Why the connection closed, set once.
+    private let closed = OnceValue<MsgTransRuntimeError>()
 
     // Loop thread.
     var registration: UInt64 = 0
@@ -320,7 +315,7 @@ package final class MsgTransConnection: @unchecked Sendable {
 
     /// Why the connection closed, or `nil` while it is open.
     package var closeReason: MsgTransRuntimeError? {
-        closeState.withLock { $0.reason }
+        closed.value
     }
 
     /// Closes the connection: pending requests fail with ``MsgTransRuntimeError/Code/connectionClosed``,
@@ -335,29 +330,12 @@ package final class MsgTransConnection: @unchecked Sendable {
 
     /// Suspends until the connection has closed and returns the reason.
     package func waitUntilClosed() async -> MsgTransRuntimeError {
-        await withCheckedContinuation { continuation in
-            let reason: MsgTransRuntimeError? = closeState.withLock { state in
-                if let reason = state.reason { return reason }
-                state.waiters.append(continuation)
-                return nil
-            }
-            if let reason {
-                continuation.resume(returning: reason)
-            }
-        }
+        await closed.wait()
     }
 
     /// Records the close reason and wakes everyone waiting for it (loop thread, once).
     func publishClose(_ reason: MsgTransRuntimeError) {
-        let waiters = closeState.withLock { state in
-            state.reason = reason
-            let waiters = state.waiters
-            state.waiters = []
-            return waiters
-        }
-        for waiter in waiters {
-            waiter.resume(returning: reason)
-        }
+        closed.set(reason)
     }
 
     static let loopStopped = MsgTransRuntimeError(.connectionClosed, "the event loop has stopped")

@@ -33,7 +33,7 @@ protocol EventLoopSource: AnyObject {
 /// ``PulseKit/PulseClock/system``; a test passes a manual clock and advances it, which fires the
 /// timers that became due.
 package final class MsgTransEventLoop: @unchecked Sendable {
-    // Thread-safety: the `let` properties, `inbox`, `loopThread` and `stopState` may be used from any
+    // Thread-safety: the `let` properties, `inbox`, `loopThread` and `finished` may be used from any
     // thread. Everything marked "loop thread" below is touched only by the loop thread.
 
     /// The process-wide loop used by client connections when no loop is given.
@@ -51,11 +51,6 @@ package final class MsgTransEventLoop: @unchecked Sendable {
         var stopped = false
     }
 
-    private struct StopState {
-        var finished = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-
     static let readBufferSize = 64 << 10
     private static let wakeRegistration: UInt64 = 0
 
@@ -69,7 +64,7 @@ package final class MsgTransEventLoop: @unchecked Sendable {
     private let epollFD: Int32
     private let wakeFD: Int32
     private let inbox = Mutex(Inbox())
-    private let stopState = Mutex(StopState())
+    private let finished = OnceValue<Void>()
     private let loopThread = Atomic<UInt>(0)
 
     /// The one read buffer every connection of this loop reads into (loop thread).
@@ -135,18 +130,7 @@ package final class MsgTransEventLoop: @unchecked Sendable {
     /// exits. Returns when it has. Calling it again returns at once; on ``shared`` it does nothing.
     package func shutdown() async {
         guard !isShared else { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let finished = stopState.withLock { state in
-                if state.finished { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if finished {
-                continuation.resume()
-            } else {
-                execute { [self] in stopRequested = true }
-            }
-        }
+        await finished.wait(ifPending: { execute { [self] in stopRequested = true } })
     }
 
     // MARK: - Cross-thread entry
@@ -248,22 +232,12 @@ package final class MsgTransEventLoop: @unchecked Sendable {
     // MARK: - The loop
 
     private func startThread() throws(MsgTransRuntimeError) {
-        let retained = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread, nil,
-            { context in
-                let loop = Unmanaged<MsgTransEventLoop>.fromOpaque(context!).takeRetainedValue()
-                loop.run()
-                return nil
-            }, retained.toOpaque())
+        let result = DetachedThread.start { [self] in run() }
         guard result == 0 else {
-            retained.release()
             close(epollFD)
             close(wakeFD)
             throw .system("pthread_create", errno: result)
         }
-        pthread_detach(thread)
     }
 
     private func run() {
@@ -296,12 +270,17 @@ package final class MsgTransEventLoop: @unchecked Sendable {
         finishStopping()
     }
 
-    private func runJobs() {
+    /// Runs the jobs submitted so far; `stopping` closes the inbox to new ones first, else the next
+    /// submission wakes the loop again.
+    private func runJobs(stopping: Bool = false) {
         let jobs = inbox.withLock { inbox in
-            inbox.wakeRequested = false
-            let jobs = inbox.jobs
-            inbox.jobs = []
-            return jobs
+            if stopping {
+                inbox.stopped = true
+            } else {
+                inbox.wakeRequested = false
+            }
+            defer { inbox.jobs = [] }
+            return inbox.jobs
         }
         for job in jobs {
             job()
@@ -363,27 +342,11 @@ package final class MsgTransEventLoop: @unchecked Sendable {
         }
         runFlushes()
         // Late jobs run once more so that requests submitted meanwhile see closed connections.
-        let jobs = inbox.withLock { inbox in
-            inbox.stopped = true
-            let jobs = inbox.jobs
-            inbox.jobs = []
-            return jobs
-        }
-        for job in jobs {
-            job()
-        }
+        runJobs(stopping: true)
         sources.removeAll()
         timers = TimerQueue()
         close(epollFD)
         close(wakeFD)
-        let waiters = stopState.withLock { state in
-            state.finished = true
-            let waiters = state.waiters
-            state.waiters = []
-            return waiters
-        }
-        for waiter in waiters {
-            waiter.resume()
-        }
+        finished.set(())
     }
 }

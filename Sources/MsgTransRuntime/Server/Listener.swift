@@ -1,6 +1,5 @@
 import CLinuxEvents
 import PulseKit
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -8,19 +7,14 @@ import Synchronization
 
 /// The listening socket of a server and the set of its open connections.
 final class Listener: EventLoopSource, @unchecked Sendable {
-    // `let` properties and `stopState` are safe from any thread; `var`s belong to the loop thread.
+    // `let` properties and `stopped` are safe from any thread; `var`s belong to the loop thread.
     let loop: MsgTransEventLoop
     let statistics: MsgTransStatistics
     private let fd: Int32
     private let configuration: MsgTransServerConfiguration
     private let makeDelegate: @Sendable (MsgTransConnection) -> any MsgTransConnectionDelegate
 
-    private struct StopState {
-        var stopped = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let stopState = Mutex(StopState())
+    private let stopped = OnceValue<Void>()
 
     private enum Phase {
         case accepting
@@ -77,16 +71,7 @@ final class Listener: EventLoopSource, @unchecked Sendable {
     }
 
     func waitUntilStopped() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let stopped = stopState.withLock { state in
-                if state.stopped { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if stopped {
-                continuation.resume()
-            }
-        }
+        await stopped.wait()
     }
 
     // MARK: - Loop thread
@@ -206,14 +191,6 @@ final class Listener: EventLoopSource, @unchecked Sendable {
     }
 
     private func markStopped() {
-        let waiters = stopState.withLock { state in
-            state.stopped = true
-            let waiters = state.waiters
-            state.waiters = []
-            return waiters
-        }
-        for waiter in waiters {
-            waiter.resume()
-        }
+        stopped.set(())
     }
 }

@@ -15,14 +15,14 @@ enum Resolver {
         let promise = OneShot<Result<[SocketAddress], MsgTransRuntimeError>>()
         let result = await withCheckedContinuation { continuation in
             guard promise.install(continuation) else { return }
-            let started = DetachedThread.start {
+            let result = DetachedThread.start {
                 do throws(MsgTransRuntimeError) {
                     promise.complete(.success(try SocketAddress.resolve(host: host, port: port)))
                 } catch {
                     promise.complete(.failure(error))
                 }
             }
-            if !started {
+            if result != 0 {
                 promise.complete(.failure(MsgTransRuntimeError(.systemCallFailed, "cannot start a resolver thread")))
             }
         }
@@ -37,8 +37,8 @@ enum DetachedThread {
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
 
-    /// Returns `false` if the thread could not be created.
-    static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+    /// Returns 0, or `pthread_create`'s error number when the thread could not be created.
+    static func start(_ body: @escaping @Sendable () -> Void) -> Int32 {
         let box = Unmanaged.passRetained(Box(body))
         var thread = pthread_t()
         let result = pthread_create(
@@ -50,9 +50,9 @@ enum DetachedThread {
             }, box.toOpaque())
         guard result == 0 else {
             box.release()
-            return false
+            return result
         }
         pthread_detach(thread)
-        return true
+        return 0
     }
 }

@@ -44,19 +44,21 @@ enum Socket {
     }
 
     static func localAddress(_ fd: Int32) -> SocketAddress? {
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let result = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return result == 0 ? SocketAddress(storage) : nil
+        address(of: fd, getsockname)
     }
 
     static func peerAddress(_ fd: Int32) -> SocketAddress? {
+        address(of: fd, getpeername)
+    }
+
+    /// The address `query` (`getsockname` or `getpeername`) reports for `fd`, or `nil` when it fails.
+    private static func address(
+        of fd: Int32, _ query: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32
+    ) -> SocketAddress? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let result = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { query(fd, $0, &length) }
         }
         return result == 0 ? SocketAddress(storage) : nil
     }

@@ -7,17 +7,9 @@ extension PulseSession {
     /// identity, committed durably (group commit) and only then acknowledged. A replay (same
     /// batchId, or events already stored) stores nothing twice and is acknowledged the same way.
     func handleEventBatch(_ payload: [UInt8], identity: SessionIdentity) async -> MsgTransReply {
-        let batch: BatchRecord<EventRecord>
-        do {
-            batch = try PayloadCoding.decodeEventBatch(payload, connectionId: identity.connectionId)
-        } catch {
-            return core.reject(.badRequest, "malformed CLIENT_EVENT_BATCH_UPLOAD: \(PayloadCoding.summary(of: error))")
-        }
-        if let refusal = checkBatch(batch.identity, against: identity) {
-            return refusal
-        }
-        return await commit {
-            let outcome = try await self.core.store.storeEvents(batch)
+        await handleBatch(payload, as: "CLIENT_EVENT_BATCH_UPLOAD", identity: identity, PayloadCoding.decodeEventBatch)
+        {
+            let outcome = try await self.core.store.storeEvents($0)
             self.core.counters.recordEventBatch(app: identity.appId, outcome: outcome)
         }
     }
@@ -25,19 +17,31 @@ extension PulseSession {
     /// CLIENT_CRASH_BATCH_UPLOAD: like event batches, deduplicated by batchId and by
     /// (app, `app.crash.id`).
     func handleCrashBatch(_ payload: [UInt8], identity: SessionIdentity) async -> MsgTransReply {
-        let batch: BatchRecord<CrashRecord>
-        do {
-            batch = try PayloadCoding.decodeCrashBatch(payload, connectionId: identity.connectionId)
-        } catch {
-            return core.reject(.badRequest, "malformed CLIENT_CRASH_BATCH_UPLOAD: \(PayloadCoding.summary(of: error))")
-        }
-        if let refusal = checkBatch(batch.identity, against: identity) {
-            return refusal
-        }
-        return await commit {
-            let outcome = try await self.core.store.storeCrashes(batch)
+        await handleBatch(payload, as: "CLIENT_CRASH_BATCH_UPLOAD", identity: identity, PayloadCoding.decodeCrashBatch)
+        {
+            let outcome = try await self.core.store.storeCrashes($0)
             self.core.counters.recordCrashBatch(app: identity.appId, outcome: outcome)
         }
+    }
+
+    /// A batch upload named `packet`: `decode` (given the payload and the connection ID), the
+    /// identity check, then `store` in a slot of the bounded ingest queue.
+    private func handleBatch<Item>(
+        _ payload: [UInt8], as packet: String, identity: SessionIdentity,
+        _ decode: ([UInt8], String) throws(PulseProtocolError) -> BatchRecord<Item>,
+        store: @escaping @Sendable (BatchRecord<Item>) async throws -> Void
+    ) async -> MsgTransReply {
+        await decoding(
+            payload, as: packet,
+            { payload throws(PulseProtocolError) in
+                try decode(payload, identity.connectionId)
+            },
+            handle: { batch in
+                if let refusal = checkBatch(batch.identity, against: identity) {
+                    return refusal
+                }
+                return await commit { try await store(batch) }
+            })
     }
 
     /// 403 when the batch's identity differs from the connected one in app, package, device,

@@ -4,13 +4,7 @@ import PulseProtocol
 extension PulseSession {
     /// CLIENT_CONFIG_PULL: the app's complete policy snapshot; 409 when the client claims a newer
     /// revision than the server's, 403 when it lacks a capability the snapshot requires.
-    func handleConfigPull(_ payload: [UInt8], identity: SessionIdentity) -> MsgTransReply {
-        let request: ConfigPullRequest
-        do {
-            request = try PayloadCoding.decodeConfigPull(payload)
-        } catch {
-            return core.reject(.badRequest, "malformed CLIENT_CONFIG_PULL: \(PayloadCoding.summary(of: error))")
-        }
+    func handleConfigPull(_ request: ConfigPullRequest, identity: SessionIdentity) -> MsgTransReply {
         guard let app = core.policy.app(identity.appId) else {
             return core.reject(.forbidden, "app \(PayloadCoding.quoted(identity.appId)) is no longer allowed")
         }

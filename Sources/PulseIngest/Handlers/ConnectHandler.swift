@@ -9,20 +9,16 @@ extension PulseSession {
     /// the connection durably and binds the identity. Runs exclusively: nothing else on this
     /// connection is admitted until it returns.
     func handleConnect(_ payload: [UInt8], on connection: MsgTransConnection) async -> MsgTransReply {
-        let reply = await connect(payload, on: connection)
+        let reply = await decoding(payload, as: "CLIENT_CONNECT", PayloadCoding.decodeConnect) { request in
+            await connect(request, on: connection)
+        }
         if identity == nil {
             _ = finishConnecting(.awaitingConnect)
         }
         return reply
     }
 
-    private func connect(_ payload: [UInt8], on connection: MsgTransConnection) async -> MsgTransReply {
-        let request: ConnectRequest
-        do {
-            request = try PayloadCoding.decodeConnect(payload)
-        } catch {
-            return core.reject(.badRequest, "malformed CLIENT_CONNECT: \(PayloadCoding.summary(of: error))")
-        }
+    private func connect(_ request: ConnectRequest, on connection: MsgTransConnection) async -> MsgTransReply {
         guard request.protocolVersion == ConnectRequest.currentProtocolVersion else {
             return core.reject(
                 .badRequest,

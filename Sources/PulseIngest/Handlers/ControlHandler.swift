@@ -16,13 +16,8 @@ extension PulseSession {
     static let controlRoutes: Set<String> = ["telemetry.ping", "config.revision"]
 
     /// BIDIRECTIONAL_CONTROL_RPC sent by the client.
-    func handleControl(_ payload: [UInt8], identity: SessionIdentity) -> MsgTransReply {
-        let route: String
-        do {
-            route = try PayloadCoding.decodeControl(payload).route.name
-        } catch {
-            return core.reject(.badRequest, "malformed BIDIRECTIONAL_CONTROL_RPC: \(PayloadCoding.summary(of: error))")
-        }
+    func handleControl(_ request: ControlRPCRequest, identity: SessionIdentity) -> MsgTransReply {
+        let route = request.route.name
         let result: JSONValue
         switch route {
         case "telemetry.ping":

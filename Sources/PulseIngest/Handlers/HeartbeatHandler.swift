@@ -7,13 +7,7 @@ import PulseStorage
 extension PulseSession {
     /// CLIENT_HEARTBEAT: checks the connection ID and SDK version against the connected identity,
     /// updates the durable connection history, then refreshes the presence TTL.
-    func handleHeartbeat(_ payload: [UInt8], identity: SessionIdentity) async -> MsgTransReply {
-        let request: HeartbeatRequest
-        do {
-            request = try PayloadCoding.decodeHeartbeat(payload)
-        } catch {
-            return core.reject(.badRequest, "malformed CLIENT_HEARTBEAT: \(PayloadCoding.summary(of: error))")
-        }
+    func handleHeartbeat(_ request: HeartbeatRequest, identity: SessionIdentity) async -> MsgTransReply {
         guard request.connectionId == identity.connectionId else {
             return core.reject(.forbidden, "connectionId does not match this connection")
         }

@@ -5,13 +5,7 @@ extension PulseSession {
     /// CLIENT_APP_UPDATE_CHECK: the update decision for the installed build, ordered by build
     /// number, with the root-level compatibility copy. With no release information the answer is
     /// `none` (the server fails open like the SDK does).
-    func handleUpdateCheck(_ payload: [UInt8], identity: SessionIdentity) -> MsgTransReply {
-        let request: UpdateCheckRequest
-        do {
-            request = try PayloadCoding.decodeUpdateCheck(payload)
-        } catch {
-            return core.reject(.badRequest, "malformed CLIENT_APP_UPDATE_CHECK: \(PayloadCoding.summary(of: error))")
-        }
+    func handleUpdateCheck(_ request: UpdateCheckRequest, identity: SessionIdentity) -> MsgTransReply {
         guard request.appKey == identity.appId else {
             return core.reject(.forbidden, "appKey differs from the connected app")
         }

@@ -87,22 +87,46 @@ final class PulseSession: MsgTransConnectionDelegate {
             // Admission only dispatches other types on a connected session.
             return core.reject(.unauthorized, "CLIENT_CONNECT has not succeeded on this connection")
         }
+        let payload = request.payload
         switch bizType {
         case .clientHeartbeat:
-            return await handleHeartbeat(request.payload, identity: identity)
+            return await decoding(payload, as: "CLIENT_HEARTBEAT", PayloadCoding.decodeHeartbeat) { request in
+                await handleHeartbeat(request, identity: identity)
+            }
         case .clientConfigPull:
-            return handleConfigPull(request.payload, identity: identity)
+            return await decoding(payload, as: "CLIENT_CONFIG_PULL", PayloadCoding.decodeConfigPull) { request in
+                handleConfigPull(request, identity: identity)
+            }
         case .clientCrashBatchUpload:
-            return await handleCrashBatch(request.payload, identity: identity)
+            return await handleCrashBatch(payload, identity: identity)
         case .clientEventBatchUpload:
-            return await handleEventBatch(request.payload, identity: identity)
+            return await handleEventBatch(payload, identity: identity)
         case .clientAppUpdateCheck:
-            return handleUpdateCheck(request.payload, identity: identity)
+            return await decoding(payload, as: "CLIENT_APP_UPDATE_CHECK", PayloadCoding.decodeUpdateCheck) { request in
+                handleUpdateCheck(request, identity: identity)
+            }
         case .bidirectionalControlRPC:
-            return handleControl(request.payload, identity: identity)
+            return await decoding(payload, as: "BIDIRECTIONAL_CONTROL_RPC", PayloadCoding.decodeControl) { request in
+                handleControl(request, identity: identity)
+            }
         default:
             return core.reject(.notFound, "unsupported pulse biz_type=\(request.bizType)")
         }
+    }
+
+    /// `handle` answering the request `decode` reads from `payload`, or a 400 naming `packet` (the
+    /// request's contract name) when the payload is malformed.
+    func decoding<Request>(
+        _ payload: [UInt8], as packet: String, _ decode: ([UInt8]) throws(PulseProtocolError) -> Request,
+        handle: (Request) async -> MsgTransReply
+    ) async -> MsgTransReply {
+        let request: Request
+        do {
+            request = try decode(payload)
+        } catch {
+            return core.reject(.badRequest, "malformed \(packet): \(PayloadCoding.summary(of: error))")
+        }
+        return await handle(request)
     }
 
     func connectionDidClose(_ connection: MsgTransConnection, reason: MsgTransRuntimeError) {

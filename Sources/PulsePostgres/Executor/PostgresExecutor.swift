@@ -39,13 +39,10 @@ package final class PostgresExecutor: Sendable {
         let finish: @Sendable (Result<[PostgresResult], PostgresError>) -> Void
     }
 
-    private enum Job: Sendable {
-        case single(SingleJob)
-        case grouped(GroupJob)
-    }
+    private typealias Job = GroupCommitQueue<SingleJob, GroupJob>.Job
 
     private struct State {
-        var queue: [Job] = []
+        var queue = GroupCommitQueue<SingleJob, GroupJob>()
         var idle = false
         var closing = false
         var closed = false
@@ -154,22 +151,10 @@ package final class PostgresExecutor: Sendable {
         while true {
             let work = state.withLock { state -> Work? in
                 state.idle = false
-                if let first = state.queue.first {
-                    if case .single(let job) = first {
-                        state.queue.removeFirst()
-                        return .single(job)
-                    }
-                    var batch: [GroupJob] = []
-                    var rest: [Job] = []
-                    for job in state.queue {
-                        if case .grouped(let groupJob) = job, batch.count < maximumBatchSize {
-                            batch.append(groupJob)
-                        } else {
-                            rest.append(job)
-                        }
-                    }
-                    state.queue = rest
-                    return .batch(batch)
+                switch state.queue.take(maximumBatchSize: maximumBatchSize) {
+                case .single(let job): return .single(job)
+                case .batch(let batch): return .batch(batch)
+                case nil: break
                 }
                 if state.closing { return .shutdown }
                 state.idle = true

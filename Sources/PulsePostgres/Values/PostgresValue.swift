@@ -1,3 +1,5 @@
+import PulseKit
+
 /// A statement parameter, sent out of line in PostgreSQL's binary format.
 ///
 /// Integers are always `int8` (columns of the schemas using this module are `bigint`), strings
@@ -38,22 +40,14 @@ package enum PostgresValue: Sendable, Equatable {
     var encoded: [UInt8]? {
         switch self {
         case .null: return nil
-        case .int(let value): return Self.bigEndian(value)
+        case .int(let value): return [UInt8](bigEndian: value)
         case .text(let value): return Array(value.utf8)
         case .bytes(let value): return value
         case .bool(let value): return [value ? 1 : 0]
-        case .intArray(let values): return Self.array(elementOID: 20, values.map { Self.bigEndian($0) })
+        case .intArray(let values): return Self.array(elementOID: 20, values.map { [UInt8](bigEndian: $0) })
         case .textArray(let values): return Self.array(elementOID: 25, values.map { Array($0.utf8) })
         case .bytesArray(let values): return Self.array(elementOID: 17, values)
         }
-    }
-
-    static func bigEndian(_ value: Int64) -> [UInt8] {
-        withUnsafeBytes(of: value.bigEndian) { Array($0) }
-    }
-
-    static func bigEndian32(_ value: Int32) -> [UInt8] {
-        withUnsafeBytes(of: value.bigEndian) { Array($0) }
     }
 
     /// The binary array format: dimensions, has-null flag, element type, then per dimension its
@@ -62,17 +56,16 @@ package enum PostgresValue: Sendable, Equatable {
         var out: [UInt8] = []
         let hasNull = elements.contains { $0 == nil }
         if elements.isEmpty {
-            out += bigEndian32(0) + bigEndian32(0) + bigEndian32(elementOID)
+            for word: Int32 in [0, 0, elementOID] { out.appendBigEndian(word) }
             return out
         }
-        out += bigEndian32(1) + bigEndian32(hasNull ? 1 : 0) + bigEndian32(elementOID)
-        out += bigEndian32(Int32(elements.count)) + bigEndian32(1)
+        for word: Int32 in [1, hasNull ? 1 : 0, elementOID, Int32(elements.count), 1] { out.appendBigEndian(word) }
         for element in elements {
             if let element {
-                out += bigEndian32(Int32(element.count))
+                out.appendBigEndian(Int32(element.count))
                 out += element
             } else {
-                out += bigEndian32(-1)
+                out.appendBigEndian(Int32(-1))
             }
         }
         return out

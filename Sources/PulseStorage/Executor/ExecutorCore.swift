@@ -22,10 +22,7 @@ final class ExecutorCore: Sendable {
         var arrival: UInt64 = 0
     }
 
-    enum Job: Sendable {
-        case single(SingleJob)
-        case grouped(GroupJob)
-    }
+    typealias Job = GroupCommitQueue<SingleJob, GroupJob>.Job
 
     private enum Work {
         case single(SingleJob)
@@ -36,7 +33,7 @@ final class ExecutorCore: Sendable {
     }
 
     private struct State {
-        var queue: [Job] = []
+        var queue = GroupCommitQueue<SingleJob, GroupJob>()
         /// True while the thread waits (or is about to wait) on the semaphore.
         var idle = false
         var closing = false
@@ -214,37 +211,26 @@ final class ExecutorCore: Sendable {
             let work = state.withLock { state -> Work? in
                 // Awake now: a submitter must signal again before the next wait.
                 state.idle = false
-                if let first = state.queue.first {
-                    if case .single(let job) = first {
-                        state.queue.removeFirst()
-                        return .single(job)
+                if gatheringEnabled, case .grouped(let oldest) = state.queue.first, !state.closing,
+                    !state.queue.containsSingle
+                {
+                    let action = state.gathering.next(
+                        queued: state.queue.count, oldestArrival: oldest.arrival, now: nanoseconds())
+                    if case .wait(let deadline) = action {
+                        state.idle = true
+                        return .gather(until: deadline)
                     }
-                    if gatheringEnabled, case .grouped(let oldest) = first {
-                        let hurry =
-                            state.closing || state.queue.contains { if case .single = $0 { true } else { false } }
-                        if !hurry {
-                            let action = state.gathering.next(
-                                queued: state.queue.count, oldestArrival: oldest.arrival, now: nanoseconds())
-                            if case .wait(let deadline) = action {
-                                state.idle = true
-                                return .gather(until: deadline)
-                            }
-                        }
-                    }
-                    var batch: [GroupJob] = []
-                    var rest: [Job] = []
-                    for job in state.queue {
-                        if case .grouped(let groupJob) = job, batch.count < maximumBatchSize {
-                            batch.append(groupJob)
-                        } else {
-                            rest.append(job)
-                        }
-                    }
-                    state.queue = rest
+                }
+                switch state.queue.take(maximumBatchSize: maximumBatchSize) {
+                case .single(let job):
+                    return .single(job)
+                case .batch(let batch):
                     if gatheringEnabled {
                         state.gathering.taken(groupSize: batch.count)
                     }
                     return .batch(batch)
+                case nil:
+                    break
                 }
                 if state.closing {
                     return .shutdown
@@ -263,7 +249,7 @@ final class ExecutorCore: Sendable {
     private func requeueFront(_ jobs: [GroupJob]) {
         guard !jobs.isEmpty else { return }
         state.withLock { state in
-            state.queue.insert(contentsOf: jobs.map { .grouped($0) }, at: 0)
+            state.queue.requeueFront(jobs)
         }
     }
 

@@ -215,16 +215,11 @@ package final class RecordLineDecoder {
 
     private func severity(_ node: JSONNode?) throws -> Severity {
         guard let node else { return .info }
-        if let text = node.string {
-            switch text.lowercased() {
-            case "trace": return .trace
-            case "debug": return .debug
-            case "info": return .info
-            case "warn", "warning": return .warn
-            case "error": return .error
-            case "fatal": return .fatal
-            default: throw fail("`severity` must be trace, debug, info, warn, error or fatal")
-            }
+        if let text = node.string?.lowercased() {
+            // `warning` is accepted as a spelling of `warn`.
+            return try named(
+                text == "warning" ? "warn" : text, field: "severity",
+                ["trace": .trace, "debug": .debug, "info": .info, "warn": .warn, "error": .error, "fatal": .fatal])
         }
         if let number = node.int64, (1...24).contains(number) {
             // Round down to the base of the OTLP range (1–4 TRACE, 5–8 DEBUG, …).
@@ -235,24 +230,14 @@ package final class RecordLineDecoder {
 
     private func spanKind(_ node: JSONNode?) throws -> SpanEntry.Kind {
         guard let node else { return .internal }
-        switch node.string {
-        case "internal": return .internal
-        case "server": return .server
-        case "client": return .client
-        case "producer": return .producer
-        case "consumer": return .consumer
-        default: throw fail("`kind` must be internal, server, client, producer or consumer")
-        }
+        return try named(
+            node.string, field: "kind",
+            ["internal": .internal, "server": .server, "client": .client, "producer": .producer, "consumer": .consumer])
     }
 
     private func spanStatus(_ node: JSONNode?) throws -> SpanEntry.Status {
         guard let node else { return .unset }
-        switch node.string {
-        case "unset": return .unset
-        case "ok": return .ok
-        case "error": return .error
-        default: throw fail("`status` must be unset, ok or error")
-        }
+        return try named(node.string, field: "status", ["unset": .unset, "ok": .ok, "error": .error])
     }
 
     private func metricValue(_ node: JSONNode?) throws -> MetricPoint.Value {
@@ -280,16 +265,23 @@ package final class RecordLineDecoder {
                 guard let flag = node.bool else { throw fail("`monotonic` must be a boolean") }
                 monotonic = flag
             }
-            let temporality: MetricPoint.Temporality
-            switch try optionalString(object, "temporality") ?? "cumulative" {
-            case "cumulative": temporality = .cumulative
-            case "delta": temporality = .delta
-            default: throw fail("`temporality` must be cumulative or delta")
-            }
+            let temporality: MetricPoint.Temporality = try named(
+                optionalString(object, "temporality") ?? "cumulative", field: "temporality",
+                ["cumulative": .cumulative, "delta": .delta])
             return .sum(monotonic: monotonic, temporality: temporality)
         default:
             throw fail("`kind` must be gauge or sum")
         }
+    }
+
+    /// The value `text` names in `choices`; any other text (or none) fails with
+    /// "`field` must be a, b or c", the names in their order.
+    private func named<Value>(_ text: String?, field: String, _ choices: KeyValuePairs<String, Value>) throws -> Value {
+        if let text, let choice = choices.first(where: { $0.key == text }) {
+            return choice.value
+        }
+        let names = choices.map(\.key)
+        throw fail("`\(field)` must be \(names.dropLast().joined(separator: ", ")) or \(names[names.count - 1])")
     }
 
     /// Keeps echoed input short in messages.

@@ -118,17 +118,12 @@ struct RecordEncoder: Sendable {
 
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
-        writer.key("timeUnixNano")
-        writer.string(String(time))
-        writer.key("observedTimeUnixNano")
-        writer.string(String(now &* 1_000_000))
-        writer.key("severityNumber")
-        writer.int(severity.rawValue)
-        writer.key("severityText")
-        writer.string(severity.text)
+        writer.field("timeUnixNano", String(time))
+        writer.field("observedTimeUnixNano", String(now &* 1_000_000))
+        writer.field("severityNumber", severity.rawValue)
+        writer.field("severityText", severity.text)
         if let eventName {
-            writer.key("eventName")
-            writer.string(eventName)
+            writer.field("eventName", eventName)
         }
         if let body {
             writer.key("body")
@@ -202,47 +197,36 @@ struct RecordEncoder: Sendable {
         try requireNonEmpty(span.name, "span name")
         let traceId = span.traceId ?? random.hex(byteCount: 16)
         let spanId = span.spanId ?? random.hex(byteCount: 8)
-        guard Hex.isLowercaseHex(traceId, length: 32), !Hex.isAllZeros(traceId) else {
-            throw UploaderError(.invalidRecord, "traceId must be 32 lowercase hex characters, not all zero")
-        }
-        guard Hex.isLowercaseHex(spanId, length: 16), !Hex.isAllZeros(spanId) else {
-            throw UploaderError(.invalidRecord, "spanId must be 16 lowercase hex characters, not all zero")
-        }
-        if let parent = span.parentSpanId, !Hex.isLowercaseHex(parent, length: 16) {
-            throw UploaderError(.invalidRecord, "parentSpanId must be 16 lowercase hex characters")
-        }
+        try require(
+            Hex.isLowercaseHex(traceId, length: 32) && !Hex.isAllZeros(traceId),
+            "traceId must be 32 lowercase hex characters, not all zero")
+        try require(
+            Hex.isLowercaseHex(spanId, length: 16) && !Hex.isAllZeros(spanId),
+            "spanId must be 16 lowercase hex characters, not all zero")
+        try require(
+            span.parentSpanId.map { Hex.isLowercaseHex($0, length: 16) } ?? true,
+            "parentSpanId must be 16 lowercase hex characters")
         let start = span.startTimeUnixNano ?? nowNanos
         let end = span.endTimeUnixNano ?? start
-        guard end >= start else {
-            throw UploaderError(.invalidRecord, "span end is before its start")
-        }
+        try require(end >= start, "span end is before its start")
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
-        writer.key("traceId")
-        writer.string(traceId)
-        writer.key("spanId")
-        writer.string(spanId)
+        writer.field("traceId", traceId)
+        writer.field("spanId", spanId)
         if let parent = span.parentSpanId {
-            writer.key("parentSpanId")
-            writer.string(parent)
+            writer.field("parentSpanId", parent)
         }
-        writer.key("name")
-        writer.string(span.name)
-        writer.key("kind")
-        writer.int(span.kind.rawValue)
-        writer.key("startTimeUnixNano")
-        writer.string(String(start))
-        writer.key("endTimeUnixNano")
-        writer.string(String(end))
+        writer.field("name", span.name)
+        writer.field("kind", span.kind.rawValue)
+        writer.field("startTimeUnixNano", String(start))
+        writer.field("endTimeUnixNano", String(end))
         writer.key("attributes")
         OTLPJSON.writeAttributes(span.attributes, to: &writer)
         writer.key("status")
         writer.beginObject()
-        writer.key("code")
-        writer.int(span.status.rawValue)
+        writer.field("code", span.status.rawValue)
         if let message = span.statusMessage {
-            writer.key("message")
-            writer.string(message)
+            writer.field("message", message)
         }
         writer.endObject()
         writer.endObject()
@@ -257,21 +241,17 @@ struct RecordEncoder: Sendable {
         -> EncodedRecord
     {
         try requireNonEmpty(point.name, "metric name")
-        if case .double(let value) = point.value, !value.isFinite {
-            throw UploaderError(.invalidRecord, "metric value must be finite")
+        if case .double(let value) = point.value {
+            try require(value.isFinite, "metric value must be finite")
         }
         let time = point.timeUnixNano ?? nowNanos
         let start = point.startTimeUnixNano ?? time
-        guard time >= start else {
-            throw UploaderError(.invalidRecord, "metric start is after its time")
-        }
+        try require(time >= start, "metric start is after its time")
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
-        writer.key("name")
-        writer.string(point.name)
+        writer.field("name", point.name)
         if let unit = point.unit {
-            writer.key("unit")
-            writer.string(unit)
+            writer.field("unit", unit)
         }
         switch point.kind {
         case .gauge:
@@ -280,25 +260,19 @@ struct RecordEncoder: Sendable {
         case .sum(let monotonic, let temporality):
             writer.key("sum")
             writer.beginObject()
-            writer.key("aggregationTemporality")
-            writer.int(temporality.rawValue)
-            writer.key("isMonotonic")
-            writer.bool(monotonic)
+            writer.field("aggregationTemporality", temporality.rawValue)
+            writer.field("isMonotonic", monotonic)
         }
         writer.key("dataPoints")
         writer.beginArray()
         writer.beginObject()
-        writer.key("startTimeUnixNano")
-        writer.string(String(start))
-        writer.key("timeUnixNano")
-        writer.string(String(time))
+        writer.field("startTimeUnixNano", String(start))
+        writer.field("timeUnixNano", String(time))
         switch point.value {
         case .int(let value):
-            writer.key("asInt")
-            writer.string(String(value))
+            writer.field("asInt", String(value))
         case .double(let value):
-            writer.key("asDouble")
-            writer.double(value)
+            writer.field("asDouble", value)
         }
         writer.key("attributes")
         OTLPJSON.writeAttributes(point.attributes, to: &writer)
@@ -313,15 +287,21 @@ struct RecordEncoder: Sendable {
 
     // MARK: - Validation
 
-    private func requireNonEmpty(_ value: String, _ name: String) throws(UploaderError) {
-        if value.isEmpty {
-            throw UploaderError(.invalidRecord, "\(name) must not be empty")
+    /// Throws ``UploaderErrorCode/invalidRecord`` with `message` (positioned at the caller) unless
+    /// `condition` holds.
+    private func require(
+        _ condition: Bool, _ message: @autoclosure () -> String, file: String = #fileID, line: UInt = #line
+    ) throws(UploaderError) {
+        guard condition else {
+            throw UploaderError(.invalidRecord, message(), file: file, line: line)
         }
     }
 
+    private func requireNonEmpty(_ value: String, _ name: String) throws(UploaderError) {
+        try require(!value.isEmpty, "\(name) must not be empty")
+    }
+
     private func requireIdentifier(_ value: String, _ name: String) throws(UploaderError) {
-        guard !value.isEmpty, value.utf8.count <= 128 else {
-            throw UploaderError(.invalidRecord, "\(name) must be 1–128 characters")
-        }
+        try require(!value.isEmpty && value.utf8.count <= 128, "\(name) must be 1–128 characters")
     }
 }

@@ -258,19 +258,23 @@ private final class ResponseSink {
 private func curlWriteCallback(
     _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
 ) -> Int {
-    let total = size * count
-    guard let data, let context else { return total }
-    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
-    sink.appendBody(UnsafeRawBufferPointer(start: data, count: total))
-    return total
+    deliver(data, size * count, to: context) { $0.appendBody($1) }
 }
 
 private func curlHeaderCallback(
     _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
 ) -> Int {
-    let total = size * count
+    deliver(data, size * count, to: context) { $0.appendHeaderLine($1) }
+}
+
+/// Hands the `total` bytes curl passed to a callback to the ``ResponseSink`` behind `context`;
+/// returns `total`, which tells curl they were all taken.
+private func deliver(
+    _ data: UnsafeMutablePointer<CChar>?, _ total: Int, to context: UnsafeMutableRawPointer?,
+    _ append: (ResponseSink, UnsafeRawBufferPointer) -> Void
+) -> Int {
     guard let data, let context else { return total }
     let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
-    sink.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: total))
+    append(sink, UnsafeRawBufferPointer(start: data, count: total))
     return total
 }

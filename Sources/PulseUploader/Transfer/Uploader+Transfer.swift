@@ -68,13 +68,11 @@ extension Uploader {
             includesBackground: true, urgentOnly: urgentOnly, backgroundOnly: route == .backgroundRoute,
             leaseMilliseconds: lease, transfer: true)
         let now = clock.nowMilliseconds()
-        let clock = self.clock
         let endpoint = self.endpoint
         let claim: DeliveryStore.Claim
         do {
-            claim = try await executor.write { connection in
-                try QueueClockBase.rebase(connection, clock: clock)
-                return try DeliveryStore.claim(
+            claim = try await rebasedTransaction { connection in
+                try DeliveryStore.claim(
                     connection, now: now, policy: policy, scope: scope, endpoint: endpoint, limit: maximum)
             }
         } catch {

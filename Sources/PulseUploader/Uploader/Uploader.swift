@@ -209,12 +209,10 @@ public final class Uploader: Sendable {
             throw error
         }
         let resourceId = self.resourceId
-        let clock = self.clock
         let inserted: QueueStore.Inserted
         do {
-            inserted = try await executor.commit { connection in
-                try QueueClockBase.rebase(connection, clock: clock)
-                return try QueueStore.insert(connection, record: encoded, resourceId: resourceId, policy: policy)
+            inserted = try await rebasedTransaction(groupCommit: true) { connection in
+                try QueueStore.insert(connection, record: encoded, resourceId: resourceId, policy: policy)
             }
         } catch let refusal as QueueStore.RecordRefusal {
             try await countRefusal(refusal.reason, bytes: Int64(encoded.fragment.count))
@@ -273,12 +271,10 @@ public final class Uploader: Sendable {
                 resourceId: resourceId, deviceId: identity.deviceId, installationId: identity.installationId,
                 appVersion: identity.appVersion))
         let now = clock.nowMilliseconds()
-        let clock = self.clock
         let force = trigger == .size || trigger == .interval || trigger == .immediate ? nil : trigger
         do {
-            return try await executor.write { connection in
-                try QueueClockBase.rebase(connection, clock: clock)
-                return try sealer.seal(connection, now: now, force: force)
+            return try await rebasedTransaction { connection in
+                try sealer.seal(connection, now: now, force: force)
             }
         } catch {
             throw UploaderError.storage(error, "sealing failed")
@@ -357,11 +353,9 @@ public final class Uploader: Sendable {
             let claim: DeliveryStore.Claim
             let claimScope = scope
             let current = clock.nowMilliseconds()
-            let clock = self.clock
             do {
-                claim = try await executor.write { connection in
-                    try QueueClockBase.rebase(connection, clock: clock)
-                    return try DeliveryStore.claim(
+                claim = try await rebasedTransaction { connection in
+                    try DeliveryStore.claim(
                         connection, now: now, policy: policy, scope: claimScope, endpoint: endpoint,
                         limit: policy.maximumInFlight, current: current)
                 }

@@ -11,7 +11,7 @@ func onThread<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async ->
     return await withCheckedContinuation { continuation in
         guard promise.install(continuation) else { return }
         let started = DetachedThread.start { promise.complete(body()) }
-        precondition(started, "cannot start a test thread")
+        precondition(started == 0, "cannot start a test thread")
     }
 }
 
