@@ -225,7 +225,7 @@ struct OperationsEndpoints: Sendable {
 
     func metricsResponse() async -> HTTPResponse {
         var out = PrometheusExposition()
-        out.append(metrics.render(await gauges()))
+        metrics.render(await gauges(), into: &out)
         telemetry.render(into: &out, outbox: store.outboxDepth.apps)
         return HTTPResponse(
             status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
@@ -245,13 +245,7 @@ struct OperationsEndpoints: Sendable {
         gauges.deadLetters = (try? await store.deadLetterCount()) ?? 0
         gauges.upstreamConnections = forwarder?.openConnections ?? 0
         gauges.upstreamEvictions = forwarder?.connectionEvictions ?? 0
-        let database = store.commitStatistics
-        gauges.databaseCommits = database.commits
-        gauges.groupCommits = database.groupCommits
-        gauges.groupCommittedJobs = database.groupCommittedJobs
-        gauges.largestGroupCommit = database.largestGroupCommit
-        gauges.groupSizeCounts = database.groupSizeCounts
-        gauges.groupSizeSum = database.groupSizeSum
+        gauges.database = store.commitStatistics
         gauges.requestMemoryReserved = memoryBudget.reservedBytes
         gauges.requestMemoryBudget = memoryBudget.limitBytes
         gauges.logLinesDropped = logger.droppedLines
