@@ -77,10 +77,7 @@ struct GatewayRouter: Sendable {
         case "/livez", "/readyz", "/metrics":
             let response: HTTPResponse
             if request.method != .get && request.method != .head {
-                var rejected = GatewayIntake.errorResponse(
-                    IntakeRejection(.methodNotAllowed, "\(request.method) is not allowed on \(request.path); use GET"))
-                rejected.headers.set(name: "Allow", value: "GET")
-                response = rejected
+                response = GatewayIntake.onlyGetAllowed(request)
             } else if request.path == "/livez" {
                 response = OperationsEndpoints.text(.ok, "ok\n")
             } else if request.path == "/readyz" {
