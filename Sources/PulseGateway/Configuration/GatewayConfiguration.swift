@@ -174,24 +174,10 @@ package struct UpstreamAddress: Sendable, Equatable, CustomStringConvertible {
     static func split(_ text: String) -> (String, Int)? {
         var rest = Substring(text)
         if rest.hasPrefix("tcp://") { rest = rest.dropFirst(6) }
-        let host: Substring
-        let portText: Substring
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]"), rest[rest.index(after: close)...].hasPrefix(":") else {
-                return nil
-            }
-            host = rest[rest.index(after: rest.startIndex)..<close]
-            portText = rest[rest.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = rest.lastIndex(of: ":") else { return nil }
-            host = rest[..<colon]
-            portText = rest[rest.index(after: colon)...]
-        }
-        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else { return nil }
-        return (String(host), port)
+        return try? HostPort.parse(rest, allowsUnbracketedIPv6: true)
     }
 
-    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { HostPort.text(host: host, port: port) }
 }
 
 /// Intake settings that may change at run time (SIGHUP).
