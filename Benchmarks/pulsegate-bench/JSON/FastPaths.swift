@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseProtocol
 
 // The PulseJSON side of the benchmark: extract every field of the sample documents into the
 // mirror structs (as the gateway would), and encode the batch back with JSONWriter.
