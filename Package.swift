@@ -135,11 +135,13 @@ let modules: [Target] = [
         swiftSettings: swiftSettings),
     .executableTarget(
         name: "pulsegate-bench",
-        dependencies: ["PulseJSON", "PulseStorage", "PulseGateway", "PulseKit"],
+        dependencies: ["PulseJSON", "PulseProtocol", "PulseStorage", "PulseGateway", "PulseKit"],
         path: "Benchmarks/pulsegate-bench",
         swiftSettings: swiftSettings),
     // The process figures and the client child processes both idle-connection benchmarks use.
-    .target(name: "BenchSupport", path: "Benchmarks/BenchSupport", swiftSettings: swiftSettings),
+    .target(
+        name: "BenchSupport", dependencies: ["PulseKit"], path: "Benchmarks/BenchSupport",
+        swiftSettings: swiftSettings),
     .executableTarget(
         name: "ingest-bench", dependencies: ["BenchSupport", "PulseIngest", "MsgTrans", "PulseKit", "MsgTransRuntime"],
         path: "Benchmarks/ingest-bench",

@@ -4,6 +4,7 @@
 // every command with "ok" or "error …".
 
 package import Foundation
+package import PulseKit
 
 #if canImport(Glibc)
     import Glibc
@@ -70,6 +71,18 @@ package final class ClientProcess {
         input.fileHandleForWriting.closeFile()
         process.waitUntilExit()
     }
+}
+
+/// The child side's entry: when ``ClientProcess`` started this executable (`--client PORT COUNT`,
+/// parsed into `parsed`), runs `runClient(port, count)` and exits with its status; otherwise returns.
+/// A `--client` without a port and a count is a usage error.
+package func exitIfClient(
+    _ parsed: ParsedArguments, usage: String, _ runClient: (_ port: Int, _ count: Int) -> Int32
+) {
+    guard parsed.isSet("--client") else { return }
+    guard parsed.positional.count == 2, let port = Int(parsed.positional[0]), let count = Int(parsed.positional[1])
+    else { FlagParser.exitWithUsageError("--client takes PORT COUNT", usage: usage) }
+    exit(runClient(port, count))
 }
 
 /// The child side's command loop: raises the open-file limit, then answers every command line on

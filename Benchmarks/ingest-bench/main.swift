@@ -369,12 +369,8 @@ let parsed = FlagParser(
     ],
     allowsPositional: true
 ).parseOrExit(Array(CommandLine.arguments.dropFirst()), usage: usage)
-if parsed.isSet("--client") {
-    // The child side of `idle`: `ingest-bench --client PORT COUNT`.
-    guard parsed.positional.count == 2, let port = Int(parsed.positional[0]), let count = Int(parsed.positional[1])
-    else { FlagParser.exitWithUsageError("--client takes PORT COUNT", usage: usage) }
-    exit(runClient(port: port, count: count))
-}
+// The child side of `idle`: `ingest-bench --client PORT COUNT`.
+exitIfClient(parsed, usage: usage, runClient)
 
 /// A count flag's value (a whole number of at least 1), else `fallback`.
 func option(_ name: String, _ fallback: Int) -> Int {

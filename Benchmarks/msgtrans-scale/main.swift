@@ -123,12 +123,8 @@ let parsed = FlagParser(
     command: "msgtrans-scale", flags: [.boolean("--client"), .value("--connections"), .value("--processes")],
     allowsPositional: true
 ).parseOrExit(Array(CommandLine.arguments.dropFirst()), usage: usage)
-if parsed.isSet("--client") {
-    // The child side: `msgtrans-scale --client PORT COUNT`.
-    guard parsed.positional.count == 2, let port = Int(parsed.positional[0]), let count = Int(parsed.positional[1])
-    else { FlagParser.exitWithUsageError("--client takes PORT COUNT", usage: usage) }
-    exit(runClient(port: port, count: count))
-}
+// The child side: `msgtrans-scale --client PORT COUNT`.
+exitIfClient(parsed, usage: usage, runClient)
 if let extra = parsed.positional.first {
     FlagParser.exitWithUsageError("unexpected argument '\(extra)'", usage: usage)
 }

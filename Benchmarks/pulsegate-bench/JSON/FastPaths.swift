@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseProtocol
 
 // The PulseJSON side of the benchmark: extract every field of the sample documents into the
 // mirror structs (as the gateway would), and encode the batch back with JSONWriter.
@@ -30,22 +31,22 @@ enum FastPaths {
         }
     }
 
-    static func optionalString(_ node: JSONNode?) throws(Invalid) -> String? {
+    /// `nil` for a missing or null member, else the value `read` finds (`nil` from it: the wrong type).
+    @inline(__always)
+    static func optional<Value>(_ node: JSONNode?, _ read: (JSONNode) -> Value?) throws(Invalid) -> Value? {
         guard let node, !node.isNull else { return nil }
-        guard let value = node.string else { throw Invalid() }
+        guard let value = read(node) else { throw Invalid() }
         return value
     }
+
+    static func optionalString(_ node: JSONNode?) throws(Invalid) -> String? { try optional(node) { $0.string } }
 
     static func requiredString(_ node: JSONNode?) throws(Invalid) -> String {
         guard let value = node?.string else { throw Invalid() }
         return value
     }
 
-    static func optionalInt64(_ node: JSONNode?) throws(Invalid) -> Int64? {
-        guard let node, !node.isNull else { return nil }
-        guard let value = node.int64 else { throw Invalid() }
-        return value
-    }
+    static func optionalInt64(_ node: JSONNode?) throws(Invalid) -> Int64? { try optional(node) { $0.int64 } }
 
     /// An OTLP `AnyValue` is a oneof: dispatch on its (single) member instead of probing each key.
     static func otlpAnyValue(_ node: JSONNode?) throws(Invalid) -> OTLPAnyValue {

@@ -35,33 +35,39 @@ enum JSONBenchmark {
         let encoder = JSONEncoder()
         let model = try! decoder.decode(PulseBatch.self, from: batchData)
 
-        let rows = [
-            Row(
-                document: "OTLP logs", foundation: "JSONSerialization", pulse: "parse + visit all",
-                result: Stopwatch.compare(
-                    baseline: { untypedCount(otlpData) },
-                    candidate: { FastPaths.visitAll(try! parser.parse(otlp).root) })),
-            Row(
-                document: "OTLP logs", foundation: "JSONDecoder", pulse: "parse + extract",
-                result: Stopwatch.compare(
-                    baseline: { try! decoder.decode(OTLPExportLogsRequest.self, from: otlpData).resourceLogs.count },
-                    candidate: { try! FastPaths.otlpLogs(parser.parse(otlp).root).resourceLogs.count })),
-            Row(
-                document: "Pulse batch", foundation: "JSONSerialization", pulse: "parse + visit all",
-                result: Stopwatch.compare(
-                    baseline: { untypedCount(batchData) },
-                    candidate: { FastPaths.visitAll(try! parser.parse(batch).root) })),
-            Row(
-                document: "Pulse batch", foundation: "JSONDecoder", pulse: "parse + extract",
-                result: Stopwatch.compare(
-                    baseline: { try! decoder.decode(PulseBatch.self, from: batchData).events.count },
-                    candidate: { try! FastPaths.pulseBatch(parser.parse(batch).root).events.count })),
-            Row(
-                document: "Pulse batch", foundation: "JSONEncoder", pulse: "JSONWriter",
-                result: Stopwatch.compare(
-                    baseline: { try! encoder.encode(model).count },
-                    candidate: { FastPaths.encode(model).count })),
-        ]
+        /// The two reading rows of one document: JSONSerialization against parse + visit all, and
+        /// JSONDecoder (`decode`) against parse + extract (`extract`), each returning a count.
+        func readingRows(
+            _ document: String, _ bytes: [UInt8], _ data: Data, decode: (Data) -> Int, extract: (JSONNode) -> Int
+        ) -> [Row] {
+            [
+                Row(
+                    document: document, foundation: "JSONSerialization", pulse: "parse + visit all",
+                    result: Stopwatch.compare(
+                        baseline: { untypedCount(data) },
+                        candidate: { FastPaths.visitAll(try! parser.parse(bytes).root) })),
+                Row(
+                    document: document, foundation: "JSONDecoder", pulse: "parse + extract",
+                    result: Stopwatch.compare(
+                        baseline: { decode(data) }, candidate: { extract(try! parser.parse(bytes).root) })),
+            ]
+        }
+        let rows =
+            readingRows(
+                "OTLP logs", otlp, otlpData,
+                decode: { try! decoder.decode(OTLPExportLogsRequest.self, from: $0).resourceLogs.count },
+                extract: { try! FastPaths.otlpLogs($0).resourceLogs.count })
+            + readingRows(
+                "Pulse batch", batch, batchData,
+                decode: { try! decoder.decode(PulseBatch.self, from: $0).events.count },
+                extract: { try! FastPaths.pulseBatch($0).events.count })
+            + [
+                Row(
+                    document: "Pulse batch", foundation: "JSONEncoder", pulse: "JSONWriter",
+                    result: Stopwatch.compare(
+                        baseline: { try! encoder.encode(model).count },
+                        candidate: { FastPaths.encode(model).count }))
+            ]
 
         print("")
         print(

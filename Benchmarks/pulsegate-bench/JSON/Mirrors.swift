@@ -1,4 +1,5 @@
 import PulseJSON
+import PulseProtocol
 
 // Codable mirror structs of the two sample documents: what a Foundation-based gateway would
 // decode into. The PulseJSON paths build the same OTLP structs; for the Pulse batch they build
@@ -107,7 +108,7 @@ struct OTLPLogRecord: Codable, Equatable {
 
 struct PulseBatch: Codable, Equatable {
     var identity: PulseIdentity
-    var events: [PulseEvent]
+    var events: [PulseEvent<[String: AnyJSON]>]
     var batchId: String
 }
 
@@ -123,26 +124,19 @@ struct PulseIdentity: Codable, Equatable {
     var packageName: String?
 }
 
-enum PulseEventKind: String, Codable, Equatable, CaseIterable {
-    case analytics = "Analytics"
-    case crash = "Crash"
-    case error = "Error"
-    case log = "Log"
-    case network = "Network"
-    case performance = "Performance"
-    case runtime = "Runtime"
-    case breadcrumb = "Breadcrumb"
-}
-
-struct PulseEvent: Codable, Equatable {
+/// One event record; the Codable mirror reads `attributes` as `[String: AnyJSON]`, the gateway's
+/// model (``GatewayEvent``) as `[JSONMember]`. `kind` is PulseProtocol's own (Codable) kind.
+struct PulseEvent<Attributes: Equatable>: Equatable {
     var id: String
     var timestamp: Int64
     var sessionId: String
     var kind: PulseEventKind
     var name: String
     var source: PulseSource
-    var attributes: [String: AnyJSON]
+    var attributes: Attributes
 }
+
+extension PulseEvent: Codable where Attributes: Codable {}
 
 struct PulseSource: Codable, Equatable {
     var module: String?
@@ -169,15 +163,7 @@ struct GatewayBatch: Equatable {
     }
 }
 
-struct GatewayEvent: Equatable {
-    var id: String
-    var timestamp: Int64
-    var sessionId: String
-    var kind: PulseEventKind
-    var name: String
-    var source: PulseSource
-    var attributes: [JSONMember]
-}
+typealias GatewayEvent = PulseEvent<[JSONMember]>
 
 extension AnyJSON {
     /// Converts a PulseJSON value the way the Codable mirror reads the same JSON (integral

@@ -77,10 +77,7 @@ struct GatewayRouter: Sendable {
         case "/livez", "/readyz", "/metrics":
             let response: HTTPResponse
             if request.method != .get && request.method != .head {
-                var rejected = GatewayIntake.errorResponse(
-                    IntakeRejection(.methodNotAllowed, "\(request.method) is not allowed on \(request.path); use GET"))
-                rejected.headers.set(name: "Allow", value: "GET")
-                response = rejected
+                response = GatewayIntake.onlyGetAllowed(request)
             } else if request.path == "/livez" {
                 response = OperationsEndpoints.text(.ok, "ok\n")
             } else if request.path == "/readyz" {
@@ -225,7 +222,7 @@ struct OperationsEndpoints: Sendable {
 
     func metricsResponse() async -> HTTPResponse {
         var out = PrometheusExposition()
-        out.append(metrics.render(await gauges()))
+        metrics.render(await gauges(), into: &out)
         telemetry.render(into: &out, outbox: store.outboxDepth.apps)
         return HTTPResponse(
             status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
@@ -245,13 +242,7 @@ struct OperationsEndpoints: Sendable {
         gauges.deadLetters = (try? await store.deadLetterCount()) ?? 0
         gauges.upstreamConnections = forwarder?.openConnections ?? 0
         gauges.upstreamEvictions = forwarder?.connectionEvictions ?? 0
-        let database = store.commitStatistics
-        gauges.databaseCommits = database.commits
-        gauges.groupCommits = database.groupCommits
-        gauges.groupCommittedJobs = database.groupCommittedJobs
-        gauges.largestGroupCommit = database.largestGroupCommit
-        gauges.groupSizeCounts = database.groupSizeCounts
-        gauges.groupSizeSum = database.groupSizeSum
+        gauges.database = store.commitStatistics
         gauges.requestMemoryReserved = memoryBudget.reservedBytes
         gauges.requestMemoryBudget = memoryBudget.limitBytes
         gauges.logLinesDropped = logger.droppedLines

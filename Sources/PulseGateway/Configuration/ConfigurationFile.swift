@@ -149,10 +149,6 @@ package struct ConfigurationFile: Sendable, Equatable {
                 return reader.fail(key, GatewayPolicy.dedupRetentionProblem)
             }
             dedupRetentionDays = Int64(days)
-        case "outboxMaxBatches": outboxMaxBatches = reader.integer(key, value)
-        case "outboxMaxBytes": outboxMaxBytes = reader.integer(key, value)
-        case "retryAfterSeconds": retryAfterSeconds = reader.integer(key, value)
-        case "diagnosticsGapGraceSeconds": diagnosticsGapGraceSeconds = reader.integer(key, value)
         case "logLevel":
             guard let text = reader.string(key, value) else { return }
             guard let level = LogLevel(rawValue: text) else {
@@ -166,36 +162,54 @@ package struct ConfigurationFile: Sendable, Equatable {
             } catch {
                 reader.fail(key, error.message)
             }
-        case "maxBodyBytes": maxBodyBytes = reader.integer(key, value)
-        case "requestMemoryBudgetBytes": requestMemoryBudgetBytes = reader.integer(key, value)
-        case "httpThreads": httpThreads = reader.integer(key, value)
-        case "httpHeaderTimeoutSeconds": httpHeaderTimeoutSeconds = reader.integer(key, value)
-        case "httpBodyTimeoutSeconds": httpBodyTimeoutSeconds = reader.integer(key, value)
-        case "httpMinBodyBytesPerSecond": httpMinBodyBytesPerSecond = reader.integer(key, value)
-        case "commitGatherMicroseconds": commitGatherMicroseconds = reader.integer(key, value)
-        case "commitGatherJobs": commitGatherJobs = reader.integer(key, value)
         case "forwarding":
             guard reader.object(key, value) else { return }
             for (inner, setting) in value.members {
                 let name = "forwarding." + inner
-                switch inner {
-                case "maxConnections": maxConnections = reader.integer(name, setting)
-                case "maxInFlight": maxInFlight = reader.integer(name, setting)
-                case "idleTimeoutSeconds": idleTimeoutSeconds = reader.integer(name, setting)
-                case "requestTimeoutSeconds": requestTimeoutSeconds = reader.integer(name, setting)
-                case "backoffBaseMs": backoffBaseMilliseconds = reader.integer(name, setting)
-                case "backoffMaxMs": backoffMaxMilliseconds = reader.integer(name, setting)
-                case "connectWindowSeconds": connectWindowSeconds = reader.integer(name, setting)
-                case "maxConnectsPerIdentity": maxConnectsPerIdentity = reader.integer(name, setting)
-                case "maxConnectsPerWindow": maxConnectsPerWindow = reader.integer(name, setting)
-                case "forwardWindow": forwardWindow = reader.integer(name, setting)
-                case "rescanIntervalMs": rescanIntervalMilliseconds = reader.integer(name, setting, 100...Int.max)
-                default: reader.fail(name, "unknown config key")
+                if inner == "rescanIntervalMs" {
+                    rescanIntervalMilliseconds = reader.integer(name, setting, 100...Int.max)
+                } else {
+                    readInteger(name, setting, &reader)
                 }
             }
         default:
-            reader.fail(key, "unknown config key")
+            // The table names nested keys by their path: a top-level key with a dot is unknown.
+            if key.contains(".") { return reader.fail(key, "unknown config key") }
+            readInteger(key, value, &reader)
         }
+    }
+
+    /// The integer settings read with no range of their own (the policy and configuration checks
+    /// judge their values), by key path in the file.
+    private static let integerSettings: [String: any WritableKeyPath<ConfigurationFile, Int?> & Sendable] = [
+        "outboxMaxBatches": \.outboxMaxBatches,
+        "outboxMaxBytes": \.outboxMaxBytes,
+        "retryAfterSeconds": \.retryAfterSeconds,
+        "diagnosticsGapGraceSeconds": \.diagnosticsGapGraceSeconds,
+        "maxBodyBytes": \.maxBodyBytes,
+        "requestMemoryBudgetBytes": \.requestMemoryBudgetBytes,
+        "httpThreads": \.httpThreads,
+        "httpHeaderTimeoutSeconds": \.httpHeaderTimeoutSeconds,
+        "httpBodyTimeoutSeconds": \.httpBodyTimeoutSeconds,
+        "httpMinBodyBytesPerSecond": \.httpMinBodyBytesPerSecond,
+        "commitGatherMicroseconds": \.commitGatherMicroseconds,
+        "commitGatherJobs": \.commitGatherJobs,
+        "forwarding.maxConnections": \.maxConnections,
+        "forwarding.maxInFlight": \.maxInFlight,
+        "forwarding.idleTimeoutSeconds": \.idleTimeoutSeconds,
+        "forwarding.requestTimeoutSeconds": \.requestTimeoutSeconds,
+        "forwarding.backoffBaseMs": \.backoffBaseMilliseconds,
+        "forwarding.backoffMaxMs": \.backoffMaxMilliseconds,
+        "forwarding.connectWindowSeconds": \.connectWindowSeconds,
+        "forwarding.maxConnectsPerIdentity": \.maxConnectsPerIdentity,
+        "forwarding.maxConnectsPerWindow": \.maxConnectsPerWindow,
+        "forwarding.forwardWindow": \.forwardWindow,
+    ]
+
+    /// Reads the integer setting at key path `path` (``integerSettings``), or fails an unknown key.
+    private mutating func readInteger(_ path: String, _ value: JSONNode, _ reader: inout ConfigurationReader) {
+        guard let setting = Self.integerSettings[path] else { return reader.fail(path, "unknown config key") }
+        self[keyPath: setting] = reader.integer(path, value)
     }
 
     private mutating func readAppKeys(_ value: JSONNode, _ reader: inout ConfigurationReader) {

@@ -5,7 +5,7 @@ import PulseStorage
 
 /// Everything the gateway needs to run. Built by `pulsegate serve` from flags, environment and
 /// the config file (see ``ConfigurationFile``); tests build it directly.
-package struct GatewayConfiguration: Sendable {
+package struct GatewayConfiguration: Sendable, CheckedSettings {
     /// Where the HTTP intake listens: a numeric host (`127.0.0.1`, `::1`, `0.0.0.0`) and a port; 0
     /// picks a free port.
     package var listenHost: String
@@ -110,13 +110,6 @@ package struct GatewayConfiguration: Sendable {
         self.forwarding = forwarding
     }
 
-    /// Checks the values, throwing ``GatewayError/Code/invalidConfiguration`` listing every problem
-    /// (``problems()``).
-    package func validate() throws(GatewayError) {
-        let problems = problems()
-        guard problems.isEmpty else { throw GatewayError.invalidConfiguration(problems) }
-    }
-
     /// Every problem of these settings, with the config key it concerns: the checks
     /// `pulsegate serve` runs before it starts and `pulsegate validate` reports. The TLS files are
     /// read and checked too (readable, PEM, the key matches the certificate).
@@ -181,28 +174,14 @@ package struct UpstreamAddress: Sendable, Equatable, CustomStringConvertible {
     static func split(_ text: String) -> (String, Int)? {
         var rest = Substring(text)
         if rest.hasPrefix("tcp://") { rest = rest.dropFirst(6) }
-        let host: Substring
-        let portText: Substring
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]"), rest[rest.index(after: close)...].hasPrefix(":") else {
-                return nil
-            }
-            host = rest[rest.index(after: rest.startIndex)..<close]
-            portText = rest[rest.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = rest.lastIndex(of: ":") else { return nil }
-            host = rest[..<colon]
-            portText = rest[rest.index(after: colon)...]
-        }
-        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else { return nil }
-        return (String(host), port)
+        return try? HostPort.parse(rest, allowsUnbracketedIPv6: true)
     }
 
-    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { HostPort.text(host: host, port: port) }
 }
 
 /// Intake settings that may change at run time (SIGHUP).
-package struct GatewayPolicy: Sendable, Equatable {
+package struct GatewayPolicy: Sendable, Equatable, CheckedSettings {
     /// The App ID used when a request has no `Apsio-App-Id`; `nil` makes the header required.
     package var defaultAppID: String?
     /// When set, only these App IDs are accepted (others get 403).
@@ -263,15 +242,10 @@ package struct GatewayPolicy: Sendable, Equatable {
         self.trustedProxies = trustedProxies
     }
 
-    func validate() throws(GatewayError) {
-        let problems = problems()
-        guard problems.isEmpty else { throw GatewayError.invalidConfiguration(problems) }
-    }
-
     /// Every problem of the policy, with its config key, including the cross-field rules of
     /// ``appLimits`` (a share above the global cap, limits for an app that is not allowed, a burst
     /// without a rate).
-    func problems() -> [ConfigurationProblem] {
+    package func problems() -> [ConfigurationProblem] {
         var problems: [ConfigurationProblem] = []
         func check(_ condition: Bool, _ path: String, _ message: String) {
             if !condition { problems.append(ConfigurationProblem(path, message)) }
@@ -339,7 +313,7 @@ package struct GatewayPolicy: Sendable, Equatable {
 }
 
 /// Upstream connections, in-flight bound and retry timing.
-package struct ForwardingSettings: Sendable, Equatable {
+package struct ForwardingSettings: Sendable, Equatable, CheckedSettings {
     /// The most upstream connections the forwarder has open (or opening) at once: one per device
     /// identity; the least recently used idle one closes first, and a connect waits when every
     /// connection is busy. Default 1,024: size it above the working set of identities that have
@@ -399,13 +373,8 @@ package struct ForwardingSettings: Sendable, Equatable {
         self.rescanInterval = rescanInterval
     }
 
-    func validate() throws(GatewayError) {
-        let problems = problems()
-        guard problems.isEmpty else { throw GatewayError.invalidConfiguration(problems) }
-    }
-
     /// Every problem of the forwarding settings, with its config key.
-    func problems() -> [ConfigurationProblem] {
+    package func problems() -> [ConfigurationProblem] {
         var problems: [ConfigurationProblem] = []
         func check(_ condition: Bool, _ path: String, _ message: String) {
             if !condition { problems.append(ConfigurationProblem("forwarding." + path, message)) }

@@ -14,10 +14,7 @@ struct DiagnosticsEndpoint: Sendable {
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         guard request.method == .get || request.method == .head else {
-            var response = GatewayIntake.errorResponse(
-                IntakeRejection(.methodNotAllowed, "\(request.method) is not allowed on \(Self.path); use GET"))
-            response.headers.set(name: "Allow", value: "GET")
-            return response
+            return GatewayIntake.onlyGetAllowed(request)
         }
         guard let app = request.queryValue("app"), IntakeHeaders.isValidIdentifier(app) else {
             return GatewayIntake.errorResponse(IntakeRejection(.badRequest, "query parameter app is required"))
@@ -52,16 +49,11 @@ struct DiagnosticsEndpoint: Sendable {
         }
         entries.endArray()
         body.beginObject()
-        body.key("app")
-        body.string(app)
-        body.key("generatedAtMs")
-        body.int(now)
-        body.key("gapGraceSeconds")
-        body.int(Int64(policy.diagnosticsGapGraceSeconds))
-        body.key("devicesWithGaps")
-        body.int(Int64(devicesWithGaps))
-        body.key("missingTotal")
-        body.int(missingTotal)
+        body.field("app", app)
+        body.field("generatedAtMs", now)
+        body.field("gapGraceSeconds", policy.diagnosticsGapGraceSeconds)
+        body.field("devicesWithGaps", devicesWithGaps)
+        body.field("missingTotal", missingTotal)
         body.key("devices")
         body.raw(entries.bytes)
         body.endObject()
@@ -75,46 +67,25 @@ struct DiagnosticsEndpoint: Sendable {
         gaps: (missing: [DiagnosticsLedger.MissingRange], pending: [DiagnosticsLedger.MissingRange]), missing: Int64,
         into writer: inout JSONWriter
     ) {
-        func ranges(_ list: [DiagnosticsLedger.MissingRange]) {
-            writer.beginArray()
-            for range in list {
-                writer.beginObject()
-                writer.key("from")
-                writer.int(range.from)
-                writer.key("to")
-                writer.int(range.to)
-                writer.endObject()
+        func ranges(_ key: String, _ list: [DiagnosticsLedger.MissingRange]) {
+            writer.objects(key, list) { writer, range in
+                writer.field("from", range.from)
+                writer.field("to", range.to)
             }
-            writer.endArray()
-        }
-        func optional(_ value: Int64?) {
-            if let value { writer.int(value) } else { writer.null() }
         }
         writer.beginObject()
-        writer.key("installationId")
-        writer.string(device.installationID)
-        writer.key("deviceId")
-        writer.string(device.deviceID)
-        writer.key("firstSeenMs")
-        writer.int(device.firstSeen)
-        writer.key("lastSeenMs")
-        writer.int(device.lastSeen)
-        writer.key("batchesReceived")
-        writer.int(device.batchesReceived)
-        writer.key("highestSequence")
-        writer.int(device.highestSequence)
-        writer.key("missingRanges")
-        ranges(gaps.missing)
-        writer.key("missingTotal")
-        writer.int(missing)
-        writer.key("pendingRanges")
-        ranges(gaps.pending)
-        writer.key("attempted")
-        optional(device.attempted)
-        writer.key("sentOk")
-        optional(device.sentOK)
-        writer.key("sentWithErrors")
-        optional(device.sentWithErrors)
+        writer.field("installationId", device.installationID)
+        writer.field("deviceId", device.deviceID)
+        writer.field("firstSeenMs", device.firstSeen)
+        writer.field("lastSeenMs", device.lastSeen)
+        writer.field("batchesReceived", device.batchesReceived)
+        writer.field("highestSequence", device.highestSequence)
+        ranges("missingRanges", gaps.missing)
+        writer.field("missingTotal", missing)
+        ranges("pendingRanges", gaps.pending)
+        writer.field("attempted", device.attempted)
+        writer.field("sentOk", device.sentOK)
+        writer.field("sentWithErrors", device.sentWithErrors)
         writer.key("latest")
         if let latest = device.latest { writer.raw(latest) } else { writer.null() }
         writer.endObject()

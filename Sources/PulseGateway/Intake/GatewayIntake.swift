@@ -536,6 +536,15 @@ final class GatewayIntake: Sendable {
         return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: writer.bytes)
     }
 
+    /// The 405 of a route that answers only `GET` (some also `HEAD`): an ``errorResponse(_:format:)``
+    /// naming the method and the path, with `Allow: GET`.
+    static func onlyGetAllowed(_ request: HTTPRequest) -> HTTPResponse {
+        var response = errorResponse(
+            IntakeRejection(.methodNotAllowed, "\(request.method) is not allowed on \(request.path); use GET"))
+        response.headers.set(name: "Allow", value: "GET")
+        return response
+    }
+
     /// An OTLP `Status` body (`{"code":<gRPC code>,"message":"…"}`) with the HTTP status.
     /// For protobuf requests the same `google.rpc.Status`, protobuf-encoded.
     static func errorResponse(_ rejection: IntakeRejection, format: BodyFormat = .json) -> HTTPResponse {

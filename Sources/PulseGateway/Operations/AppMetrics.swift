@@ -157,8 +157,7 @@ final class AppMetrics: Sendable {
         let counts = snapshot
         let labels = counts.keys.sorted()
         func family(_ name: String, _ kind: PrometheusExposition.Kind, _ help: String, _ value: (Counts) -> Int) {
-            out.family(name, kind, help)
-            for label in labels { out.sample(name, labels: ["app": label], value(counts[label]!)) }
+            out.metric(name, kind, help, label: "app", counts.mapValues(value))
         }
         family("pulsegate_app_requests_total", .counter, "Intake requests by app.") { $0.requests }
         family("pulsegate_app_request_bytes_total", .counter, "Intake body bytes on the wire by app.") { $0.bytes }
@@ -190,14 +189,12 @@ final class AppMetrics: Sendable {
         }
         let outbox = outboxByLabel(byApp)
         let outboxLabels = Set(labels).union(outbox.keys).sorted()
-        out.family("pulsegate_app_outbox_batches", .gauge, "Pulse batches waiting in the outbox by app.")
-        for label in outboxLabels {
-            out.sample("pulsegate_app_outbox_batches", labels: ["app": label], outbox[label]?.rows ?? 0)
-        }
-        out.family("pulsegate_app_outbox_bytes", .gauge, "Payload bytes waiting in the outbox by app.")
-        for label in outboxLabels {
-            out.sample("pulsegate_app_outbox_bytes", labels: ["app": label], outbox[label]?.bytes ?? 0)
-        }
+        out.metric(
+            "pulsegate_app_outbox_batches", .gauge, "Pulse batches waiting in the outbox by app.", label: "app",
+            Dictionary(uniqueKeysWithValues: outboxLabels.map { ($0, outbox[$0]?.rows ?? 0) }))
+        out.metric(
+            "pulsegate_app_outbox_bytes", .gauge, "Payload bytes waiting in the outbox by app.", label: "app",
+            Dictionary(uniqueKeysWithValues: outboxLabels.map { ($0, outbox[$0]?.bytes ?? 0) }))
     }
 }
 

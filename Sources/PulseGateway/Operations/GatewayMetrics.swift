@@ -1,3 +1,4 @@
+import PulseHTTP
 import PulseKit
 import PulseStorage
 import Synchronization
@@ -43,14 +44,11 @@ package final class GatewayMetrics: Sendable {
         var oversized = 0
         var derivedIdentities = 0
         var forwards: [String: Int] = [:]
-        var latencyBuckets = [Int](repeating: 0, count: GatewayMetrics.latencyBounds.count)
-        var latencyCount = 0
-        var latencySum = 0.0
+        /// `pulsegate_forward_latency_seconds`, on the buckets of ``RequestDurations``.
+        var latency = HistogramCounts(bucketCount: RequestDurations.bounds.count)
         var connects: [String: Int] = [:]
         var pruned = 0
     }
-
-    static let latencyBounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     private let counters = Mutex(Counters())
     /// Per-app counters with bounded `app` labels.
@@ -91,13 +89,7 @@ package final class GatewayMetrics: Sendable {
     }
 
     func forwardLatency(seconds: Double) {
-        counters.withLock { counters in
-            counters.latencyCount += 1
-            counters.latencySum += seconds
-            for (index, bound) in Self.latencyBounds.enumerated() where seconds <= bound {
-                counters.latencyBuckets[index] += 1
-            }
-        }
+        counters.withLock { $0.latency.observe(seconds, bounds: RequestDurations.bounds) }
     }
 
     func connect(result: String) {
@@ -124,14 +116,8 @@ package final class GatewayMetrics: Sendable {
         var deadLetters = 0
         var upstreamConnections = 0
         var upstreamEvictions = 0
-        var databaseCommits = 0
-        var groupCommits = 0
-        var groupCommittedJobs = 0
-        var largestGroupCommit = 0
-        /// Committed group commits by size (per ``SQLiteExecutor/Statistics/groupSizeBounds``, the last
-        /// one above them) and the jobs they held.
-        var groupSizeCounts: [Int] = []
-        var groupSizeSum = 0
+        /// The store's group-commit executor (``GatewayStoring/commitStatistics``).
+        var database = SQLiteExecutor.Statistics()
         /// Log lines the log stream could not take (a full disk, a closed pipe).
         var logLinesDropped = 0
         var requestMemoryReserved = 0
@@ -140,116 +126,93 @@ package final class GatewayMetrics: Sendable {
         var diagnostics: [String: (devices: Int, withGaps: Int, missing: Int64)] = [:]
     }
 
-    /// The Prometheus text exposition (version 0.0.4).
-    func render(_ gauges: Gauges) -> String {
+    /// Appends the gateway's families to the `/metrics` exposition.
+    func render(_ gauges: Gauges, into out: inout PrometheusExposition) {
         let snapshot = counters.withLock { $0 }
-        var out = ""
-        func header(_ name: String, _ type: String, _ help: String) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        out.family("pulsegate_http_requests_total", .counter, "HTTP requests by route and status code.")
+        for (key, count) in snapshot.requests.sorted(by: { $0.key < $1.key }) {
+            let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
+            out.sample("pulsegate_http_requests_total", labels: ["route": parts[0], "code": parts[1]], count)
         }
-        header("pulsegate_http_requests_total", "counter", "HTTP requests by route and status code.")
-        for key in snapshot.requests.keys.sorted() {
-            let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
-            out +=
-                "pulsegate_http_requests_total{route=\"\(parts[0])\",code=\"\(parts[1])\"} \(snapshot.requests[key]!)\n"
+        out.family("pulsegate_http_request_bytes_total", .counter, "Request body bytes, as received and decoded.")
+        out.sample("pulsegate_http_request_bytes_total", labels: ["stage": "wire"], snapshot.wireBytes)
+        out.sample("pulsegate_http_request_bytes_total", labels: ["stage": "decoded"], snapshot.decodedBytes)
+        out.metric(
+            "pulsegate_intake_records_total", .counter, "Records accepted into the outbox, by signal.", label: "signal",
+            snapshot.records)
+        out.metric("pulsegate_duplicates_total", .counter, "Batches answered as duplicates.", snapshot.duplicates)
+        out.metric(
+            "pulsegate_conflicts_total", .counter, "Batch ids reused with another body (stored as own batches).",
+            snapshot.conflicts)
+        out.metric(
+            "pulsegate_oversized_events_total", .counter, "Records dropped as too large for a Pulse batch.",
+            snapshot.oversized)
+        out.metric(
+            "pulsegate_derived_identities_total", .counter,
+            "Resources accepted with an identity the gateway derived (no device or installation id, platform or SDK version).",
+            snapshot.derivedIdentities)
+        out.metric("pulsegate_outbox_batches", .gauge, "Pulse batches waiting in the outbox.", gauges.outboxBatches)
+        out.metric("pulsegate_outbox_bytes", .gauge, "Payload bytes waiting in the outbox.", gauges.outboxBytes)
+        out.metric(
+            "pulsegate_outbox_oldest_age_seconds", .gauge, "Age of the oldest outbox row.", gauges.oldestAgeSeconds)
+        out.metric(
+            "pulsegate_dead_letters", .gauge, "Pulse batches parked in the dead-letter table.", gauges.deadLetters)
+        out.family("pulsegate_forward_total", .counter, "Upstream send outcomes by batch kind.")
+        for (key, count) in snapshot.forwards.sorted(by: { $0.key < $1.key }) {
+            let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
+            out.sample("pulsegate_forward_total", labels: ["kind": parts[0], "result": parts[1]], count)
         }
-        header("pulsegate_http_request_bytes_total", "counter", "Request body bytes, as received and decoded.")
-        out += "pulsegate_http_request_bytes_total{stage=\"wire\"} \(snapshot.wireBytes)\n"
-        out += "pulsegate_http_request_bytes_total{stage=\"decoded\"} \(snapshot.decodedBytes)\n"
-        header("pulsegate_intake_records_total", "counter", "Records accepted into the outbox, by signal.")
-        for key in snapshot.records.keys.sorted() {
-            out += "pulsegate_intake_records_total{signal=\"\(key)\"} \(snapshot.records[key]!)\n"
-        }
-        header("pulsegate_duplicates_total", "counter", "Batches answered as duplicates.")
-        out += "pulsegate_duplicates_total \(snapshot.duplicates)\n"
-        header("pulsegate_conflicts_total", "counter", "Batch ids reused with another body (stored as own batches).")
-        out += "pulsegate_conflicts_total \(snapshot.conflicts)\n"
-        header("pulsegate_oversized_events_total", "counter", "Records dropped as too large for a Pulse batch.")
-        out += "pulsegate_oversized_events_total \(snapshot.oversized)\n"
-        header(
-            "pulsegate_derived_identities_total", "counter",
-            "Resources accepted with an identity the gateway derived (no device or installation id, platform or SDK version)."
-        )
-        out += "pulsegate_derived_identities_total \(snapshot.derivedIdentities)\n"
-        header("pulsegate_outbox_batches", "gauge", "Pulse batches waiting in the outbox.")
-        out += "pulsegate_outbox_batches \(gauges.outboxBatches)\n"
-        header("pulsegate_outbox_bytes", "gauge", "Payload bytes waiting in the outbox.")
-        out += "pulsegate_outbox_bytes \(gauges.outboxBytes)\n"
-        header("pulsegate_outbox_oldest_age_seconds", "gauge", "Age of the oldest outbox row.")
-        out += "pulsegate_outbox_oldest_age_seconds \(gauges.oldestAgeSeconds)\n"
-        header("pulsegate_dead_letters", "gauge", "Pulse batches parked in the dead-letter table.")
-        out += "pulsegate_dead_letters \(gauges.deadLetters)\n"
-        header("pulsegate_forward_total", "counter", "Upstream send outcomes by batch kind.")
-        for key in snapshot.forwards.keys.sorted() {
-            let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
-            out += "pulsegate_forward_total{kind=\"\(parts[0])\",result=\"\(parts[1])\"} \(snapshot.forwards[key]!)\n"
-        }
-        header("pulsegate_forward_latency_seconds", "histogram", "Upstream request latency.")
-        for (index, bound) in Self.latencyBounds.enumerated() {
-            out += "pulsegate_forward_latency_seconds_bucket{le=\"\(bound)\"} \(snapshot.latencyBuckets[index])\n"
-        }
-        out += "pulsegate_forward_latency_seconds_bucket{le=\"+Inf\"} \(snapshot.latencyCount)\n"
-        out += "pulsegate_forward_latency_seconds_sum \(snapshot.latencySum)\n"
-        out += "pulsegate_forward_latency_seconds_count \(snapshot.latencyCount)\n"
-        header("pulsegate_upstream_connections", "gauge", "Open upstream connections.")
-        out += "pulsegate_upstream_connections \(gauges.upstreamConnections)\n"
-        header(
-            "pulsegate_upstream_evictions_total", "counter",
-            "Healthy upstream connections closed because the pool was full (maxConnections below the working set).")
-        out += "pulsegate_upstream_evictions_total \(gauges.upstreamEvictions)\n"
-        header(
-            "pulsegate_upstream_connects_total", "counter",
-            "Upstream handshakes (TCP connect plus CLIENT_CONNECT) by result.")
-        for key in snapshot.connects.keys.sorted() {
-            out += "pulsegate_upstream_connects_total{result=\"\(key)\"} \(snapshot.connects[key]!)\n"
-        }
-        header("pulsegate_db_commits_total", "counter", "Durable SQLite commits (each one fsync of the WAL).")
-        out += "pulsegate_db_commits_total \(gauges.databaseCommits)\n"
-        header("pulsegate_db_group_commits_total", "counter", "Group commits shared by concurrent writers.")
-        out += "pulsegate_db_group_commits_total \(gauges.groupCommits)\n"
-        header("pulsegate_db_group_committed_jobs_total", "counter", "Writes committed by group commits.")
-        out += "pulsegate_db_group_committed_jobs_total \(gauges.groupCommittedJobs)\n"
-        header("pulsegate_db_largest_group_commit", "gauge", "Most writes committed by one fsync so far.")
-        out += "pulsegate_db_largest_group_commit \(gauges.largestGroupCommit)\n"
-        header(
-            "pulsegate_commit_jobs_per_fsync", "histogram",
+        out.family("pulsegate_forward_latency_seconds", .histogram, "Upstream request latency.")
+        out.histogram("pulsegate_forward_latency_seconds", bounds: RequestDurations.bounds, snapshot.latency)
+        out.metric(
+            "pulsegate_upstream_connections", .gauge, "Open upstream connections.", gauges.upstreamConnections)
+        out.metric(
+            "pulsegate_upstream_evictions_total", .counter,
+            "Healthy upstream connections closed because the pool was full (maxConnections below the working set).",
+            gauges.upstreamEvictions)
+        out.metric(
+            "pulsegate_upstream_connects_total", .counter,
+            "Upstream handshakes (TCP connect plus CLIENT_CONNECT) by result.", label: "result", snapshot.connects)
+        out.metric(
+            "pulsegate_db_commits_total", .counter, "Durable SQLite commits (each one fsync of the WAL).",
+            gauges.database.commits)
+        out.metric(
+            "pulsegate_db_group_commits_total", .counter, "Group commits shared by concurrent writers.",
+            gauges.database.groupCommits)
+        out.metric(
+            "pulsegate_db_group_committed_jobs_total", .counter, "Writes committed by group commits.",
+            gauges.database.groupCommittedJobs)
+        out.metric(
+            "pulsegate_db_largest_group_commit", .gauge, "Most writes committed by one fsync so far.",
+            gauges.database.largestGroupCommit)
+        out.family(
+            "pulsegate_commit_jobs_per_fsync", .histogram,
             "Jobs (intake requests and other group-commit writes) per group-commit fsync; sum/count is the mean.")
-        var cumulative = 0
-        for (index, bound) in SQLiteExecutor.Statistics.groupSizeBounds.enumerated() {
-            cumulative += index < gauges.groupSizeCounts.count ? gauges.groupSizeCounts[index] : 0
-            out += "pulsegate_commit_jobs_per_fsync_bucket{le=\"\(bound)\"} \(cumulative)\n"
-        }
-        let groups = gauges.groupSizeCounts.reduce(0, +)
-        out += "pulsegate_commit_jobs_per_fsync_bucket{le=\"+Inf\"} \(groups)\n"
-        out += "pulsegate_commit_jobs_per_fsync_sum \(gauges.groupSizeSum)\n"
-        out += "pulsegate_commit_jobs_per_fsync_count \(groups)\n"
-        header(
-            "pulsegate_request_memory_reserved_bytes", "gauge",
-            "Memory reserved by requests in flight (bodies and their decoding working sets).")
-        out += "pulsegate_request_memory_reserved_bytes \(gauges.requestMemoryReserved)\n"
-        header(
-            "pulsegate_request_memory_budget_bytes", "gauge", "The request memory budget (requestMemoryBudgetBytes).")
-        out += "pulsegate_request_memory_budget_bytes \(gauges.requestMemoryBudget)\n"
-        let apps = gauges.diagnostics.keys.sorted()
-        header("pulsegate_diagnostics_devices", "gauge", "Installations that sent sequence numbers or diagnostics.")
-        for app in apps {
-            out += "pulsegate_diagnostics_devices{app=\"\(app)\"} \(gauges.diagnostics[app]!.devices)\n"
-        }
-        header(
-            "pulsegate_diagnostics_devices_with_gaps", "gauge",
-            "Installations with batch sequence numbers missing past the grace period.")
-        for app in apps {
-            out += "pulsegate_diagnostics_devices_with_gaps{app=\"\(app)\"} \(gauges.diagnostics[app]!.withGaps)\n"
-        }
-        header(
-            "pulsegate_diagnostics_missing_batches", "gauge", "Batch sequence numbers missing past the grace period.")
-        for app in apps {
-            out += "pulsegate_diagnostics_missing_batches{app=\"\(app)\"} \(gauges.diagnostics[app]!.missing)\n"
-        }
-        header("pulsegate_dedup_pruned_total", "counter", "Expired dedup keys pruned.")
-        out += "pulsegate_dedup_pruned_total \(snapshot.pruned)\n"
-        header("pulsegate_log_lines_dropped_total", "counter", "Log lines dropped because the log stream failed.")
-        out += "pulsegate_log_lines_dropped_total \(gauges.logLinesDropped)\n"
-        return out
+        out.histogram(
+            "pulsegate_commit_jobs_per_fsync", bounds: SQLiteExecutor.Statistics.groupSizeBounds.map(Double.init),
+            counts: gauges.database.groupSizeCounts, sum: Double(gauges.database.groupSizeSum),
+            count: gauges.database.groupSizeCounts.reduce(0, +)
+        )
+        out.metric(
+            "pulsegate_request_memory_reserved_bytes", .gauge,
+            "Memory reserved by requests in flight (bodies and their decoding working sets).",
+            gauges.requestMemoryReserved)
+        out.metric(
+            "pulsegate_request_memory_budget_bytes", .gauge, "The request memory budget (requestMemoryBudgetBytes).",
+            gauges.requestMemoryBudget)
+        out.metric(
+            "pulsegate_diagnostics_devices", .gauge, "Installations that sent sequence numbers or diagnostics.",
+            label: "app", gauges.diagnostics.mapValues(\.devices))
+        out.metric(
+            "pulsegate_diagnostics_devices_with_gaps", .gauge,
+            "Installations with batch sequence numbers missing past the grace period.", label: "app",
+            gauges.diagnostics.mapValues(\.withGaps))
+        out.metric(
+            "pulsegate_diagnostics_missing_batches", .gauge, "Batch sequence numbers missing past the grace period.",
+            label: "app", gauges.diagnostics.mapValues { Int($0.missing) })
+        out.metric("pulsegate_dedup_pruned_total", .counter, "Expired dedup keys pruned.", snapshot.pruned)
+        out.metric(
+            "pulsegate_log_lines_dropped_total", .counter, "Log lines dropped because the log stream failed.",
+            gauges.logLinesDropped)
     }
 }

@@ -84,10 +84,7 @@ final class GatewayTelemetry: Sendable {
         out.sample("pulsegate_build_info", labels: ["version": version, "component": "gateway"], 1)
         durations.render(into: &out)
         apps.render(into: &out, outbox: outbox)
-        for limit in limits.withLock({ $0 }) {
-            out.family(limit.name, .gauge, limit.help)
-            out.sample(limit.name, limit.value)
-        }
+        for limit in limits.withLock({ $0 }) { out.metric(limit.name, .gauge, limit.help, limit.value) }
         ProcessMetrics.current().render(into: &out)
     }
 }

@@ -9,23 +9,13 @@ final class RequestDurations: Sendable {
     /// Bucket upper bounds, seconds.
     static let bounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-    private struct Series {
-        var buckets = [Int](repeating: 0, count: RequestDurations.bounds.count)
-        var count = 0
-        var sum = 0.0
-    }
-
-    private let series = Mutex<[String: Series]>([:])
+    private let series = Mutex<[String: HistogramCounts]>([:])
 
     /// Records one answer that took `seconds`.
     func observe(route: String, status: Int, seconds: Double) {
         let key = route + "\u{0}" + Self.statusClass(status)
         series.withLock { all in
-            var entry = all[key] ?? Series()
-            entry.count += 1
-            entry.sum += seconds
-            if let index = Self.bounds.firstIndex(where: { seconds <= $0 }) { entry.buckets[index] += 1 }
-            all[key] = entry
+            all[key, default: HistogramCounts(bucketCount: Self.bounds.count)].observe(seconds, bounds: Self.bounds)
         }
     }
 
@@ -44,10 +34,9 @@ final class RequestDurations: Sendable {
             "Time from a complete request to its response, by route and status class.")
         for key in snapshot.keys.sorted() {
             let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
-            let entry = snapshot[key]!
             out.histogram(
                 "pulsegate_http_request_duration_seconds", labels: ["route": parts[0], "status": parts[1]],
-                bounds: Self.bounds, counts: entry.buckets, sum: entry.sum, count: entry.count)
+                bounds: Self.bounds, snapshot[key]!)
         }
     }
 }

@@ -18,10 +18,7 @@ struct StatusEndpoint: Sendable {
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         guard request.method == .get || request.method == .head else {
-            var rejected = GatewayIntake.errorResponse(
-                IntakeRejection(.methodNotAllowed, "\(request.method) is not allowed on \(request.path); use GET"))
-            rejected.headers.set(name: "Allow", value: "GET")
-            return rejected
+            return GatewayIntake.onlyGetAllowed(request)
         }
         let snapshot = await self.snapshot()
         if request.path == Self.jsonPath {

@@ -25,12 +25,7 @@ struct PolicyEndpoint: Sendable {
     static let revisionHeader = "Apsio-Policy-Revision"
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        guard request.method == .get else {
-            var response = GatewayIntake.errorResponse(
-                IntakeRejection(.methodNotAllowed, "\(request.method) is not allowed on \(Self.path); use GET"))
-            response.headers.set(name: "Allow", value: "GET")
-            return response
-        }
+        guard request.method == .get else { return GatewayIntake.onlyGetAllowed(request) }
         let gatewayPolicy = policy()
         let app: String
         do {

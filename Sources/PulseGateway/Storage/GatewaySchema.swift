@@ -34,36 +34,47 @@ import PulseStorage
 /// about a fifth of the bytes; `payload_bytes` keeps the plaintext length, which is what the
 /// outbox byte cap, `/metrics` and `pulsegate outbox` count. Rows written before it are plain (0).
 enum GatewaySchema {
+    /// The columns `dedup` has had since `001` (`005` rebuilt it with another key).
+    private static let dedupColumns = """
+        app TEXT NOT NULL,
+        batch_id TEXT NOT NULL,
+        body_hash BLOB NOT NULL,
+        first_seen INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        sent_at INTEGER,
+        duplicates INTEGER NOT NULL DEFAULT 0,
+        conflicts INTEGER NOT NULL DEFAULT 0,
+        """
+
+    /// The batch columns `001` created `outbox` and `dead_letter` with, after `seq`: a dead letter
+    /// is an outbox row the upstream refused, with its own attempt and failure columns.
+    private static let batchColumns = """
+        app TEXT NOT NULL,
+        identity_key TEXT NOT NULL,
+        identity BLOB NOT NULL,
+        kind INTEGER NOT NULL,
+        priority INTEGER NOT NULL,
+        pulse_batch_id TEXT NOT NULL,
+        payload BLOB NOT NULL,
+        compression INTEGER NOT NULL,
+        record_count INTEGER NOT NULL,
+        fallback BLOB,
+        http_batch_id TEXT NOT NULL,
+        """
+
     static var migrator: Migrator {
         var migrator = Migrator()
         migrator.append(
             "001_gateway_dedup_outbox",
             sql: """
                 CREATE TABLE dedup (
-                    app TEXT NOT NULL,
-                    batch_id TEXT NOT NULL,
-                    body_hash BLOB NOT NULL,
-                    first_seen INTEGER NOT NULL,
-                    expires_at INTEGER NOT NULL,
-                    sent_at INTEGER,
-                    duplicates INTEGER NOT NULL DEFAULT 0,
-                    conflicts INTEGER NOT NULL DEFAULT 0,
+                    \(dedupColumns)
                     PRIMARY KEY (app, batch_id)
                 ) WITHOUT ROWID;
                 CREATE INDEX dedup_by_expiry ON dedup(expires_at);
                 CREATE TABLE outbox (
                     seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                    app TEXT NOT NULL,
-                    identity_key TEXT NOT NULL,
-                    identity BLOB NOT NULL,
-                    kind INTEGER NOT NULL,
-                    priority INTEGER NOT NULL,
-                    pulse_batch_id TEXT NOT NULL,
-                    payload BLOB NOT NULL,
-                    compression INTEGER NOT NULL,
-                    record_count INTEGER NOT NULL,
-                    fallback BLOB,
-                    http_batch_id TEXT NOT NULL,
+                    \(batchColumns)
                     attempts INTEGER NOT NULL DEFAULT 0,
                     next_attempt_at INTEGER NOT NULL,
                     created_at INTEGER NOT NULL,
@@ -72,17 +83,7 @@ enum GatewaySchema {
                 CREATE INDEX outbox_by_identity ON outbox(identity_key, priority, seq);
                 CREATE TABLE dead_letter (
                     seq INTEGER PRIMARY KEY,
-                    app TEXT NOT NULL,
-                    identity_key TEXT NOT NULL,
-                    identity BLOB NOT NULL,
-                    kind INTEGER NOT NULL,
-                    priority INTEGER NOT NULL,
-                    pulse_batch_id TEXT NOT NULL,
-                    payload BLOB NOT NULL,
-                    compression INTEGER NOT NULL,
-                    record_count INTEGER NOT NULL,
-                    fallback BLOB,
-                    http_batch_id TEXT NOT NULL,
+                    \(batchColumns)
                     attempts INTEGER NOT NULL,
                     created_at INTEGER NOT NULL,
                     failed_at INTEGER NOT NULL,
@@ -141,14 +142,7 @@ enum GatewaySchema {
             "005_dedup_keyed_by_body_hash",
             sql: """
                 CREATE TABLE dedup_by_body (
-                    app TEXT NOT NULL,
-                    batch_id TEXT NOT NULL,
-                    body_hash BLOB NOT NULL,
-                    first_seen INTEGER NOT NULL,
-                    expires_at INTEGER NOT NULL,
-                    sent_at INTEGER,
-                    duplicates INTEGER NOT NULL DEFAULT 0,
-                    conflicts INTEGER NOT NULL DEFAULT 0,
+                    \(dedupColumns)
                     PRIMARY KEY (app, batch_id, body_hash)
                 ) WITHOUT ROWID;
                 INSERT INTO dedup_by_body(app, batch_id, body_hash, first_seen, expires_at, sent_at, duplicates,

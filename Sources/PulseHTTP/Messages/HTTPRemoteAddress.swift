@@ -1,3 +1,5 @@
+import PulseKit
+
 /// The network address of the peer that sent a request.
 package struct HTTPRemoteAddress: Sendable, Hashable, CustomStringConvertible {
     /// The numeric host: dotted IPv4 (also for IPv4-mapped IPv6 peers) or IPv6 text.
@@ -13,6 +15,6 @@ package struct HTTPRemoteAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// `host:port`, with IPv6 hosts in brackets.
     package var description: String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        HostPort.text(host: host, port: port)
     }
 }

@@ -57,16 +57,14 @@ package struct ProcessMetrics: Sendable, Equatable {
 
     /// Appends the `process_*` families.
     package func render(into out: inout PrometheusExposition) {
-        out.family("process_cpu_seconds_total", .counter, "Total user and system CPU time spent in seconds.")
-        out.sample("process_cpu_seconds_total", cpuSeconds)
-        out.family("process_resident_memory_bytes", .gauge, "Resident memory size in bytes.")
-        out.sample("process_resident_memory_bytes", residentBytes)
-        out.family("process_open_fds", .gauge, "Number of open file descriptors.")
-        out.sample("process_open_fds", openFileDescriptors)
-        out.family("process_max_fds", .gauge, "Maximum number of open file descriptors.")
-        out.sample("process_max_fds", maxFileDescriptors)
-        out.family("process_start_time_seconds", .gauge, "Start time of the process since unix epoch in seconds.")
-        out.sample("process_start_time_seconds", startTimeSeconds)
+        out.metric(
+            "process_cpu_seconds_total", .counter, "Total user and system CPU time spent in seconds.", cpuSeconds)
+        out.metric("process_resident_memory_bytes", .gauge, "Resident memory size in bytes.", residentBytes)
+        out.metric("process_open_fds", .gauge, "Number of open file descriptors.", openFileDescriptors)
+        out.metric("process_max_fds", .gauge, "Maximum number of open file descriptors.", maxFileDescriptors)
+        out.metric(
+            "process_start_time_seconds", .gauge, "Start time of the process since unix epoch in seconds.",
+            startTimeSeconds)
     }
 
     /// Read once: it does not change.

@@ -41,6 +41,35 @@ package struct PrometheusExposition: Sendable {
         line(name, labels, Self.format(value))
     }
 
+    /// A family of one unlabelled sample: its `# HELP` and `# TYPE` lines, then the value.
+    package mutating func metric(_ name: String, _ kind: Kind, _ help: String, _ value: Int) {
+        family(name, kind, help)
+        sample(name, value)
+    }
+
+    /// A family of one unlabelled floating-point sample.
+    package mutating func metric(_ name: String, _ kind: Kind, _ help: String, _ value: Double) {
+        family(name, kind, help)
+        sample(name, value)
+    }
+
+    /// A family with one label: a sample per entry of `values`, in the order of the label values.
+    package mutating func metric(
+        _ name: String, _ kind: Kind, _ help: String, label: String, _ values: [String: Int]
+    ) {
+        family(name, kind, help)
+        for (value, count) in values.sorted(by: { $0.key < $1.key }) {
+            sample(name, labels: [label: value], count)
+        }
+    }
+
+    /// The samples of one histogram series (see ``HistogramCounts``).
+    package mutating func histogram(
+        _ name: String, labels: KeyValuePairs<String, String> = [:], bounds: [Double], _ series: HistogramCounts
+    ) {
+        histogram(name, labels: labels, bounds: bounds, counts: series.buckets, sum: series.sum, count: series.count)
+    }
+
     /// The samples of one histogram series: cumulative `_bucket` lines for `bounds` (per-bucket
     /// counts in `counts`, one per bound; observations above the last bound are only in `count`),
     /// then `+Inf`, `_sum` and `_count`.
@@ -57,11 +86,6 @@ package struct PrometheusExposition: Sendable {
         text += "\(name)_bucket{\(prefix)le=\"+Inf\"} \(count)\n"
         line(name + "_sum", labels, Self.format(sum))
         line(name + "_count", labels, String(count))
-    }
-
-    /// Appends text written elsewhere (already in the exposition format).
-    package mutating func append(_ exposition: String) {
-        text += exposition
     }
 
     private mutating func line(_ name: String, _ labels: KeyValuePairs<String, String>, _ value: String) {

@@ -18,40 +18,22 @@ package struct IngestListenAddress: Sendable, Hashable, CustomStringConvertible 
     ///
     /// - Throws: ``IngestError/Code/invalidConfiguration`` for a missing host or an invalid port.
     package init(parsing text: String) throws(IngestError) {
-        let host: Substring
-        let portText: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else {
-                throw IngestError(.invalidConfiguration, "address '\(text)' has an unclosed '['")
-            }
-            host = text[text.index(after: text.startIndex)..<close]
-            let rest = text[text.index(after: close)...]
-            guard rest.hasPrefix(":") else {
-                throw IngestError(.invalidConfiguration, "address '\(text)' needs a port after ']'")
-            }
-            portText = rest.dropFirst()
-        } else {
-            guard let colon = text.lastIndex(of: ":") else {
-                throw IngestError(.invalidConfiguration, "address '\(text)' must be HOST:PORT")
-            }
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-            if host.contains(":") {
-                throw IngestError(.invalidConfiguration, "IPv6 address '\(text)' must be written as [HOST]:PORT")
-            }
+        do {
+            (self.host, self.port) = try HostPort.parse(Substring(text), allowsUnbracketedIPv6: false)
+        } catch {
+            let problem =
+                switch error {
+                case .unclosedBracket: "address '\(text)' has an unclosed '['"
+                case .noPortAfterBracket: "address '\(text)' needs a port after ']'"
+                case .noPort: "address '\(text)' must be HOST:PORT"
+                case .unbracketedIPv6: "IPv6 address '\(text)' must be written as [HOST]:PORT"
+                case .noHost: "address '\(text)' has no host"
+                case .invalidPort: "address '\(text)' has an invalid port"
+                }
+            throw IngestError(.invalidConfiguration, problem)
         }
-        guard !host.isEmpty else {
-            throw IngestError(.invalidConfiguration, "address '\(text)' has no host")
-        }
-        guard let port = Int(portText), (0...65_535).contains(port) else {
-            throw IngestError(.invalidConfiguration, "address '\(text)' has an invalid port")
-        }
-        self.host = String(host)
-        self.port = port
     }
 
     /// `HOST:PORT`, with brackets around an IPv6 host.
-    package var description: String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-    }
+    package var description: String { HostPort.text(host: host, port: port) }
 }
