@@ -155,7 +155,7 @@ enum AnyValue {
                     try MappingWalk.check(skipped: element["value"], .anyValue)
                     continue
                 }
-                if let text = name.string, Redaction.isSensitive(text) {
+                if name.withUTF8({ Redaction.isSensitive(utf8: $0) }) == true {
                     writer.string(Redaction.placeholder)
                     try MappingWalk.check(skipped: element["value"], .anyValue)
                 } else {

@@ -36,22 +36,25 @@ enum Redaction {
     /// Whether the value of `key` must be replaced by the placeholder.
     static func isSensitive(_ key: String) -> Bool {
         var key = key
-        return key.withUTF8 { utf8 in
-            candidates.withUnsafeBufferPointer { candidates in
-                fragmentBytes.withUnsafeBufferPointer { fragments in
-                    fragmentStarts.withUnsafeBufferPointer { starts in
-                        for start in utf8.indices {
-                            var mask = candidates[Int(utf8[start])]
-                            while mask != 0 {
-                                let fragment = mask.trailingZeroBitCount
-                                mask &= mask &- 1
-                                let prefix = UnsafeBufferPointer(
-                                    rebasing: fragments[starts[fragment]..<starts[fragment + 1]])
-                                if startsWithIgnoringASCIICase(utf8, at: start, prefix) { return true }
-                            }
+        return key.withUTF8 { isSensitive(utf8: $0) }
+    }
+
+    /// Whether the value of the key whose UTF-8 bytes are `utf8` must be replaced by the placeholder.
+    static func isSensitive(utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        candidates.withUnsafeBufferPointer { candidates in
+            fragmentBytes.withUnsafeBufferPointer { fragments in
+                fragmentStarts.withUnsafeBufferPointer { starts in
+                    for start in utf8.indices {
+                        var mask = candidates[Int(utf8[start])]
+                        while mask != 0 {
+                            let fragment = mask.trailingZeroBitCount
+                            mask &= mask &- 1
+                            let prefix = UnsafeBufferPointer(
+                                rebasing: fragments[starts[fragment]..<starts[fragment + 1]])
+                            if startsWithIgnoringASCIICase(utf8, at: start, prefix) { return true }
                         }
-                        return false
                     }
+                    return false
                 }
             }
         }
@@ -79,5 +82,17 @@ enum Redaction {
     static func strippingQueryAndFragment(_ url: String) -> String {
         guard let cut = url.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return url }
         return String(url[..<cut])
+    }
+
+    /// The UTF-8 bytes of ``strippingQueryAndFragment(_:)`` of an ASCII `url` (a prefix of it),
+    /// found byte by byte; `nil` when `url` is not ASCII, whose characters the `String` form
+    /// compares (a `?` with a combining mark after it is no separator).
+    static func strippingQueryAndFragment(ascii url: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        var cut = url.count
+        for (offset, byte) in url.enumerated() {
+            guard byte < 0x80 else { return nil }
+            if cut == url.count && (byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")) { cut = offset }
+        }
+        return UnsafeBufferPointer(rebasing: url[..<cut])
     }
 }

@@ -14,12 +14,15 @@ extension ResourceMapper {
         for attribute in list.elements {
             try MappingWalk.enter(element: attribute, .keyValue)
             let value = attribute["value"]
-            guard let key = attribute["key"]?.string else {
+            // The key is read as the bytes the document holds: its role, whether it is sensitive.
+            guard let key = attribute["key"],
+                let (role, sensitive) = key.withUTF8({ (RecordScan.role($0), Redaction.isSensitive(utf8: $0)) })
+            else {
                 try MappingWalk.check(skipped: value, .anyValue)
                 continue
             }
             var isURL = false
-            if let role = RecordScan.roles[key] {
+            if let role {
                 switch role {
                 case .dropped:
                     try MappingWalk.check(skipped: value, .anyValue)
@@ -29,18 +32,31 @@ extension ResourceMapper {
                 }
                 scan.observe(role, value)
             }
-            attributes.key(key)
-            if Redaction.isSensitive(key) {
+            _ = key.withUTF8 { attributes.key(utf8: $0) }
+            if sensitive {
                 attributes.string(Redaction.placeholder)
                 try MappingWalk.check(skipped: value, .anyValue)
-            } else if isURL, let url = AnyValue.string(value) {
-                attributes.string(Redaction.strippingQueryAndFragment(url))
+            } else if isURL, let url = value?["stringValue"], url.kind == .string {
+                writeStrippedURL(url)
                 try MappingWalk.check(skipped: value, .anyValue)
             } else {
                 try AnyValue.write(value, into: &attributes)
             }
         }
         return scan
+    }
+
+    /// Writes the string `url` without its query string and fragment (``Redaction``), straight
+    /// from the document's bytes when they are ASCII.
+    private mutating func writeStrippedURL(_ url: JSONNode) {
+        let written = url.withUTF8 { bytes -> Bool in
+            guard let stripped = Redaction.strippingQueryAndFragment(ascii: bytes) else { return false }
+            attributes.string(utf8: stripped)
+            return true
+        }
+        if written != true, let text = url.string {
+            attributes.string(Redaction.strippingQueryAndFragment(text))
+        }
     }
 
     /// Starts the attributes object of a record with the record's attributes (``writeAttributes(_:)``).

@@ -1,4 +1,3 @@
-import Glibc
 import OTLPProtobuf
 import PulseJSON
 
@@ -8,9 +7,8 @@ extension OTLPValidator {
 
     /// The fields of one OTLP message.
     final class Schema: Sendable {
-        /// The JSON names, one after the other (``nameEnds`` delimits them).
-        private let names: [UInt8]
-        private let nameEnds: [Int]
+        /// The JSON names, by field index.
+        private let names: KeyTable
         let forms: [Form]
         let displays: [String]
 
@@ -18,16 +16,9 @@ extension OTLPValidator {
         init(_ message: MessageSchema) {
             let fields = message.fields.filter { !$0.isDevelopment }
             precondition(fields.count <= 64, "duplicate detection keeps one bit per field")
-            var names: [UInt8] = []
-            var nameEnds: [Int] = []
-            for field in fields {
-                field.name.withUTF8Buffer { names.append(contentsOf: $0) }
-                nameEnds.append(names.count)
-            }
-            self.names = names
-            self.nameEnds = nameEnds
-            forms = fields.map(Form.init)
             displays = fields.map { $0.name.description }
+            names = KeyTable(displays)
+            forms = fields.map(Form.init)
         }
 
         /// The bits of the fields named `names` (JSON names), for ``OTLPValidator/check(members:_:deferring:)``.
@@ -41,25 +32,9 @@ extension OTLPValidator {
         }
 
         /// The index of the field named by `key`, or `nil` for an unknown member.
+        @inline(__always)
         func field(_ key: JSONNode) -> Int? {
-            key.withUTF8 { (bytes) -> Int? in
-                names.withUnsafeBufferPointer { names in
-                    nameEnds.withUnsafeBufferPointer { ends in
-                        var start = 0
-                        for index in 0..<ends.count {
-                            let end = ends[index]
-                            if end - start == bytes.count
-                                && (bytes.isEmpty
-                                    || memcmp(names.baseAddress! + start, bytes.baseAddress!, bytes.count) == 0)
-                            {
-                                return index
-                            }
-                            start = end
-                        }
-                        return nil
-                    }
-                }
-            } ?? nil
+            names.index(key)
         }
     }
 }
