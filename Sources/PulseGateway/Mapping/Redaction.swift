@@ -26,6 +26,18 @@ enum Redaction {
         }
         return table
     }()
+    /// For each byte, a bit per fragment whose second byte it is (either case): a position is
+    /// compared only with the fragments whose first two bytes it starts with.
+    private static let secondCandidates: [UInt16] = {
+        precondition(sensitiveFragments.allSatisfy { $0.utf8.count >= 2 }, "two bytes or more per fragment")
+        var table = [UInt16](repeating: 0, count: 256)
+        for (index, fragment) in sensitiveFragments.enumerated() {
+            let second = Array(fragment.utf8)[1]
+            table[Int(second)] |= 1 << index
+            table[Int(second & 0xDF)] |= 1 << index
+        }
+        return table
+    }()
 
     /// Attributes whose value is a URL that loses its query string and fragment.
     static let urlKeys: Set<String> = ["url.full", "http.url", "http.target", "url.original"]
@@ -42,19 +54,22 @@ enum Redaction {
     /// Whether the value of the key whose UTF-8 bytes are `utf8` must be replaced by the placeholder.
     static func isSensitive(utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         candidates.withUnsafeBufferPointer { candidates in
-            fragmentBytes.withUnsafeBufferPointer { fragments in
-                fragmentStarts.withUnsafeBufferPointer { starts in
-                    for start in utf8.indices {
-                        var mask = candidates[Int(utf8[start])]
-                        while mask != 0 {
-                            let fragment = mask.trailingZeroBitCount
-                            mask &= mask &- 1
-                            let prefix = UnsafeBufferPointer(
-                                rebasing: fragments[starts[fragment]..<starts[fragment + 1]])
-                            if startsWithIgnoringASCIICase(utf8, at: start, prefix) { return true }
+            secondCandidates.withUnsafeBufferPointer { seconds in
+                fragmentBytes.withUnsafeBufferPointer { fragments in
+                    fragmentStarts.withUnsafeBufferPointer { starts in
+                        // Every fragment has two bytes or more: a match starts before the last byte.
+                        for start in utf8.indices.dropLast() {
+                            var mask = candidates[Int(utf8[start])] & seconds[Int(utf8[start + 1])]
+                            while mask != 0 {
+                                let fragment = mask.trailingZeroBitCount
+                                mask &= mask &- 1
+                                let prefix = UnsafeBufferPointer(
+                                    rebasing: fragments[starts[fragment]..<starts[fragment + 1]])
+                                if startsWithIgnoringASCIICase(utf8, at: start, prefix) { return true }
+                            }
                         }
+                        return false
                     }
-                    return false
                 }
             }
         }

@@ -59,6 +59,25 @@ extension ResourceMapper {
         }
     }
 
+    /// Writes `key` and the id string `id` in lower case, when `id` is a non-empty string: its
+    /// ASCII letters lowered byte by byte (the type checks let only hex digits through), other
+    /// text as `String.lowercased()` has it.
+    mutating func writeLowercasedID(_ key: String, _ id: JSONNode?) {
+        guard let id, let count = id.withUTF8({ $0.count }), count > 0 else { return }
+        attributes.key(key)
+        let written = id.withUTF8 { bytes -> Bool in
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return false }
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { lowered in
+                for (offset, byte) in bytes.enumerated() {
+                    lowered[offset] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                }
+                attributes.string(utf8: UnsafeBufferPointer(lowered))
+            }
+            return true
+        }
+        if written != true, let text = id.string { attributes.string(text.lowercased()) }
+    }
+
     /// Starts the attributes object of a record with the record's attributes (``writeAttributes(_:)``).
     mutating func beginAttributes(_ list: JSONNode?) throws(MappingProblem) -> RecordScan {
         attributes.reset()

@@ -15,7 +15,7 @@ extension OTLPValidator {
         /// The JSON fields of `message` (its development fields left out).
         init(_ message: MessageSchema) {
             let fields = message.fields.filter { !$0.isDevelopment }
-            precondition(fields.count <= 64, "duplicate detection keeps one bit per field")
+            precondition(fields.count <= MessageFields.capacity, "the walk keeps the fields of a message inline")
             displays = fields.map { $0.name.description }
             names = KeyTable(displays)
             forms = fields.map(Form.init)
@@ -23,12 +23,13 @@ extension OTLPValidator {
 
         /// The bits of the fields named `names` (JSON names), for ``OTLPValidator/check(members:_:deferring:)``.
         func mask(_ names: String...) -> UInt64 {
-            names.reduce(0) { mask, name in
-                guard let index = displays.firstIndex(of: name) else {
-                    preconditionFailure("no field \(name)")
-                }
-                return mask | 1 << UInt64(index)
-            }
+            names.reduce(0) { mask, name in mask | 1 << UInt64(field(named: name)) }
+        }
+
+        /// The index of the field named `name` (a JSON name the message has).
+        func field(named name: String) -> Int {
+            guard let index = displays.firstIndex(of: name) else { preconditionFailure("no field \(name)") }
+            return index
         }
 
         /// The index of the field named by `key`, or `nil` for an unknown member.
