@@ -97,11 +97,11 @@ enum MappingWalk {
     /// (``MessageFields``), found in the same pass.
     @inline(__always)
     static func fields(of object: JSONNode, _ kind: MessageKind) throws(MappingProblem) -> MessageFields {
-        var fields = MessageFields()
+        var fields = MessageFields(of: object)
         do {
             try OTLPValidator.check(
                 members: object, OTLPValidator.schemas[kind.rawValue], deferring: deferred[kind.rawValue]
-            ) { fields[$0] = $1 }
+            ) { fields.note($0, $1) }
         } catch {
             throw .invalid(error)
         }

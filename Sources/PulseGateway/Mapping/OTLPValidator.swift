@@ -158,6 +158,11 @@ enum OTLPValidator {
     /// The value of the decimal digits `bytes` (as `UInt64(_:)` reads them), `nil` beyond `UInt64.max`.
     private static func digits(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
         var value: UInt64 = 0
+        // Up to 19 digits (below 10^19) cannot overflow.
+        guard bytes.count > 19 else {
+            for byte in bytes { value = value &* 10 &+ UInt64(byte &- UInt8(ascii: "0")) }
+            return value
+        }
         for byte in bytes {
             let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
             let (sum, carry) = times10.addingReportingOverflow(UInt64(byte &- UInt8(ascii: "0")))
