@@ -235,10 +235,10 @@ let fuzzTargets: [Target] =
             name: "fuzz-frame", dependencies: ["MsgTrans"], path: "Fuzz/fuzz-frame",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
-            name: "fuzz-json", dependencies: ["PulseGateway", "PulseJSON"], path: "Fuzz/fuzz-json",
+            name: "fuzz-json", dependencies: ["PulseGateway", "PulseJSON", "PulseKit"], path: "Fuzz/fuzz-json",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
-            name: "fuzz-protobuf", dependencies: ["OTLPProtobuf", "PulseGateway", "PulseJSON"],
+            name: "fuzz-protobuf", dependencies: ["OTLPProtobuf", "PulseGateway", "PulseJSON", "PulseKit"],
             path: "Fuzz/fuzz-protobuf",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]),
     ] : []

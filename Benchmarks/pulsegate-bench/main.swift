@@ -11,7 +11,7 @@ let usage = """
            pulsegate-bench json-samples [directory]      write the sample documents
            pulsegate-bench json-loop <workload> <count>  run one workload for a profiler
            pulsegate-bench mapping                       the one walk: type checks, mapping, diagnostics
-           pulsegate-bench mapping-loop <count>          map the sample request <count> times, for a profiler
+           pulsegate-bench mapping-loop <count> [file]   map the sample request (or a .json/.pb one) <count> times, for a profiler
            pulsegate-bench stages [protobuf-file]        intake stages per request: parse, walk, encode
            pulsegate-bench decode-loop <count>           decode the protobuf sample <count> times, for a profiler
            pulsegate-bench sqlite-ceiling [--seconds S] [--concurrency N] [--payload-bytes B] [--dir D]
@@ -37,9 +37,10 @@ case "json-loop" where arguments.count == 3 && Int(arguments[2]) != nil:
 case "mapping":
     // The gateway's one walk over an OTLP/JSON request: type checks, mapping, diagnostics.
     exit(MappingBenchmark.run() ? 0 : 1)
-case "mapping-loop" where arguments.count == 2 && Int(arguments[1]) != nil:
-    // Maps the sample request a fixed number of times, untimed, for profilers (callgrind).
-    exit(MappingBenchmark.loop(iterations: Int(arguments[1])!) ? 0 : 1)
+case "mapping-loop" where (2...3).contains(arguments.count) && Int(arguments[1]) != nil:
+    // Maps the sample request (or the one in a file) a fixed number of times, untimed, for
+    // profilers (callgrind).
+    exit(MappingBenchmark.loop(iterations: Int(arguments[1])!, file: arguments.count == 3 ? arguments[2] : nil) ? 0 : 1)
 case "stages":
     // The intake's work per request stage by stage (parse/decode, validate, map, encode).
     exit(StageBenchmark.run(protobufPath: arguments.count > 1 ? arguments[1] : nil) ? 0 : 1)

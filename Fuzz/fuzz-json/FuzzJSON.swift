@@ -11,6 +11,7 @@
 
 import PulseGateway
 import PulseJSON
+import PulseKit
 
 /// libFuzzer calls the entry point from a single thread, one input at a time.
 nonisolated(unsafe) private let parser = JSONParser(maxDepth: 64, maxBytes: 1 << 20)

@@ -15,6 +15,7 @@
 import OTLPProtobuf
 import PulseGateway
 import PulseJSON
+import PulseKit
 
 /// Small output bound keeps executions fast and makes the size check reachable.
 private let limits = OTLPProtobufLimits(maxDepth: 32, maxOutputBytes: 1 << 20)

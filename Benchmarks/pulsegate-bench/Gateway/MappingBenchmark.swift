@@ -1,3 +1,4 @@
+import Foundation
 import PulseGateway
 import PulseJSON
 
@@ -20,12 +21,32 @@ enum MappingBenchmark {
     }
 
     /// Walks the sample request `iterations` times, untimed (instruction counts under
-    /// `valgrind --tool=callgrind` compare builds on a loaded machine).
-    static func loop(iterations: Int) -> Bool {
-        let document = try! JSONParser().parse(SampleDocuments.otlpLogs())
+    /// `valgrind --tool=callgrind` compare builds on a loaded machine); with `file`, the request in
+    /// that file instead: OTLP/JSON, or OTLP protobuf decoded into the document when it ends in
+    /// `.pb` (`docs/examples/otlp-logs.json` and `.pb` are `stages`' requests).
+    static func loop(iterations: Int, file: String?) -> Bool {
+        let document: JSONDocument
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                print("mapping-loop: no \(file)")
+                return false
+            }
+            let body = [UInt8](data)
+            let parsed =
+                file.hasSuffix(".pb")
+                ? MappingBenchmarkHooks.decodeProtobufLogs(body)
+                : try? StageBenchmark.makeParser().parse(body)
+            guard let parsed else {
+                print("mapping-loop: \(file) is not an OTLP logs request")
+                return false
+            }
+            document = parsed
+        } else {
+            document = try! JSONParser().parse(SampleDocuments.otlpLogs())
+        }
         var events = 0
         for _ in 0..<iterations { events &+= MappingBenchmarkHooks.mapLogs(document.root) }
-        return events > 0
+        return iterations == 0 || events > 0
     }
 
     static func format(_ value: Double) -> String {

@@ -11,6 +11,11 @@ import PulseJSON
 /// (it runs on the database thread and waits for the disk); HTTP and thread hops are only in
 /// `scripts/bench-gateway.sh`.
 enum StageBenchmark {
+    /// A JSON parser configured as the intake configures its parsers.
+    static func makeParser() -> JSONParser {
+        JSONParser(maxDepth: 64, maxBytes: 64 << 20, bigIntegersAsDoubles: true)
+    }
+
     static func run(protobufPath: String?) -> Bool {
         let jsonFile = "docs/examples/otlp-logs.json"
         let protobufFile = protobufPath ?? "docs/examples/otlp-logs.pb"
@@ -22,7 +27,7 @@ enum StageBenchmark {
         }
         let json = [UInt8](jsonData)
         let protobuf = [UInt8](data)
-        let parser = JSONParser(maxDepth: 64, maxBytes: 64 << 20, bigIntegersAsDoubles: true)
+        let parser = Self.makeParser()
         guard let parsed = try? parser.parse(json), let decoded = MappingBenchmarkHooks.decodeProtobufLogs(protobuf),
             let transcoded = MappingBenchmarkHooks.transcodeAndParseProtobufLogs(protobuf, parser: parser)
         else {

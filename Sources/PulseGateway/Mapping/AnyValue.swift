@@ -19,21 +19,16 @@ enum AnyValue {
     /// An OTLP int64 field: a decimal string or a number.
     static func int64(_ node: JSONNode?) -> Int64? {
         guard let node else { return nil }
-        if let number = node.int64 { return number }
-        if let text = node.string { return Int64(text) }
-        return nil
+        // Decimal strings without making a `String`; any other text as `Int64(_:)` reads it.
+        return OTLPValidator.integer(node) ?? node.string.flatMap { Int64($0) }
     }
 
     /// An OTLP fixed64 nanosecond timestamp in milliseconds (0 and missing give `nil`).
     static func nanosToMillis(_ node: JSONNode?) -> Int64? {
         guard let node else { return nil }
-        var nanos: UInt64?
-        if let number = node.uint64 {
-            nanos = number
-        } else if let text = node.string {
-            nanos = UInt64(text)
-        }
-        guard let nanos, nanos > 0 else { return nil }
+        // Decimal strings without making a `String`; any other text as `UInt64(_:)` reads it.
+        guard let nanos = OTLPValidator.unsignedInteger(node) ?? node.string.flatMap({ UInt64($0) }), nanos > 0
+        else { return nil }
         return Int64(nanos / 1_000_000)
     }
 
@@ -155,7 +150,7 @@ enum AnyValue {
                     try MappingWalk.check(skipped: element["value"], .anyValue)
                     continue
                 }
-                if let text = name.string, Redaction.isSensitive(text) {
+                if name.withUTF8({ Redaction.isSensitive(utf8: $0) }) == true {
                     writer.string(Redaction.placeholder)
                     try MappingWalk.check(skipped: element["value"], .anyValue)
                 } else {

@@ -93,6 +93,21 @@ enum MappingWalk {
         try check(members: object, kind, deferring: deferred[kind.rawValue])
     }
 
+    /// Enters `object` (``enter(_:_:)``) and returns its known members by field
+    /// (``MessageFields``), found in the same pass.
+    @inline(__always)
+    static func fields(of object: JSONNode, _ kind: MessageKind) throws(MappingProblem) -> MessageFields {
+        var fields = MessageFields(of: object)
+        do {
+            try OTLPValidator.check(
+                members: object, OTLPValidator.schemas[kind.rawValue], deferring: deferred[kind.rawValue]
+            ) { fields.note($0, $1) }
+        } catch {
+            throw .invalid(error)
+        }
+        return fields
+    }
+
     /// Checks an element of a deferred repeated field and enters it.
     @inline(__always)
     static func enter(element item: JSONNode, _ kind: MessageKind) throws(MappingProblem) {

@@ -43,6 +43,15 @@ enum OTLPValidator {
     /// checked for being an object (an array when repeated): the caller reads them and checks
     /// their content (``check(element:)``, then their members) as it does.
     static func check(members object: JSONNode, _ schema: Schema, deferring deferred: UInt64 = 0) throws(Failure) {
+        try check(members: object, schema, deferring: deferred) { _, _ in }
+    }
+
+    /// ``check(members:_:deferring:)``, calling `found` with each known member's field index and
+    /// value as the pass meets it (before checking it).
+    @inline(__always)
+    static func check(
+        members object: JSONNode, _ schema: Schema, deferring deferred: UInt64, found: (Int, JSONNode) -> Void
+    ) throws(Failure) {
         var seen: UInt64 = 0
         for (key, value) in object.memberNodes {
             guard let field = schema.field(key) else { continue }
@@ -53,6 +62,7 @@ enum OTLPValidator {
                 throw failure
             }
             seen |= bit
+            found(field, value)
             guard !value.isNull else { continue }
             do throws(Failure) {
                 let form = schema.forms[field]
@@ -128,13 +138,38 @@ enum OTLPValidator {
     /// An integer from a number (integral doubles too) or a decimal string (`-?[0-9]+`).
     static func integer(_ value: JSONNode) -> Int64? {
         if let number = value.int64 { return number }
-        return value.withUTF8 { isDecimal($0, signed: true) } == true ? value.string.flatMap { Int64($0) } : nil
+        return value.withUTF8 { bytes -> Int64? in
+            guard isDecimal(bytes, signed: true) else { return nil }
+            let negative = bytes.first == UInt8(ascii: "-")
+            guard let magnitude = digits(UnsafeBufferPointer(rebasing: bytes[(negative ? 1 : 0)...])) else {
+                return nil
+            }
+            if negative { return magnitude <= 1 << 63 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
+            return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+        } ?? nil
     }
 
     /// An unsigned integer from a number or a decimal string (`[0-9]+`).
     static func unsignedInteger(_ value: JSONNode) -> UInt64? {
         if let number = value.uint64 { return number }
-        return value.withUTF8 { isDecimal($0, signed: false) } == true ? value.string.flatMap { UInt64($0) } : nil
+        return value.withUTF8 { isDecimal($0, signed: false) ? digits($0) : nil } ?? nil
+    }
+
+    /// The value of the decimal digits `bytes` (as `UInt64(_:)` reads them), `nil` beyond `UInt64.max`.
+    private static func digits(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        var value: UInt64 = 0
+        // Up to 19 digits (below 10^19) cannot overflow.
+        guard bytes.count > 19 else {
+            for byte in bytes { value = value &* 10 &+ UInt64(byte &- UInt8(ascii: "0")) }
+            return value
+        }
+        for byte in bytes {
+            let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times10.addingReportingOverflow(UInt64(byte &- UInt8(ascii: "0")))
+            guard !overflow, !carry else { return nil }
+            value = sum
+        }
+        return value
     }
 
     /// Whether `bytes` are decimal digits, with a leading `-` when `signed` (no `+`, no spaces).

@@ -17,7 +17,7 @@ struct RecordScan {
     /// An `event.name` attribute names the diagnostics record (``DiagnosticsObservation/recordName``).
     var namesDiagnosticsRecord = false
 
-    /// What an attribute key means to the mapping (one dictionary lookup per key).
+    /// What an attribute key means to the mapping (one ``KeyTable`` lookup per key, ``role(_:)``).
     enum Role {
         case logRecordUID, crashID, eventName, kindOverride, exceptionType, exceptionMessage, exceptionStacktrace
         case crashSignal, sessionID, buildID, imageUUIDs
@@ -29,7 +29,7 @@ struct RecordScan {
         case dropped
     }
 
-    static let roles: [String: Role] = {
+    private static let roles: [String: Role] = {
         var roles: [String: Role] = [
             "log.record.uid": .logRecordUID, "app.crash.id": .crashID, "event.name": .eventName,
             "apsio.event.kind": .kindOverride, "exception.type": .exceptionType,
@@ -45,6 +45,17 @@ struct RecordScan {
         for key in Redaction.droppedKeys { roles[key] = .dropped }
         return roles
     }()
+
+    /// ``roles``' keys and, by key index, their roles.
+    private static let roleTable: (keys: KeyTable, roles: [Role]) = {
+        let pairs = Array(roles)
+        return (KeyTable(pairs.map(\.key)), pairs.map(\.value))
+    }()
+
+    /// What the attribute key `key` (UTF-8) means to the mapping, `nil` for any other key.
+    static func role(_ key: UnsafeBufferPointer<UInt8>) -> Role? {
+        roleTable.keys.index(key).map { roleTable.roles[$0] }
+    }
 
     /// Notes `value` for `role`.
     mutating func observe(_ role: Role, _ value: JSONNode?) {

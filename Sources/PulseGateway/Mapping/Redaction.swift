@@ -26,6 +26,18 @@ enum Redaction {
         }
         return table
     }()
+    /// For each byte, a bit per fragment whose second byte it is (either case): a position is
+    /// compared only with the fragments whose first two bytes it starts with.
+    private static let secondCandidates: [UInt16] = {
+        precondition(sensitiveFragments.allSatisfy { $0.utf8.count >= 2 }, "two bytes or more per fragment")
+        var table = [UInt16](repeating: 0, count: 256)
+        for (index, fragment) in sensitiveFragments.enumerated() {
+            let second = Array(fragment.utf8)[1]
+            table[Int(second)] |= 1 << index
+            table[Int(second & 0xDF)] |= 1 << index
+        }
+        return table
+    }()
 
     /// Attributes whose value is a URL that loses its query string and fragment.
     static let urlKeys: Set<String> = ["url.full", "http.url", "http.target", "url.original"]
@@ -36,12 +48,18 @@ enum Redaction {
     /// Whether the value of `key` must be replaced by the placeholder.
     static func isSensitive(_ key: String) -> Bool {
         var key = key
-        return key.withUTF8 { utf8 in
-            candidates.withUnsafeBufferPointer { candidates in
+        return key.withUTF8 { isSensitive(utf8: $0) }
+    }
+
+    /// Whether the value of the key whose UTF-8 bytes are `utf8` must be replaced by the placeholder.
+    static func isSensitive(utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        candidates.withUnsafeBufferPointer { candidates in
+            secondCandidates.withUnsafeBufferPointer { seconds in
                 fragmentBytes.withUnsafeBufferPointer { fragments in
                     fragmentStarts.withUnsafeBufferPointer { starts in
-                        for start in utf8.indices {
-                            var mask = candidates[Int(utf8[start])]
+                        // Every fragment has two bytes or more: a match starts before the last byte.
+                        for start in utf8.indices.dropLast() {
+                            var mask = candidates[Int(utf8[start])] & seconds[Int(utf8[start + 1])]
                             while mask != 0 {
                                 let fragment = mask.trailingZeroBitCount
                                 mask &= mask &- 1
@@ -79,5 +97,17 @@ enum Redaction {
     static func strippingQueryAndFragment(_ url: String) -> String {
         guard let cut = url.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return url }
         return String(url[..<cut])
+    }
+
+    /// The UTF-8 bytes of ``strippingQueryAndFragment(_:)`` of an ASCII `url` (a prefix of it),
+    /// found byte by byte; `nil` when `url` is not ASCII, whose characters the `String` form
+    /// compares (a `?` with a combining mark after it is no separator).
+    static func strippingQueryAndFragment(ascii url: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        var cut = url.count
+        for (offset, byte) in url.enumerated() {
+            guard byte < 0x80 else { return nil }
+            if cut == url.count && (byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")) { cut = offset }
+        }
+        return UnsafeBufferPointer(rebasing: url[..<cut])
     }
 }

@@ -22,19 +22,29 @@ struct ResourceIdentityAttributes: Sendable, Equatable {
         self.buildNumber = buildNumber
     }
 
+    /// ``keys`` by their bytes (``KeyTable``), and the index of `apsio.app.build_number`.
+    private static let keyTable: (names: [String], table: KeyTable, buildNumber: Int) = {
+        let names = Array(keys)
+        precondition(names.count <= 64, "first occurrences are kept as one bit per key")
+        return (names, KeyTable(names), names.firstIndex(of: "apsio.app.build_number")!)
+    }()
+
     /// Collects the attributes of an OTLP/JSON `resource` object (`{"attributes":[…]}`).
     init(json resource: JSONNode?) {
         guard let attributes = resource?["attributes"] else { return }
-        var seen: Set<String> = []
+        let names = Self.keyTable.names
+        var seen: UInt64 = 0
         for attribute in attributes.elements {
-            guard let key = attribute["key"]?.string, Self.keys.contains(key), seen.insert(key).inserted else {
-                continue
-            }
+            guard let key = attribute["key"], let index = Self.keyTable.table.index(key) else { continue }
+            let bit: UInt64 = 1 << UInt64(index)
+            guard seen & bit == 0 else { continue }
+            seen |= bit
             let value = attribute["value"]
-            if key == "apsio.app.build_number" {
+            if index == Self.keyTable.buildNumber {
                 buildNumber = AnyValue.int(value)
             } else if let text = AnyValue.string(value), !text.isEmpty {
-                strings[key] = text
+                if strings.isEmpty { strings.reserveCapacity(min(attributes.count, names.count)) }
+                strings[names[index]] = text
             }
         }
     }

@@ -14,12 +14,15 @@ extension ResourceMapper {
         for attribute in list.elements {
             try MappingWalk.enter(element: attribute, .keyValue)
             let value = attribute["value"]
-            guard let key = attribute["key"]?.string else {
+            // The key is read as the bytes the document holds: its role, whether it is sensitive.
+            guard let key = attribute["key"],
+                let (role, sensitive) = key.withUTF8({ (RecordScan.role($0), Redaction.isSensitive(utf8: $0)) })
+            else {
                 try MappingWalk.check(skipped: value, .anyValue)
                 continue
             }
             var isURL = false
-            if let role = RecordScan.roles[key] {
+            if let role {
                 switch role {
                 case .dropped:
                     try MappingWalk.check(skipped: value, .anyValue)
@@ -29,18 +32,50 @@ extension ResourceMapper {
                 }
                 scan.observe(role, value)
             }
-            attributes.key(key)
-            if Redaction.isSensitive(key) {
+            _ = key.withUTF8 { attributes.key(utf8: $0) }
+            if sensitive {
                 attributes.string(Redaction.placeholder)
                 try MappingWalk.check(skipped: value, .anyValue)
-            } else if isURL, let url = AnyValue.string(value) {
-                attributes.string(Redaction.strippingQueryAndFragment(url))
+            } else if isURL, let url = value?["stringValue"], url.kind == .string {
+                writeStrippedURL(url)
                 try MappingWalk.check(skipped: value, .anyValue)
             } else {
                 try AnyValue.write(value, into: &attributes)
             }
         }
         return scan
+    }
+
+    /// Writes the string `url` without its query string and fragment (``Redaction``), straight
+    /// from the document's bytes when they are ASCII.
+    private mutating func writeStrippedURL(_ url: JSONNode) {
+        let written = url.withUTF8 { bytes -> Bool in
+            guard let stripped = Redaction.strippingQueryAndFragment(ascii: bytes) else { return false }
+            attributes.string(utf8: stripped)
+            return true
+        }
+        if written != true, let text = url.string {
+            attributes.string(Redaction.strippingQueryAndFragment(text))
+        }
+    }
+
+    /// Writes `key` and the id string `id` in lower case, when `id` is a non-empty string: its
+    /// ASCII letters lowered byte by byte (the type checks let only hex digits through), other
+    /// text as `String.lowercased()` has it.
+    mutating func writeLowercasedID(_ key: String, _ id: JSONNode?) {
+        guard let id, let count = id.withUTF8({ $0.count }), count > 0 else { return }
+        attributes.key(key)
+        let written = id.withUTF8 { bytes -> Bool in
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return false }
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { lowered in
+                for (offset, byte) in bytes.enumerated() {
+                    lowered[offset] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                }
+                attributes.string(utf8: UnsafeBufferPointer(lowered))
+            }
+            return true
+        }
+        if written != true, let text = id.string { attributes.string(text.lowercased()) }
     }
 
     /// Starts the attributes object of a record with the record's attributes (``writeAttributes(_:)``).

@@ -5,42 +5,57 @@ import PulseProtocol
 
 /// Log records to Pulse events and crash reports.
 extension ResourceMapper {
+    /// The indices of the `LogRecord` fields the mapping reads (``MessageFields``).
+    struct LogRecordFields {
+        let attributes, body, severityNumber, severityText, traceID, spanID, time, observedTime, eventName: Int
+
+        static let indices = LogRecordFields(OTLPValidator.schemas[MessageKind.logRecord.rawValue])
+
+        private init(_ schema: OTLPValidator.Schema) {
+            attributes = schema.field(named: "attributes")
+            body = schema.field(named: "body")
+            severityNumber = schema.field(named: "severityNumber")
+            severityText = schema.field(named: "severityText")
+            traceID = schema.field(named: "traceId")
+            spanID = schema.field(named: "spanId")
+            time = schema.field(named: "timeUnixNano")
+            observedTime = schema.field(named: "observedTimeUnixNano")
+            eventName = schema.field(named: "eventName")
+        }
+    }
+
+    /// Maps the log record whose members by field are `record` (``MappingWalk/fields(of:_:)``).
     mutating func mapLogRecord(
-        _ record: JSONNode, at place: RecordPlace, into collected: inout CollectedRecords
+        _ record: MessageFields, at place: RecordPlace, into collected: inout CollectedRecords
     ) throws(MappingProblem) {
-        let scan = try beginAttributes(record["attributes"])
-        if let body = record["body"], !body.isNull, body.count > 0 {
+        let field = LogRecordFields.indices
+        let scan = try beginAttributes(record[field.attributes])
+        if let body = record[field.body], !body.isNull, body.count > 0 {
             attributes.key("log.body")
             try AnyValue.write(body, into: &attributes)
         }
-        let severity = AnyValue.enumValue(record["severityNumber"], names: OTLPEnum.severityNumber.names) ?? 0
+        let severity = AnyValue.enumValue(record[field.severityNumber], names: OTLPEnum.severityNumber.names) ?? 0
         if severity > 0 {
             attributes.key("log.severity_number")
             attributes.int(severity)
         }
-        if let text = record["severityText"]?.string, !text.isEmpty {
+        if let text = record[field.severityText], text.withUTF8({ !$0.isEmpty }) == true {
             attributes.key("log.severity_text")
-            attributes.string(text)
+            _ = text.withUTF8 { attributes.string(utf8: $0) }
         }
-        if let trace = record["traceId"]?.string, !trace.isEmpty {
-            attributes.key("trace_id")
-            attributes.string(trace.lowercased())
-        }
-        if let span = record["spanId"]?.string, !span.isEmpty {
-            attributes.key("span_id")
-            attributes.string(span.lowercased())
-        }
+        writeLowercasedID("trace_id", record[field.traceID])
+        writeLowercasedID("span_id", record[field.spanID])
         attributes.key("otlp.signal")
         attributes.string("logs")
         let time = timestamp(
-            deviceTime: AnyValue.nanosToMillis(record["timeUnixNano"])
-                ?? AnyValue.nanosToMillis(record["observedTimeUnixNano"]))
+            deviceTime: AnyValue.nanosToMillis(record[field.time])
+                ?? AnyValue.nanosToMillis(record[field.observedTime]))
         attributes.endObject()
 
-        let recordEventName = record["eventName"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+        let recordEventName = record[field.eventName]?.string.flatMap { $0.isEmpty ? nil : $0 }
         // The diagnostics record: its eventName, or (without one) an event.name attribute.
         if recordEventName.map({ $0 == DiagnosticsObservation.recordName }) ?? scan.namesDiagnosticsRecord {
-            diagnostics.named(record["attributes"], resource: place.resource)
+            diagnostics.named(record[field.attributes], resource: place.resource)
         }
         let eventName = scan.eventName.flatMap { $0.isEmpty ? nil : $0 } ?? recordEventName
         let kind: PulseEventKind
@@ -71,7 +86,7 @@ extension ResourceMapper {
                 encodeCrash(
                     crashID: crashID, timestamp: time, sessionID: scan.sessionID ?? place.identity.sessionID,
                     scan: scan,
-                    body: record["body"], identity: place.identity))
+                    body: record[field.body], identity: place.identity))
             return
         }
         let id: String

@@ -44,12 +44,13 @@ struct ResourceMapper {
                 guard let records = scope["logRecords"], records.count > 0 else { continue }
                 if identity == nil { identity = try resolve(entry, resourceIndex) }
                 for (recordIndex, record) in records.elements.enumerated() {
-                    try MappingWalk.enter(element: record, .logRecord)
+                    try MappingWalk.check(element: record)
+                    let fields = try MappingWalk.fields(of: record, .logRecord)
                     result.records += 1
                     let place = RecordPlace(
                         identity: identity!, module: module, resource: entry,
                         position: (resourceIndex, scopeIndex, recordIndex))
-                    try mapLogRecord(record, at: place, into: &collected)
+                    try mapLogRecord(fields, at: place, into: &collected)
                 }
             case .traces:
                 guard let spans = scope["spans"], spans.count > 0 else { continue }

@@ -158,6 +158,20 @@ public struct JSONNode: Sendable {
 }
 
 extension JSONNode {
+    /// Where this node stands in its document: with ``init(inDocumentOf:at:)`` a handle of four
+    /// bytes that holds no reference (package use: the gateway's mapping keeps an object's
+    /// members by field this way).
+    /// (The node tape addresses nodes with 32 bits.)
+    package var place: UInt32 { UInt32(truncatingIfNeeded: index) }
+
+    /// The node at `place` (a ``place`` of a node) of the document `node` belongs to.
+    package init(inDocumentOf node: JSONNode, at place: UInt32) {
+        precondition(Int(place) < node.storage.nodeCount, "a place in the document")
+        self.init(storage: node.storage, index: Int(place))
+    }
+}
+
+extension JSONNode {
     /// The children of a container node: where the first one stands and how many there are (none
     /// for a node of another kind). Arrays and objects step through them the same way.
     @usableFromInline struct ChildRun: Sendable {
