@@ -101,46 +101,48 @@ import Testing
     }
 
     @Test func eightParallelLargeBodiesStayWithinTheBudgetAndTheMemoryGoesBack() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("memory")
-        defer { root.remove() }
-        let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
-        let config = root.path + "/gateway.json"
-        try Data(#"{"requestMemoryBudgetBytes":\#(Self.budget),"retryAfterSeconds":1}"#.utf8)
-            .write(to: URL(fileURLWithPath: config))
-        let gateway = try await GatewayProcess.start(
-            executable: executable, dataDirectory: root.path + "/gateway", upstream: ingest.address, config: config)
-        defer { if gateway.process.isRunning { kill(gateway.process.processIdentifier, SIGKILL) } }
-        let pid = gateway.process.processIdentifier
-        let port = gateway.port
+        try await withPulsegate("memory") { executable, root in
+            let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
+            let config = root.path + "/gateway.json"
+            try Data(#"{"requestMemoryBudgetBytes":\#(Self.budget),"retryAfterSeconds":1}"#.utf8)
+                .write(to: URL(fileURLWithPath: config))
+            let gateway = try await GatewayProcess.start(
+                executable: executable, dataDirectory: root.path + "/gateway", upstream: ingest.address, config: config)
+            defer { if gateway.process.isRunning { kill(gateway.process.processIdentifier, SIGKILL) } }
+            let pid = gateway.process.processIdentifier
+            let port = gateway.port
 
-        let kinds: [(String, String, @Sendable (String) -> [UInt8])] = [
-            ("json", "application/json", Self.jsonBody), ("protobuf", "application/x-protobuf", Self.protobufBody),
-        ]
-        for (kind, contentType, make) in kinds {
-            let bodies = (0..<8).map { make("\(kind)-\($0)") }
-            #expect(bodies.allSatisfy { $0.count >= Self.bodyBytes && $0.count < 15 << 20 })
-            let outcomes = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
-                for body in bodies {
-                    group.addTask { try await Self.postUntilAccepted(port: port, body: body, contentType: contentType) }
+            let kinds: [(String, String, @Sendable (String) -> [UInt8])] = [
+                ("json", "application/json", Self.jsonBody), ("protobuf", "application/x-protobuf", Self.protobufBody),
+            ]
+            for (kind, contentType, make) in kinds {
+                let bodies = (0..<8).map { make("\(kind)-\($0)") }
+                #expect(bodies.allSatisfy { $0.count >= Self.bodyBytes && $0.count < 15 << 20 })
+                let outcomes = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+                    for body in bodies {
+                        group.addTask {
+                            try await Self.postUntilAccepted(port: port, body: body, contentType: contentType)
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
                 }
-                return try await group.reduce(into: []) { $0.append($1) }
+                #expect(outcomes.map(\.0) == Array(repeating: 200, count: 8), "\(kind): \(outcomes)")
+                let peak = try Self.memory(of: pid).peak
+                #expect(peak > 0 && peak <= Self.budget + Self.allowance, "\(kind): VmHWM \(peak >> 20) MiB")
+                let returned = await eventually(within: .seconds(10)) {
+                    ((try? Self.memory(of: pid).resident) ?? .max) < Self.allowance
+                }
+                let resident = try Self.memory(of: pid).resident
+                #expect(returned, "\(kind): VmRSS still \(resident >> 20) MiB after 10 s")
             }
-            #expect(outcomes.map(\.0) == Array(repeating: 200, count: 8), "\(kind): \(outcomes)")
-            let peak = try Self.memory(of: pid).peak
-            #expect(peak > 0 && peak <= Self.budget + Self.allowance, "\(kind): VmHWM \(peak >> 20) MiB")
-            let returned = await eventually(within: .seconds(10)) {
-                ((try? Self.memory(of: pid).resident) ?? .max) < Self.allowance
-            }
-            let resident = try Self.memory(of: pid).resident
-            #expect(returned, "\(kind): VmRSS still \(resident >> 20) MiB after 10 s")
-        }
 
-        #expect(
-            try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_budget_bytes") == Double(Self.budget))
-        #expect(try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_reserved_bytes") == 0)
-        await gateway.terminate()
-        await ingest.stop()
+            #expect(
+                try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_budget_bytes") == Double(Self.budget)
+            )
+            #expect(try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_reserved_bytes") == 0)
+            await gateway.terminate()
+            await ingest.stop()
+        }
     }
 
     @Test func aRequestOverTheBudgetWaitsThenGets503AndNothingAcceptedIsLost() async throws {
