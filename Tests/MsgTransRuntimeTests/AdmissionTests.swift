@@ -129,7 +129,7 @@ struct AdmissionTests {
         let gate = Gate()
         gate.open()
         let server = try await startServer { _ in SessionDelegate(log: log, connectGate: gate) }
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let client = try await server.connectClient()
         #expect(try await client.request(bizType: 1, payload: []).payload == bytes("connected"))
         let error = await #expect(throws: MsgTransRuntimeError.self) {
             _ = try await client.request(bizType: 99, payload: [], timeout: .milliseconds(100))
@@ -137,7 +137,6 @@ struct AdmissionTests {
         #expect(error?.code == .timeout)
         #expect(try await client.request(bizType: 5, payload: bytes("on")).payload == bytes("on"))
         #expect(server.statistics.snapshot().ignoredMessages == 1)
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 }

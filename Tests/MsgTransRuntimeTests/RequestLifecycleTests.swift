@@ -27,8 +27,7 @@ struct RequestLifecycleTests {
         gate.open()
         #expect(await eventually { client.statistics.snapshot().unmatchedResponses == 1 })
         #expect(try await client.request(bizType: 5, payload: bytes("next")).payload == bytes("next"))
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
         await loop.shutdown()
     }
 
@@ -46,14 +45,13 @@ struct RequestLifecycleTests {
         gate.open()
         #expect(try await next.value.payload == bytes("after"))
         #expect(await eventually { client.statistics.snapshot().unmatchedResponses == 1 })
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 
     @Test("a task cancelled before it sends fails at once without writing")
     func cancelledBeforeSending() async throws {
         let server = try await startServer()
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let client = try await server.connectClient()
         let gate = Gate()
         let pending = Task {
             await gate.wait()
@@ -65,8 +63,7 @@ struct RequestLifecycleTests {
         #expect(error?.code == .cancelled)
         #expect(try await client.request(bizType: 5, payload: bytes("ok")).payload == bytes("ok"))
         #expect(server.statistics.snapshot().framesIn == 1)
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 
     @Test("closing locally fails every pending and waiting request with connectionClosed")
@@ -117,8 +114,7 @@ struct RequestLifecycleTests {
             answered += 1
         }
         #expect(answered == 12)
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 
     @Test("waiting for a slot counts against the timeout")
@@ -138,8 +134,7 @@ struct RequestLifecycleTests {
         #expect(server.statistics.snapshot().framesIn == 1)
         gate.open()
         #expect(try await first.value.payload == bytes("first"))
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
         await loop.shutdown()
     }
 
