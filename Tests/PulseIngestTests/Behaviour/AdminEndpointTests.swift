@@ -7,7 +7,8 @@ import Testing
 
 @Suite struct AdminEndpointTests {
     /// An ingest with its admin API and one connected client that has sent `requests`, each
-    /// answered: the harness, the admin port, the client and its connection id.
+    /// answered: the harness, the admin port, the client and its connection id. The test keeps the
+    /// client (its connection closes when the client goes).
     static func start(
         sending requests: [(biz: UInt8, json: String)] = []
     ) async throws -> (harness: Harness, port: Int, client: RawClient, connectionId: String) {
@@ -21,7 +22,7 @@ import Testing
     }
 
     @Test func statsReportConnectionsPresenceBatchesEventsAndCrashes() async throws {
-        let (harness, port, _, _) = try await Self.start(sending: [
+        let (harness, port, client, _) = try await Self.start(sending: [
             (Biz.eventBatch, Fixture.eventBatch(batchId: "s", eventIds: [Fixture.hexID(1), Fixture.hexID(2)])),
             (Biz.crashBatch, Fixture.crashBatch(batchId: "c", crashIds: ["k"])),
             (99, "{}"),
@@ -38,11 +39,12 @@ import Testing
         #expect((app["events"] as? NSNumber)?.intValue == 2)
         #expect((app["crashBatches"] as? NSNumber)?.intValue == 1)
         #expect((app["crashes"] as? NSNumber)?.intValue == 1)
+        withExtendedLifetime(client) {}
         await harness.stop()
     }
 
     @Test func metricsExportTheStatisticsInThePrometheusFormat() async throws {
-        let (harness, port, _, _) = try await Self.start(sending: [
+        let (harness, port, client, _) = try await Self.start(sending: [
             (Biz.eventBatch, Fixture.eventBatch(batchId: "m", eventIds: [Fixture.hexID(1), Fixture.hexID(2)])),
             (Biz.eventBatch, Fixture.eventBatch(batchId: "m", eventIds: [Fixture.hexID(1)])),
             (99, "{}"),
@@ -66,12 +68,13 @@ import Testing
         #expect(samples["process_open_fds"].flatMap(Int.init).map { $0 > 0 } == true)
         #expect(samples["process_resident_memory_bytes"].flatMap(Int.init).map { $0 > 0 } == true)
         #expect(text.contains("# TYPE pulsegate_ingest_events_total counter\n"))
+        withExtendedLifetime(client) {}
         await harness.stop()
     }
 
     @Test func eventsCrashesAndConnectionsAreListed() async throws {
         let ids = (0..<5).map { Fixture.hexID(10 + $0) }
-        let (harness, port, _, connectionId) = try await Self.start(sending: [
+        let (harness, port, client, connectionId) = try await Self.start(sending: [
             (Biz.eventBatch, Fixture.eventBatch(batchId: "l", eventIds: ids)),
             (Biz.crashBatch, Fixture.crashBatch(batchId: "c", crashIds: ["k"])),
         ])
@@ -93,6 +96,7 @@ import Testing
         #expect(await HTTPProbe.send(port: port, path: "/events?app=x&limit=zero")?.status == 400)
         #expect(await HTTPProbe.send(port: port, path: "/nope")?.status == 404)
         #expect(await HTTPProbe.send(port: port, method: "DELETE", path: "/stats")?.status == 405)
+        withExtendedLifetime(client) {}
         await harness.stop()
     }
 
