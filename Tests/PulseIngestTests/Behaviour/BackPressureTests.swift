@@ -107,8 +107,7 @@ final class WriteLock: @unchecked Sendable {
     /// A closed database is unavailable storage: batches, crash batches, heartbeats and connects
     /// get 503 and the connection stays open.
     @Test func closedStorageAnswers503() async throws {
-        let harness = try await Harness.start()
-        let (client, connectionId) = try await harness.connectedClient()
+        let (harness, client, connectionId) = try await Harness.startConnected()
         await harness.server.core.store.close()
         let requests: [(UInt8, String)] = [
             (Biz.eventBatch, Fixture.eventBatch(batchId: "b", eventIds: [Fixture.hexID(1)])),
