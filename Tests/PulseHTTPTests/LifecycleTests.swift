@@ -7,13 +7,8 @@ import Testing
     @Test func shutdownFinishesInFlightRequestAndRefusesNewOnes() async throws {
         let entered = Gate()
         let release = Gate()
-        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { request in
-            if request.path == "/slow" {
-                entered.open()
-                await release.wait()
-                return textResponse("finished during shutdown")
-            }
-            return textResponse("quick")
+        let handler = holding("/slow", entered: entered, release: release, others: textResponse("quick")) {
+            textResponse("finished during shutdown")
         }
         let (server, port) = try startedServer(handler: handler)
 

@@ -125,14 +125,9 @@ import Testing
         let entered = Gate()
         let release = Gate()
         let finished = Gate()
-        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { request in
-            if request.path == "/abandoned" {
-                entered.open()
-                await release.wait()
-                finished.open()
-                return textResponse(String(repeating: "x", count: 100_000))
-            }
-            return textResponse("still here")
+        let handler = holding("/abandoned", entered: entered, release: release, others: textResponse("still here")) {
+            finished.open()
+            return textResponse(String(repeating: "x", count: 100_000))
         }
         try await withServer(handler: handler) { server, port in
             let doomed = try RawHTTPConnection(port: port)

@@ -1,4 +1,5 @@
 import PulseHTTP
+import PulseTestSupport
 import Synchronization
 import Testing
 
@@ -46,4 +47,18 @@ final class Collector<Value: Sendable>: Sendable {
     private let values = Mutex<[Value]>([])
     func append(_ value: Value) { values.withLock { $0.append(value) } }
     var all: [Value] { values.withLock { $0 } }
+}
+
+/// A handler that holds each request for `path`: it opens `entered`, waits for `release`, then
+/// answers with `answer()`. Requests for other paths get `others` at once.
+func holding(
+    _ path: String, entered: Gate, release: Gate, others: HTTPResponse,
+    answer: @escaping @Sendable () -> HTTPResponse
+) -> @Sendable (HTTPRequest) async -> HTTPResponse {
+    { request in
+        guard request.path == path else { return others }
+        entered.open()
+        await release.wait()
+        return answer()
+    }
 }
