@@ -8,6 +8,21 @@ import Testing
 
 @Suite("Request lifecycle: timeout, cancellation, close, back-pressure", .serialized)
 struct RequestLifecycleTests {
+    /// Request number `index` of a race: biz 5 with payload `index % 100` (the server waits that
+    /// many 40 µs steps before it answers) and a deadline of 100 µs to 4.3 ms, so that responses,
+    /// timeouts and cancellations collide.
+    static func racingRequest(on client: MsgTransConnection, _ index: Int) -> Task<MsgTransMessage, any Error> {
+        Task {
+            try await client.request(
+                bizType: 5, payload: [UInt8(index % 100)], timeout: .microseconds((index % 7) * 700 + 100))
+        }
+    }
+
+    /// The runtime error's code, or "other".
+    static func outcome(of error: any Error) -> String {
+        (error as? MsgTransRuntimeError).map { "\($0.code)" } ?? "other"
+    }
+
     @Test("a request without a response times out; the late response is counted as unmatched")
     func timeout() async throws {
         let time = ManualClock()
@@ -158,10 +173,7 @@ struct RequestLifecycleTests {
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<400 {
                 group.addTask {
-                    let task = Task {
-                        try await client.request(
-                            bizType: 5, payload: [UInt8(index % 100)], timeout: .microseconds((index % 7) * 700 + 100))
-                    }
+                    let task = Self.racingRequest(on: client, index)
                     if index % 3 == 0 {
                         try? await Task.sleep(for: .microseconds((index % 11) * 300))
                         task.cancel()
@@ -173,7 +185,7 @@ struct RequestLifecycleTests {
                             response.payload == [UInt8(index % 100)]
                             ? "response" : "wrong \(index) \(response.payload) id \(response.messageID)"
                     } catch {
-                        outcome = (error as? MsgTransRuntimeError).map { "\($0.code)" } ?? "other"
+                        outcome = Self.outcome(of: error)
                     }
                     outcomes.record(outcome)
                 }
@@ -203,10 +215,7 @@ struct RequestLifecycleTests {
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<200 {
                 group.addTask {
-                    let task = Task {
-                        try await second.request(
-                            bizType: 5, payload: [UInt8(index % 100)], timeout: .microseconds((index % 7) * 700 + 100))
-                    }
+                    let task = Self.racingRequest(on: second, index)
                     if index % 3 == 0 {
                         task.cancel()
                     }
@@ -214,7 +223,7 @@ struct RequestLifecycleTests {
                         _ = try await task.value
                         closing.record("response")
                     } catch {
-                        closing.record((error as? MsgTransRuntimeError).map { "\($0.code)" } ?? "other")
+                        closing.record(Self.outcome(of: error))
                     }
                 }
             }
