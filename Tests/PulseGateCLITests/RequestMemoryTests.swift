@@ -46,6 +46,17 @@ import Testing
     }
 
     /// The same shape as ``jsonBody(_:)`` as an OTLP protobuf `ExportLogsServiceRequest`.
+    /// A logs body of `records` records, each carrying `blob` and the record uid `<uid>.<index>`.
+    static func blobLogs(records: Int, blob: String, uid: String) -> [UInt8] {
+        let blob = Payload.string("blob", blob)
+        return Array(
+            Payload.logs(
+                records: (0..<records).map {
+                    Payload.record(1_700_000_000, attributes: [blob, Payload.string("log.record.uid", "\(uid).\($0)")])
+                }
+            ).utf8)
+    }
+
     static func protobufBody(_ tag: String) -> [UInt8] {
         func attribute(_ wire: inout Wire, _ field: UInt32, _ key: String, _ value: String) {
             wire.field(field) { pair in
@@ -159,13 +170,7 @@ import Testing
 
         // A: a 200 KiB batch whose estimate (several times its size) takes the whole budget; its
         // client sends half the body and stalls.
-        let blob = Payload.string("blob", String(repeating: "s", count: 20_000))
-        let large = Array(
-            Payload.logs(
-                records: (0..<10).map {
-                    Payload.record(1_700_000_000, attributes: [blob, Payload.string("log.record.uid", "held.\($0)")])
-                }
-            ).utf8)
+        let large = Self.blobLogs(records: 10, blob: String(repeating: "s", count: 20_000), uid: "held")
         let stalled = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 30)
         defer { stalled.close() }
         try stalled.send(
@@ -231,13 +236,7 @@ import Testing
             })
 
         // A gzip body: a few KiB on the wire fit, its 200 KiB decoded (7 × that) do not.
-        let blob = Payload.string("blob", String(repeating: "z", count: 50_000))
-        let json = Array(
-            Payload.logs(
-                records: (0..<4).map {
-                    Payload.record(1_700_000_000, attributes: [blob, Payload.string("log.record.uid", "gz.\($0)")])
-                }
-            ).utf8)
+        let json = Self.blobLogs(records: 4, blob: String(repeating: "z", count: 50_000), uid: "gz")
         let gzip = Compression.deflate(json, format: .gzip)
         #expect(gzip.count < 16 << 10 && json.count > 200_000)
         let refused = try await GatewayHTTP.request(
