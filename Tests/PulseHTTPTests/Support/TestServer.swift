@@ -49,16 +49,16 @@ final class Collector<Value: Sendable>: Sendable {
     var all: [Value] { values.withLock { $0 } }
 }
 
-/// A handler that holds each request for `path`: it opens `entered`, waits for `release`, then
-/// answers with `answer()`. Requests for other paths get `others` at once.
+/// A handler that holds each request (for `path` only, when given; the others get `others` at
+/// once): it opens `entered`, waits for `release`, then answers with `answer()`.
 func holding(
-    _ path: String, entered: Gate, release: Gate, others: HTTPResponse,
-    answer: @escaping @Sendable () -> HTTPResponse
+    _ path: String? = nil, others: HTTPResponse = HTTPResponse(status: .notFound), entered: Gate, release: Gate,
+    answer: @escaping @Sendable () async -> HTTPResponse
 ) -> @Sendable (HTTPRequest) async -> HTTPResponse {
     { request in
-        guard request.path == path else { return others }
+        guard path == nil || request.path == path else { return others }
         entered.open()
         await release.wait()
-        return answer()
+        return await answer()
     }
 }
