@@ -72,12 +72,19 @@ final class SessionDelegate: MsgTransConnectionDelegate {
 
 @Suite("Admission hook", .serialized)
 struct AdmissionTests {
+    /// A server of ``SessionDelegate``s sharing one event log, their CONNECT handlers waiting at
+    /// `connectGate` (at an open one when none is given).
+    static func startSessionServer(connectGate: Gate? = nil) async throws -> (log: EventLog, server: MsgTransServer) {
+        let log = EventLog()
+        let gate = connectGate ?? Gate()
+        if connectGate == nil { gate.open() }
+        let server = try await startServer { _ in SessionDelegate(log: log, connectGate: gate) }
+        return (log, server)
+    }
+
     @Test("a first frame that is not CONNECT closes the connection without any response or dispatch")
     func closeWithoutResponse() async throws {
-        let log = EventLog()
-        let gate = Gate()
-        gate.open()
-        let server = try await startServer { _ in SessionDelegate(log: log, connectGate: gate) }
+        let (log, server) = try await Self.startSessionServer()
         for first in [
             Frame(packetType: .oneWay, bizType: 5, messageID: 1, payload: bytes("{}")),
             Frame.request(bizType: 2, id: 1, bytes("{}")),
@@ -95,9 +102,8 @@ struct AdmissionTests {
 
     @Test("frames behind an exclusive CONNECT wait for its handler and then see the connected session")
     func exclusiveDispatchHoldsAdmission() async throws {
-        let log = EventLog()
         let gate = Gate()
-        let server = try await startServer { _ in SessionDelegate(log: log, connectGate: gate) }
+        let (log, server) = try await Self.startSessionServer(connectGate: gate)
         let raw = await RawSocket.connect(host: "127.0.0.1", port: server.port)
         var burst: [UInt8] = []
         Frame.request(bizType: 1, id: 1, bytes("connect")).encode(into: &burst)
@@ -125,11 +131,8 @@ struct AdmissionTests {
 
     @Test("an ignored request gets no response and the connection continues")
     func ignore() async throws {
-        let log = EventLog()
-        let gate = Gate()
-        gate.open()
-        let server = try await startServer { _ in SessionDelegate(log: log, connectGate: gate) }
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let (_, server) = try await Self.startSessionServer()
+        let client = try await server.connectClient()
         #expect(try await client.request(bizType: 1, payload: []).payload == bytes("connected"))
         let error = await #expect(throws: MsgTransRuntimeError.self) {
             _ = try await client.request(bizType: 99, payload: [], timeout: .milliseconds(100))
@@ -137,7 +140,6 @@ struct AdmissionTests {
         #expect(error?.code == .timeout)
         #expect(try await client.request(bizType: 5, payload: bytes("on")).payload == bytes("on"))
         #expect(server.statistics.snapshot().ignoredMessages == 1)
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 }

@@ -27,8 +27,7 @@ struct InboundTests {
         gate.open()
         #expect(try await first.value.payload == bytes("a"))
         #expect(try await second.value.payload == bytes("b"))
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 
     @Test("a peer that sends requests without reading is slowed down, then served in full")
@@ -98,15 +97,14 @@ struct InboundTests {
                 return MsgTransReply(request.payload)
             }
         }
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let client = try await server.connectClient()
         let failed = try await client.request(bizType: 13, payload: bytes("explode"))
         #expect(failed.payload == bytes("500 for \(failed.messageID)"))
         #expect(failed.bizType == 13)
         #expect(try await client.request(bizType: 5, payload: bytes("fine")).payload == bytes("fine"))
         #expect(codes.withLock { $0 } == [.handlerFailed])
         #expect(server.statistics.snapshot().failureReplies == 1)
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 
     @Test("a connection without a delegate answers inbound requests with the failure reply")
@@ -124,8 +122,7 @@ struct InboundTests {
             host: "127.0.0.1", port: server.port, configuration: configuration)
         let response = try await client.request(bizType: 7, payload: [])
         #expect(response.payload == bytes("client says handlerFailed"))
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 
     @Test("a handler can make a reverse request on the same connection without deadlock")
@@ -152,8 +149,7 @@ struct InboundTests {
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         #expect(results == 20)
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 
     @Test("graceful shutdown lets running handlers answer, then closes")
@@ -166,7 +162,7 @@ struct InboundTests {
         var refusedConnect = false
         for _ in 0..<200 where !refusedConnect {
             do {
-                let probe = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+                let probe = try await server.connectClient()
                 await probe.close()
                 try await Task.sleep(for: .milliseconds(5))
             } catch {
@@ -184,7 +180,7 @@ struct InboundTests {
         #expect(await client.waitUntilClosed().code == .connectionClosed)
         #expect(server.statistics.snapshot().openConnections == 0)
         let error = await #expect(throws: MsgTransRuntimeError.self) {
-            _ = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+            _ = try await server.connectClient()
         }
         #expect(error?.code == .connectFailed)
     }
@@ -214,7 +210,7 @@ struct InboundTests {
     func runLifecycle() async throws {
         let server = try await startServer()
         let running = Task { await server.run() }
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let client = try await server.connectClient()
         #expect(try await client.request(bizType: 1, payload: bytes("up")).payload == bytes("up"))
         running.cancel()
         await running.value

@@ -60,7 +60,7 @@ struct RawPeerTests {
     @Test("a bad version closes only that connection; another stays usable")
     func protocolErrorClosesOnlyThatConnection() async throws {
         let server = try await startServer()
-        let good = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let good = try await server.connectClient()
         let bad = await RawSocket.connect(host: "127.0.0.1", port: server.port)
         var frame = Frame.request(bizType: 1, id: 1, bytes("{}")).encoded()
         frame[0] = 2
@@ -162,7 +162,7 @@ struct RawPeerTests {
         var configuration = MsgTransServerConfiguration()
         configuration.maxConnections = 1
         let server = try await startServer(configuration: configuration)
-        let first = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let first = try await server.connectClient()
         _ = try await first.request(bizType: 1, payload: [])
         let second = await RawSocket.connect(host: "127.0.0.1", port: server.port)
         #expect(await second.readToEnd() == [])

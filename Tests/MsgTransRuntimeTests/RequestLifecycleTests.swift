@@ -8,6 +8,21 @@ import Testing
 
 @Suite("Request lifecycle: timeout, cancellation, close, back-pressure", .serialized)
 struct RequestLifecycleTests {
+    /// Request number `index` of a race: biz 5 with payload `index % 100` (the server waits that
+    /// many 40 µs steps before it answers) and a deadline of 100 µs to 4.3 ms, so that responses,
+    /// timeouts and cancellations collide.
+    static func racingRequest(on client: MsgTransConnection, _ index: Int) -> Task<MsgTransMessage, any Error> {
+        Task {
+            try await client.request(
+                bizType: 5, payload: [UInt8(index % 100)], timeout: .microseconds((index % 7) * 700 + 100))
+        }
+    }
+
+    /// The runtime error's code, or "other".
+    static func outcome(of error: any Error) -> String {
+        (error as? MsgTransRuntimeError).map { "\($0.code)" } ?? "other"
+    }
+
     @Test("a request without a response times out; the late response is counted as unmatched")
     func timeout() async throws {
         let time = ManualClock()
@@ -27,8 +42,7 @@ struct RequestLifecycleTests {
         gate.open()
         #expect(await eventually { client.statistics.snapshot().unmatchedResponses == 1 })
         #expect(try await client.request(bizType: 5, payload: bytes("next")).payload == bytes("next"))
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
         await loop.shutdown()
     }
 
@@ -46,14 +60,13 @@ struct RequestLifecycleTests {
         gate.open()
         #expect(try await next.value.payload == bytes("after"))
         #expect(await eventually { client.statistics.snapshot().unmatchedResponses == 1 })
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 
     @Test("a task cancelled before it sends fails at once without writing")
     func cancelledBeforeSending() async throws {
         let server = try await startServer()
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let client = try await server.connectClient()
         let gate = Gate()
         let pending = Task {
             await gate.wait()
@@ -65,8 +78,7 @@ struct RequestLifecycleTests {
         #expect(error?.code == .cancelled)
         #expect(try await client.request(bizType: 5, payload: bytes("ok")).payload == bytes("ok"))
         #expect(server.statistics.snapshot().framesIn == 1)
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 
     @Test("closing locally fails every pending and waiting request with connectionClosed")
@@ -117,8 +129,7 @@ struct RequestLifecycleTests {
             answered += 1
         }
         #expect(answered == 12)
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 
     @Test("waiting for a slot counts against the timeout")
@@ -138,8 +149,7 @@ struct RequestLifecycleTests {
         #expect(server.statistics.snapshot().framesIn == 1)
         gate.open()
         #expect(try await first.value.payload == bytes("first"))
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
         await loop.shutdown()
     }
 
@@ -163,10 +173,7 @@ struct RequestLifecycleTests {
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<400 {
                 group.addTask {
-                    let task = Task {
-                        try await client.request(
-                            bizType: 5, payload: [UInt8(index % 100)], timeout: .microseconds((index % 7) * 700 + 100))
-                    }
+                    let task = Self.racingRequest(on: client, index)
                     if index % 3 == 0 {
                         try? await Task.sleep(for: .microseconds((index % 11) * 300))
                         task.cancel()
@@ -178,7 +185,7 @@ struct RequestLifecycleTests {
                             response.payload == [UInt8(index % 100)]
                             ? "response" : "wrong \(index) \(response.payload) id \(response.messageID)"
                     } catch {
-                        outcome = (error as? MsgTransRuntimeError).map { "\($0.code)" } ?? "other"
+                        outcome = Self.outcome(of: error)
                     }
                     outcomes.record(outcome)
                 }
@@ -208,10 +215,7 @@ struct RequestLifecycleTests {
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<200 {
                 group.addTask {
-                    let task = Task {
-                        try await second.request(
-                            bizType: 5, payload: [UInt8(index % 100)], timeout: .microseconds((index % 7) * 700 + 100))
-                    }
+                    let task = Self.racingRequest(on: second, index)
                     if index % 3 == 0 {
                         task.cancel()
                     }
@@ -219,7 +223,7 @@ struct RequestLifecycleTests {
                         _ = try await task.value
                         closing.record("response")
                     } catch {
-                        closing.record((error as? MsgTransRuntimeError).map { "\($0.code)" } ?? "other")
+                        closing.record(Self.outcome(of: error))
                     }
                 }
             }

@@ -8,15 +8,14 @@ struct RoundTripTests {
     @Test("request/response over IPv4 echoes payload, biz type and message id")
     func roundTripIPv4() async throws {
         let server = try await startServer()
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let client = try await server.connectClient()
         let response = try await client.request(bizType: 5, payload: bytes("hello"))
         #expect(response.payload == bytes("hello"))
         #expect(response.bizType == 5)
         #expect(response.header.packetType == .response)
         #expect(response.messageID == 1)
         #expect(client.remoteAddress == "127.0.0.1:\(server.port)")
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
         #expect(server.statistics.snapshot().openConnections == 0)
     }
 
@@ -28,8 +27,7 @@ struct RoundTripTests {
         let response = try await client.request(bizType: 7, payload: bytes("v6"))
         #expect(response.payload == bytes("v6"))
         #expect(client.localAddress.hasPrefix("[::1]:"))
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 
     @Test("a host name is resolved off the cooperative pool")
@@ -38,8 +36,7 @@ struct RoundTripTests {
         let client = try await MsgTransConnection.connect(host: "localhost", port: server.port)
         let response = try await client.request(bizType: 2, payload: bytes("named"))
         #expect(response.payload == bytes("named"))
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 
     @Test("compressed requests and responses round-trip")
@@ -47,14 +44,13 @@ struct RoundTripTests {
         let server = try await startServer { _ in
             MsgTransRequestHandler { request, _ in MsgTransReply(request.payload, compression: .zlib) }
         }
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let client = try await server.connectClient()
         let payload = (0..<50_000).map { UInt8(truncatingIfNeeded: $0 % 251) }
         let response = try await client.request(bizType: 5, payload: payload, compression: .zstd)
         #expect(response.payload == payload)
         #expect(response.header.compression == .zlib)
         #expect(Int(response.header.payloadLength) < payload.count)
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 
     @Test("many concurrent requests on several connections all get their own response")
@@ -62,7 +58,7 @@ struct RoundTripTests {
         let server = try await startServer()
         var clients: [MsgTransConnection] = []
         for _ in 0..<4 {
-            clients.append(try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port))
+            clients.append(try await server.connectClient())
         }
         let connections = clients
         let matched = try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -107,11 +103,10 @@ struct RoundTripTests {
             }
         }
         let server = try await startServer { _ in OneWaySink(received: received, log: log) }
-        let client = try await MsgTransConnection.connect(host: "127.0.0.1", port: server.port)
+        let client = try await server.connectClient()
         try await client.send(bizType: 9, payload: bytes("note"))
         await received.wait(untilAtLeast: 1)
         #expect(log.all == ["note"])
-        await client.close()
-        await server.shutdown()
+        await server.shutdown(closing: client)
     }
 }

@@ -49,12 +49,7 @@ import Testing
         var testDescription: String { file }
     }
 
-    static let invalidCases: [InvalidCase] = {
-        guard let url = Bundle.module.url(forResource: "Fixtures", withExtension: nil),
-            let data = try? Data(contentsOf: url.appendingPathComponent("invalid.json"))
-        else { return [] }
-        return (try? JSONDecoder().decode([InvalidCase].self, from: data)) ?? []
-    }()
+    static let invalidCases: [InvalidCase] = Fixtures.manifest("invalid.json")
 
     @Test func invalidManifestIsPresent() {
         #expect(Self.invalidCases.count >= 15)
@@ -95,12 +90,7 @@ import Testing
         }
     }
 
-    static let responseCases: [ResponseCase] = {
-        guard let url = Bundle.module.url(forResource: "Fixtures", withExtension: nil),
-            let data = try? Data(contentsOf: url.appendingPathComponent("responses.json"))
-        else { return [] }
-        return (try? JSONDecoder().decode([ResponseCase].self, from: data)) ?? []
-    }()
+    static let responseCases: [ResponseCase] = Fixtures.manifest("responses.json")
 
     @Test func responseManifestIsPresent() {
         #expect(Self.responseCases.count == 23)

@@ -1,6 +1,7 @@
 import Foundation
 import OTLPProtobuf
 import PulseJSON
+import PulseKit
 import PulseTestSupport
 import Testing
 
@@ -24,6 +25,15 @@ enum Fixtures {
         return names.filter { $0.hasSuffix(".pb") && !$0.hasPrefix("invalid-") }
             .map { String($0.dropLast(3)) }
             .sorted()
+    }
+
+    /// The cases of a JSON manifest in the fixtures (`invalid.json`, `responses.json`); none when
+    /// it is missing or unreadable, which the tests counting the cases report.
+    static func manifest<Case: Decodable>(_ file: String) -> [Case] {
+        guard let url = Bundle.module.url(forResource: "Fixtures", withExtension: nil),
+            let data = try? Data(contentsOf: url.appendingPathComponent(file))
+        else { return [] }
+        return (try? JSONDecoder().decode([Case].self, from: data)) ?? []
     }
 
     static func signal(of name: String) -> OTLPProtobufSignal? {
@@ -70,6 +80,28 @@ func logsRequest(_ records: [[UInt8]]) -> [UInt8] {
             }
         }
     }.bytes
+}
+
+/// The output bound as both outputs of the transcoder apply it: `measure` decodes one logs
+/// request of 100 records with the given limits and gives the output's size. With the limit at its
+/// full size it passes; at half of it, it fails with `outputTooLarge`. Returns the full size and
+/// that error (nil, with an issue recorded, when it passed).
+func checkOutputBound(
+    _ measure: ([UInt8], OTLPProtobufLimits) throws -> Int
+) throws -> (full: Int, error: OTLPProtobufError?) {
+    let records = (0..<100).map { index in Wire { $0.field(3, "record number \(index)") }.bytes }
+    let request = logsRequest(records)
+    let full = try measure(request, OTLPProtobufLimits())
+    #expect(throws: Never.self) { _ = try measure(request, OTLPProtobufLimits(maxOutputBytes: full)) }
+    do {
+        _ = try measure(request, OTLPProtobufLimits(maxOutputBytes: full / 2))
+        Issue.record("an output twice the limit was produced")
+        return (full, nil)
+    } catch {
+        let error = error as? OTLPProtobufError
+        #expect(error?.code == .outputTooLarge)
+        return (full, error)
+    }
 }
 
 /// The first log record of a transcoded logs request.

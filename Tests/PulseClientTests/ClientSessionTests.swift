@@ -12,9 +12,7 @@ import Testing
 struct ClientSessionTests {
     @Test("CONNECT is the first frame; its result is tracked")
     func connectResult() async throws {
-        let server = try await TestPulseServer.start()
-        server.behavior.withLock { $0.configRevision = 4 }
-        let session = makeSession(port: server.port)
+        let (server, session, _) = try await startServerSession { $0.configRevision = 4 }
         let info = try await session.connect()
         #expect(info.connectionId == "conn-1")
         #expect(info.configRevision == 4)
@@ -26,14 +24,12 @@ struct ClientSessionTests {
         let log = server.log.withLock { $0 }
         #expect(log.firstFrames == [.clientConnect])
         #expect(log.connects == [testIdentity()])
-        await session.close()
-        await server.stop()
+        await server.stop(closing: session)
     }
 
     @Test("the first request connects on demand; uploads are accepted; compression follows the threshold")
     func uploads() async throws {
-        let server = try await TestPulseServer.start()
-        let session = makeSession(port: server.port)
+        let (server, session, _) = try await startServerSession()
         #expect(!session.isConnected)
         #expect(try await session.uploadEventBatch(encodedJSON: smallBatch()) == .accepted)
         #expect(try await session.uploadEventBatch(encodedJSON: largeBatch()) == .accepted)
@@ -44,16 +40,12 @@ struct ClientSessionTests {
             log.uploads.map(\.bizType) == [.clientEventBatchUpload, .clientEventBatchUpload, .clientCrashBatchUpload])
         #expect(log.uploads.map(\.compression) == [Compression.none, .zstd, .zstd])
         #expect(log.uploads[1].payload == largeBatch())
-        await session.close()
-        await server.stop()
+        await server.stop(closing: session)
     }
 
     @Test("the heartbeat follows the server's interval, carries the connection ID and reports new revisions")
     func heartbeats() async throws {
-        let server = try await TestPulseServer.start()
-        server.behavior.withLock { $0.heartbeatIntervalMs = 20_000 }
-        let clock = ManualClock()
-        let session = makeSession(port: server.port, clock: clock)
+        let (server, session, clock) = try await startServerSession { $0.heartbeatIntervalMs = 20_000 }
         let revisions = session.configRevisionUpdates()
         try await session.connect()
         #expect(await eventually { clock.sleeperDeadlines.contains(.seconds(20)) })
@@ -81,23 +73,18 @@ struct ClientSessionTests {
 
     @Test("a server interval below 15 s is clamped to 15 s")
     func heartbeatClampEndToEnd() async throws {
-        let server = try await TestPulseServer.start()
-        server.behavior.withLock { $0.heartbeatIntervalMs = 1_000 }
-        let clock = ManualClock()
-        let session = makeSession(port: server.port, clock: clock)
+        let (server, session, clock) = try await startServerSession { $0.heartbeatIntervalMs = 1_000 }
         let info = try await session.connect()
         #expect(info.heartbeatInterval == .seconds(15))
         #expect(await eventually { clock.sleeperDeadlines == [.seconds(15)] })
         clock.advance(to: .seconds(15))
         #expect(await eventually { server.log.withLock { $0.heartbeats.count } == 1 })
-        await session.close()
-        await server.stop()
+        await server.stop(closing: session)
     }
 
     @Test("401 on a request: reconnect with a new CONNECT and retry once")
     func unauthorizedRetry() async throws {
-        let server = try await TestPulseServer.start()
-        let session = makeSession(port: server.port)
+        let (server, session, _) = try await startServerSession()
         try await session.connect()
         server.behavior.withLock { $0.uploadCodes = [.unauthorized] }
         #expect(try await session.uploadEventBatch(encodedJSON: smallBatch()) == .accepted)
@@ -115,8 +102,7 @@ struct ClientSessionTests {
         #expect(response.code == 401)
         #expect(response.senderAction == .reauthenticateThenRetry)
         #expect(server.log.withLock { $0.connects.count } == 3)
-        await session.close()
-        await server.stop()
+        await server.stop(closing: session)
     }
 
     @Test("the handshake observer sees every connection attempt: the first, the one after a 401, a rejection")
@@ -152,9 +138,9 @@ struct ClientSessionTests {
 
     @Test("other codes are returned with their sender action, the connection stays")
     func otherCodes() async throws {
-        let server = try await TestPulseServer.start()
-        let session = makeSession(port: server.port)
-        server.behavior.withLock { $0.uploadCodes = [.conflict, .tooManyRequests, .forbidden, .notImplemented] }
+        let (server, session, _) = try await startServerSession {
+            $0.uploadCodes = [.conflict, .tooManyRequests, .forbidden, .notImplemented]
+        }
         var actions: [PulseSenderAction] = []
         for _ in 0..<4 {
             guard case .rejected(let response) = try await session.uploadCrashBatch(encodedJSON: smallBatch()) else {
@@ -168,15 +154,12 @@ struct ClientSessionTests {
                 .pullConfigThenRetryOnce, .retryWithBackoff, .doNotRetryUntilPolicyChanges, .doNotRetryUntilPeerChanges,
             ])
         #expect(server.log.withLock { $0.connects.count } == 1)
-        await session.close()
-        await server.stop()
+        await server.stop(closing: session)
     }
 
     @Test("a request without an answer times out; the connection remains usable")
     func requestTimeout() async throws {
-        let server = try await TestPulseServer.start()
-        server.behavior.withLock { $0.hang = [.clientEventBatchUpload] }
-        let session = makeSession(port: server.port)
+        let (server, session, _) = try await startServerSession { $0.hang = [.clientEventBatchUpload] }
         let error = await clientError {
             try await session.uploadEventBatch(encodedJSON: smallBatch(), timeout: .milliseconds(200))
         }
@@ -188,36 +171,22 @@ struct ClientSessionTests {
         }
         #expect(snapshot.revision == 1)
         #expect(session.statistics.snapshot().requestTimeouts == 1)
-        await session.close()
-        await server.stop()
+        await server.stop(closing: session)
     }
 
     @Test("CONFIG_PULL: snapshot for an older revision, 409 for a revision from the future")
     func configPull() async throws {
-        let server = try await TestPulseServer.start()
-        server.behavior.withLock { $0.configRevision = 3 }
-        let session = makeSession(port: server.port)
-        guard case .snapshot(let snapshot) = try await session.pullConfig(currentRevision: 2) else {
-            Issue.record("expected a snapshot")
-            return
-        }
-        #expect(snapshot.revision == 3)
-        guard case .rejected(let response) = try await session.pullConfig(currentRevision: 7) else {
-            Issue.record("expected 409")
-            return
-        }
-        #expect(response.knownCode == .conflict)
+        let (server, session, _) = try await startServerSession { $0.configRevision = 3 }
+        try await expectConfigPulls(session, older: 2, future: 7, revision: 3)
         let pulls = server.log.withLock { $0.configPulls }
         #expect(pulls.map(\.configRevision) == [2, 7])
         #expect(pulls.first?.capabilities == testIdentity().capabilities)
-        await session.close()
-        await server.stop()
+        await server.stop(closing: session)
     }
 
     @Test("the update check reads data and fails open")
     func updateCheck() async throws {
-        let server = try await TestPulseServer.start()
-        let session = makeSession(port: server.port)
+        let (server, session, _) = try await startServerSession()
         let result = await session.checkForUpdate()
         #expect(result.action == .optional)
         #expect(result.latestBuildNumber == 50)
@@ -230,9 +199,7 @@ struct ClientSessionTests {
 
     @Test("close fails pending requests and later ones with sessionClosed")
     func closeFailsPending() async throws {
-        let server = try await TestPulseServer.start()
-        server.behavior.withLock { $0.hang = [.clientEventBatchUpload] }
-        let session = makeSession(port: server.port)
+        let (server, session, _) = try await startServerSession { $0.hang = [.clientEventBatchUpload] }
         let pending = Task {
             await clientError { try await session.uploadEventBatch(encodedJSON: smallBatch()) }
         }
@@ -255,8 +222,7 @@ struct ClientSessionTests {
 
     @Test("concurrent requests on a fresh session share one connection attempt")
     func concurrentDemandSharesConnect() async throws {
-        let server = try await TestPulseServer.start()
-        let session = makeSession(port: server.port)
+        let (server, session, _) = try await startServerSession()
         let outcomes = await withTaskGroup(of: Bool.self) { group in
             for index in 0..<20 {
                 group.addTask {
@@ -272,7 +238,6 @@ struct ClientSessionTests {
         #expect(outcomes == 20)
         #expect(server.log.withLock { $0.connects.count } == 1)
         #expect(server.log.withLock { Set($0.uploads.map(\.connectionId)) } == ["conn-1"])
-        await session.close()
-        await server.stop()
+        await server.stop(closing: session)
     }
 }

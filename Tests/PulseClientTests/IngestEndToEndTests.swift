@@ -13,7 +13,7 @@ struct IngestEndToEndTests {
     static let appId = "app-test"
 
     /// An ingest server on a free loopback port with its own temporary data directory.
-    struct Ingest {
+    struct Ingest: SessionPeer {
         let server: IngestServer
         let directory: String
 
@@ -21,11 +21,7 @@ struct IngestEndToEndTests {
             revision: Int64 = 3, heartbeatIntervalMs: Int64 = 20_000, releases: [IngestRelease] = [],
             admin: Bool = false, directory: String? = nil, port: Int = 0
         ) async throws -> Ingest {
-            let directory =
-                directory
-                ?? FileManager.default.temporaryDirectory.appendingPathComponent(
-                    "pulseclient-ingest-\(UUID().uuidString)"
-                ).path
+            let directory = try directory ?? ScratchDirectory("pulseclient-ingest").path
             var configuration = IngestConfiguration(
                 dataDirectory: directory,
                 policy: policy(revision: revision, heartbeatIntervalMs: heartbeatIntervalMs, releases: releases))
@@ -46,7 +42,11 @@ struct IngestEndToEndTests {
                 ], heartbeatIntervalMs: heartbeatIntervalMs)
         }
 
-        func stop(removingData: Bool = true) async {
+        func stop() async {
+            await stop(removingData: true)
+        }
+
+        func stop(removingData: Bool) async {
             await server.shutdown()
             if removingData {
                 try? FileManager.default.removeItem(atPath: directory)
@@ -107,8 +107,7 @@ struct IngestEndToEndTests {
         #expect(history.first?.connectionId == info.connectionId)
         #expect(history.first?.deviceId == Self.identity.deviceId)
         #expect(session.sessionInfo?.connectionId == info.connectionId)
-        await session.close()
-        await ingest.stop()
+        await ingest.stop(closing: session)
     }
 
     @Test("batch uploads are durably accepted, and replays store nothing twice")
@@ -130,8 +129,7 @@ struct IngestEndToEndTests {
         #expect(counts.crashBatches == 1)
         let stored = try await ingest.server.events(app: Self.appId, limit: 200)
         #expect(stored.count == 64)
-        await session.close()
-        await ingest.stop()
+        await ingest.stop(closing: session)
     }
 
     @Test("a batch whose identity differs from the connected one is rejected with 403")
@@ -150,8 +148,7 @@ struct IngestEndToEndTests {
         #expect(response.senderAction == .doNotRetryUntilPolicyChanges)
         #expect(try await ingest.server.counts(app: Self.appId).events == 0)
         #expect(session.isConnected)
-        await session.close()
-        await ingest.stop()
+        await ingest.stop(closing: session)
     }
 
     @Test("an app the server does not allow is rejected at CONNECT")
@@ -162,8 +159,7 @@ struct IngestEndToEndTests {
         let error = await clientError { try await session.connect() }
         #expect(error?.code == .connectRejected)
         #expect(error?.responseCode == 403)
-        await session.close()
-        await ingest.stop()
+        await ingest.stop(closing: session)
     }
 
     @Test("CONFIG_PULL and the update check")
@@ -171,21 +167,11 @@ struct IngestEndToEndTests {
         let release = IngestRelease(platform: "ios", versionName: "2.0.0", buildNumber: 50, releaseNotes: "faster")
         let ingest = try await Ingest.start(revision: 3, releases: [release])
         let session = makeSession(port: ingest.server.port, identity: Self.identity)
-        guard case .snapshot(let snapshot) = try await session.pullConfig(currentRevision: 0) else {
-            Issue.record("expected a snapshot")
-            return
-        }
-        #expect(snapshot.revision == 3)
-        guard case .rejected(let conflict) = try await session.pullConfig(currentRevision: 99) else {
-            Issue.record("expected 409")
-            return
-        }
-        #expect(conflict.knownCode == .conflict)
+        try await expectConfigPulls(session, older: 0, future: 99, revision: 3)
         let update = await session.checkForUpdate()
         #expect(update.action == .optional)
         #expect(update.latestBuildNumber == 50)
-        await session.close()
-        await ingest.stop()
+        await ingest.stop(closing: session)
     }
 
     @Test("control RPC from the server: the flush handler uploads on the same connection; unknown routes get 404")
@@ -224,8 +210,7 @@ struct IngestEndToEndTests {
         #expect(first["code"] == .int(0))
         #expect(first["data"] == .object([JSONMember(key: "seen", value: .int(5))]))
         #expect(session.isConnected)
-        await session.close()
-        await ingest.stop()
+        await ingest.stop(closing: session)
     }
 
     @Test("ingest outage and recovery: the session reconnects once the server is back")
@@ -246,7 +231,6 @@ struct IngestEndToEndTests {
         #expect(session.sessionInfo?.connectionId != before.connectionId)
         #expect(try await session.uploadEventBatch(encodedJSON: Self.eventBatch("after", events: 4)) == .accepted)
         #expect(try await second.server.counts(app: Self.appId).events == 4)
-        await session.close()
-        await second.stop()
+        await second.stop(closing: session)
     }
 }

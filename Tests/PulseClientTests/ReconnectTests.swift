@@ -10,9 +10,7 @@ import Testing
 struct ReconnectTests {
     @Test("a connection dropped by the server is re-established in the background after the jittered delay")
     func backgroundReconnect() async throws {
-        let server = try await TestPulseServer.start()
-        let clock = ManualClock()
-        let session = makeSession(port: server.port, clock: clock)
+        let (server, session, clock) = try await startServerSession()
         try await session.connect()
         await server.dropConnections()
         #expect(await eventually { !session.isConnected })
@@ -23,15 +21,12 @@ struct ReconnectTests {
         #expect(await eventually { session.sessionInfo?.connectionId == "conn-2" })
         #expect(try await session.uploadEventBatch(encodedJSON: smallBatch()) == .accepted)
         #expect(server.log.withLock { $0.uploads.map(\.connectionId) } == ["conn-2"])
-        await session.close()
-        await server.stop()
+        await server.stop(closing: session)
     }
 
     @Test("without keepConnected the next request waits out the backoff and reconnects")
     func onDemandReconnect() async throws {
-        let server = try await TestPulseServer.start()
-        let clock = ManualClock()
-        let session = makeSession(port: server.port, clock: clock, keepConnected: false)
+        let (server, session, clock) = try await startServerSession(keepConnected: false)
         try await session.connect()
         await server.dropConnections()
         #expect(await eventually { !session.isConnected })
@@ -40,16 +35,14 @@ struct ReconnectTests {
         clock.advance(to: .seconds(1))
         #expect(await upload.value == nil)
         #expect(server.log.withLock { $0.connectionIds } == ["conn-1", "conn-2"])
-        await session.close()
-        await server.stop()
+        await server.stop(closing: session)
     }
 
     @Test("a rejected CONNECT fails with its code; a request inside the backoff fails with retryAfter")
     func rejectedConnectBacksOff() async throws {
-        let server = try await TestPulseServer.start()
-        server.behavior.withLock { $0.connectCode = .forbidden }
-        let clock = ManualClock()
-        let session = makeSession(port: server.port, clock: clock, keepConnected: false)
+        let (server, session, clock) = try await startServerSession(keepConnected: false) {
+            $0.connectCode = .forbidden
+        }
         let rejected = await clientError { try await session.connect() }
         #expect(rejected?.code == .connectRejected)
         #expect(rejected?.responseCode == 403)
@@ -62,8 +55,7 @@ struct ReconnectTests {
         clock.advance(to: .seconds(1))
         #expect(try await session.uploadEventBatch(encodedJSON: smallBatch()) == .accepted)
         #expect(server.log.withLock { $0.connects.count } == 2)
-        await session.close()
-        await server.stop()
+        await server.stop(closing: session)
     }
 
     @Test("nothing listening: connectFailed, and backoff doubles between background attempts")
@@ -88,10 +80,9 @@ struct ReconnectTests {
 
     @Test("close wakes a request waiting out the backoff")
     func closeDuringBackoff() async throws {
-        let server = try await TestPulseServer.start()
-        server.behavior.withLock { $0.connectCode = .unavailable }
-        let clock = ManualClock()
-        let session = makeSession(port: server.port, clock: clock, keepConnected: false)
+        let (server, session, clock) = try await startServerSession(keepConnected: false) {
+            $0.connectCode = .unavailable
+        }
         #expect(await clientError { try await session.connect() }?.code == .connectRejected)
         let waiting = Task {
             await clientError { try await session.uploadEventBatch(encodedJSON: smallBatch(), timeout: .seconds(3600)) }
@@ -104,20 +95,16 @@ struct ReconnectTests {
 
     @Test("a heartbeat rejected with 403 makes the session register again at once")
     func rejectedHeartbeat() async throws {
-        let server = try await TestPulseServer.start()
-        server.behavior.withLock {
+        let (server, session, clock) = try await startServerSession {
             $0.heartbeatIntervalMs = 30_000
             $0.heartbeatCodes = [.forbidden]
         }
-        let clock = ManualClock()
-        let session = makeSession(port: server.port, clock: clock)
         try await session.connect()
         #expect(await eventually { clock.sleeperDeadlines.contains(.seconds(30)) })
         clock.advance(to: .seconds(30))
         #expect(await eventually { session.sessionInfo?.connectionId == "conn-2" })
         #expect(server.log.withLock { $0.heartbeats.count } == 1)
-        await session.close()
-        await server.stop()
+        await server.stop(closing: session)
     }
 
     @Test("a heartbeat that times out abandons the connection and reconnects after the backoff")
@@ -137,7 +124,6 @@ struct ReconnectTests {
         server.behavior.withLock { $0.hang = [] }
         clock.advance(to: .seconds(16))
         #expect(await eventually { session.sessionInfo?.connectionId == "conn-2" })
-        await session.close()
-        await server.stop()
+        await server.stop(closing: session)
     }
 }

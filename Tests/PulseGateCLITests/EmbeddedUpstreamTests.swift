@@ -25,64 +25,65 @@ import Testing
             body: example, receiveTimeoutSeconds: 20)
     }
 
-    /// `pulsegate serve` in this process on a free port with the embedded upstream (and its admin
-    /// endpoint at `admin`), its data in `scratch`.
-    static func startEmbedded(in scratch: ScratchDirectory, admin: IngestListenAddress? = nil) async throws
-        -> GatewaySystem
-    {
-        try await GatewaySystem.start(
+    /// Runs `body` on `pulsegate serve` in this process on a free port with the embedded upstream
+    /// (its admin API on `admin` when given), its data in a fresh scratch directory; shuts the
+    /// gateway down after `body` and removes the directory.
+    static func withEmbedded(
+        admin: IngestListenAddress? = nil, _ body: (GatewaySystem) async throws -> Void
+    ) async throws {
+        let scratch = try ScratchDirectory("e2e")
+        defer { scratch.remove() }
+        let system = try await GatewaySystem.start(
             GatewayConfiguration(dataDirectory: scratch.path, listenPort: 0), embeddedAdmin: admin)
+        try await body(system)
+        await system.shutdown()
     }
 
     @Test func embeddedAdminShowsTheForwardedEvents() async throws {
-        let scratch = try ScratchDirectory("e2e")
-        defer { scratch.remove() }
-        let system = try await Self.startEmbedded(in: scratch, admin: IngestListenAddress(host: "127.0.0.1", port: 0))
-        let admin = try #require(system.embeddedIngest?.adminPort)
-        #expect(try await Self.post(port: system.gateway.httpPort).status == 200)
-        let listed: @Sendable () async throws -> String = {
-            try await RawHTTPConnection.exchange(
-                port: admin, target: "/events?app=shop-ios&limit=100", receiveTimeoutSeconds: 20
-            ).bodyText
+        try await Self.withEmbedded(admin: IngestListenAddress(host: "127.0.0.1", port: 0)) { system in
+            let admin = try #require(system.embeddedIngest?.adminPort)
+            #expect(try await Self.post(port: system.gateway.httpPort).status == 200)
+            let listed: @Sendable () async throws -> String = {
+                try await RawHTTPConnection.exchange(
+                    port: admin, target: "/events?app=shop-ios&limit=100", receiveTimeoutSeconds: 20
+                ).bodyText
+            }
+            #expect(try await eventually { try await listed().components(separatedBy: "\"eventId\"").count - 1 >= 20 })
+            let listing = try await listed()
+            #expect(listing.components(separatedBy: "\"eventId\"").count - 1 == 20)
+            #expect(listing.hasPrefix(#"{"app":"shop-ios","events":[{"#))
         }
-        #expect(try await eventually { try await listed().components(separatedBy: "\"eventId\"").count - 1 >= 20 })
-        let listing = try await listed()
-        #expect(listing.components(separatedBy: "\"eventId\"").count - 1 == 20)
-        #expect(listing.hasPrefix(#"{"app":"shop-ios","events":[{"#))
-        await system.shutdown()
     }
 
     @Test func batchPostedToGatewayLandsInEmbeddedIngestOnce() async throws {
-        let scratch = try ScratchDirectory("e2e")
-        defer { scratch.remove() }
-        let system = try await Self.startEmbedded(in: scratch)
-        let ingest = try #require(system.embeddedIngest)
-        let port = system.gateway.httpPort
-        let first = try await Self.post(port: port)
-        #expect(first.status == 200)
-        #expect(first.bodyText == "{}")
+        try await Self.withEmbedded { system in
+            let ingest = try #require(system.embeddedIngest)
+            let port = system.gateway.httpPort
+            let first = try await Self.post(port: port)
+            #expect(first.status == 200)
+            #expect(first.bodyText == "{}")
 
-        // The forwarder delivers asynchronously; wait (bounded) until the 20 records arrived.
-        #expect(try await eventually { try await ingest.events(app: "shop-ios", limit: 100).count >= 20 })
-        let events = try await ingest.events(app: "shop-ios", limit: 100)
-        #expect(events.count == 20)
-        #expect(Set(events.map(\.eventId)).count == 20)
-        #expect(Set(events.map(\.deviceId)) == ["6F1C2A9E-0B7D-4E2B-9F4A-3E1D2C0B9A87"])
-        #expect(Set(events.map(\.installationId)) == ["inst-5b1c9e"])
-        let kinds = Set(events.map(\.kind))
-        #expect(
-            kinds.isSubset(of: [
-                "Analytics", "Crash", "Error", "Log", "Network", "Performance", "Runtime", "Breadcrumb",
-            ]))
+            // The forwarder delivers asynchronously; wait (bounded) until the 20 records arrived.
+            #expect(try await eventually { try await ingest.events(app: "shop-ios", limit: 100).count >= 20 })
+            let events = try await ingest.events(app: "shop-ios", limit: 100)
+            #expect(events.count == 20)
+            #expect(Set(events.map(\.eventId)).count == 20)
+            #expect(Set(events.map(\.deviceId)) == ["6F1C2A9E-0B7D-4E2B-9F4A-3E1D2C0B9A87"])
+            #expect(Set(events.map(\.installationId)) == ["inst-5b1c9e"])
+            let kinds = Set(events.map(\.kind))
+            #expect(
+                kinds.isSubset(of: [
+                    "Analytics", "Crash", "Error", "Log", "Network", "Performance", "Runtime", "Breadcrumb",
+                ]))
 
-        // A retry of the same batch is a duplicate: answered 200, stored once.
-        let retry = try await Self.post(port: port)
-        #expect(retry.status == 200)
-        #expect(retry.header("Apsio-Duplicate") == "true")
-        // A duplicate adds no outbox row: once the outbox is empty, nothing more can arrive.
-        #expect(await eventually { system.gateway.outboxBatches == 0 })
-        #expect(try await ingest.events(app: "shop-ios", limit: 100).count == 20)
-        await system.shutdown()
+            // A retry of the same batch is a duplicate: answered 200, stored once.
+            let retry = try await Self.post(port: port)
+            #expect(retry.status == 200)
+            #expect(retry.header("Apsio-Duplicate") == "true")
+            // A duplicate adds no outbox row: once the outbox is empty, nothing more can arrive.
+            #expect(await eventually { system.gateway.outboxBatches == 0 })
+            #expect(try await ingest.events(app: "shop-ios", limit: 100).count == 20)
+        }
     }
 
     static let protobufLogs: [UInt8] = {
@@ -103,29 +104,27 @@ import Testing
     }
 
     @Test func protobufBatchIsTranscodedMappedAndForwarded() async throws {
-        let scratch = try ScratchDirectory("e2e")
-        defer { scratch.remove() }
-        let system = try await Self.startEmbedded(in: scratch)
-        let ingest = try #require(system.embeddedIngest)
-        let port = system.gateway.httpPort
+        try await Self.withEmbedded { system in
+            let ingest = try #require(system.embeddedIngest)
+            let port = system.gateway.httpPort
 
-        let accepted = try await Self.postProtobuf(port: port, body: Self.protobufLogs, batchID: "pb-0001")
-        #expect(accepted.status == 200)
-        #expect(accepted.header("Content-Type") == "application/x-protobuf")
-        #expect(accepted.body.isEmpty)  // an empty ExportLogsServiceResponse: full success
+            let accepted = try await Self.postProtobuf(port: port, body: Self.protobufLogs, batchID: "pb-0001")
+            #expect(accepted.status == 200)
+            #expect(accepted.header("Content-Type") == "application/x-protobuf")
+            #expect(accepted.body.isEmpty)  // an empty ExportLogsServiceResponse: full success
 
-        #expect(try await eventually { try await ingest.events(app: "proto-app", limit: 100).count >= 7 })
-        let events = try await ingest.events(app: "proto-app", limit: 100)
-        #expect(events.count == 7)  // the fixture's 7 log records, one event each
-        #expect(Set(events.map(\.deviceId)) == ["device-pb"])
+            #expect(try await eventually { try await ingest.events(app: "proto-app", limit: 100).count >= 7 })
+            let events = try await ingest.events(app: "proto-app", limit: 100)
+            #expect(events.count == 7)  // the fixture's 7 log records, one event each
+            #expect(Set(events.map(\.deviceId)) == ["device-pb"])
 
-        // Malformed protobuf: 400 with a protobuf google.rpc.Status body, nothing stored.
-        let malformed = try await Self.postProtobuf(port: port, body: [0x0a, 0xff, 0x01], batchID: "pb-bad")
-        #expect(malformed.status == 400)
-        #expect(malformed.header("Content-Type") == "application/x-protobuf")
-        #expect(malformed.body.first == 0x08)  // field 1 (code), varint
-        #expect(malformed.body.count > 2)
-        await system.shutdown()
+            // Malformed protobuf: 400 with a protobuf google.rpc.Status body, nothing stored.
+            let malformed = try await Self.postProtobuf(port: port, body: [0x0a, 0xff, 0x01], batchID: "pb-bad")
+            #expect(malformed.status == 400)
+            #expect(malformed.header("Content-Type") == "application/x-protobuf")
+            #expect(malformed.body.first == 0x08)  // field 1 (code), varint
+            #expect(malformed.body.count > 2)
+        }
     }
 
     @Test func explicitUpstreamStartsNoEmbeddedServer() async throws {

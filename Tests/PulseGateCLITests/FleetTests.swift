@@ -58,6 +58,17 @@ import Testing
             return Fleet(cluster: cluster, ingest: ingest, nodes: nodes, root: root)
         }
 
+        /// Runs `body` on a fleet started on a fresh PostgreSQL cluster named after `label`; stops the
+        /// fleet after it (or, when it throws, kills what still runs).
+        static func with(label: String, _ body: (PostgresCluster, Fleet) async throws -> Void) async throws {
+            try await PostgresCluster.with(label: label) { cluster in
+                let fleet = try await Fleet.start(cluster)
+                defer { fleet.stopSoon() }
+                try await body(cluster, fleet)
+                await fleet.stop()
+            }
+        }
+
         /// Kills what still runs, synchronously (a test that threw ends here).
         func stopSoon() {
             for node in nodes where node.process.isRunning { kill(node.process.processIdentifier, SIGKILL) }
@@ -116,9 +127,7 @@ import Testing
     }
 
     @Test func theSameBatchIDPostedToTwoNodesIsStoredAndForwardedOnce() async throws {
-        try await PostgresCluster.with(label: "fleet-dedup") { cluster in
-            let fleet = try await Fleet.start(cluster)
-            defer { fleet.stopSoon() }
+        try await Fleet.with(label: "fleet-dedup") { cluster, fleet in
             let ingest = fleet.ingest
             let body = GatewayCrashTests.body(worker: 1, batchID: "same")
             let first = try await GatewayHTTP.request(
@@ -150,14 +159,11 @@ import Testing
                 output: captured.output)
             #expect(status == 0)
             #expect(captured.stdout == "outbox empty, no dead letters\n")
-            await fleet.stop()
         }
     }
 
     @Test func killMinus9OfOneNodeUnderLoadLosesNothingAcknowledgedAndKeepsOrderPerIdentity() async throws {
-        try await PostgresCluster.with(label: "fleet-kill") { cluster in
-            let fleet = try await Fleet.start(cluster)
-            defer { fleet.stopSoon() }
+        try await Fleet.with(label: "fleet-kill") { _, fleet in
             let ingest = fleet.ingest
             let ledger = GatewayCrashTests.LoadLedger()
             let ports = fleet.ports
@@ -196,14 +202,11 @@ import Testing
                 #expect(sequences == sequences.sorted(), "worker \(worker) out of order: \(sequences)")
             }
             #expect(!fleet.nodes[0].process.isRunning)
-            await fleet.stop()
         }
     }
 
     @Test func postgresStoppedUnderLoadAnswers503AndTheFleetResumesWithNothingAcknowledgedMissing() async throws {
-        try await PostgresCluster.with(label: "fleet-outage") { cluster in
-            let fleet = try await Fleet.start(cluster)
-            defer { fleet.stopSoon() }
+        try await Fleet.with(label: "fleet-outage") { cluster, fleet in
             let ingest = fleet.ingest
             let ledger = GatewayCrashTests.LoadLedger()
             let ports = fleet.ports
@@ -247,14 +250,11 @@ import Testing
                 await eventually(within: .seconds(60)) {
                     Set((try? await ingest.eventIDs(app: Self.app)) ?? []).isSuperset(of: expected)
                 })
-            await fleet.stop()
         }
     }
 
     @Test func throughNginxRoundRobinAKilledNodeLosesNothingAndRetriesAreDuplicates() async throws {
-        try await PostgresCluster.with(label: "fleet-nginx") { cluster in
-            let fleet = try await Fleet.start(cluster)
-            defer { fleet.stopSoon() }
+        try await Fleet.with(label: "fleet-nginx") { _, fleet in
             let ingest = fleet.ingest
             let nginx = try await NginxFront.start(gateways: fleet.ports, directory: fleet.root.path + "/nginx")
             defer { nginx.stop() }
@@ -291,7 +291,6 @@ import Testing
                 #expect(sequences == sequences.sorted(), "worker \(worker) out of order: \(sequences)")
             }
             nginx.stop()
-            await fleet.stop()
         }
     }
 }

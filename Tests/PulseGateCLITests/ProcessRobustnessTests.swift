@@ -34,61 +34,59 @@ import Testing
     // MARK: - Log streams
 
     @Test func serveWithStandardErrorOnDevFullKeepsServingAndCountsDroppedLines() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("devfull")
-        defer { root.remove() }
-        let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
-        let port = try unusedLoopbackPort()
-        let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
-        let child = try launch(
-            executable,
-            [
-                "serve", "--listen", "127.0.0.1:\(port)", "--upstream", ingest.address.description, "--data-dir",
-                root.path + "/gateway", "--config", try Self.writeConfig(root),
-            ], output: full, error: full)
-        defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
+        try await withPulsegate("devfull") { executable, root in
+            let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
+            let port = try unusedLoopbackPort()
+            let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+            let child = try launch(
+                executable,
+                [
+                    "serve", "--listen", "127.0.0.1:\(port)", "--upstream", ingest.address.description, "--data-dir",
+                    root.path + "/gateway", "--config", try Self.writeConfig(root),
+                ], output: full, error: full)
+            defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
 
-        // Every log line fails with ENOSPC: "gateway listening" and one access line per request.
-        let up = await eventually(within: .seconds(60)) {
-            (try? await GatewayHTTP.request(port: port, "GET", "/livez", headers: []).status) == 200
+            // Every log line fails with ENOSPC: "gateway listening" and one access line per request.
+            let up = await eventually(within: .seconds(60)) {
+                (try? await GatewayHTTP.request(port: port, "GET", "/livez", headers: []).status) == 200
+            }
+            #expect(up, "the gateway did not come up (exit \(child.isRunning ? "-" : "\(child.terminationStatus)"))")
+            try await Self.expectServing(child, port: port, ingest: ingest, batches: 3, dropped: 4)
         }
-        #expect(up, "the gateway did not come up (exit \(child.isRunning ? "-" : "\(child.terminationStatus)"))")
-        try await Self.expectServing(child, port: port, ingest: ingest, batches: 3, dropped: 4)
     }
 
     @Test func serveKeepsServingWhenTheReaderOfItsStandardErrorExits() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("sigpipe")
-        defer { root.remove() }
-        let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
-        let pipe = Pipe()
-        let child = try launch(
-            executable,
-            [
-                "serve", "--listen", "127.0.0.1:0", "--upstream", ingest.address.description, "--data-dir",
-                root.path + "/gateway", "--config", try Self.writeConfig(root),
-            ], output: FileHandle.nullDevice, error: pipe)
-        defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
-        try? pipe.fileHandleForWriting.close()
+        try await withPulsegate("sigpipe") { executable, root in
+            let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
+            let pipe = Pipe()
+            let child = try launch(
+                executable,
+                [
+                    "serve", "--listen", "127.0.0.1:0", "--upstream", ingest.address.description, "--data-dir",
+                    root.path + "/gateway", "--config", try Self.writeConfig(root),
+                ], output: FileHandle.nullDevice, error: pipe)
+            defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
+            try? pipe.fileHandleForWriting.close()
 
-        // Like `2>&1 | head -c 300`: read until the listening line, then close the only read end.
-        let reader = pipe.fileHandleForReading
-        let port = try await onThread { () throws -> Int in
-            var text = ""
-            while true {
-                let chunk = reader.availableData
-                guard !chunk.isEmpty else { throw TestClientError("stderr closed: \(text)") }
-                text += String(decoding: chunk, as: UTF8.self)
-                if let port = text.split(separator: "\n").lazy.compactMap({ GatewayProcess.listenPort(String($0)) })
-                    .first
-                {
-                    try reader.close()
-                    return port
+            // Like `2>&1 | head -c 300`: read until the listening line, then close the only read end.
+            let reader = pipe.fileHandleForReading
+            let port = try await onThread { () throws -> Int in
+                var text = ""
+                while true {
+                    let chunk = reader.availableData
+                    guard !chunk.isEmpty else { throw TestClientError("stderr closed: \(text)") }
+                    text += String(decoding: chunk, as: UTF8.self)
+                    if let port = text.split(separator: "\n").lazy.compactMap({ GatewayProcess.listenPort(String($0)) })
+                        .first
+                    {
+                        try reader.close()
+                        return port
+                    }
                 }
             }
+            // Each request logs an access line into the pipe nobody reads any more (EPIPE, no SIGPIPE).
+            try await Self.expectServing(child, port: port, ingest: ingest, batches: 5, dropped: 5)
         }
-        // Each request logs an access line into the pipe nobody reads any more (EPIPE, no SIGPIPE).
-        try await Self.expectServing(child, port: port, ingest: ingest, batches: 5, dropped: 5)
     }
 
     /// A gateway whose log stream fails answers `batches` posts 200 and forwards them, counts at
@@ -107,151 +105,153 @@ import Testing
     }
 
     @Test func ingestWithBothStreamsOnDevFullKeepsServingAndCountsDroppedLines() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("ingestfull")
-        defer { root.remove() }
-        let adminPort = try unusedLoopbackPort()
-        let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
-        let child = try launch(
-            executable,
-            [
-                "ingest", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:\(adminPort)", "--data-dir",
-                root.path + "/ingest",
-            ], output: full, error: full)
-        defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
-        // "no --config given" on standard error and "listening on" on standard output both fail.
-        let stats = await eventually(within: .seconds(60)) {
-            let response = try? await GatewayHTTP.request(port: adminPort, "GET", "/stats", headers: [])
-            return response?.status == 200 && response?.bodyText.contains(#""logLinesDropped":2"#) == true
+        try await withPulsegate("ingestfull") { executable, root in
+            let adminPort = try unusedLoopbackPort()
+            let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+            let child = try launch(
+                executable,
+                [
+                    "ingest", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:\(adminPort)", "--data-dir",
+                    root.path + "/ingest",
+                ], output: full, error: full)
+            defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
+            // "no --config given" on standard error and "listening on" on standard output both fail.
+            let stats = await eventually(within: .seconds(60)) {
+                let response = try? await GatewayHTTP.request(port: adminPort, "GET", "/stats", headers: [])
+                return response?.status == 200 && response?.bodyText.contains(#""logLinesDropped":2"#) == true
+            }
+            #expect(stats)
+            #expect(child.isRunning)
+            await stopCleanly(child)
         }
-        #expect(stats)
-        #expect(child.isRunning)
-        await stopCleanly(child)
     }
 
     @Test func uploadCommandsSurviveAFailingStandardOutputAndKeepWhatTheyQueued() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("uploadfull")
-        defer { root.remove() }
-        let records = root.path + "/records.jsonl"
-        try Data(
-            """
-            {"type":"event","name":"one"}
-            {"type":"event","name":"two"}
+        try await withPulsegate("uploadfull") { executable, root in
+            let records = root.path + "/records.jsonl"
+            try Data(
+                """
+                {"type":"event","name":"one"}
+                {"type":"event","name":"two"}
 
-            """.utf8
-        ).write(to: URL(fileURLWithPath: records))
-        let common = ["--data-dir", root.path + "/queue", "--app-id", "cli-app", "--no-background"]
-        for arguments in [["upload", "enqueue", "--file", records] + common, ["upload", "status"] + common] {
-            let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
-            let child = try launch(executable, arguments, output: full, error: full)
-            await waitForChildExit(child)
-            #expect(child.terminationReason == .exit, "\(arguments[1]) died of signal \(child.terminationStatus)")
-            #expect(child.terminationStatus == 0, "\(arguments[1])")
+                """.utf8
+            ).write(to: URL(fileURLWithPath: records))
+            let common = ["--data-dir", root.path + "/queue", "--app-id", "cli-app", "--no-background"]
+            for arguments in [["upload", "enqueue", "--file", records] + common, ["upload", "status"] + common] {
+                let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+                let child = try launch(executable, arguments, output: full, error: full)
+                await waitForChildExit(child)
+                #expect(child.terminationReason == .exit, "\(arguments[1]) died of signal \(child.terminationStatus)")
+                #expect(child.terminationStatus == 0, "\(arguments[1])")
+            }
+            // The acknowledgements were lost, the records were not.
+            let status = try await runToExit(executable, ["upload", "status"] + common)
+            #expect(status.status == 0)
+            #expect(status.standardOutput.contains("queue: 2 records"), "\(status.standardOutput)")
         }
-        // The acknowledgements were lost, the records were not.
-        let status = try await runToExit(executable, ["upload", "status"] + common)
-        #expect(status.status == 0)
-        #expect(status.standardOutput.contains("queue: 2 records"), "\(status.standardOutput)")
     }
 
     // MARK: - One process per data directory
 
     @Test func aSecondServeOnTheSameDataDirectoryIsRefusedAndTheFirstKeepsForwarding() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("twoserves")
-        defer { root.remove() }
-        let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
-        let dataDirectory = root.path + "/gateway"
-        let first = try await GatewayProcess.start(
-            executable: executable, dataDirectory: dataDirectory, upstream: ingest.address)
-        defer { if first.process.isRunning { kill(first.process.processIdentifier, SIGKILL) } }
-        #expect(try await Self.post(port: first.port, "before").status == 200)
+        try await withPulsegate("twoserves") { executable, root in
+            let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
+            let dataDirectory = root.path + "/gateway"
+            let first = try await GatewayProcess.start(
+                executable: executable, dataDirectory: dataDirectory, upstream: ingest.address)
+            defer { if first.process.isRunning { kill(first.process.processIdentifier, SIGKILL) } }
+            #expect(try await Self.post(port: first.port, "before").status == 200)
 
-        // Forwarding to the same upstream, and without one (which would start an embedded ingest).
-        for upstream in [["--upstream", ingest.address.description], []] {
-            let second = try await runToExit(
-                executable, ["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDirectory] + upstream)
-            #expect(second.status == 1)
-            #expect(second.standardError.contains("the data directory \(dataDirectory) is in use by another process"))
-            #expect(second.standardError.contains("(pid \(first.process.processIdentifier))"))
-            #expect(!second.standardError.contains("gateway listening"))
+            // Forwarding to the same upstream, and without one (which would start an embedded ingest).
+            for upstream in [["--upstream", ingest.address.description], []] {
+                let second = try await runToExit(
+                    executable, ["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDirectory] + upstream)
+                #expect(second.status == 1)
+                #expect(
+                    second.standardError.contains("the data directory \(dataDirectory) is in use by another process"))
+                #expect(second.standardError.contains("(pid \(first.process.processIdentifier))"))
+                #expect(!second.standardError.contains("gateway listening"))
+            }
+            #expect(!FileManager.default.fileExists(atPath: dataDirectory + "/embedded-ingest"))
+
+            #expect(try await Self.post(port: first.port, "after").status == 200)
+            #expect(await eventually { (try? await ingest.eventIDs(app: "shop").sorted()) == ["after", "before"] })
+            await first.terminate()
+            #expect(first.process.terminationStatus == 0)
+
+            // Released at exit: the next gateway on the directory starts.
+            let next = try await GatewayProcess.start(
+                executable: executable, dataDirectory: dataDirectory, upstream: ingest.address)
+            #expect(try await Self.post(port: next.port, "next").status == 200)
+            await next.terminate()
+            #expect(next.process.terminationStatus == 0)
+            await ingest.stop()
         }
-        #expect(!FileManager.default.fileExists(atPath: dataDirectory + "/embedded-ingest"))
+    }
 
-        #expect(try await Self.post(port: first.port, "after").status == 200)
-        #expect(await eventually { (try? await ingest.eventIDs(app: "shop").sorted()) == ["after", "before"] })
-        await first.terminate()
-        #expect(first.process.terminationStatus == 0)
-
-        // Released at exit: the next gateway on the directory starts.
-        let next = try await GatewayProcess.start(
-            executable: executable, dataDirectory: dataDirectory, upstream: ingest.address)
-        #expect(try await Self.post(port: next.port, "next").status == 200)
-        await next.terminate()
-        #expect(next.process.terminationStatus == 0)
-        await ingest.stop()
+    /// Runs `pulsegate <command>` told to listen on the port that an ingest fixture's msgtrans
+    /// listener already holds, with data directory `<root>/<dataName>`; it must exit with status 1.
+    /// `check` gets its standard error, the port and what it left in its data directory.
+    static func expectBusyPortExit(
+        _ command: String, label: String, ingestName: String, dataName: String,
+        check: (_ standardError: String, _ port: Int, _ left: [String]) -> Void
+    ) async throws {
+        try await withPulsegate(label) { executable, root in
+            let ingest = try await IngestFixture.start(directory: root.path + "/" + ingestName)
+            let dataDirectory = root.path + "/" + dataName
+            let result = try await runToExit(
+                executable, [command, "--listen", "127.0.0.1:\(ingest.port)", "--data-dir", dataDirectory])
+            #expect(result.status == 1)
+            let left = (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory)) ?? []
+            check(result.standardError, ingest.port, left)
+            await ingest.stop()
+        }
     }
 
     @Test func serveOnABusyPortExitsBeforeOpeningDatabasesOrStartingTheEmbeddedUpstream() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("busyport")
-        defer { root.remove() }
-        // Something already listens on the port: here the ingest fixture's msgtrans listener.
-        let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
-        let dataDirectory = root.path + "/gateway"
-        let result = try await runToExit(
-            executable, ["serve", "--listen", "127.0.0.1:\(ingest.port)", "--data-dir", dataDirectory])
-        #expect(result.status == 1)
-        #expect(result.standardError.contains("could not listen on 127.0.0.1 port \(ingest.port)"))
-        #expect(!result.standardError.contains("embedded reference ingest server"))
-        let left = (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory)) ?? []
-        #expect(left.allSatisfy { $0 == "pulsegate.lock" }, "left in the data directory: \(left)")
-        await ingest.stop()
+        try await Self.expectBusyPortExit("serve", label: "busyport", ingestName: "ingest", dataName: "gateway") {
+            standardError, port, left in
+            #expect(standardError.contains("could not listen on 127.0.0.1 port \(port)"))
+            #expect(!standardError.contains("embedded reference ingest server"))
+            #expect(left.allSatisfy { $0 == "pulsegate.lock" }, "left in the data directory: \(left)")
+        }
     }
 
     @Test func ingestOnABusyPortExitsBeforeCreatingItsDatabase() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("ingestbusy")
-        defer { root.remove() }
-        let ingest = try await IngestFixture.start(directory: root.path + "/first")
-        let dataDirectory = root.path + "/second"
-        let result = try await runToExit(
-            executable, ["ingest", "--listen", "127.0.0.1:\(ingest.port)", "--data-dir", dataDirectory])
-        #expect(result.status == 1)
-        #expect(result.standardError.contains("cannot listen on 127.0.0.1:\(ingest.port)"), "\(result.standardError)")
-        let left = (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory)) ?? []
-        #expect(left == ["pulsegate.lock"], "left in the data directory: \(left)")
-        await ingest.stop()
+        try await Self.expectBusyPortExit("ingest", label: "ingestbusy", ingestName: "first", dataName: "second") {
+            standardError, port, left in
+            #expect(standardError.contains("cannot listen on 127.0.0.1:\(port)"), "\(standardError)")
+            #expect(left == ["pulsegate.lock"], "left in the data directory: \(left)")
+        }
     }
 
     @Test func aSecondIngestOnTheSameDataDirectoryIsRefusedAndTheFirstKeepsServing() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("twoingests")
-        defer { root.remove() }
-        let dataDirectory = root.path + "/ingest"
-        let output = Pipe()
-        let first = try launch(
-            executable, ["ingest", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data-dir", dataDirectory],
-            output: output, error: FileHandle.nullDevice)
-        defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
-        let lines = ChildOutputLines(output.fileHandleForReading)
-        let started = await eventually(within: .seconds(60)) { lines.all.contains { $0.contains("listening on") } }
-        try #require(started, "pulsegate ingest did not start: \(lines.all)")
-        let line = try #require(lines.all.first { $0.contains("admin on http://") })
-        let admin = try #require(line.split(separator: ",").first { $0.contains("admin on") })
-        let adminPort = try #require(Int(admin.split(separator: ":").last ?? ""))
+        try await withPulsegate("twoingests") { executable, root in
+            let dataDirectory = root.path + "/ingest"
+            let output = Pipe()
+            let first = try launch(
+                executable,
+                ["ingest", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data-dir", dataDirectory],
+                output: output, error: FileHandle.nullDevice)
+            defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
+            let lines = ChildOutputLines(output.fileHandleForReading)
+            let started = await eventually(within: .seconds(60)) { lines.all.contains { $0.contains("listening on") } }
+            try #require(started, "pulsegate ingest did not start: \(lines.all)")
+            let line = try #require(lines.all.first { $0.contains("admin on http://") })
+            let admin = try #require(line.split(separator: ",").first { $0.contains("admin on") })
+            let adminPort = try #require(Int(admin.split(separator: ":").last ?? ""))
 
-        let second = try await runToExit(
-            executable, ["ingest", "--listen", "127.0.0.1:0", "--data-dir", dataDirectory])
-        #expect(second.status == 1)
-        #expect(second.standardError.contains("the data directory \(dataDirectory) is in use by another process"))
-        #expect(second.standardError.contains("(pid \(first.processIdentifier))"))
-        #expect(!second.standardOutput.contains("listening on"))
+            let second = try await runToExit(
+                executable, ["ingest", "--listen", "127.0.0.1:0", "--data-dir", dataDirectory])
+            #expect(second.status == 1)
+            #expect(second.standardError.contains("the data directory \(dataDirectory) is in use by another process"))
+            #expect(second.standardError.contains("(pid \(first.processIdentifier))"))
+            #expect(!second.standardOutput.contains("listening on"))
 
-        let stats = try await GatewayHTTP.request(port: adminPort, "GET", "/stats", headers: [])
-        #expect(stats.status == 200)
-        await stopCleanly(first)
+            let stats = try await GatewayHTTP.request(port: adminPort, "GET", "/stats", headers: [])
+            #expect(stats.status == 200)
+            await stopCleanly(first)
+        }
     }
 
     // MARK: - Readiness

@@ -46,6 +46,17 @@ import Testing
     }
 
     /// The same shape as ``jsonBody(_:)`` as an OTLP protobuf `ExportLogsServiceRequest`.
+    /// A logs body of `records` records, each carrying `blob` and the record uid `<uid>.<index>`.
+    static func blobLogs(records: Int, blob: String, uid: String) -> [UInt8] {
+        let blob = Payload.string("blob", blob)
+        return Array(
+            Payload.logs(
+                records: (0..<records).map {
+                    Payload.record(1_700_000_000, attributes: [blob, Payload.string("log.record.uid", "\(uid).\($0)")])
+                }
+            ).utf8)
+    }
+
     static func protobufBody(_ tag: String) -> [UInt8] {
         func attribute(_ wire: inout Wire, _ field: UInt32, _ key: String, _ value: String) {
             wire.field(field) { pair in
@@ -101,46 +112,48 @@ import Testing
     }
 
     @Test func eightParallelLargeBodiesStayWithinTheBudgetAndTheMemoryGoesBack() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("memory")
-        defer { root.remove() }
-        let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
-        let config = root.path + "/gateway.json"
-        try Data(#"{"requestMemoryBudgetBytes":\#(Self.budget),"retryAfterSeconds":1}"#.utf8)
-            .write(to: URL(fileURLWithPath: config))
-        let gateway = try await GatewayProcess.start(
-            executable: executable, dataDirectory: root.path + "/gateway", upstream: ingest.address, config: config)
-        defer { if gateway.process.isRunning { kill(gateway.process.processIdentifier, SIGKILL) } }
-        let pid = gateway.process.processIdentifier
-        let port = gateway.port
+        try await withPulsegate("memory") { executable, root in
+            let ingest = try await IngestFixture.start(directory: root.path + "/ingest")
+            let config = root.path + "/gateway.json"
+            try Data(#"{"requestMemoryBudgetBytes":\#(Self.budget),"retryAfterSeconds":1}"#.utf8)
+                .write(to: URL(fileURLWithPath: config))
+            let gateway = try await GatewayProcess.start(
+                executable: executable, dataDirectory: root.path + "/gateway", upstream: ingest.address, config: config)
+            defer { if gateway.process.isRunning { kill(gateway.process.processIdentifier, SIGKILL) } }
+            let pid = gateway.process.processIdentifier
+            let port = gateway.port
 
-        let kinds: [(String, String, @Sendable (String) -> [UInt8])] = [
-            ("json", "application/json", Self.jsonBody), ("protobuf", "application/x-protobuf", Self.protobufBody),
-        ]
-        for (kind, contentType, make) in kinds {
-            let bodies = (0..<8).map { make("\(kind)-\($0)") }
-            #expect(bodies.allSatisfy { $0.count >= Self.bodyBytes && $0.count < 15 << 20 })
-            let outcomes = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
-                for body in bodies {
-                    group.addTask { try await Self.postUntilAccepted(port: port, body: body, contentType: contentType) }
+            let kinds: [(String, String, @Sendable (String) -> [UInt8])] = [
+                ("json", "application/json", Self.jsonBody), ("protobuf", "application/x-protobuf", Self.protobufBody),
+            ]
+            for (kind, contentType, make) in kinds {
+                let bodies = (0..<8).map { make("\(kind)-\($0)") }
+                #expect(bodies.allSatisfy { $0.count >= Self.bodyBytes && $0.count < 15 << 20 })
+                let outcomes = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+                    for body in bodies {
+                        group.addTask {
+                            try await Self.postUntilAccepted(port: port, body: body, contentType: contentType)
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
                 }
-                return try await group.reduce(into: []) { $0.append($1) }
+                #expect(outcomes.map(\.0) == Array(repeating: 200, count: 8), "\(kind): \(outcomes)")
+                let peak = try Self.memory(of: pid).peak
+                #expect(peak > 0 && peak <= Self.budget + Self.allowance, "\(kind): VmHWM \(peak >> 20) MiB")
+                let returned = await eventually(within: .seconds(10)) {
+                    ((try? Self.memory(of: pid).resident) ?? .max) < Self.allowance
+                }
+                let resident = try Self.memory(of: pid).resident
+                #expect(returned, "\(kind): VmRSS still \(resident >> 20) MiB after 10 s")
             }
-            #expect(outcomes.map(\.0) == Array(repeating: 200, count: 8), "\(kind): \(outcomes)")
-            let peak = try Self.memory(of: pid).peak
-            #expect(peak > 0 && peak <= Self.budget + Self.allowance, "\(kind): VmHWM \(peak >> 20) MiB")
-            let returned = await eventually(within: .seconds(10)) {
-                ((try? Self.memory(of: pid).resident) ?? .max) < Self.allowance
-            }
-            let resident = try Self.memory(of: pid).resident
-            #expect(returned, "\(kind): VmRSS still \(resident >> 20) MiB after 10 s")
-        }
 
-        #expect(
-            try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_budget_bytes") == Double(Self.budget))
-        #expect(try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_reserved_bytes") == 0)
-        await gateway.terminate()
-        await ingest.stop()
+            #expect(
+                try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_budget_bytes") == Double(Self.budget)
+            )
+            #expect(try await GatewayHTTP.metric(port: port, "pulsegate_request_memory_reserved_bytes") == 0)
+            await gateway.terminate()
+            await ingest.stop()
+        }
     }
 
     @Test func aRequestOverTheBudgetWaitsThenGets503AndNothingAcceptedIsLost() async throws {
@@ -157,13 +170,7 @@ import Testing
 
         // A: a 200 KiB batch whose estimate (several times its size) takes the whole budget; its
         // client sends half the body and stalls.
-        let blob = Payload.string("blob", String(repeating: "s", count: 20_000))
-        let large = Array(
-            Payload.logs(
-                records: (0..<10).map {
-                    Payload.record(1_700_000_000, attributes: [blob, Payload.string("log.record.uid", "held.\($0)")])
-                }
-            ).utf8)
+        let large = Self.blobLogs(records: 10, blob: String(repeating: "s", count: 20_000), uid: "held")
         let stalled = try RawHTTPConnection(port: port, receiveTimeoutSeconds: 30)
         defer { stalled.close() }
         try stalled.send(
@@ -229,13 +236,7 @@ import Testing
             })
 
         // A gzip body: a few KiB on the wire fit, its 200 KiB decoded (7 × that) do not.
-        let blob = Payload.string("blob", String(repeating: "z", count: 50_000))
-        let json = Array(
-            Payload.logs(
-                records: (0..<4).map {
-                    Payload.record(1_700_000_000, attributes: [blob, Payload.string("log.record.uid", "gz.\($0)")])
-                }
-            ).utf8)
+        let json = Self.blobLogs(records: 4, blob: String(repeating: "z", count: 50_000), uid: "gz")
         let gzip = Compression.deflate(json, format: .gzip)
         #expect(gzip.count < 16 << 10 && json.count > 200_000)
         let refused = try await GatewayHTTP.request(

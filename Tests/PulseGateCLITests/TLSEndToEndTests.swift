@@ -118,41 +118,43 @@ import Testing
     }
 
     @Test func unusableFilesStopTheStartNamingTheFileNeverTheKey() async throws {
-        let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
-        let root = try ScratchDirectory("tls-bad")
-        defer { root.remove() }
-        let pair = try await TestCertificate.make(in: root.path, name: "pair")
-        let other = try await TestCertificate.make(in: root.path, name: "other")
-        let keyText = try String(contentsOfFile: other.keyPath, encoding: .utf8)
-        let keyBody = keyText.split(separator: "\n").dropFirst().first.map(String.init) ?? "unused"
-        let garbage = root.path + "/garbage.pem"
-        try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: garbage))
-        let cases: [([String], String)] = [
-            (
-                ["--tls-cert", pair.certificatePath, "--tls-key", other.keyPath],
-                "tlsKey: \(other.keyPath) is not the private key"
-            ),
-            (
-                ["--tls-cert", root.path + "/missing.crt", "--tls-key", pair.keyPath],
-                "tlsCert: cannot read \(root.path)/missing.crt"
-            ),
-            (["--tls-cert", garbage, "--tls-key", pair.keyPath], "tlsCert: \(garbage): no PEM certificate"),
-            (
-                ["--tls-cert", pair.certificatePath, "--tls-key", garbage],
-                "tlsKey: \(garbage): no unencrypted PEM private key"
-            ),
-            (["--tls-cert", pair.certificatePath], "tlsKey: is required with tlsCert"),
-        ]
-        for (arguments, expected) in cases {
-            let result = try await runToExit(
-                executable,
-                ["serve", "--listen", "127.0.0.1:0", "--data-dir", root.path + "/data", "--upstream", "127.0.0.1:9"]
-                    + arguments)
-            #expect(result.status == 2, "\(arguments): \(result.standardError)")
-            #expect(result.standardError.contains(expected), "\(result.standardError)")
-            #expect(!result.standardError.contains("PRIVATE KEY") && !result.standardError.contains(keyBody))
+        try await withPulsegate("tls-bad") { executable, root in
+            let pair = try await TestCertificate.make(in: root.path, name: "pair")
+            let other = try await TestCertificate.make(in: root.path, name: "other")
+            let keyText = try String(contentsOfFile: other.keyPath, encoding: .utf8)
+            let keyBody = keyText.split(separator: "\n").dropFirst().first.map(String.init) ?? "unused"
+            let garbage = root.path + "/garbage.pem"
+            try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: garbage))
+            let cases: [([String], String)] = [
+                (
+                    ["--tls-cert", pair.certificatePath, "--tls-key", other.keyPath],
+                    "tlsKey: \(other.keyPath) is not the private key"
+                ),
+                (
+                    ["--tls-cert", root.path + "/missing.crt", "--tls-key", pair.keyPath],
+                    "tlsCert: cannot read \(root.path)/missing.crt"
+                ),
+                (["--tls-cert", garbage, "--tls-key", pair.keyPath], "tlsCert: \(garbage): no PEM certificate"),
+                (
+                    ["--tls-cert", pair.certificatePath, "--tls-key", garbage],
+                    "tlsKey: \(garbage): no unencrypted PEM private key"
+                ),
+                (["--tls-cert", pair.certificatePath], "tlsKey: is required with tlsCert"),
+            ]
+            for (arguments, expected) in cases {
+                let result = try await runToExit(
+                    executable,
+                    [
+                        "serve", "--listen", "127.0.0.1:0", "--data-dir", root.path + "/data", "--upstream",
+                        "127.0.0.1:9",
+                    ]
+                        + arguments)
+                #expect(result.status == 2, "\(arguments): \(result.standardError)")
+                #expect(result.standardError.contains(expected), "\(result.standardError)")
+                #expect(!result.standardError.contains("PRIVATE KEY") && !result.standardError.contains(keyBody))
+            }
+            // Nothing was started or written.
+            #expect(!FileManager.default.fileExists(atPath: root.path + "/data/gateway.sqlite"))
         }
-        // Nothing was started or written.
-        #expect(!FileManager.default.fileExists(atPath: root.path + "/data/gateway.sqlite"))
     }
 }

@@ -47,6 +47,17 @@ import Testing
         ForwardingSettings(backoffBase: .seconds(1), backoffMax: .seconds(60), forwardWindow: window)
     }
 
+    /// A gateway on `directory` forwarding to `upstream` with ``forwarding(window:)``'s settings,
+    /// the global in-flight bound at `maxInFlight`.
+    static func forwarder(
+        _ directory: TemporaryDirectory, to upstream: RawUpstream, maxInFlight: Int
+    ) async throws -> GatewayHarness {
+        var forwarding = forwarding()
+        forwarding.maxInFlight = maxInFlight
+        return try await GatewayHarness.start(
+            directory: directory, connector: connector(upstream.port), forwarding: forwarding)
+    }
+
     static func connector(_ port: Int) -> PulseClientUpstreamConnector {
         PulseClientUpstreamConnector(
             host: "127.0.0.1", port: port, requestTimeout: .seconds(2), connectTimeout: .seconds(5),
@@ -265,10 +276,7 @@ import Testing
         defer { directory.remove() }
         let upstream = RawUpstream.start(holdUploads: 2)
         defer { upstream.stop() }
-        var forwarding = Self.forwarding()
-        forwarding.maxInFlight = 2
-        let harness = try await GatewayHarness.start(
-            directory: directory, connector: Self.connector(upstream.port), forwarding: forwarding)
+        let harness = try await Self.forwarder(directory, to: upstream, maxInFlight: 2)
         #expect(await Self.drain(harness))
         // Two permits of the global bound: never more than two of the window's eight in flight.
         #expect(upstream.peakOutstanding == 2)
@@ -287,10 +295,7 @@ import Testing
         defer { directory.remove() }
         let upstream = RawUpstream.start()
         defer { upstream.stop() }
-        var forwarding = Self.forwarding()
-        forwarding.maxInFlight = 3
-        let harness = try await GatewayHarness.start(
-            directory: directory, connector: Self.connector(upstream.port), forwarding: forwarding)
+        let harness = try await Self.forwarder(directory, to: upstream, maxInFlight: 3)
         #expect(await Self.drain(harness))
         let uploads = upstream.uploads.compactMap(\.batchID)
         #expect(uploads.count == 160)

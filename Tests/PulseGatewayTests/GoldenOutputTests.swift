@@ -96,22 +96,15 @@ import Testing
         #"{"observedTimeUnixNano":"1700000000500000000","attributes":[{"key":"session.id","value":{"stringValue":"s-7"}},{"key":"app.build_id","value":{"stringValue":"B-1"}}],"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174"}"#,
     ]
 
-    static let crashLogs = OTLP.logs(records: [
-        OTLP.record(1_700_000_000, attributes: [OTLP.string("log.record.uid", "u-0")]),
-        OTLP.record(
-            1_700_000_003,
-            attributes: [
-                OTLP.string("app.crash.id", "crash-42"), OTLP.string("exception.type", "EXC_BAD_ACCESS"),
-                OTLP.string("exception.message", "bad pointer"), OTLP.string("exception.stacktrace", "0 Shop"),
-                OTLP.string("app.crash.signal", "SIGSEGV"), OTLP.string("session.id", "s-1"),
-            ]),
-        OTLP.record(
-            1_700_000_004,
-            attributes: [
-                OTLP.string("exception.type", "NSException"), OTLP.string("app.crash.id", "crash-43"),
-                #"{"key":"app.image_uuids","value":{"arrayValue":{"values":[{"stringValue":"UUID-A"},{"stringValue":"UUID-B"}]}}}"#,
-            ], extra: #","eventName":"device.crash""#),
-    ])
+    static let crashLogs = OTLP.logs(
+        records: OTLP.crash42Records(more: [OTLP.string("session.id", "s-1")]) + [
+            OTLP.record(
+                1_700_000_004,
+                attributes: [
+                    OTLP.string("exception.type", "NSException"), OTLP.string("app.crash.id", "crash-43"),
+                    #"{"key":"app.image_uuids","value":{"arrayValue":{"values":[{"stringValue":"UUID-A"},{"stringValue":"UUID-B"}]}}}"#,
+                ], extra: #","eventName":"device.crash""#)
+        ])
 
     static let spans = OTLP.spans(spans: [
         #"{"traceId":"5B8EFFF798038103D269B633813FC60C","spanId":"EEE19B7EC3C1B174","name":"GET /items","kind":3,"startTimeUnixNano":"1700000000000000000","endTimeUnixNano":"1700000000250000000","status":{"code":1},"attributes":[{"key":"http.url","value":{"stringValue":"https://h/items?x=1"}}]}"#,

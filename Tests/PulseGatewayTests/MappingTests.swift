@@ -130,16 +130,7 @@ import Testing
     }
 
     @Test func crashRecordsGoToACrashBatchFirstWithAFallback() throws {
-        let json = OTLP.logs(records: [
-            OTLP.record(1_700_000_000, attributes: [OTLP.string("log.record.uid", "u-0")]),
-            OTLP.record(
-                1_700_000_003,
-                attributes: [
-                    OTLP.string("app.crash.id", "crash-42"), OTLP.string("exception.type", "EXC_BAD_ACCESS"),
-                    OTLP.string("exception.message", "bad pointer"), OTLP.string("exception.stacktrace", "0 Shop"),
-                    OTLP.string("app.crash.signal", "SIGSEGV"),
-                ]),
-        ])
+        let json = OTLP.logs(records: OTLP.crash42Records())
         let mapped = try OTLP.map(json, signal: .logs)
         try #require(mapped.drafts.count == 2)
         let crash = mapped.drafts[0]

@@ -7,13 +7,8 @@ import Testing
     @Test func shutdownFinishesInFlightRequestAndRefusesNewOnes() async throws {
         let entered = Gate()
         let release = Gate()
-        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { request in
-            if request.path == "/slow" {
-                entered.open()
-                await release.wait()
-                return textResponse("finished during shutdown")
-            }
-            return textResponse("quick")
+        let handler = holding("/slow", others: textResponse("quick"), entered: entered, release: release) {
+            textResponse("finished during shutdown")
         }
         let (server, port) = try startedServer(handler: handler)
 
@@ -50,11 +45,7 @@ import Testing
     @Test func shutdownGracePeriodAnswersStuckHandlersWith503() async throws {
         let entered = Gate()
         let never = Gate()
-        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { _ in
-            entered.open()
-            await never.wait()
-            return textResponse("too late")
-        }
+        let handler = holding(entered: entered, release: never) { textResponse("too late") }
         let (server, port) = try startedServer(handler: handler)
         let stuck = try RawHTTPConnection(port: port)
         try stuck.sendRequest(target: "/stuck")

@@ -8,6 +8,14 @@ import Testing
         HTTPResponse(status: .ok, body: request.body)
     }
 
+    /// A handler that counts the requests it gets and answers 200.
+    static func counting(_ handled: Counter) -> @Sendable (HTTPRequest) async -> HTTPResponse {
+        { _ in
+            handled.increment()
+            return HTTPResponse(status: .ok)
+        }
+    }
+
     @Test func declaredBodyOverTheLimitIs413BeforeTheBodyIsSent() async throws {
         try await withServer(Self.small, handler: Self.echo) { _, port in
             let (response, rest) = try await onThread {
@@ -44,11 +52,7 @@ import Testing
 
     @Test func chunkedBodyOverTheLimitIs413() async throws {
         let handled = Counter()
-        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { _ in
-            handled.increment()
-            return HTTPResponse(status: .ok)
-        }
-        try await withServer(Self.small, handler: handler) { _, port in
+        try await withServer(Self.small, handler: Self.counting(handled)) { _, port in
             let response = try await onThread {
                 let connection = try RawHTTPConnection(port: port)
                 let chunk = String(repeating: "a", count: 600)
@@ -64,11 +68,7 @@ import Testing
 
     @Test func endlessChunkedUploadGets413() async throws {
         let handled = Counter()
-        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { _ in
-            handled.increment()
-            return HTTPResponse(status: .ok)
-        }
-        try await withServer(Self.small, handler: handler) { _, port in
+        try await withServer(Self.small, handler: Self.counting(handled)) { _, port in
             let (response, sent) = try await onThread { () -> (RawHTTPResponse, Int) in
                 let connection = try RawHTTPConnection(port: port)
                 try connection.send("POST /flood HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n")

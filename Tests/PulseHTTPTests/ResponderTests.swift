@@ -92,13 +92,27 @@ private func currentThreadName() -> String {
         }
     }
 
+    /// A started ``server(_:dispatchedOn:)`` on a commit thread that answers every `interval`, and
+    /// its port. The test stops the commit thread.
+    private static func started(
+        interval: Duration, dispatchedOn threads: Collector<Bool> = Collector<Bool>()
+    ) throws -> (CommitThread, HTTPServer, Int) {
+        let commit = CommitThread(interval: interval)
+        do {
+            let server = Self.server(commit, dispatchedOn: threads)
+            try server.start()
+            return (commit, server, try #require(server.port))
+        } catch {
+            commit.stop()
+            throw error
+        }
+    }
+
     /// A started server whose commit thread holds its answers until `hold(false)`.
     private static func heldServer() throws -> (CommitThread, HTTPServer, Int) {
-        let commit = CommitThread(interval: .milliseconds(1))
-        let server = Self.server(commit, dispatchedOn: Collector<Bool>())
-        try server.start()
+        let (commit, server, port) = try started(interval: .milliseconds(1))
         commit.hold(true)
-        return (commit, server, try #require(server.port))
+        return (commit, server, port)
     }
 
     /// A connection that has sent a POST of `text` to be answered by the commit thread.
@@ -109,12 +123,9 @@ private func currentThreadName() -> String {
     }
 
     @Test func manyConcurrentRequestsAreAllAnsweredFromTheCommitThread() async throws {
-        let commit = CommitThread(interval: .milliseconds(2))
-        defer { commit.stop() }
         let dispatched = Collector<Bool>()
-        let server = Self.server(commit, dispatchedOn: dispatched)
-        try server.start()
-        let port = try #require(server.port)
+        let (commit, server, port) = try Self.started(interval: .milliseconds(2), dispatchedOn: dispatched)
+        defer { commit.stop() }
         let connections = 48
         let rounds = 3
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -142,12 +153,9 @@ private func currentThreadName() -> String {
     }
 
     @Test func anAnswerGivenInsideDispatchIsSentAndASecondOneDropped() async throws {
-        let commit = CommitThread(interval: .milliseconds(1))
-        defer { commit.stop() }
         let dispatched = Collector<Bool>()
-        let server = Self.server(commit, dispatchedOn: dispatched)
-        try server.start()
-        let port = try #require(server.port)
+        let (commit, server, port) = try Self.started(interval: .milliseconds(1), dispatchedOn: dispatched)
+        defer { commit.stop() }
         let connection = try RawHTTPConnection(port: port)
         for _ in 0..<2 {
             try connection.sendRequest(target: "/now")

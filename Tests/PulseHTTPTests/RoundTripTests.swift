@@ -66,9 +66,7 @@ import Testing
     @Test func suspendedHandlerAnswersWhenItReturns() async throws {
         let entered = Gate()
         let release = Gate()
-        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { _ in
-            entered.open()
-            await release.wait()
+        let handler = holding(entered: entered, release: release) {
             // A sleep: the handler is still suspended after the release, the behaviour under test.
             try? await Task.sleep(for: .milliseconds(20))
             return textResponse("late answer")
@@ -125,14 +123,9 @@ import Testing
         let entered = Gate()
         let release = Gate()
         let finished = Gate()
-        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { request in
-            if request.path == "/abandoned" {
-                entered.open()
-                await release.wait()
-                finished.open()
-                return textResponse(String(repeating: "x", count: 100_000))
-            }
-            return textResponse("still here")
+        let handler = holding("/abandoned", others: textResponse("still here"), entered: entered, release: release) {
+            finished.open()
+            return textResponse(String(repeating: "x", count: 100_000))
         }
         try await withServer(handler: handler) { server, port in
             let doomed = try RawHTTPConnection(port: port)

@@ -8,8 +8,8 @@ import Testing
 @Suite struct BindingsTests {
     @Test func bindsEveryKindInOrder() throws {
         let database = try TemporaryDatabase()
-        let connection = try SQLiteConnection(path: database.path)
-        try connection.execute("CREATE TABLE v(i INTEGER, r REAL, t TEXT, u TEXT, b BLOB, n, o TEXT, p INTEGER)")
+        let connection = try database.open(
+            creating: "CREATE TABLE v(i INTEGER, r REAL, t TEXT, u TEXT, b BLOB, n, o TEXT, p INTEGER)")
         let text = "héllo\u{0}wörld 🚀"
         let utf8: [UInt8] = Array(#"{"k":"日本語"}"#.utf8)
         try connection.execute("INSERT INTO v VALUES (?, ?, ?, ?, ?, ?, ?, ?)") { row in
@@ -57,8 +57,7 @@ import Testing
     /// Too few or too many values is a misuse error, and the statement does not run.
     @Test func wrongCountIsMisuseAndRunsNothing() throws {
         let database = try TemporaryDatabase()
-        let connection = try SQLiteConnection(path: database.path)
-        try connection.execute("CREATE TABLE v(a, b)")
+        let connection = try database.open(creating: "CREATE TABLE v(a, b)")
         for count in [0, 1, 3] {
             let error = #expect(throws: StorageError.self) {
                 try connection.execute("INSERT INTO v VALUES (?, ?)") { row in
@@ -82,8 +81,7 @@ import Testing
     /// than one block holds, all arrive intact (and the array form goes the same way).
     @Test func textSpanningSeveralArenaBlocksIsStoredIntact() throws {
         let database = try TemporaryDatabase()
-        let connection = try SQLiteConnection(path: database.path)
-        try connection.execute("CREATE TABLE v(a TEXT, b TEXT, c TEXT, d TEXT)")
+        let connection = try database.open(creating: "CREATE TABLE v(a TEXT, b TEXT, c TEXT, d TEXT)")
         let texts = [
             String(repeating: "a", count: SQLiteBindings.blockBytes + 7), String(repeating: "b", count: 10_000),
             String(repeating: "c", count: 10_000), "d",
@@ -106,8 +104,7 @@ import Testing
     /// The statement is compiled once and reused, as with array bindings.
     @Test func reusesTheCachedStatement() throws {
         let database = try TemporaryDatabase()
-        let connection = try SQLiteConnection(path: database.path)
-        try connection.execute("CREATE TABLE v(a)")
+        let connection = try database.open(creating: "CREATE TABLE v(a)")
         let before = connection.compileCount
         for value in 0..<10 {
             try connection.execute("INSERT INTO v VALUES (?)") { row in try row.bind(value) }

@@ -13,8 +13,7 @@ import Testing
 
     @Test func withoutTheOptionSQLiteCheckpointsItselfAndTheOwnerNeverDoes() throws {
         let database = try TemporaryDatabase()
-        let connection = try SQLiteConnection(path: database.path)
-        try connection.execute("CREATE TABLE t(b BLOB)")
+        let connection = try database.open(creating: "CREATE TABLE t(b BLOB)")
         try connection.transaction { try connection.execute("INSERT INTO t VALUES (?)", [Self.blob]) }
         #expect(connection.checkpointIfDue() == false)
         try connection.close()

@@ -32,8 +32,7 @@ import Testing
 
     @Test func roundTripsEveryStorageClass() throws {
         let database = try TemporaryDatabase()
-        let connection = try SQLiteConnection(path: database.path)
-        try connection.execute("CREATE TABLE v(i INTEGER, r REAL, t TEXT, b BLOB, n)")
+        let connection = try database.open(creating: "CREATE TABLE v(i INTEGER, r REAL, t TEXT, b BLOB, n)")
         let blob: [UInt8] = [0, 1, 0, 255, 0, 0x7F, 0]
         let text = "héllo\u{0}wörld 🚀 日本語"
         try connection.execute(
@@ -118,8 +117,7 @@ import Testing
 
     @Test func reusesCachedStatements() throws {
         let database = try TemporaryDatabase()
-        let connection = try SQLiteConnection(path: database.path)
-        try connection.execute("CREATE TABLE t(x INTEGER)")
+        let connection = try database.open(creating: "CREATE TABLE t(x INTEGER)")
         let before = connection.compileCount
         for value in 0..<100 {
             try connection.execute("INSERT INTO t(x) VALUES (?)", [value])
@@ -137,8 +135,7 @@ import Testing
 
     @Test func reentrantUseOfTheSameSQLGetsItsOwnStatement() throws {
         let database = try TemporaryDatabase()
-        let connection = try SQLiteConnection(path: database.path)
-        try connection.execute("CREATE TABLE t(x INTEGER)")
+        let connection = try database.open(creating: "CREATE TABLE t(x INTEGER)")
         for value in 1...3 {
             try connection.execute("INSERT INTO t(x) VALUES (?)", [value])
         }
@@ -163,8 +160,7 @@ import Testing
 
     @Test func transactionCommitsOrRollsBack() throws {
         let database = try TemporaryDatabase()
-        let connection = try SQLiteConnection(path: database.path)
-        try connection.execute("CREATE TABLE t(x INTEGER)")
+        let connection = try database.open(creating: "CREATE TABLE t(x INTEGER)")
         struct Boom: Error {}
         #expect(throws: Boom.self) {
             try connection.transaction {
@@ -186,8 +182,7 @@ import Testing
 
     @Test func nestedTransactionRollsBackOnlyItsOwnWork() throws {
         let database = try TemporaryDatabase()
-        let connection = try SQLiteConnection(path: database.path)
-        try connection.execute("CREATE TABLE t(x INTEGER)")
+        let connection = try database.open(creating: "CREATE TABLE t(x INTEGER)")
         struct Boom: Error {}
         try connection.transaction {
             try connection.execute("INSERT INTO t(x) VALUES (1)")

@@ -1,5 +1,7 @@
 import PulseTestSupport
 
+@testable import PulseStorage
+
 /// A fresh folder under the system temporary directory holding one database path; removed on `deinit`.
 final class TemporaryDatabase: Sendable {
     private let scratch: OwnedScratchDirectory
@@ -9,5 +11,12 @@ final class TemporaryDatabase: Sendable {
     init() throws {
         scratch = try OwnedScratchDirectory("storage-tests")
         path = scratch.path + "/test.sqlite"
+    }
+
+    /// A connection to ``path`` on which `schema` has run.
+    func open(creating schema: String) throws -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute(schema)
+        return connection
     }
 }

@@ -190,3 +190,16 @@ func startServer(
     try await MsgTransServer.start(
         host: host, port: 0, configuration: configuration, on: loop, makeDelegate: makeDelegate)
 }
+
+extension MsgTransServer {
+    /// A client connected to this server over IPv4 loopback.
+    func connectClient() async throws -> MsgTransConnection {
+        try await MsgTransConnection.connect(host: "127.0.0.1", port: port)
+    }
+
+    /// Closes the test's client, then shuts the server down.
+    func shutdown(closing client: MsgTransConnection) async {
+        await client.close()
+        await shutdown()
+    }
+}

@@ -271,14 +271,9 @@ struct FixtureGenerator {
     private mutating func bombs() throws {
         let testLimits = FixtureLimits(maxDecompressedBytes: 4096)
         let sixtyFourK = [UInt8](repeating: 0, count: 64 << 10)
-        addBomb(
-            "zstd-bomb-small", "zstd frame of 64 KiB of zeros with maxDecompressedBytes 4096",
-            compression: .zstd, payload: try PayloadCompressor.compress(sixtyFourK, with: .zstd),
-            plaintextLength: sixtyFourK.count, limits: testLimits)
-        addBomb(
-            "zlib-bomb-small", "zlib stream of 64 KiB of zeros with maxDecompressedBytes 4096",
-            compression: .zlib, payload: try PayloadCompressor.compress(sixtyFourK, with: .zlib),
-            plaintextLength: sixtyFourK.count, limits: testLimits)
+        try addBombs("bomb-small", plaintext: sixtyFourK, limits: testLimits) { codec, container in
+            "\(codec) \(container) of 64 KiB of zeros with maxDecompressedBytes 4096"
+        }
 
         let atLimit = Payloads.filler(count: 4096, seed: 5)
         add(
@@ -294,14 +289,9 @@ struct FixtureGenerator {
                 payload: try PayloadCompressor.compress(atLimit, with: .zlib)),
             limits: testLimits, plaintext: atLimit, plaintextFile: "zstd-decompressed-at-limit.plaintext")
         let overLimit = Payloads.filler(count: 4097, seed: 5)
-        addBomb(
-            "zstd-decompressed-one-over-limit", "zstd payload expanding to 4097 bytes with a 4096 limit",
-            compression: .zstd, payload: try PayloadCompressor.compress(overLimit, with: .zstd),
-            plaintextLength: overLimit.count, limits: testLimits)
-        addBomb(
-            "zlib-decompressed-one-over-limit", "zlib payload expanding to 4097 bytes with a 4096 limit",
-            compression: .zlib, payload: try PayloadCompressor.compress(overLimit, with: .zlib),
-            plaintextLength: overLimit.count, limits: testLimits)
+        try addBombs("decompressed-one-over-limit", plaintext: overLimit, limits: testLimits) { codec, _ in
+            "\(codec) payload expanding to 4097 bytes with a 4096 limit"
+        }
 
         // Real bombs against the default 16 MiB limit.
         let seventeenMiB = [UInt8](repeating: 0, count: 17 << 20)
@@ -373,6 +363,20 @@ struct FixtureGenerator {
         add(name, description, frame: frame, limits: limits)
         fixtures[fixtures.count - 1].plaintextError = "\(MsgTransError.Code.decompressedTooLarge)"
         fixtures[fixtures.count - 1].unboundedPlaintextLength = plaintextLength
+    }
+
+    /// ``addBomb(_:_:compression:payload:plaintextLength:limits:)`` with `plaintext` compressed by
+    /// zstd (a "frame"), then by zlib (a "stream"), named `<codec>-<suffix>`.
+    private mutating func addBombs(
+        _ suffix: String, plaintext: [UInt8], limits: FixtureLimits,
+        description: (_ codec: String, _ container: String) -> String
+    ) throws {
+        for (compression, codec, container) in [(Compression.zstd, "zstd", "frame"), (.zlib, "zlib", "stream")] {
+            addBomb(
+                "\(codec)-\(suffix)", description(codec, container), compression: compression,
+                payload: try PayloadCompressor.compress(plaintext, with: compression),
+                plaintextLength: plaintext.count, limits: limits)
+        }
     }
 
     private mutating func addError(

@@ -2,6 +2,7 @@ import MsgTrans
 import MsgTransRuntime
 import PulseJSON
 import PulseProtocol
+import PulseTestSupport
 import Synchronization
 
 /// A small Pulse server for end-to-end tests, built on MsgTransRuntime: first-frame rule, CONNECT
@@ -23,7 +24,7 @@ final class TestPulseServer: Sendable {
 
     struct Upload: Sendable {
         var bizType: PulseBizType
-        var compression: Compression
+        var compression: MsgTrans.Compression
         var payload: [UInt8]
         var connectionId: String
     }
@@ -40,7 +41,8 @@ final class TestPulseServer: Sendable {
     let server: MsgTransServer
     let behavior = Mutex(Behavior())
     let log = Mutex(Log())
-    private let release = ReleaseSignal()
+    /// Opened at stop: requests left hanging then answer.
+    private let release = Gate()
     private let connections = Mutex<[(id: String, connection: MsgTransConnection)]>([])
     private let counter = Atomic<Int>(0)
 
@@ -64,7 +66,7 @@ final class TestPulseServer: Sendable {
     }
 
     func stop() async {
-        release.fire()
+        release.open()
         await server.shutdown()
     }
 
@@ -254,36 +256,6 @@ private final class ServerBox: Sendable {
 
     func set(_ server: TestPulseServer) {
         value.withLock { $0 = server }
-    }
-}
-
-/// Fires once; waiters resume then (or at once if it already fired).
-final class ReleaseSignal: Sendable {
-    private let state = Mutex<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let fired = state.withLock { state in
-                if state.fired { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if fired {
-                continuation.resume()
-            }
-        }
-    }
-
-    func fire() {
-        let waiters = state.withLock { state in
-            state.fired = true
-            let waiters = state.waiters
-            state.waiters = []
-            return waiters
-        }
-        for waiter in waiters {
-            waiter.resume()
-        }
     }
 }
 

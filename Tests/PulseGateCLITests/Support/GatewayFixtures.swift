@@ -4,6 +4,7 @@ import PulseHashing
 import PulseIngest
 import PulseTestSupport
 import Synchronization
+import Testing
 
 /// Writes `text` (a config file) to `path`, replacing it.
 func writeFile(_ text: String, to path: String) throws {
@@ -250,4 +251,15 @@ final class GatewayProcess {
         }
         await waitForChildExit(process)
     }
+}
+
+/// Runs `body` with the built `pulsegate` executable (failing the test when it has not been built)
+/// and a fresh scratch directory named after `label`, removed when `body` returns or throws.
+func withPulsegate(
+    _ label: String, _ body: (_ executable: String, _ root: ScratchDirectory) async throws -> Void
+) async throws {
+    let executable = try #require(builtPulsegateExecutable(), "build the pulsegate executable first")
+    let root = try ScratchDirectory(label)
+    defer { root.remove() }
+    try await body(executable, root)
 }

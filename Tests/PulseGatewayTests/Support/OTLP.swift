@@ -38,6 +38,21 @@ enum OTLP {
         #"{"timeUnixNano":"\#(seconds)000000000","attributes":[\#(attributes.joined(separator: ","))]\#(extra)}"#
     }
 
+    /// A plain record at 1 700 000 000 s, then crash `crash-42` (EXC_BAD_ACCESS on SIGSEGV) at
+    /// 1 700 000 003 s, followed by `more` of its attributes: the crash logs of the mapping tests.
+    static func crash42Records(more: [String] = []) -> [String] {
+        [
+            record(1_700_000_000, attributes: [string("log.record.uid", "u-0")]),
+            record(
+                1_700_000_003,
+                attributes: [
+                    string("app.crash.id", "crash-42"), string("exception.type", "EXC_BAD_ACCESS"),
+                    string("exception.message", "bad pointer"), string("exception.stacktrace", "0 Shop"),
+                    string("app.crash.signal", "SIGSEGV"),
+                ] + more),
+        ]
+    }
+
     /// Fallbacks of an app whose `appIdentity.missingIdentity` is `refuse` (no headers).
     static let refusing = IdentityFallbacks(app: AppIdentityPolicy.Settings(missingIdentity: .refuse))
 

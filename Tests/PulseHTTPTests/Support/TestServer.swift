@@ -1,4 +1,5 @@
 import PulseHTTP
+import PulseTestSupport
 import Synchronization
 import Testing
 
@@ -46,4 +47,18 @@ final class Collector<Value: Sendable>: Sendable {
     private let values = Mutex<[Value]>([])
     func append(_ value: Value) { values.withLock { $0.append(value) } }
     var all: [Value] { values.withLock { $0 } }
+}
+
+/// A handler that holds each request (for `path` only, when given; the others get `others` at
+/// once): it opens `entered`, waits for `release`, then answers with `answer()`.
+func holding(
+    _ path: String? = nil, others: HTTPResponse = HTTPResponse(status: .notFound), entered: Gate, release: Gate,
+    answer: @escaping @Sendable () async -> HTTPResponse
+) -> @Sendable (HTTPRequest) async -> HTTPResponse {
+    { request in
+        guard path == nil || request.path == path else { return others }
+        entered.open()
+        await release.wait()
+        return await answer()
+    }
 }

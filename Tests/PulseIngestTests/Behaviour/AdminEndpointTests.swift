@@ -6,17 +6,27 @@ import Testing
 @testable import PulseIngest
 
 @Suite struct AdminEndpointTests {
-    @Test func statsReportConnectionsPresenceBatchesEventsAndCrashes() async throws {
+    /// An ingest with its admin API and one connected client that has sent `requests`, each
+    /// answered: the harness, the admin port, the client and its connection id. The test keeps the
+    /// client (its connection closes when the client goes).
+    static func start(
+        sending requests: [(biz: UInt8, json: String)] = []
+    ) async throws -> (harness: Harness, port: Int, client: RawClient, connectionId: String) {
         let harness = try await Harness.start(admin: true)
         let port = try #require(harness.server.adminPort)
-        let (client, _) = try await harness.connectedClient()
-        _ = try #require(
-            await client.request(
-                biz: Biz.eventBatch,
-                json: Fixture.eventBatch(batchId: "s", eventIds: [Fixture.hexID(1), Fixture.hexID(2)])))
-        _ = try #require(
-            await client.request(biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "c", crashIds: ["k"])))
-        _ = try #require(await client.request(biz: 99, json: "{}"))
+        let (client, connectionId) = try await harness.connectedClient()
+        for request in requests {
+            _ = try #require(await client.request(biz: request.biz, json: request.json))
+        }
+        return (harness, port, client, connectionId)
+    }
+
+    @Test func statsReportConnectionsPresenceBatchesEventsAndCrashes() async throws {
+        let (harness, port, client, _) = try await Self.start(sending: [
+            (Biz.eventBatch, Fixture.eventBatch(batchId: "s", eventIds: [Fixture.hexID(1), Fixture.hexID(2)])),
+            (Biz.crashBatch, Fixture.crashBatch(batchId: "c", crashIds: ["k"])),
+            (99, "{}"),
+        ])
         let reply = try #require(await HTTPProbe.send(port: port, path: "/stats"))
         #expect(reply.status == 200)
         let stats = reply.object
@@ -29,21 +39,16 @@ import Testing
         #expect((app["events"] as? NSNumber)?.intValue == 2)
         #expect((app["crashBatches"] as? NSNumber)?.intValue == 1)
         #expect((app["crashes"] as? NSNumber)?.intValue == 1)
+        withExtendedLifetime(client) {}
         await harness.stop()
     }
 
     @Test func metricsExportTheStatisticsInThePrometheusFormat() async throws {
-        let harness = try await Harness.start(admin: true)
-        let port = try #require(harness.server.adminPort)
-        let (client, _) = try await harness.connectedClient()
-        _ = try #require(
-            await client.request(
-                biz: Biz.eventBatch,
-                json: Fixture.eventBatch(batchId: "m", eventIds: [Fixture.hexID(1), Fixture.hexID(2)])))
-        _ = try #require(
-            await client.request(
-                biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "m", eventIds: [Fixture.hexID(1)])))
-        _ = try #require(await client.request(biz: 99, json: "{}"))
+        let (harness, port, client, _) = try await Self.start(sending: [
+            (Biz.eventBatch, Fixture.eventBatch(batchId: "m", eventIds: [Fixture.hexID(1), Fixture.hexID(2)])),
+            (Biz.eventBatch, Fixture.eventBatch(batchId: "m", eventIds: [Fixture.hexID(1)])),
+            (99, "{}"),
+        ])
         let reply = try #require(await HTTPProbe.send(port: port, path: "/metrics"))
         #expect(reply.status == 200)
         let text = String(decoding: reply.body, as: UTF8.self)
@@ -63,18 +68,16 @@ import Testing
         #expect(samples["process_open_fds"].flatMap(Int.init).map { $0 > 0 } == true)
         #expect(samples["process_resident_memory_bytes"].flatMap(Int.init).map { $0 > 0 } == true)
         #expect(text.contains("# TYPE pulsegate_ingest_events_total counter\n"))
+        withExtendedLifetime(client) {}
         await harness.stop()
     }
 
     @Test func eventsCrashesAndConnectionsAreListed() async throws {
-        let harness = try await Harness.start(admin: true)
-        let port = try #require(harness.server.adminPort)
-        let (client, connectionId) = try await harness.connectedClient()
         let ids = (0..<5).map { Fixture.hexID(10 + $0) }
-        _ = try #require(
-            await client.request(biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "l", eventIds: ids)))
-        _ = try #require(
-            await client.request(biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "c", crashIds: ["k"])))
+        let (harness, port, client, connectionId) = try await Self.start(sending: [
+            (Biz.eventBatch, Fixture.eventBatch(batchId: "l", eventIds: ids)),
+            (Biz.crashBatch, Fixture.crashBatch(batchId: "c", crashIds: ["k"])),
+        ])
 
         let events = try #require(await HTTPProbe.send(port: port, path: "/events?app=\(Fixture.appId)&limit=3"))
         #expect(events.status == 200)
@@ -93,13 +96,12 @@ import Testing
         #expect(await HTTPProbe.send(port: port, path: "/events?app=x&limit=zero")?.status == 400)
         #expect(await HTTPProbe.send(port: port, path: "/nope")?.status == 404)
         #expect(await HTTPProbe.send(port: port, method: "DELETE", path: "/stats")?.status == 405)
+        withExtendedLifetime(client) {}
         await harness.stop()
     }
 
     @Test func postControlSendsARouteToConnectedClients() async throws {
-        let harness = try await Harness.start(admin: true)
-        let port = try #require(harness.server.adminPort)
-        let (client, connectionId) = try await harness.connectedClient()
+        let (harness, port, client, connectionId) = try await Self.start()
         async let reply = HTTPProbe.send(
             port: port, method: "POST", path: "/control",
             body: #"{"app":"app_7f3a","route":"telemetry.flush","args":{"reason":"test"}}"#)

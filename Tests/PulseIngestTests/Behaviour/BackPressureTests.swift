@@ -24,6 +24,26 @@ final class WriteLock: @unchecked Sendable {
 
 /// Full queue → 429, failing storage → 503, never 500; graceful shutdown answers what is in flight.
 @Suite struct BackPressureTests {
+    /// With the store's write lock held by another connection, a connected client sends one event
+    /// batch (event 1) that the ingest takes but cannot commit; returns once it is pending.
+    static func blockOneBatch(
+        in harness: Harness, batchId: String
+    ) async throws -> (client: RawClient, lock: WriteLock, first: UInt32) {
+        let (client, _) = try await harness.connectedClient()
+        let lock = try WriteLock(directory: harness.directory)
+        let first = await client.send(
+            biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: batchId, eventIds: [Fixture.hexID(1)]))
+        #expect(await eventually { harness.server.statistics().pendingBatches == 1 })
+        return (client, lock, first)
+    }
+
+    /// The batch (event 2) sent while ``blockOneBatch(in:batchId:)``'s batch is pending.
+    static func secondBatch(from client: RawClient) async throws -> Response {
+        try #require(
+            await client.request(
+                biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "second", eventIds: [Fixture.hexID(2)])))
+    }
+
     /// With the store blocked, the one queue slot is taken by the first batch; the next gets 429.
     /// Once the store is free the first batch is committed and acknowledged.
     @Test func fullIngestQueueAnswers429() async throws {
@@ -31,14 +51,8 @@ final class WriteLock: @unchecked Sendable {
             configuration.maxPendingBatches = 1
             configuration.storageBusyTimeout = .seconds(60)
         }
-        let (client, _) = try await harness.connectedClient()
-        let lock = try WriteLock(directory: harness.directory)
-        let first = await client.send(
-            biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "first", eventIds: [Fixture.hexID(1)]))
-        #expect(await eventually { harness.server.statistics().pendingBatches == 1 })
-        let second = try #require(
-            await client.request(
-                biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "second", eventIds: [Fixture.hexID(2)])))
+        let (client, lock, first) = try await Self.blockOneBatch(in: harness, batchId: "first")
+        let second = try await Self.secondBatch(from: client)
         #expect(second.code == 429)
         #expect(second.frame.bizType == Biz.eventBatch)
         try lock.release()
@@ -56,14 +70,8 @@ final class WriteLock: @unchecked Sendable {
             configuration.transport.connection.maxConcurrentInboundRequests = 1
             configuration.storageBusyTimeout = .seconds(60)
         }
-        let (client, _) = try await harness.connectedClient()
-        let lock = try WriteLock(directory: harness.directory)
-        let first = await client.send(
-            biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "first", eventIds: [Fixture.hexID(1)]))
-        #expect(await eventually { harness.server.statistics().pendingBatches == 1 })
-        let second = try #require(
-            await client.request(
-                biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "second", eventIds: [Fixture.hexID(2)])))
+        let (client, lock, first) = try await Self.blockOneBatch(in: harness, batchId: "first")
+        let second = try await Self.secondBatch(from: client)
         #expect(second.code == 429)
         try lock.release()
         let frame = try #require(await client.readFrame())
@@ -99,8 +107,7 @@ final class WriteLock: @unchecked Sendable {
     /// A closed database is unavailable storage: batches, crash batches, heartbeats and connects
     /// get 503 and the connection stays open.
     @Test func closedStorageAnswers503() async throws {
-        let harness = try await Harness.start()
-        let (client, connectionId) = try await harness.connectedClient()
+        let (harness, client, connectionId) = try await Harness.startConnected()
         await harness.server.core.store.close()
         let requests: [(UInt8, String)] = [
             (Biz.eventBatch, Fixture.eventBatch(batchId: "b", eventIds: [Fixture.hexID(1)])),
@@ -124,11 +131,7 @@ final class WriteLock: @unchecked Sendable {
         let harness = try await Harness.start { configuration in
             configuration.storageBusyTimeout = .seconds(60)
         }
-        let (client, _) = try await harness.connectedClient()
-        let lock = try WriteLock(directory: harness.directory)
-        let first = await client.send(
-            biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "inflight", eventIds: [Fixture.hexID(1)]))
-        #expect(await eventually { harness.server.statistics().pendingBatches == 1 })
+        let (client, lock, first) = try await Self.blockOneBatch(in: harness, batchId: "inflight")
         let server = harness.server
         let shutdown = Task { await server.shutdown() }
         let port = harness.server.port

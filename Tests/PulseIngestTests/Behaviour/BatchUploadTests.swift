@@ -8,8 +8,7 @@ import Testing
     /// A 64-event zstd batch is decoded, stored with its indexed columns and canonical JSON, and
     /// acknowledged with the exact contract bytes.
     @Test func zstdEventBatchIsStored() async throws {
-        let harness = try await Harness.start()
-        let (client, connectionId) = try await harness.connectedClient()
+        let (harness, client, connectionId) = try await Harness.startConnected()
         let ids = (0..<64).map { Fixture.hexID(1_000 + $0) }
         let json = Fixture.eventBatch(batchId: "batch-64", eventIds: ids)
         let id = await client.send(biz: Biz.eventBatch, json: json, compression: .zstd)
@@ -38,8 +37,7 @@ import Testing
 
     /// zlib works as well as zstd and none.
     @Test func zlibEventBatchIsStored() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         let response = try #require(
             await client.request(
                 biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "z", eventIds: [Fixture.hexID(1)]),
@@ -52,8 +50,7 @@ import Testing
     /// Invalid batches are 400 and store nothing: bad JSON, an unknown kind, no events, a corrupt
     /// zstd stream (the connection stays open).
     @Test func invalidBatchesAre400() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         let unknownKind = Fixture.eventBatch(batchId: "k", eventIds: [Fixture.hexID(1)])
             .replacingOccurrences(of: "\"Analytics\"", with: "\"analytics\"")
         for json in [
@@ -78,8 +75,7 @@ import Testing
 
     /// Crash batches are stored per crash report.
     @Test func crashBatchIsStored() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         let response = try #require(
             await client.request(
                 biz: Biz.crashBatch, json: Fixture.crashBatch(batchId: "cb", crashIds: ["crash-a", "crash-b"]),

@@ -7,8 +7,7 @@ import Testing
 @Suite struct ConfigPullTests {
     /// A pull returns the complete snapshot with its revision, also when the client is current.
     @Test func pullReturnsTheCompleteSnapshot() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         for revision in [0, 3, 7] {
             let response = try #require(
                 await client.request(
@@ -27,8 +26,7 @@ import Testing
     /// 409 when the client claims a revision newer than the server's; 403 without a required
     /// capability; malformed is 400.
     @Test func conflictAndCapabilityRules() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         let newer = try #require(
             await client.request(biz: Biz.configPull, json: #"{"configRevision":8,"capabilities":["batch_upload"]}"#))
         #expect(newer.code == 409)
@@ -42,8 +40,7 @@ import Testing
 
     /// A reload that changes a snapshot without raising its revision bumps it; heartbeats report it.
     @Test func reloadBumpsTheRevisionAndHeartbeatsReportIt() async throws {
-        let harness = try await Harness.start()
-        let (client, connectionId) = try await harness.connectedClient()
+        let (harness, client, connectionId) = try await Harness.startConnected()
         var policy = Fixture.policy
         policy.apps[Fixture.appId]?.policy.batchMaxEvents = 16
         let changed = harness.server.reload(policy)

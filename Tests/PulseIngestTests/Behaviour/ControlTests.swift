@@ -10,8 +10,7 @@ import Testing
     /// The server's allowlisted routes answer; an unknown well-formed route is 404 without closing;
     /// a malformed route is 400.
     @Test func inboundRoutesAreAllowlisted() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         let ping = try #require(
             await client.request(biz: Biz.control, json: #"{"route":"telemetry.ping","args":{},"schemaVersion":1}"#))
         #expect(ping.code == 0)
@@ -34,8 +33,7 @@ import Testing
 
     /// A control RPC goes to every connected client of the app, and only those.
     @Test func outboundControlReachesEveryClientOfTheApp() async throws {
-        let harness = try await Harness.start()
-        let (first, firstId) = try await harness.connectedClient()
+        let (harness, first, firstId) = try await Harness.startConnected()
         let (second, secondId) = try await harness.connectedClient(Fixture.connect(device: "dev-2"))
         let (other, _) = try await harness.connectedClient(Fixture.connect(appId: "app_other"))
         let route = try #require(ControlRoute("config.invalidate"))

@@ -11,8 +11,7 @@ import Testing
 
     /// Presence is a 150 s TTL refreshed by connect and each heartbeat, judged by the injected clock.
     @Test func presenceExpiresAfter150SecondsWithoutHeartbeat() async throws {
-        let harness = try await Harness.start()
-        let (client, connectionId) = try await harness.connectedClient()
+        let (harness, client, connectionId) = try await Harness.startConnected()
         #expect(harness.server.isPresent(connectionId: connectionId))
         harness.clock.advance(milliseconds: 149_999)
         #expect(harness.server.isPresent(connectionId: connectionId))
@@ -33,8 +32,7 @@ import Testing
 
     /// Every accepted heartbeat updates the durable connection history; the close is recorded too.
     @Test func heartbeatsAndCloseAreRecordedInTheHistory() async throws {
-        let harness = try await Harness.start()
-        let (client, connectionId) = try await harness.connectedClient()
+        let (harness, client, connectionId) = try await Harness.startConnected()
         let connectedAt = harness.clock.milliseconds
         for _ in 0..<3 {
             harness.clock.advance(milliseconds: 60_000)
@@ -58,8 +56,7 @@ import Testing
 
     /// The history survives a restart; connections left open by a previous process are closed.
     @Test func historySurvivesARestart() async throws {
-        let harness = try await Harness.start()
-        let (client, connectionId) = try await harness.connectedClient()
+        let (harness, client, connectionId) = try await Harness.startConnected()
         _ = try #require(await client.request(biz: Biz.heartbeat, json: heartbeat(connectionId)))
         await harness.server.shutdown()
 

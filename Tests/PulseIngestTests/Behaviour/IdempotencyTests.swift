@@ -7,8 +7,7 @@ import Testing
 /// Replays store nothing twice: by batchId, by (app, event id), by (app, app.crash.id).
 @Suite struct IdempotencyTests {
     @Test func replayedBatchIsAcknowledgedAndStoredOnce() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         let json = Fixture.eventBatch(batchId: "replay", eventIds: [Fixture.hexID(1), Fixture.hexID(2)])
         for _ in 0..<3 {
             let response = try #require(await client.request(biz: Biz.eventBatch, json: json, compression: .zstd))
@@ -24,8 +23,7 @@ import Testing
     /// A batch and its replay in flight at the same time (one TCP write, possibly one commit) are
     /// still stored once.
     @Test func concurrentReplaysAreStoredOnce() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         let json = Fixture.eventBatch(batchId: "twin", eventIds: (0..<10).map { Fixture.hexID(50 + $0) })
         var bytes: [UInt8] = []
         for _ in 0..<4 {
@@ -47,8 +45,7 @@ import Testing
 
     /// Events already stored under another batch id (an SDK that re-batched) are skipped.
     @Test func eventsAreUniquePerAppAcrossBatches() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         let first = Fixture.eventBatch(batchId: "a", eventIds: [Fixture.hexID(1), Fixture.hexID(2)])
         let second = Fixture.eventBatch(batchId: "b", eventIds: [Fixture.hexID(2), Fixture.hexID(3)])
         #expect(try #require(await client.request(biz: Biz.eventBatch, json: first)).code == 0)
@@ -69,8 +66,7 @@ import Testing
     /// Two crash reports with the same app.crash.id are one crash, across batches; crash events
     /// carrying the same `app.crash.id` attribute are one event.
     @Test func crashesAreUniqueByCrashID() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         #expect(
             try #require(
                 await client.request(

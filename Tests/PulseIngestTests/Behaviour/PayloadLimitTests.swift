@@ -25,8 +25,7 @@ import Testing
 
     @Test(arguments: [Compression.none, .zstd, .zlib])
     func aPayloadOverTheLimitIsRefusedAndOneAtItIsStored(_ compression: Compression) async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
 
         let over = await client.send(
             biz: Biz.eventBatch, payload: Self.batch("over", bytes: Self.limit + 1), compression: compression)

@@ -61,8 +61,7 @@ import Testing
     /// When the received bytes of the events cannot be found byte for byte (the member name is
     /// written with an escape), the canonical encoding is stored instead: the same event.
     @Test func escapedMemberNameFallsBackToTheCanonicalEncoding() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         let event = Self.looseEvents[0]
         let json = #"{"identity":\#(Fixture.identity()),"\u0065vents":[\#(event)],"batchId":"esc"}"#
         let response = try #require(await client.request(biz: Biz.eventBatch, json: json))

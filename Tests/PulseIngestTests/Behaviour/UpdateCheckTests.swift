@@ -16,8 +16,7 @@ import Testing
     /// Ordering is by build number: the newest build above the installed one is offered, with the
     /// root-level compatibility copy equal to `data`.
     @Test func offersTheNewestHigherBuildWithTheRootCopy() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         let response = try await check(client, build: 241)
         #expect(response.code == 0)
         let data = response.dataObject
@@ -36,8 +35,7 @@ import Testing
     /// Installed build equal to or above the newest: none. Below a newer release's
     /// minimumSupportedBuild: forced.
     @Test func noneWhenCurrentForcedBelowTheMinimum() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         let current = try await check(client, build: 250)
         #expect(current.dataObject["action"] as? String == "none")
         #expect((current.dataObject["latestBuildNumber"] as? NSNumber)?.intValue == 250)
@@ -71,8 +69,7 @@ import Testing
 
     /// The request must match the connected app, platform and package (403); malformed is 400.
     @Test func identityAndMalformedRequests() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         for json in [
             #"{"platform":"ios","appKey":"app_other","packageName":"com.example.shop","buildNumber":1}"#,
             #"{"platform":"android","appKey":"app_7f3a","packageName":"com.example.shop","buildNumber":1}"#,

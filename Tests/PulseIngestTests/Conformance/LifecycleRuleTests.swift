@@ -14,8 +14,7 @@ import Testing
     /// The first frame must be a Request with biz_type 1: a batch request first closes the
     /// connection with no response and nothing dispatched.
     @Test func firstFrameRequestOfAnotherTypeClosesWithoutResponseOrDispatch() async throws {
-        let harness = try await Harness.start()
-        let client = await RawClient.connect(port: harness.server.port)
+        let (harness, client) = try await Harness.startWithRawClient()
         await client.send(biz: Biz.eventBatch, json: Fixture.eventBatch(batchId: "first", eventIds: [Fixture.hexID(1)]))
         #expect(await client.readsEOFWithoutBytes())
         #expect(try await harness.server.counts(app: Fixture.appId) == IngestCounts())
@@ -25,8 +24,7 @@ import Testing
 
     /// A one-way CLIENT_CONNECT as the first frame is not a Request: closed, no session.
     @Test func firstFrameOneWayConnectCloses() async throws {
-        let harness = try await Harness.start()
-        let client = await RawClient.connect(port: harness.server.port)
+        let (harness, client) = try await Harness.startWithRawClient()
         await client.send(.oneWay, biz: Biz.connect, json: Fixture.connect())
         #expect(await client.readsEOFWithoutBytes())
         #expect(try await harness.server.connectionHistory(app: Fixture.appId).isEmpty)
@@ -35,8 +33,7 @@ import Testing
 
     /// A Response as the first frame is a protocol violation too: closed.
     @Test func firstFrameResponseCloses() async throws {
-        let harness = try await Harness.start()
-        let client = await RawClient.connect(port: harness.server.port)
+        let (harness, client) = try await Harness.startWithRawClient()
         await client.send(.response, biz: Biz.connect, json: #"{"code":0,"msg":null,"data":true}"#, messageID: 1)
         #expect(await client.readsEOFWithoutBytes())
         await harness.stop()
@@ -44,8 +41,7 @@ import Testing
 
     /// The bytes of everything behind a violating first frame are not dispatched either.
     @Test func framesBehindAViolatingFirstFrameAreNotDispatched() async throws {
-        let harness = try await Harness.start()
-        let client = await RawClient.connect(port: harness.server.port)
+        let (harness, client) = try await Harness.startWithRawClient()
         var bytes = try Frame.make(
             packetType: .request, bizType: Biz.heartbeat, messageID: 1, plaintext: Array("{}".utf8), preferred: .none
         ).encoded()
@@ -63,8 +59,7 @@ import Testing
 
     /// A successful connect binds the connection and returns the connect result.
     @Test func connectBindsTheConnectionAndReportsRevisionAndInterval() async throws {
-        let harness = try await Harness.start()
-        let client = await RawClient.connect(port: harness.server.port)
+        let (harness, client) = try await Harness.startWithRawClient()
         let response = try #require(await client.request(biz: Biz.connect, json: Fixture.connect()))
         #expect(response.echoesRequest)
         #expect(response.frame.bizType == Biz.connect)
@@ -87,8 +82,7 @@ import Testing
     /// A malformed or rejected connect gets its error envelope, nothing else is accepted (401)
     /// until a connect succeeds, and a later connect on the same connection may succeed.
     @Test func rejectedConnectAnswersAndOnlyAnotherConnectIsAccepted() async throws {
-        let harness = try await Harness.start()
-        let client = await RawClient.connect(port: harness.server.port)
+        let (harness, client) = try await Harness.startWithRawClient()
         let malformed = try #require(await client.request(biz: Biz.connect, json: #"{"appId":"app_7f3a"}"#))
         #expect(malformed.code == 400)
         let unknownApp = try #require(await client.request(biz: Biz.connect, json: Fixture.connect(appId: "nope")))
@@ -151,8 +145,7 @@ import Testing
 
     /// The identity is immutable: a second connect is refused (409) and the first stays bound.
     @Test func secondConnectIsRefusedAndTheIdentityStays() async throws {
-        let harness = try await Harness.start()
-        let (client, connectionId) = try await harness.connectedClient()
+        let (harness, client, connectionId) = try await Harness.startConnected()
         let again = try #require(await client.request(biz: Biz.connect, json: Fixture.connect(device: "dev-2")))
         #expect(again.code == 409)
         let heartbeat = try #require(
@@ -177,8 +170,7 @@ import Testing
         Fixture.identity(platform: "android"), Fixture.identity(sdk: "2.3.1"),
     ])
     func batchWithADifferentIdentityIs403(identity: String) async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         let events = try #require(
             await client.request(
                 biz: Biz.eventBatch,
@@ -202,8 +194,7 @@ import Testing
 
     /// A heartbeat with the wrong connection ID or SDK version is rejected with 403.
     @Test func heartbeatWithWrongConnectionIDOrSDKVersionIs403() async throws {
-        let harness = try await Harness.start()
-        let (client, connectionId) = try await harness.connectedClient()
+        let (harness, client, connectionId) = try await Harness.startConnected()
         let (_, otherId) = try await harness.connectedClient(Fixture.connect(device: "dev-2"))
         for json in [
             #"{"connectionId":"\#(otherId)","clientTimeMs":1,"sdkVersion":"2.3.0"}"#,
@@ -221,8 +212,7 @@ import Testing
 
     /// Step 3: the connect reports a revision; CLIENT_CONFIG_PULL returns that snapshot.
     @Test func configPullReconcilesTheRevisionReportedAtConnect() async throws {
-        let harness = try await Harness.start()
-        let client = await RawClient.connect(port: harness.server.port)
+        let (harness, client) = try await Harness.startWithRawClient()
         let connect = try #require(await client.request(biz: Biz.connect, json: Fixture.connect()))
         let revision = try #require((connect.dataObject["configRevision"] as? NSNumber)?.intValue)
         let pull = try #require(
@@ -234,8 +224,7 @@ import Testing
 
     /// Step 4: batches may be in flight concurrently; each gets its own acknowledgement.
     @Test func concurrentBatchesOnOneConnectionAreEachAcknowledged() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         var bytes: [UInt8] = []
         var ids: Set<UInt32> = []
         for index in 0..<8 {
@@ -259,8 +248,7 @@ import Testing
 
     /// Step 5: heartbeats keep the session present and report the revision and next interval.
     @Test func heartbeatReportsRevisionAndInterval() async throws {
-        let harness = try await Harness.start()
-        let (client, connectionId) = try await harness.connectedClient()
+        let (harness, client, connectionId) = try await Harness.startConnected()
         let response = try #require(
             await client.request(
                 biz: Biz.heartbeat, json: #"{"connectionId":"\#(connectionId)","clientTimeMs":5,"sdkVersion":"2.3.0"}"#)
@@ -276,8 +264,7 @@ import Testing
     /// Step 6: either peer may issue a control RPC, concurrently with the other's requests: the
     /// server's request to the client is pending while the client's own requests are answered.
     @Test func controlRPCsFlowBothWaysWithoutBlockingEachOther() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         async let outcomes = harness.server.sendControl(app: Fixture.appId, route: .telemetryFlush)
         let serverRequest = try #require(await client.readFrame())
         #expect(serverRequest.packetType == .request)
@@ -297,8 +284,7 @@ import Testing
 
     /// A response with biz_type 0 (as msgtrans-rust sends) still completes the server's request.
     @Test func responseWithBizTypeZeroCompletesTheServersRequest() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         async let outcomes = harness.server.sendControl(app: Fixture.appId, route: .telemetryFlush)
         let serverRequest = try #require(await client.readFrame())
         await client.send(

@@ -12,8 +12,7 @@ import Testing
     /// Rule 1: every operation is a Request, and only the matching response confirms it — the
     /// acknowledgement of a batch arrives only once the batch is durably stored.
     @Test func rule1EveryOperationIsARequestAndTheResponseConfirmsIt() async throws {
-        let harness = try await Harness.start()
-        let (client, connectionId) = try await harness.connectedClient()
+        let (harness, client, connectionId) = try await Harness.startConnected()
         let requests: [(UInt8, String)] = [
             (Biz.heartbeat, #"{"connectionId":"\#(connectionId)","clientTimeMs":1,"sdkVersion":"2.3.0"}"#),
             (Biz.configPull, #"{"configRevision":0,"capabilities":["batch_upload"]}"#),
@@ -46,8 +45,7 @@ import Testing
     /// Rule 2: exactly one Response per complete Request, also on failure, reusing message_id and
     /// biz_type — checked with pipelined failing and succeeding requests.
     @Test func rule2ExactlyOneResponseEchoingIDAndBizTypeEvenOnFailure() async throws {
-        let harness = try await Harness.start()
-        let (client, connectionId) = try await harness.connectedClient()
+        let (harness, client, connectionId) = try await Harness.startConnected()
         let requests: [(UInt8, String, Int)] = [
             (Biz.eventBatch, "{not json", 400),
             (Biz.heartbeat, #"{"connectionId":"wrong","clientTimeMs":1,"sdkVersion":"2.3.0"}"#, 403),
@@ -86,8 +84,7 @@ import Testing
     /// response, timeout and close race to one completion — a late answer after the timeout is a
     /// counted fault, never a second completion.
     @Test func rule3ServerRequestsCompleteOnceByResponseOrTimeout() async throws {
-        let harness = try await Harness.start()
-        let (client, connectionId) = try await harness.connectedClient()
+        let (harness, client, connectionId) = try await Harness.startConnected()
 
         async let answered = harness.server.sendControl(app: Fixture.appId, route: .telemetryFlush)
         let request = try #require(await client.readFrame())
@@ -124,8 +121,7 @@ import Testing
     /// answered with a Response carrying its message_id and biz_type and code 400, is not
     /// processed, and the connection stays open.
     @Test func rule4OneWayWithAnAllocatedTypeGets400AndIsNotProcessed() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         for biz in UInt8(1)...7 {
             let json = biz == Biz.eventBatch ? Fixture.eventBatch(batchId: "ow", eventIds: [Fixture.hexID(9)]) : "{}"
             let id = await client.send(.oneWay, biz: biz, json: json, messageID: 500 + UInt32(biz))
@@ -145,8 +141,7 @@ import Testing
     /// Rule 5: a Response never enters a business handler; an unmatched or duplicate one is a
     /// counted protocol fault.
     @Test func rule5UnmatchedResponsesNeverReachAHandler() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         let before = harness.server.transportStatistics.unmatchedResponses
         let batch = Fixture.eventBatch(batchId: "resp", eventIds: [Fixture.hexID(5)])
         await client.send(.response, biz: Biz.eventBatch, json: batch, messageID: 77)
@@ -162,8 +157,7 @@ import Testing
     /// Rule 6: after CLIENT_CONNECT, an unknown biz_type gets 404 (0 is invalid: 400) and no
     /// allocated type gets 501 from this server, which implements all seven.
     @Test func rule6UnknownTypeIs404AndNoAllocatedTypeIs501() async throws {
-        let harness = try await Harness.start()
-        let (client, _) = try await harness.connectedClient()
+        let (harness, client, _) = try await Harness.startConnected()
         for biz: UInt8 in [8, 42, 100, 255] {
             let response = try #require(await client.request(biz: biz, json: "{}"))
             #expect(response.echoesRequest)
@@ -183,8 +177,7 @@ import Testing
     /// Rule 6, before connect: the first-frame rule takes precedence — an unknown type as the first
     /// frame closes the connection without a response.
     @Test func rule6BeforeConnectTheFirstFrameRuleWins() async throws {
-        let harness = try await Harness.start()
-        let client = await RawClient.connect(port: harness.server.port)
+        let (harness, client) = try await Harness.startWithRawClient()
         await client.send(biz: 42, json: "{}")
         #expect(await client.readsEOFWithoutBytes())
         await harness.stop()

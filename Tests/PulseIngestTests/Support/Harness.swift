@@ -130,6 +130,19 @@ struct Harness: Sendable {
         return Harness(server: server, clock: clock, directory: directory)
     }
 
+    /// A harness with the default configuration and a raw client that has sent nothing yet.
+    static func startWithRawClient() async throws -> (harness: Harness, client: RawClient) {
+        let harness = try await start()
+        return (harness, await RawClient.connect(port: harness.server.port))
+    }
+
+    /// A harness with the default configuration and one client that has completed CLIENT_CONNECT.
+    static func startConnected() async throws -> (harness: Harness, client: RawClient, connectionId: String) {
+        let harness = try await start()
+        let (client, connectionId) = try await harness.connectedClient()
+        return (harness, client, connectionId)
+    }
+
     /// Opens a raw client and completes CLIENT_CONNECT; returns it with its connection ID.
     func connectedClient(_ connect: String = Fixture.connect()) async throws -> (RawClient, String) {
         let client = await RawClient.connect(port: server.port)

@@ -115,15 +115,7 @@ import Testing
             ),
             (#"{"identity":"#, .malformedJSON, "$: payload is not valid JSON"),
         ]
-        for (json, code, message) in cases {
-            do {
-                _ = try EventBatch(decodingJSON: utf8(json))
-                Issue.record("accepted \(json)")
-            } catch {
-                #expect(error.code == code, "\(json)")
-                #expect(error.message == message, "\(json)")
-            }
-        }
+        expectRejections(cases) { _ = try EventBatch(decodingJSON: $0) }
         var batch = Self.smallJSON
         batch = batch.replacingOccurrences(of: #""timestamp":1764400000000"#, with: #""timestamp":"1764400000000""#)
         do {

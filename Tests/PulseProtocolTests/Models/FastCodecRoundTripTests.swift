@@ -106,15 +106,7 @@ import Testing
             (#"{"route":"config.reload","args":[1]}"#, .typeMismatch, "$.args: expected an object"),
             (#"{"args":{}}"#, .missingField, "$.route: required field is missing"),
         ]
-        for (json, code, message) in cases {
-            do {
-                _ = try ControlRPCRequest(decodingJSON: utf8(json))
-                Issue.record("accepted \(json)")
-            } catch {
-                #expect(error.code == code)
-                #expect(error.message == message)
-            }
-        }
+        expectRejections(cases) { _ = try ControlRPCRequest(decodingJSON: $0) }
     }
 
     @Test func configSnapshotFastDecodeValidates() throws {

@@ -10,12 +10,9 @@ import Testing
     let client = PulsePeerProfile(role: .client, implemented: [.bidirectionalControlRPC])
 
     @Test func firstFrameMustBeAConnectRequest() {
-        #expect(
-            server.decide(bizType: PulseBizType.clientConnect.rawValue, oneWay: false, phase: .awaitingFirstFrame)
-                == .dispatch(.clientConnect))
+        #expect(serverDecision(.clientConnect, .awaitingFirstFrame) == .dispatch(.clientConnect))
         for bizType in [PulseBizType.clientHeartbeat, .clientEventBatchUpload, .reserved, PulseBizType(rawValue: 99)] {
-            guard case .close = server.decide(bizType: bizType.rawValue, oneWay: false, phase: .awaitingFirstFrame)
-            else {
+            guard case .close = serverDecision(bizType, .awaitingFirstFrame) else {
                 Issue.record("\(bizType) as first frame must close")
                 continue
             }
@@ -30,35 +27,20 @@ import Testing
     }
 
     @Test func beforeConnectSucceedsOtherOperationsGet401() {
-        #expect(
-            server.decide(bizType: PulseBizType.clientConnect.rawValue, oneWay: false, phase: .awaitingConnect)
-                == .dispatch(.clientConnect))
-        #expect(
-            code(server.decide(bizType: PulseBizType.clientHeartbeat.rawValue, oneWay: false, phase: .awaitingConnect))
-                == .unauthorized)
+        #expect(serverDecision(.clientConnect, .awaitingConnect) == .dispatch(.clientConnect))
+        #expect(code(serverDecision(.clientHeartbeat, .awaitingConnect)) == .unauthorized)
     }
 
     @Test func afterConnectUnknownIs404AndUnimplementedIs501() {
-        #expect(code(server.decide(bizType: 42, oneWay: false, phase: .connected)) == .notFound)
-        #expect(
-            code(server.decide(bizType: PulseBizType.clientConfigPull.rawValue, oneWay: false, phase: .connected))
-                == .notImplemented)
-        #expect(
-            code(server.decide(bizType: PulseBizType.clientCrashBatchUpload.rawValue, oneWay: false, phase: .connected))
-                == .notImplemented)
-        #expect(
-            code(
-                server.decide(bizType: PulseBizType.bidirectionalControlRPC.rawValue, oneWay: false, phase: .connected))
-                == .notImplemented)
-        #expect(
-            server.decide(bizType: PulseBizType.clientEventBatchUpload.rawValue, oneWay: false, phase: .connected)
-                == .dispatch(.clientEventBatchUpload))
-        #expect(
-            code(server.decide(bizType: PulseBizType.reserved.rawValue, oneWay: false, phase: .connected))
-                == .badRequest)
-        #expect(
-            code(server.decide(bizType: PulseBizType.clientConnect.rawValue, oneWay: false, phase: .connected))
-                == .conflict)
+        let rejections: [(PulseBizType, PulseResponseCode)] = [
+            (PulseBizType(rawValue: 42), .notFound), (.clientConfigPull, .notImplemented),
+            (.clientCrashBatchUpload, .notImplemented), (.bidirectionalControlRPC, .notImplemented),
+            (.reserved, .badRequest), (.clientConnect, .conflict),
+        ]
+        for (bizType, expected) in rejections {
+            #expect(code(serverDecision(bizType, .connected)) == expected, "\(bizType)")
+        }
+        #expect(serverDecision(.clientEventBatchUpload, .connected) == .dispatch(.clientEventBatchUpload))
     }
 
     @Test func oneWayWithAnAllocatedTypeIs400() {
@@ -79,6 +61,11 @@ import Testing
                 == .dispatch(.bidirectionalControlRPC))
         #expect(client.implements(.bidirectionalControlRPC))
         #expect(!client.implements(.clientConnect))
+    }
+
+    /// The server's decision on a request (not a one-way message) of `bizType` in `phase`.
+    private func serverDecision(_ bizType: PulseBizType, _ phase: PulseSessionPhase) -> PulseInboundDecision {
+        server.decide(bizType: bizType.rawValue, oneWay: false, phase: phase)
     }
 
     private func code(_ decision: PulseInboundDecision) -> PulseResponseCode? {

@@ -1,5 +1,7 @@
 import Foundation
+import PulseKit
 import PulseProtocol
+import Testing
 
 /// Encodes with Foundation's `JSONEncoder` (sorted keys so the text is deterministic).
 func codableJSON<T: Encodable>(_ value: T) throws -> String {
@@ -36,4 +38,21 @@ func fastRoundTrip<T: PulseJSONCodable>(_ value: T) throws -> T {
 /// The bytes of a string literal.
 func utf8(_ text: String) -> [UInt8] {
     Array(text.utf8)
+}
+
+/// Decoding each case's JSON (with its code and message) using `decode` fails with that code and
+/// message.
+func expectRejections(
+    _ cases: [(String, PulseProtocolError.Code, String)], _ decode: ([UInt8]) throws -> Void
+) {
+    for (json, code, message) in cases {
+        do {
+            try decode(utf8(json))
+            Issue.record("accepted \(json)")
+        } catch {
+            let error = error as? PulseProtocolError
+            #expect(error?.code == code, "\(json)")
+            #expect(error?.message == message, "\(json)")
+        }
+    }
 }
