@@ -334,13 +334,13 @@ final class ServerCore: Sendable {
         guard let target else { return nil }
         var length = 0
         var parameters = 0
-        var inQuery = false
+        var queryStart: Int?
         while target[length] != 0 {
             let byte = UInt8(bitPattern: target[length])
-            if byte == UInt8(ascii: "?") && !inQuery {
-                inQuery = true
+            if byte == UInt8(ascii: "?") && queryStart == nil {
+                queryStart = length + 1
                 parameters = 1
-            } else if byte == UInt8(ascii: "&") && inQuery {
+            } else if byte == UInt8(ascii: "&") && queryStart != nil {
                 parameters += 1
             }
             length += 1
@@ -349,11 +349,16 @@ final class ServerCore: Sendable {
             parameters > maxQueryParameters
                 || parameters * Self.poolBytesPerParameter + length > headerMemoryLimit / 4 * 3
         else { return nil }
+        // libmicrohttpd parses the query right after this callback, from this same buffer (its read
+        // buffer, handed over as `const`), and 0.9.75 ignores a failure to store a parameter: it queues
+        // its own 431 into the exhausted pool and carries on with the request as if the line had
+        // parsed, a path that crashed a worker on a NULL response (FramingTests, under load). Ending
+        // the query here, after the `?`, leaves it nothing to parse; the request is answered already.
+        if let queryStart { UnsafeMutablePointer(mutating: target)[queryStart] = 0 }
         guard writesEarlyAnswers else { return UnsafeMutableRawPointer(bitPattern: 1) }
-        // The sending side stays open: libmicrohttpd goes on to parse the query into its exhausted pool
-        // and fails that request itself, and when its own error answer then met a socket whose sending
-        // side was shut it dereferenced a NULL response (SIGSEGV in a worker thread, 6 in 40 runs of
-        // FramingTests). `Connection: close` ends the exchange for the client instead.
+        // The sending side stays open (`Connection: close` ends the exchange for the client): with it
+        // shut, libmicrohttpd's own error answer for the query it then failed to store met a closed
+        // socket and dereferenced a NULL response (SIGSEGV in a worker, 6 in 40 FramingTests runs).
         _ = Self.earlyTooManyParameters.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) {
                 pg_mhd_send_early_response(connection, $0.baseAddress, $0.count, 0)
