@@ -117,8 +117,8 @@ final class Forwarder: Sendable {
         self.logger = logger
         self.pool = UpstreamPool(
             connector: connector, capacity: settings.maxConnections, clock: clock, policy: policy,
-            window: ConnectWindow(
-                window: Self.milliseconds(settings.connectWindow), perIdentity: settings.maxConnectsPerIdentity,
+            window: KeyedAttemptWindow(
+                window: settings.connectWindow, perKey: settings.maxConnectsPerIdentity,
                 overall: settings.maxConnectsPerWindow))
         self.limiter = AsyncLimiter(settings.maxInFlight)
     }
