@@ -59,14 +59,10 @@ struct InboundTests {
             for await _ in proceed { break }
             await raw.write(requests(401...1000))
         }
-        var read = server.statistics.snapshot().framesIn
-        for _ in 0..<100 {
-            try await Task.sleep(for: .milliseconds(100))
-            let now = server.statistics.snapshot().framesIn
-            if now > 0 && now == read { break }
-            read = now
-        }
+        // The server stopped reading: its outbound buffer is full and the socket takes no more.
+        #expect(await eventually { server.statistics.snapshot().backPressuredConnections == 1 })
         go.yield()
+        // A sleep: the time in which a server that kept reading would read the rest (a negative check).
         try await Task.sleep(for: .milliseconds(300))
         // 1000 answers (64 MB) cannot all be buffered: the server does not read the rest.
         #expect(server.statistics.snapshot().framesIn < 1000)
@@ -78,6 +74,8 @@ struct InboundTests {
         }
         await writing.value
         #expect(ids.count == 1000)
+        // Everything was read and answered: nothing holds the connection back any more.
+        #expect(server.statistics.snapshot().backPressuredConnections == 0)
         await server.shutdown()
     }
 
@@ -159,14 +157,13 @@ struct InboundTests {
         await arrived.wait(untilAtLeast: 1)
         let stopping = Task { await server.shutdown() }
         // The listener closes in the same loop step that starts the drain: wait for refused connects.
-        var refusedConnect = false
-        for _ in 0..<200 where !refusedConnect {
+        let refusedConnect = await eventually {
             do {
                 let probe = try await server.connectClient()
                 await probe.close()
-                try await Task.sleep(for: .milliseconds(5))
+                return false
             } catch {
-                refusedConnect = true
+                return true
             }
         }
         #expect(refusedConnect)

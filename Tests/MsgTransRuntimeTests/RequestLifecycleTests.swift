@@ -120,7 +120,7 @@ struct RequestLifecycleTests {
         }
         await arrived.wait(untilAtLeast: 8)
         // With the default bound of 8, the other four are held back on this side.
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(await eventually { client.statistics.snapshot().waitingRequests == 4 })
         #expect(arrived.value == 8)
         #expect(server.statistics.snapshot().framesIn == 8)
         gate.open()
@@ -129,6 +129,7 @@ struct RequestLifecycleTests {
             answered += 1
         }
         #expect(answered == 12)
+        #expect(client.statistics.snapshot().waitingRequests == 0)
         await server.shutdown(closing: client)
     }
 
@@ -160,7 +161,8 @@ struct RequestLifecycleTests {
         serverConfiguration.connection.maxConcurrentInboundRequests = 1000
         let server = try await startServer(configuration: serverConfiguration) { _ in
             MsgTransRequestHandler { request, _ in
-                // Answer around the requests' deadline so responses and timeouts collide.
+                // A sleep: a handler answering around the requests' deadline, so responses and
+                // timeouts collide (the race is the behaviour under test).
                 try? await Task.sleep(for: .microseconds(Int(request.payload[0]) * 40))
                 return MsgTransReply(request.payload)
             }
@@ -175,6 +177,7 @@ struct RequestLifecycleTests {
                 group.addTask {
                     let task = Self.racingRequest(on: client, index)
                     if index % 3 == 0 {
+                        // A sleep: cancelling at staggered moments of the race under test.
                         try? await Task.sleep(for: .microseconds((index % 11) * 300))
                         task.cancel()
                     }
@@ -228,6 +231,7 @@ struct RequestLifecycleTests {
                 }
             }
             group.addTask {
+                // A sleep: the local close lands in the middle of the race under test.
                 try? await Task.sleep(for: .milliseconds(2))
                 await second.close()
             }

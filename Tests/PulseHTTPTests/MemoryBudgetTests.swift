@@ -52,8 +52,7 @@ import Testing
                     return try connection.readResponse()
                 }
             }
-            // A sleep: the budget exposes no "a request is waiting" signal; this gives the waiter time to try.
-            try await Task.sleep(for: .milliseconds(200))
+            #expect(await eventually(within: .seconds(20)) { budget.waitingRequests == 1 })
             #expect(budget.reservedBytes == 800)
             try holder.send(Array(repeating: 1, count: 400))
             let held = try await onThread { try holder.readResponse() }

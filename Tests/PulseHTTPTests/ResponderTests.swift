@@ -72,6 +72,23 @@ private final class CommitThread: Sendable {
     }
 }
 
+/// How many TCP connections to the local `port` (IPv4) have received their peer's FIN and wait
+/// for the server to close them (`CLOSE_WAIT` in `/proc/net/tcp`).
+private func hungUpConnections(port: Int) -> Int {
+    guard let table = fopen("/proc/net/tcp", "r") else { return 0 }
+    defer { fclose(table) }
+    let local = ":" + String(format: "%04X", port)
+    var count = 0
+    var line: UnsafeMutablePointer<CChar>?
+    var capacity = 0
+    defer { free(line) }
+    while getline(&line, &capacity, table) > 0, let line {
+        let fields = String(cString: line).split(separator: " ")
+        if fields.count > 3 && fields[1].hasSuffix(local) && fields[3] == "08" { count += 1 }
+    }
+    return count
+}
+
 /// The calling thread's name as the kernel knows it (libmicrohttpd names its threads `MHD-…`).
 private func currentThreadName() -> String {
     (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
@@ -174,8 +191,9 @@ private func currentThreadName() -> String {
         let staying = try Self.posting("here", port: port)
         _ = await eventually { commit.waiting >= 2 }
         leaving.close()
-        // A sleep: the server has no signal for "noticed the hang-up"; the client leaving during the commit is the case.
-        try await Task.sleep(for: .milliseconds(50))
+        // libmicrohttpd does not watch a suspended connection, so only the kernel knows of the
+        // hang-up until the answer is written: wait until the server's socket has the FIN.
+        #expect(await eventually { hungUpConnections(port: port) == 1 })
         // Both are answered from the commit thread; the closed one's answer goes nowhere.
         commit.hold(false)
         let response = try await onThread { try staying.readResponse() }
@@ -185,7 +203,9 @@ private func currentThreadName() -> String {
         let next = try Self.posting("next", port: port)
         #expect(try await onThread { try next.readResponse() }.bodyText == "next")
         await server.shutdown(gracePeriod: .seconds(5))
-        #expect(commit.answered.current == 3)
+        // The commit thread counts an answer after handing it over: the count may trail the read.
+        #expect(await eventually { commit.answered.current == 3 })
+        #expect(commit.dropped.current == 0)
     }
 
     @Test func shutdownWaitsForAnswersStillCommittingAndLosesNone() async throws {
@@ -194,9 +214,8 @@ private func currentThreadName() -> String {
         let clients = try (0..<8).map { try Self.posting("in flight \($0)", port: port) }
         _ = await eventually { commit.waiting >= clients.count }
         let shutdown = Task { await server.shutdown(gracePeriod: .seconds(10)) }
-        _ = await eventually { server.isShuttingDown }
-        // A sleep: the shutdown has no signal for "now waiting on suspended answers"; the commits end during it.
-        try await Task.sleep(for: .milliseconds(30))
+        // The commits end while the shutdown waits for the suspended answers.
+        #expect(await eventually { server.isDraining })
         commit.hold(false)
         for (index, client) in clients.enumerated() {
             let response = try await onThread { try client.readResponse() }

@@ -162,6 +162,7 @@ extension MsgTransConnection: EventLoopSource {
     }
 
     private func writeOutput() {
+        writeBlocked = false
         while outputOffset < output.count {
             let written = output.withUnsafeBytes { bytes in
                 Glibc.send(fd, bytes.baseAddress! + outputOffset, bytes.count - outputOffset, Int32(MSG_NOSIGNAL))
@@ -172,6 +173,7 @@ extension MsgTransConnection: EventLoopSource {
             } else if written < 0 && errno == EINTR {
                 continue
             } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                writeBlocked = true
                 break
             } else {
                 let reason = MsgTransRuntimeError.system("send", errno: errno, code: .connectionClosed)
@@ -205,6 +207,14 @@ extension MsgTransConnection: EventLoopSource {
             interest = wanted
             eventLoop.modify(fd: fd, registration: registration, events: wanted)
         }
+        setBackPressured(!inputEnded && outputFull && writeBlocked)
+    }
+
+    /// Counts this connection in ``MsgTransStatistics/Snapshot/backPressuredConnections`` or not.
+    private func setBackPressured(_ pressured: Bool) {
+        guard pressured != backPressured else { return }
+        backPressured = pressured
+        statistics.add(.backPressuredConnections, pressured ? 1 : -1)
     }
 
     // MARK: - Outbound requests
@@ -538,6 +548,7 @@ extension MsgTransConnection: EventLoopSource {
             }
         }
         phase = .closed
+        setBackPressured(false)
         if accountedPartialBytes != 0 {
             _ = statistics.addPartialFrameBytes(-accountedPartialBytes)
             accountedPartialBytes = 0

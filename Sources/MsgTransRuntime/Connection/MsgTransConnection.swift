@@ -59,7 +59,22 @@ package final class MsgTransConnection: @unchecked Sendable {
     var requestIDs = MessageIDAllocator()
     var oneWayIDs = MessageIDAllocator()
     var inFlight: [UInt32: OutboundRequest] = [:]
-    var waitingRequests = FIFO<OutboundRequest>()
+    var waitingRequests = FIFO<OutboundRequest>() {
+        didSet {
+            let change = waitingRequests.count - accountedWaitingRequests
+            if change != 0 {
+                statistics.add(.waitingRequests, change)
+                accountedWaitingRequests = waitingRequests.count
+            }
+        }
+    }
+    /// This connection's share of ``MsgTransStatistics/Snapshot/waitingRequests``.
+    var accountedWaitingRequests = 0
+    /// Whether this connection counts in ``MsgTransStatistics/Snapshot/backPressuredConnections``:
+    /// not reading, its outbound buffer full and the last write refused (`EAGAIN`).
+    var backPressured = false
+    /// Whether the last write stopped because the socket took no more.
+    var writeBlocked = false
     var activeInbound = 0
     var heldFrames = FIFO<Frame>()
     var admissionHeld = false

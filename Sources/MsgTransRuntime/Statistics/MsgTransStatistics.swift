@@ -51,6 +51,12 @@ package final class MsgTransStatistics: Sendable {
         /// Connections closed because their incomplete frame would have taken the buffered total
         /// over ``MsgTransServerConfiguration/maxPartialFrameBytes``.
         package var partialFrameCapCloses: Int
+        /// Outbound requests waiting on this side for an in-flight slot
+        /// (``MsgTransConfiguration/maxOutstandingRequests``) or for output space (a gauge).
+        package var waitingRequests: Int
+        /// Connections that stopped reading because their outbound buffer is full and their socket
+        /// takes no more: back-pressured until the peer reads (a gauge).
+        package var backPressuredConnections: Int
     }
 
     enum Counter {
@@ -74,6 +80,8 @@ package final class MsgTransStatistics: Sendable {
         case partialFrameBytes
         case establishTimeouts
         case partialFrameCapCloses
+        case waitingRequests
+        case backPressuredConnections
     }
 
     private let openConnections = Atomic<Int>(0)
@@ -96,6 +104,8 @@ package final class MsgTransStatistics: Sendable {
     private let partialFrameBytes = Atomic<Int>(0)
     private let establishTimeouts = Atomic<Int>(0)
     private let partialFrameCapCloses = Atomic<Int>(0)
+    private let waitingRequests = Atomic<Int>(0)
+    private let backPressuredConnections = Atomic<Int>(0)
 
     /// Creates zeroed counters.
     package init() {}
@@ -122,7 +132,9 @@ package final class MsgTransStatistics: Sendable {
             droppedOneWays: droppedOneWays.load(ordering: .relaxed),
             partialFrameBytes: partialFrameBytes.load(ordering: .relaxed),
             establishTimeouts: establishTimeouts.load(ordering: .relaxed),
-            partialFrameCapCloses: partialFrameCapCloses.load(ordering: .relaxed))
+            partialFrameCapCloses: partialFrameCapCloses.load(ordering: .relaxed),
+            waitingRequests: waitingRequests.load(ordering: .relaxed),
+            backPressuredConnections: backPressuredConnections.load(ordering: .relaxed))
     }
 
     func add(_ counter: Counter, _ amount: Int = 1) {
@@ -147,6 +159,8 @@ package final class MsgTransStatistics: Sendable {
         case .partialFrameBytes: partialFrameBytes.wrappingAdd(amount, ordering: .relaxed)
         case .establishTimeouts: establishTimeouts.wrappingAdd(amount, ordering: .relaxed)
         case .partialFrameCapCloses: partialFrameCapCloses.wrappingAdd(amount, ordering: .relaxed)
+        case .waitingRequests: waitingRequests.wrappingAdd(amount, ordering: .relaxed)
+        case .backPressuredConnections: backPressuredConnections.wrappingAdd(amount, ordering: .relaxed)
         }
     }
 

@@ -117,8 +117,8 @@ final class Forwarder: Sendable {
         self.logger = logger
         self.pool = UpstreamPool(
             connector: connector, capacity: settings.maxConnections, clock: clock, policy: policy,
-            window: ConnectWindow(
-                window: Self.milliseconds(settings.connectWindow), perIdentity: settings.maxConnectsPerIdentity,
+            window: KeyedAttemptWindow(
+                window: settings.connectWindow, perKey: settings.maxConnectsPerIdentity,
                 overall: settings.maxConnectsPerWindow))
         self.limiter = AsyncLimiter(settings.maxInFlight)
     }
@@ -208,8 +208,8 @@ final class Forwarder: Sendable {
     // MARK: - Scheduling
 
     private func schedule() async {
-        let rescanMilliseconds = Self.milliseconds(settings.rescanInterval)
-        let idleMilliseconds = Self.milliseconds(settings.idleTimeout)
+        let rescanMilliseconds = Backoff.milliseconds(settings.rescanInterval)
+        let idleMilliseconds = Backoff.milliseconds(settings.idleTimeout)
         while true {
             let now = clock.monotonicMilliseconds()
             let (stopping, rescanDue, pokes) = state.withLock { state in
@@ -283,14 +283,14 @@ final class Forwarder: Sendable {
     /// holder usually drains rows committed here too; this bounds the wait when it stopped just
     /// before they were committed.
     private var leaseRetryMilliseconds: Int64 {
-        max(100, min(Self.milliseconds(settings.rescanInterval), 2_000))
+        max(100, min(Backoff.milliseconds(settings.rescanInterval), 2_000))
     }
 
     /// No wait the forwarder sets lies further ahead than this (the longest backoff or connect
     /// window, plus slack); a later `notBefore` means the monotonic clock itself went back (a
     /// faked clock), and the identity is due now.
     private var horizonMilliseconds: Int64 {
-        max(Self.milliseconds(settings.backoffMax), Self.milliseconds(settings.connectWindow)) * 2 + 1000
+        max(Backoff.milliseconds(settings.backoffMax), Backoff.milliseconds(settings.connectWindow)) * 2 + 1000
     }
 
     /// Puts an idle identity in the ready queue when it is due (or its wait lies beyond the
@@ -625,7 +625,7 @@ final class Forwarder: Sendable {
             case .throttled(let until):
                 logger.debug("connect attempts capped; waiting", ["seq": String(row.seq)])
                 // Jitter, so identities capped together do not come back in lock step.
-                let jitter = Int64(random.uniform(upTo: UInt64(max(0, Self.milliseconds(settings.backoffBase)))))
+                let jitter = Int64(random.uniform(upTo: UInt64(max(0, Backoff.milliseconds(settings.backoffBase)))))
                 let wakeAt = max(until, clock.monotonicMilliseconds() + 1) + jitter
                 state.withLock { $0.identities[key]?.throttledUntil = wakeAt }
                 return .settled(wakeAt)
@@ -728,7 +728,7 @@ final class Forwarder: Sendable {
     private func dueTime(storedAt nextAttemptAt: Int64) -> Int64 {
         let ahead = nextAttemptAt - clock.wallClockMilliseconds()
         let now = clock.monotonicMilliseconds()
-        guard ahead > 0, ahead <= Self.milliseconds(settings.backoffMax) else { return now }
+        guard ahead > 0, ahead <= Backoff.milliseconds(settings.backoffMax) else { return now }
         return now + ahead
     }
 
@@ -786,11 +786,6 @@ final class Forwarder: Sendable {
             logger.error("crash fallback failed", ["seq": String(row.seq), "error": "\(error)"])
             return clock.monotonicMilliseconds() + 1000
         }
-    }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        let parts = duration.components
-        return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
     }
 }
 

@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// ``ForwardingSettings/maxConnections`` bounds the sessions open *and being opened*: when every
 /// slot holds a busy session, a new connect waits for a slot (a release or a close). Every connect
-/// first passes the ``ConnectWindow`` (per identity and overall); a refused one throws
+/// first passes the connect window (PulseKit's ``KeyedAttemptWindow``: per identity and overall); a refused one throws
 /// ``UpstreamFailure/Kind/throttled(until:)`` without touching the network. A session the pool
 /// closes while it is still open and idle (evicted for another identity, or idle past the timeout)
 /// was healthy, so its connect is taken back out of the window: the caps bound reconnects after
@@ -25,7 +25,7 @@ final class UpstreamPool: Sendable {
         var entries: [String: Entry] = [:]
         /// Connects under way (each holds a slot).
         var opening = 0
-        var window: ConnectWindow
+        var window: KeyedAttemptWindow<String>
         var waiters: [CheckedContinuation<Void, Never>] = []
         /// Healthy sessions closed to make room for another identity.
         var evictions = 0
@@ -39,7 +39,7 @@ final class UpstreamPool: Sendable {
 
     init(
         connector: any UpstreamConnector, capacity: Int, clock: PulseClock, policy: PolicyCache?,
-        window: ConnectWindow
+        window: KeyedAttemptWindow<String>
     ) {
         self.connector = connector
         self.policy = policy
@@ -76,7 +76,8 @@ final class UpstreamPool: Sendable {
                 }
                 var evicted: [any UpstreamSession] = []
                 if let stale = state.entries.removeValue(forKey: key) { evicted.append(stale.session) }
-                if let until = state.window.refusal(key: key, now: now) { return .throttled(until) }
+                let allowed = Backoff.milliseconds(state.window.earliestStart(key: key, at: .milliseconds(now)))
+                if allowed > now { return .throttled(allowed) }
                 while state.entries.count + state.opening >= capacity {
                     guard
                         let victim = state.entries.filter({ !$0.value.inUse }).min(by: {
@@ -85,12 +86,12 @@ final class UpstreamPool: Sendable {
                     else { return .wait(evicted) }
                     state.entries.removeValue(forKey: victim.key)
                     if victim.value.session.isOpen {
-                        state.window.forgive(key: victim.key)
+                        state.window.takeBackLatest(key: victim.key)
                         state.evictions += 1
                     }
                     evicted.append(victim.value.session)
                 }
-                state.window.record(key: key, now: now)
+                state.window.record(key: key, at: .milliseconds(now))
                 state.opening += 1
                 return .open(evicted)
             }
@@ -146,7 +147,7 @@ final class UpstreamPool: Sendable {
     func closeIdle(olderThan idleMilliseconds: Int64) async {
         let now = clock.monotonicMilliseconds()
         let victims = state.withLock { state -> [any UpstreamSession] in
-            state.window.prune(now: now)
+            state.window.prune(now: .milliseconds(now))
             let keys = state.entries.filter { entry in
                 !entry.value.inUse
                     && (now - entry.value.lastUsed >= idleMilliseconds || now < entry.value.lastUsed
@@ -154,7 +155,7 @@ final class UpstreamPool: Sendable {
             }.map(\.key)
             return keys.compactMap { key in
                 guard let session = state.entries.removeValue(forKey: key)?.session else { return nil }
-                if session.isOpen { state.window.forgive(key: key) }
+                if session.isOpen { state.window.takeBackLatest(key: key) }
                 return session
             }
         }
@@ -191,85 +192,6 @@ final class UpstreamPool: Sendable {
                 return false
             }
             if free { continuation.resume() }
-        }
-    }
-}
-
-/// The connect-attempt caps: at most `perIdentity` attempts of one identity and `overall` attempts
-/// in total start within any sliding `window` (monotonic milliseconds). Forgets identities whose
-/// attempts all left the window.
-struct ConnectWindow: Sendable {
-    let window: Int64
-    let perIdentity: Int
-    let overall: Int
-    private var byIdentity: [String: [Int64]] = [:]
-    private var all: [Int64] = []
-    private var allStart = 0
-
-    init(window: Int64, perIdentity: Int, overall: Int) {
-        self.window = window
-        self.perIdentity = perIdentity
-        self.overall = overall
-    }
-
-    /// When an attempt of `key` would be refused now: the time it is allowed again; else `nil`.
-    /// Attempts "in the future" (the clock went back) are forgotten.
-    mutating func refusal(key: String, now: Int64) -> Int64? {
-        let cutoff = now - window
-        dropOld(cutoff: cutoff)
-        if let last = all.last, last > now {
-            all.removeAll()
-            allStart = 0
-        }
-        var latest: Int64?
-        if var times = byIdentity[key] {
-            times.removeAll { $0 <= cutoff || $0 > now }
-            byIdentity[key] = times.isEmpty ? nil : times
-            if times.count >= perIdentity { latest = times[times.count - perIdentity] + window + 1 }
-        }
-        if all.count - allStart >= overall {
-            let allowed = all[all.count - overall] + window + 1
-            latest = max(latest ?? allowed, allowed)
-        }
-        return latest
-    }
-
-    /// Records an attempt of `key` at `now`.
-    mutating func record(key: String, now: Int64) {
-        byIdentity[key, default: []].append(now)
-        all.append(now)
-    }
-
-    /// Takes the latest attempt of `key` back out of the window (its session proved healthy and
-    /// was closed by the pool, not lost).
-    mutating func forgive(key: String) {
-        guard var times = byIdentity[key], let latest = times.popLast() else { return }
-        byIdentity[key] = times.isEmpty ? nil : times
-        var index = all.count - 1
-        while index >= allStart {
-            if all[index] == latest {
-                all.remove(at: index)
-                return
-            }
-            index -= 1
-        }
-    }
-
-    /// Forgets attempts that left the window.
-    mutating func prune(now: Int64) {
-        let cutoff = now - window
-        dropOld(cutoff: cutoff)
-        byIdentity = byIdentity.compactMapValues { times in
-            let kept = times.filter { $0 > cutoff && $0 <= now }
-            return kept.isEmpty ? nil : kept
-        }
-    }
-
-    private mutating func dropOld(cutoff: Int64) {
-        while allStart < all.count, all[allStart] <= cutoff { allStart += 1 }
-        if allStart > 1024, allStart * 2 > all.count {
-            all.removeFirst(allStart)
-            allStart = 0
         }
     }
 }

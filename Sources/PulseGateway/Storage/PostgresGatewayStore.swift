@@ -91,7 +91,7 @@ package final class PostgresGatewayStore: Sendable {
         await writer.close()
     }
 
-    private var leaseMilliseconds: Int64 { Forwarder.milliseconds(leaseDuration) }
+    private var leaseMilliseconds: Int64 { Backoff.milliseconds(leaseDuration) }
 
     // MARK: - Intake
 

@@ -57,6 +57,8 @@ package final class HTTPServer: Sendable {
 
     private let core: ServerCore
     private let lifecycle = Mutex<Lifecycle>(Lifecycle())
+    /// Set while a shutdown waits for the requests in progress (see ``isDraining``).
+    private let draining = Atomic<Bool>(false)
 
     /// Creates a server; nothing is bound until ``start()``.
     ///
@@ -126,6 +128,10 @@ package final class HTTPServer: Sendable {
 
     /// `true` from the moment ``shutdown(gracePeriod:)`` is called.
     package var isShuttingDown: Bool { core.shuttingDown.load(ordering: .relaxed) }
+
+    /// `true` while ``shutdown(gracePeriod:)`` waits for the requests in progress: the listener is
+    /// quiesced and the grace period runs (until the daemon stops).
+    package var isDraining: Bool { draining.load(ordering: .relaxed) }
 
     /// Binds the address and starts serving on libmicrohttpd's threads.
     ///
@@ -300,6 +306,8 @@ package final class HTTPServer: Sendable {
 
     private func drainAndStop(_ daemon: DaemonHandle, gracePeriod: Duration) async {
         let listener = MHD_quiesce_daemon(daemon.pointer)
+        draining.store(true, ordering: .relaxed)
+        defer { draining.store(false, ordering: .relaxed) }
         let clock = ContinuousClock()
         let drained = await waitForIdle(until: clock.now.advanced(by: gracePeriod))
         // Also closes the window in which a request that began just before the flag was set could

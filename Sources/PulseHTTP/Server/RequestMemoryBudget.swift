@@ -24,6 +24,7 @@ package final class RequestMemoryBudget: Sendable {
     package static let trimThresholdBytes = 4 << 20
 
     private let reserved = Mutex<Int>(0)
+    fileprivate let waiting = Atomic<Int>(0)
 
     /// Creates a budget of `limitBytes` (at least 1; the gateway's default is 512 MiB).
     package init(limitBytes: Int) {
@@ -32,6 +33,10 @@ package final class RequestMemoryBudget: Sendable {
 
     /// The bytes reserved right now by requests in flight.
     package var reservedBytes: Int { reserved.withLock { $0 } }
+
+    /// Requests waiting right now for other requests to give memory back
+    /// (``RequestMemoryReservation/grow(to:)``).
+    package var waitingRequests: Int { waiting.load(ordering: .relaxed) }
 
     /// Adds `extra` bytes to a reservation that holds `held` already, if the total stays within the
     /// limit or that reservation is the only one. The caller keeps its own total within the limit.
@@ -102,6 +107,8 @@ package final class RequestMemoryReservation: Sendable {
     /// `Retry-After`); the reservation is then unchanged.
     package func grow(to total: Int) async -> Bool {
         if growNow(to: total) { return true }
+        budget.waiting.add(1, ordering: .relaxed)
+        defer { budget.waiting.subtract(1, ordering: .relaxed) }
         let deadline = ContinuousClock.now.advanced(by: wait)
         while ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))

@@ -3,6 +3,11 @@
 /// Pure bookkeeping — time comes in as arguments (monotonic, e.g. ``PulseClock/now``), so the
 /// outcome is reproducible. Used with ``Backoff`` to bound connection attempts.
 ///
+/// An attempt that turned out not to count (a connection that proved healthy and was closed on
+/// purpose) is taken back with ``takeBackLatest()`` or ``takeBack(startedAt:)``. Attempts recorded
+/// at a time after `now` — the clock stepped back, as a faked monotonic clock can — are forgotten
+/// whenever the window is consulted, so a step back never blocks attempts for the step's length.
+///
 /// ```swift
 /// var attempts = AttemptWindow(limit: 3, window: .seconds(10))
 /// let start = attempts.earliestStart(at: now)   // `now` while fewer than 3 started in 10 s
@@ -37,8 +42,28 @@ package struct AttemptWindow: Sendable, Hashable {
         return starts[starts.count - limit] + window
     }
 
-    /// Drops attempts that are no longer inside the window ending at `now`.
-    private mutating func prune(now: Duration) {
+    /// Takes the latest attempt back out of the window (it does not count); returns its start, or
+    /// `nil` when no attempt is inside the window.
+    @discardableResult
+    package mutating func takeBackLatest() -> Duration? {
+        starts.popLast()
+    }
+
+    /// Takes the latest attempt that started at `start` back out of the window; `false` when none
+    /// is inside it.
+    @discardableResult
+    package mutating func takeBack(startedAt start: Duration) -> Bool {
+        guard let index = starts.lastIndex(of: start) else { return false }
+        starts.remove(at: index)
+        return true
+    }
+
+    /// Drops the attempts that are no longer inside the window ending at `now`: those that left it,
+    /// and those recorded after `now` (the clock stepped back).
+    package mutating func prune(now: Duration) {
+        if let last = starts.last, last > now {
+            starts.removeSubrange((starts.lastIndex { $0 <= now }.map { $0 + 1 } ?? 0)...)
+        }
         let cutoff = now - window
         if let keep = starts.firstIndex(where: { $0 > cutoff }) {
             starts.removeFirst(keep)

@@ -17,18 +17,21 @@ public struct SystemTimeSource: TimeSource {
     public init() {}
 
     public var now: Duration {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return .seconds(Int64(spec.tv_sec)) + .nanoseconds(Int64(spec.tv_nsec))
+        Self.reading(CLOCK_MONOTONIC)
     }
 
     public var wallClockMilliseconds: Int64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+        PulseInstant(sinceOrigin: Self.reading(CLOCK_REALTIME)).milliseconds
     }
 
     public func sleep(until deadline: Duration) async throws {
         try await TimerThread.shared.sleep(until: deadline) { SystemTimeSource.shared.now }
+    }
+
+    /// The current reading of the system clock `clock` (`clock_gettime(2)`), to the nanosecond.
+    static func reading(_ clock: clockid_t) -> Duration {
+        var spec = timespec()
+        clock_gettime(clock, &spec)
+        return .seconds(Int64(spec.tv_sec)) + .nanoseconds(Int64(spec.tv_nsec))
     }
 }

@@ -30,6 +30,35 @@ import Testing
         try await clock.sleep(until: start)
     }
 
+    @Test func bootTimeClockReadsTheBootTimeline() async throws {
+        let clock = PulseClock.bootTime
+        // CLOCK_BOOTTIME is CLOCK_MONOTONIC plus the time suspended: never behind it.
+        let monotonic = PulseClock.system.now
+        #expect(clock.now.sinceOrigin >= monotonic.sinceOrigin)
+        #expect(abs(clock.wallClockMilliseconds() - PulseClock.system.wallClockMilliseconds()) < 1_000)
+        let boot = try #require(ReadingTimeSource.bootIdentifier)
+        #expect(boot.count == 36 && boot.split(separator: "-").count == 5)
+        // Its sleeps last as long as asked on the real timer thread (the real clock is under test).
+        let start = clock.now
+        try await clock.sleep(for: .milliseconds(20))
+        #expect(start.duration(to: clock.now) >= .milliseconds(20))
+        try await clock.sleep(until: start)
+        let sleeper = Task { try await clock.sleep(for: .seconds(3_600)) }
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+    }
+
+    /// A source over supplied readings reports them; a deadline the timeline has reached returns at once.
+    @Test(arguments: [(Duration.zero, Int64(0)), (.milliseconds(1_500), 1_700_000_000_000), (.seconds(-2), -5)])
+    func readingSourceReportsItsReadings(monotonic: Duration, wall: Int64) async throws {
+        let clock = PulseClock(ReadingTimeSource(monotonic: { monotonic }, wallClockMilliseconds: { wall }))
+        #expect(clock.now.sinceOrigin == monotonic)
+        #expect(clock.wallClockMilliseconds() == wall)
+        #expect(clock.monotonicMilliseconds() == PulseInstant(sinceOrigin: monotonic).milliseconds)
+        try await clock.sleep(until: clock.now)
+        try await clock.sleep(until: clock.now.advanced(by: .seconds(-1)))
+    }
+
     @Test func systemSleepersWakeInDeadlineOrder() async throws {
         let order = Recorder()
         let clock = PulseClock.system
