@@ -27,9 +27,6 @@ struct WireObject<Root: Sendable>: Sendable {
         self.validate = validate
     }
 
-    /// The keys of the members, for strict readers of configuration files.
-    var keys: Set<String> { Set(fields.map(\.key)) }
-
     /// Reads an object; errors name the member (`appId: expected a string`).
     func decode(_ node: JSONNode) throws(PulseProtocolError) -> Root {
         let object = try JSONObjectReader(node)
@@ -77,8 +74,6 @@ extension WireObjectCodable {
 
 /// One member of a ``WireObject``.
 struct WireField<Root>: Sendable {
-    /// The member's key.
-    let key: String
     let read: @Sendable (inout Root, JSONObjectReader) throws(PulseProtocolError) -> Void
     let write: @Sendable (Root, inout JSONWriter) -> Void
 
@@ -109,7 +104,6 @@ struct WireField<Root>: Sendable {
         key: String, path: any KeyPath<Root, Value> & Sendable,
         read: @escaping @Sendable (inout Root, JSONObjectReader) throws(PulseProtocolError) -> Void
     ) {
-        self.key = key
         self.read = read
         self.write = { root, writer in
             writer.key(key)
