@@ -78,36 +78,64 @@ struct WireField<Root>: Sendable {
     let write: @Sendable (Root, inout JSONWriter) -> Void
 
     /// A member that must be present and not `null`.
-    static func required<Value: WireValue>(_ key: String, _ path: any WritableKeyPath<Root, Value> & Sendable) -> Self {
-        WireField(key: key, path: path) { root, object throws(PulseProtocolError) in
-            root[keyPath: path] = try object.value(key)
+    static func required<Value: WireValue>(_ key: String, _ path: WritableKeyPath<Root, Value>) -> Self {
+        WireField(key: key, WireSlot(path)) { root, slot, object throws(PulseProtocolError) in
+            slot.set(&root, try object.value(key))
         }
     }
 
     /// A member whose absence or `null` means the template's value.
-    static func defaulted<Value: WireValue>(_ key: String, _ path: any WritableKeyPath<Root, Value> & Sendable) -> Self
-    {
-        WireField(key: key, path: path) { root, object throws(PulseProtocolError) in
-            if let value: Value = try object.nullable(key) { root[keyPath: path] = value }
+    static func defaulted<Value: WireValue>(_ key: String, _ path: WritableKeyPath<Root, Value>) -> Self {
+        WireField(key: key, WireSlot(path)) { root, slot, object throws(PulseProtocolError) in
+            if let value: Value = try object.nullable(key) { slot.set(&root, value) }
         }
     }
 
     /// A member that may be absent or `null` (`nil`), written as `null` when `nil`.
-    static func nullable<Value: WireValue>(_ key: String, _ path: any WritableKeyPath<Root, Value?> & Sendable) -> Self
-    {
-        WireField(key: key, path: path) { root, object throws(PulseProtocolError) in
-            root[keyPath: path] = try object.nullable(key)
+    static func nullable<Value: WireValue>(_ key: String, _ path: WritableKeyPath<Root, Value?>) -> Self {
+        WireField(key: key, WireSlot(path)) { root, slot, object throws(PulseProtocolError) in
+            slot.set(&root, try object.nullable(key))
         }
     }
 
     private init<Value: WireWritable>(
-        key: String, path: any KeyPath<Root, Value> & Sendable,
-        read: @escaping @Sendable (inout Root, JSONObjectReader) throws(PulseProtocolError) -> Void
+        key: String, _ slot: WireSlot<Root, Value>,
+        read:
+            @escaping @Sendable (inout Root, WireSlot<Root, Value>, JSONObjectReader) throws(PulseProtocolError) ->
+            Void
     ) {
-        self.read = read
+        self.read = { root, object throws(PulseProtocolError) in try read(&root, slot, object) }
         self.write = { root, writer in
             writer.key(key)
-            root[keyPath: path].writeWire(to: &writer)
+            slot.get(root).writeWire(to: &writer)
+        }
+    }
+}
+
+/// Where a member is stored in `Root`: its byte offset, accessed through a pointer, which
+/// `MemoryLayout.offset(of:)` documents as equivalent to the key path, without the key path's
+/// run-time projection on every access (in a micro-benchmark about 100 ns a member, against about
+/// 25 ns through the offset).
+struct WireSlot<Root, Value>: Sendable {
+    let offset: Int
+
+    /// The slot of `path`, which must name a stored property.
+    init(_ path: WritableKeyPath<Root, Value>) {
+        guard let offset = MemoryLayout<Root>.offset(of: path) else {
+            preconditionFailure("a wire member must be a stored property")
+        }
+        self.offset = offset
+    }
+
+    func get(_ root: Root) -> Value {
+        withUnsafePointer(to: root) { pointer in
+            UnsafeRawPointer(pointer).advanced(by: offset).assumingMemoryBound(to: Value.self).pointee
+        }
+    }
+
+    func set(_ root: inout Root, _ value: Value) {
+        withUnsafeMutablePointer(to: &root) { pointer in
+            UnsafeMutableRawPointer(pointer).advanced(by: offset).assumingMemoryBound(to: Value.self).pointee = value
         }
     }
 }
