@@ -1,3 +1,4 @@
+import PulseJSON
 import PulseKit
 import PulseProtocol
 import Testing
@@ -89,5 +90,21 @@ import Testing
         let error = Self.failure(CrashAttachment.self, attachment)
         #expect(error?.code == .invalidValue)
         #expect(error?.message == "$.byteCount: must not be negative")
+    }
+
+    /// The codec members the tables provide are called on the concrete types, as before the
+    /// tables (source compatibility of the library product).
+    @Test func theCodecMembersStayCallableOnTheConcreteTypes() throws {
+        let request = ConnectRequest(
+            appId: "a", deviceId: "d", installationId: "i", platform: "ios", deviceType: "phone", packageName: nil,
+            appVersion: "1.0", sdkVersion: "2.0")
+        var writer = JSONWriter()
+        request.writeJSON(to: &writer)
+        let decode: (JSONNode) throws(PulseProtocolError) -> ConnectRequest = ConnectRequest.init(jsonNode:)
+        let document = try JSONParser().parse(writer.bytes)
+        #expect(try decode(document.root) == request)
+        #expect(try ConnectRequest(jsonNode: document.root) == request)
+        let codec = try codableJSON(PayloadCodec.zlib)
+        #expect(codec == #""zlib""#)
     }
 }
