@@ -1,4 +1,5 @@
 public import PulseJSON
+import PulseKit
 
 /// The streaming Pulse wire writers: the one place that knows the key order and the null rules of
 /// an event, a crash report and a batch envelope (`docs/wire-protocol.md`). The models'
@@ -80,5 +81,51 @@ extension JSONWriter {
         endArray()
         field("batchId", batchId)
         endObject()
+    }
+}
+
+/// The rules of one batch kind, the events' or the crashes': the envelope written by
+/// ``JSONWriter/pulseBatch(identity:itemsKey:items:batchId:)`` and read back with `identity`, a
+/// non-empty array at `itemsKey` (its elements' errors prefixed `<itemsKey>[i]`) and `batchId`, all
+/// required.
+struct PulseBatchRules: Sendable {
+    /// `events` or `crashes`.
+    let itemsKey: String
+    /// What an empty item array throws.
+    let empty: PulseProtocolError
+    /// The writer capacity reserved per item by ``encode(_:_:_:)``.
+    let bytesPerItem: Int
+
+    init(itemsKey: String, item noun: String, bytesPerItem: Int) {
+        self.itemsKey = itemsKey
+        self.empty = PulseProtocolError(.invalidValue, "\(itemsKey): a batch must contain at least one \(noun)")
+        self.bytesPerItem = bytesPerItem
+    }
+
+    func decode<Item: WireReadable>(_ node: JSONNode) throws(PulseProtocolError) -> (BatchIdentity, [Item], String) {
+        let o = try JSONObjectReader(node)
+        let identity: BatchIdentity = try o.value("identity")
+        let items: [Item] = try o.value(itemsKey)
+        if items.isEmpty {
+            throw empty
+        }
+        return (identity, items, try o.value("batchId"))
+    }
+
+    func write<Item: WireWritable>(
+        _ identity: BatchIdentity, _ items: [Item], _ batchId: String, to writer: inout JSONWriter
+    ) {
+        writer.pulseBatch(
+            identity: { identity.writeJSON(to: &$0) }, itemsKey: itemsKey,
+            items: { writer in
+                for item in items { item.writeWire(to: &writer) }
+            }, batchId: batchId)
+    }
+
+    /// The canonical JSON bytes of a batch, written with room for its items reserved up front.
+    func encode<Item: WireWritable>(_ identity: BatchIdentity, _ items: [Item], _ batchId: String) -> [UInt8] {
+        var writer = JSONWriter(capacity: bytesPerItem * max(items.count, 1))
+        write(identity, items, batchId, to: &writer)
+        return writer.bytes
     }
 }

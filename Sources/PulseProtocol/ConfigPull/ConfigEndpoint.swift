@@ -1,4 +1,4 @@
-public import PulseJSON
+import PulseJSON
 
 /// One named endpoint in a configuration snapshot, for example
 /// `{"name":"ingest","url":"tcp://127.0.0.1:6000"}`.
@@ -37,17 +37,8 @@ public struct ConfigEndpoint: Sendable, Hashable, Codable {
     }
 }
 
-extension ConfigEndpoint: PulseJSONCodable {
-    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        name = try o.string("name")
-        url = try o.string("url")
-    }
-
-    public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("name", name)
-        writer.field("url", url)
-        writer.endObject()
-    }
+extension ConfigEndpoint: PulseJSONCodable, WireObjectCodable {
+    static let wire = WireObject(
+        ConfigEndpoint(name: "", url: ""),
+        .required("name", \.name), .required("url", \.url))
 }

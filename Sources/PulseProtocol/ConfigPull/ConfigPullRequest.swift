@@ -1,4 +1,4 @@
-public import PulseJSON
+import PulseJSON
 
 /// `CLIENT_CONFIG_PULL` (biz type 3) request: the client's applied revision and its capabilities.
 ///
@@ -34,17 +34,8 @@ public struct ConfigPullRequest: Sendable, Hashable {
     }
 }
 
-extension ConfigPullRequest: PulseJSONCodable {
-    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        configRevision = try o.int64("configRevision", default: 0)
-        capabilities = try o.stringArray("capabilities", default: [])
-    }
-
-    public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("configRevision", configRevision)
-        writer.strings("capabilities", capabilities)
-        writer.endObject()
-    }
+extension ConfigPullRequest: PulseJSONCodable, WireObjectCodable {
+    static let wire = WireObject(
+        ConfigPullRequest(),
+        .defaulted("configRevision", \.configRevision), .defaulted("capabilities", \.capabilities))
 }

@@ -1,4 +1,4 @@
-public import PulseJSON
+import PulseJSON
 public import PulseKit
 
 /// `CLIENT_CONFIG_PULL` (biz type 3) success data: a complete, versioned policy snapshot.
@@ -176,91 +176,43 @@ public struct ConfigSnapshot: Sendable, Hashable, Codable {
     }
 }
 
-extension ConfigSnapshot: PulseJSONCodable {
-    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        revision = try o.int64("revision")
-        killSwitch = try o.bool("killSwitch", default: false)
-        maxBatchAgeMs = try o.int64("maxBatchAgeMs", default: Self.defaultMaxBatchAgeMs)
-        queueByteCap = try o.int64("queueByteCap", default: Self.defaultQueueByteCap)
-        sealIntervalMs = try o.int64("sealIntervalMs", default: Self.defaultSealIntervalMs)
-        batchMaxEvents = try o.int("batchMaxEvents", default: Self.defaultBatchMaxEvents)
-        batchMaxBytes = try o.int("batchMaxBytes", default: Self.defaultBatchMaxBytes)
-        compression = .zstd
-        if let text = try o.optionalString("compression") {
-            guard let codec = PayloadCodec(rawValue: text) else {
-                throw PulseProtocolError(
-                    .invalidValue, "compression: unknown codec \(PulseProtocolError.quoted(text))")
-            }
-            compression = codec
+extension ConfigSnapshot: PulseJSONCodable, WireObjectCodable {
+    static let wire = WireObject(
+        ConfigSnapshot(revision: 0),
+        .required("revision", \.revision), .defaulted("killSwitch", \.killSwitch),
+        .defaulted("maxBatchAgeMs", \.maxBatchAgeMs), .defaulted("queueByteCap", \.queueByteCap),
+        .defaulted("sealIntervalMs", \.sealIntervalMs), .defaulted("batchMaxEvents", \.batchMaxEvents),
+        .defaulted("batchMaxBytes", \.batchMaxBytes), .defaulted("compression", \.compression),
+        .defaulted("compressionMinBytes", \.compressionMinBytes), .defaulted("sampling", \.sampling),
+        .defaulted("diagnosticsLevel", \.diagnosticsLevel), .defaulted("collectKinds", \.collectKinds),
+        .defaulted("requiredCapabilities", \.requiredCapabilities), .defaulted("endpoints", \.endpoints),
+        validate: { value throws(PulseProtocolError) in try value.validate() })
+}
+
+/// Sampling rates: an object of event kinds (unknown kinds rejected) to numbers, written in
+/// ``PulseEventKind`` declaration order.
+extension [PulseEventKind: Double]: WireReadable, WireWritable {
+    init(wireNode node: JSONNode, nullable: Bool) throws(PulseProtocolError) {
+        guard node.kind == .object else {
+            throw .mismatch("an object")
         }
-        compressionMinBytes = try o.int("compressionMinBytes", default: Self.defaultCompressionMinBytes)
-        sampling = [:]
-        if let rates = o.optional("sampling") {
-            guard rates.kind == .object else {
-                throw o.mismatch("sampling", "an object")
+        self = [:]
+        for (key, value) in node.memberNodes {
+            let kind = try PulseEventKind(jsonNode: key, field: "$")
+            guard let rate = value.double else {
+                throw .mismatch("a number", at: "$.\(kind.rawValue)")
             }
-            for (key, value) in rates.memberNodes {
-                let kind = try PulseEventKind(jsonNode: key, field: "sampling")
-                guard let rate = value.double else {
-                    throw o.mismatch("sampling.\(kind.rawValue)", "a number")
-                }
-                sampling[kind] = rate
-            }
+            self[kind] = rate
         }
-        diagnosticsLevel = .batchSummaries
-        if let text = try o.optionalString("diagnosticsLevel") {
-            guard let level = DiagnosticsLevel(rawValue: text) else {
-                throw PulseProtocolError(
-                    .invalidValue,
-                    "diagnosticsLevel: unknown level \(PulseProtocolError.quoted(text))")
-            }
-            diagnosticsLevel = level
-        }
-        collectKinds = try o.kinds("collectKinds")
-        requiredCapabilities = try o.stringArray("requiredCapabilities", default: [])
-        var endpoints: [ConfigEndpoint] = []
-        if let elements = try o.optionalArray("endpoints") {
-            for (index, element) in elements.enumerated() {
-                do {
-                    endpoints.append(try ConfigEndpoint(jsonNode: element))
-                } catch {
-                    throw error.at("endpoints[\(index)]")
-                }
-            }
-        }
-        self.endpoints = endpoints
-        try validate()
     }
 
-    public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("revision", revision)
-        writer.field("killSwitch", killSwitch)
-        writer.field("maxBatchAgeMs", maxBatchAgeMs)
-        writer.field("queueByteCap", queueByteCap)
-        writer.field("sealIntervalMs", sealIntervalMs)
-        writer.field("batchMaxEvents", batchMaxEvents)
-        writer.field("batchMaxBytes", batchMaxBytes)
-        writer.field("compression", compression.rawValue)
-        writer.field("compressionMinBytes", compressionMinBytes)
-        writer.key("sampling")
+    func writeWire(to writer: inout JSONWriter) {
         writer.beginObject()
         for kind in PulseEventKind.allCases {
-            if let rate = sampling[kind] {
+            if let rate = self[kind] {
                 writer.field(kind.rawValue, rate)
             }
         }
-        writer.endObject()
-        writer.field("diagnosticsLevel", diagnosticsLevel.rawValue)
-        writer.strings("collectKinds", collectKinds.lazy.map(\.rawValue))
-        writer.strings("requiredCapabilities", requiredCapabilities)
-        writer.key("endpoints")
-        writer.beginArray()
-        for endpoint in endpoints {
-            endpoint.writeJSON(to: &writer)
-        }
-        writer.endArray()
         writer.endObject()
     }
 }

@@ -28,16 +28,6 @@ public enum DiagnosticsLevel: String, Sendable, Hashable, CaseIterable, Codable,
     public static func < (lhs: DiagnosticsLevel, rhs: DiagnosticsLevel) -> Bool { lhs.rank < rhs.rank }
 
     public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let level = DiagnosticsLevel(rawValue: text) else {
-            throw PulseProtocolError(
-                .invalidValue, "unknown diagnosticsLevel \(PulseProtocolError.quoted(text))")
-        }
-        self = level
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
+        try self.init(from: decoder, noun: "diagnosticsLevel")
     }
 }

@@ -15,16 +15,6 @@ public enum PayloadCodec: String, Sendable, Hashable, CaseIterable, Codable {
     case zlib
 
     public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let codec = PayloadCodec(rawValue: text) else {
-            throw PulseProtocolError(
-                .invalidValue, "unknown compression \(PulseProtocolError.quoted(text))")
-        }
-        self = codec
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
+        try self.init(from: decoder, noun: "compression")
     }
 }

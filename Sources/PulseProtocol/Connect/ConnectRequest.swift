@@ -1,4 +1,4 @@
-public import PulseJSON
+import PulseJSON
 
 /// `CLIENT_CONNECT` (biz type 1) request: binds the connection to an app, package, installation and
 /// SDK build. It is SDK registration, not user login.
@@ -54,35 +54,15 @@ public struct ConnectRequest: Sendable, Hashable {
     }
 }
 
-extension ConnectRequest: PulseJSONCodable {
-    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        protocolVersion = try o.int("protocolVersion")
-        appId = try o.string("appId")
-        deviceId = try o.string("deviceId")
-        installationId = try o.string("installationId")
-        platform = try o.string("platform")
-        deviceType = try o.string("deviceType")
-        packageName = try o.optionalString("packageName")
-        appVersion = try o.optionalString("appVersion")
-        buildNumber = try o.int64("buildNumber", default: 0)
-        sdkVersion = try o.string("sdkVersion")
-        capabilities = try o.stringArray("capabilities", default: [])
-    }
-
-    public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("protocolVersion", protocolVersion)
-        writer.field("appId", appId)
-        writer.field("deviceId", deviceId)
-        writer.field("installationId", installationId)
-        writer.field("platform", platform)
-        writer.field("deviceType", deviceType)
-        writer.field("packageName", packageName)
-        writer.field("appVersion", appVersion)
-        writer.field("buildNumber", buildNumber)
-        writer.field("sdkVersion", sdkVersion)
-        writer.strings("capabilities", capabilities)
-        writer.endObject()
-    }
+extension ConnectRequest: PulseJSONCodable, WireObjectCodable {
+    static let wire = WireObject(
+        ConnectRequest(
+            appId: "", deviceId: "", installationId: "", platform: "", deviceType: "", packageName: nil,
+            appVersion: nil, sdkVersion: ""),
+        .required("protocolVersion", \.protocolVersion), .required("appId", \.appId),
+        .required("deviceId", \.deviceId), .required("installationId", \.installationId),
+        .required("platform", \.platform), .required("deviceType", \.deviceType),
+        .nullable("packageName", \.packageName), .nullable("appVersion", \.appVersion),
+        .defaulted("buildNumber", \.buildNumber), .required("sdkVersion", \.sdkVersion),
+        .defaulted("capabilities", \.capabilities))
 }

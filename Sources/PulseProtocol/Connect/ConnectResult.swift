@@ -1,4 +1,4 @@
-public import PulseJSON
+import PulseJSON
 
 /// `CLIENT_CONNECT` (biz type 1) success data.
 ///
@@ -40,27 +40,11 @@ public struct ConnectResult: Sendable, Hashable {
     }
 }
 
-extension ConnectResult: PulseJSONCodable {
-    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        connected = try o.bool("connected")
-        protocolVersion = try o.int("protocolVersion")
-        connectionId = try o.string("connectionId")
-        serverTimeMs = try o.int64("serverTimeMs")
-        configRevision = try o.int64("configRevision", default: 0)
-        heartbeatIntervalMs = try o.int64("heartbeatIntervalMs", default: ConnectResult.defaultHeartbeatIntervalMs)
-        collectKinds = try o.kinds("collectKinds")
-    }
-
-    public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("connected", connected)
-        writer.field("protocolVersion", protocolVersion)
-        writer.field("connectionId", connectionId)
-        writer.field("serverTimeMs", serverTimeMs)
-        writer.field("configRevision", configRevision)
-        writer.field("heartbeatIntervalMs", heartbeatIntervalMs)
-        writer.strings("collectKinds", collectKinds.lazy.map(\.rawValue))
-        writer.endObject()
-    }
+extension ConnectResult: PulseJSONCodable, WireObjectCodable {
+    static let wire = WireObject(
+        ConnectResult(connectionId: "", serverTimeMs: 0),
+        .required("connected", \.connected), .required("protocolVersion", \.protocolVersion),
+        .required("connectionId", \.connectionId), .required("serverTimeMs", \.serverTimeMs),
+        .defaulted("configRevision", \.configRevision), .defaulted("heartbeatIntervalMs", \.heartbeatIntervalMs),
+        .defaulted("collectKinds", \.collectKinds))
 }

@@ -24,7 +24,7 @@ public struct ControlRPCRequest: Sendable, Hashable, PulseJSONCodable {
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
         let o = try JSONObjectReader(node)
-        let name = try o.string("route")
+        let name: String = try o.value("route")
         guard let route = ControlRoute(name) else {
             throw PulseProtocolError(
                 .invalidValue,
@@ -32,7 +32,7 @@ public struct ControlRPCRequest: Sendable, Hashable, PulseJSONCodable {
         }
         self.route = route
         args = try o.members("args")
-        schemaVersion = try o.int("schemaVersion", default: 1)
+        schemaVersion = try o.nullable("schemaVersion") ?? 1
     }
 
     public func writeJSON(to writer: inout JSONWriter) {

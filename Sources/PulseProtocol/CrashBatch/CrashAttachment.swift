@@ -1,4 +1,4 @@
-public import PulseJSON
+import PulseJSON
 public import PulseKit
 
 /// Metadata of one crash attachment (a minidump, a log tail, a screenshot). The bytes themselves are
@@ -6,7 +6,7 @@ public import PulseKit
 ///
 /// Wire keys in canonical order, all required: `name`, `contentType`, `byteCount` (int64, >= 0),
 /// `sha256` (64 lowercase hex characters).
-public struct CrashAttachment: Sendable, Hashable, PulseJSONCodable {
+public struct CrashAttachment: Sendable, Hashable {
     /// The attachment's file name.
     public var name: String
     /// Its media type, for example `application/x-minidump`.
@@ -35,22 +35,12 @@ public struct CrashAttachment: Sendable, Hashable, PulseJSONCodable {
             throw PulseProtocolError(.invalidValue, "sha256: expected 64 lowercase hex characters")
         }
     }
+}
 
-    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        name = try o.string("name")
-        contentType = try o.string("contentType")
-        byteCount = try o.int64("byteCount")
-        sha256 = try o.string("sha256")
-        try validate()
-    }
-
-    public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("name", name)
-        writer.field("contentType", contentType)
-        writer.field("byteCount", byteCount)
-        writer.field("sha256", sha256)
-        writer.endObject()
-    }
+extension CrashAttachment: PulseJSONCodable, WireObjectCodable {
+    static let wire = WireObject(
+        CrashAttachment(name: "", contentType: "", byteCount: 0, sha256: ""),
+        .required("name", \.name), .required("contentType", \.contentType), .required("byteCount", \.byteCount),
+        .required("sha256", \.sha256),
+        validate: { value throws(PulseProtocolError) in try value.validate() })
 }

@@ -25,41 +25,17 @@ public struct CrashBatch: Sendable, Hashable, PulseJSONCodable {
     }
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        identity = try o.object("identity") { node throws(PulseProtocolError) in try BatchIdentity(jsonNode: node) }
-        guard let elements = try o.optionalArray("crashes") else {
-            throw PulseProtocolError(.missingField, "crashes: required field is missing")
-        }
-        var crashes: [CrashReport] = []
-        for (index, element) in elements.enumerated() {
-            do {
-                crashes.append(try CrashReport(jsonNode: element))
-            } catch {
-                throw error.at("crashes[\(index)]")
-            }
-        }
-        if crashes.isEmpty {
-            throw Self.emptyCrashes
-        }
-        self.crashes = crashes
-        batchId = try o.string("batchId")
+        (identity, crashes, batchId) = try Self.rules.decode(node)
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
-        writer.pulseBatch(
-            identity: { identity.writeJSON(to: &$0) }, itemsKey: "crashes",
-            items: { writer in
-                for crash in crashes { crash.writeJSON(to: &writer) }
-            }, batchId: batchId)
+        Self.rules.write(identity, crashes, batchId, to: &writer)
     }
 
     /// The canonical JSON bytes (fast path; no Foundation).
     public func encodeJSON() -> [UInt8] {
-        var writer = JSONWriter(capacity: 4096 * max(crashes.count, 1))
-        writeJSON(to: &writer)
-        return writer.bytes
+        Self.rules.encode(identity, crashes, batchId)
     }
 
-    private static let emptyCrashes = PulseProtocolError(
-        .invalidValue, "crashes: a batch must contain at least one crash")
+    static let rules = PulseBatchRules(itemsKey: "crashes", item: "crash", bytesPerItem: 4096)
 }

@@ -6,7 +6,7 @@ public import PulseJSON
 /// Wire keys in canonical order: `appVersion` (nullable), `buildNumber` (default 0), `imageUuids`
 /// (default `[]`: the UUIDs of the loaded images needed for symbolication), `osVersion` (nullable),
 /// `architecture` (nullable, for example `arm64`).
-public struct CrashBuild: Sendable, Hashable, PulseJSONCodable {
+public struct CrashBuild: Sendable, Hashable {
     /// The app's display version.
     public var appVersion: String?
     /// The platform build number.
@@ -29,28 +29,22 @@ public struct CrashBuild: Sendable, Hashable, PulseJSONCodable {
         self.osVersion = osVersion
         self.architecture = architecture
     }
+}
 
+// Not `WireObjectCodable`: the inlinable `pulseCrashReport` writer calls `writeJSON(to:)`, which
+// must be a public member for that.
+extension CrashBuild: PulseJSONCodable, WireReadable, WireWritable {
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        appVersion = try o.optionalString("appVersion")
-        buildNumber = try o.int64("buildNumber", default: 0)
-        imageUuids = try o.stringArray("imageUuids", default: [])
-        osVersion = try o.optionalString("osVersion")
-        architecture = try o.optionalString("architecture")
+        self = try Self.wire.decode(node)
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("appVersion", appVersion)
-        writer.field("buildNumber", buildNumber)
-        writer.key("imageUuids")
-        writer.beginArray()
-        for uuid in imageUuids {
-            writer.string(uuid)
-        }
-        writer.endArray()
-        writer.field("osVersion", osVersion)
-        writer.field("architecture", architecture)
-        writer.endObject()
+        Self.wire.write(self, to: &writer)
     }
+
+    static let wire = WireObject(
+        CrashBuild(appVersion: nil),
+        .nullable("appVersion", \.appVersion), .defaulted("buildNumber", \.buildNumber),
+        .defaulted("imageUuids", \.imageUuids), .nullable("osVersion", \.osVersion),
+        .nullable("architecture", \.architecture))
 }

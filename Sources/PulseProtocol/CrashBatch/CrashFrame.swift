@@ -1,4 +1,4 @@
-public import PulseJSON
+import PulseJSON
 
 /// One stack frame of a crash report, innermost first. Every field is nullable; symbolication fills
 /// in what the device could not.
@@ -6,7 +6,7 @@ public import PulseJSON
 /// Wire keys in canonical order: `module`, `imageUuid`, `address` (hex string such as
 /// `"0x1a2b3c"`), `imageOffset` (int64, offset of the address from the image's load address),
 /// `symbol`, `file`, `line`.
-public struct CrashFrame: Sendable, Hashable, PulseJSONCodable {
+public struct CrashFrame: Sendable, Hashable {
     /// The binary image (module) name.
     public var module: String?
     /// The image's UUID, used to find its symbols.
@@ -35,27 +35,12 @@ public struct CrashFrame: Sendable, Hashable, PulseJSONCodable {
         self.file = file
         self.line = line
     }
+}
 
-    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        module = try o.optionalString("module")
-        imageUuid = try o.optionalString("imageUuid")
-        address = try o.optionalString("address")
-        imageOffset = try o.optionalInt64("imageOffset")
-        symbol = try o.optionalString("symbol")
-        file = try o.optionalString("file")
-        line = try o.optionalInt("line")
-    }
-
-    public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("module", module)
-        writer.field("imageUuid", imageUuid)
-        writer.field("address", address)
-        writer.field("imageOffset", imageOffset)
-        writer.field("symbol", symbol)
-        writer.field("file", file)
-        writer.field("line", line)
-        writer.endObject()
-    }
+extension CrashFrame: PulseJSONCodable, WireObjectCodable {
+    static let wire = WireObject(
+        CrashFrame(),
+        .nullable("module", \.module), .nullable("imageUuid", \.imageUuid), .nullable("address", \.address),
+        .nullable("imageOffset", \.imageOffset), .nullable("symbol", \.symbol), .nullable("file", \.file),
+        .nullable("line", \.line))
 }

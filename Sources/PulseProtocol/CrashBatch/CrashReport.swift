@@ -8,7 +8,7 @@ public import PulseJSON
 /// `NSInvalidArgumentException`), `message`, `stack` (array of ``CrashFrame`` or a string), `build`
 /// (required, ``CrashBuild``), `attachments` (default `[]`, metadata only), `attributes` (free-form
 /// object, default `{}`). The other fields are nullable.
-public struct CrashReport: Sendable, Hashable, PulseJSONCodable {
+public struct CrashReport: Sendable, Hashable, PulseJSONCodable, WireReadable, WireWritable {
     /// The crash's stable id (`app.crash.id`).
     public var crashId: String
     /// When the crash happened, epoch milliseconds.
@@ -50,33 +50,15 @@ public struct CrashReport: Sendable, Hashable, PulseJSONCodable {
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
         let o = try JSONObjectReader(node)
-        crashId = try o.string("crashId")
-        timestamp = try o.int64("timestamp")
-        sessionId = try o.optionalString("sessionId")
-        signal = try o.optionalString("signal")
-        exceptionType = try o.optionalString("exceptionType")
-        message = try o.optionalString("message")
-        if let stackNode = o.optional("stack") {
-            do {
-                stack = try CrashStack(jsonNode: stackNode)
-            } catch {
-                throw error.at("stack")
-            }
-        } else {
-            stack = nil
-        }
-        build = try o.object("build") { node throws(PulseProtocolError) in try CrashBuild(jsonNode: node) }
-        var attachments: [CrashAttachment] = []
-        if let elements = try o.optionalArray("attachments") {
-            for (index, element) in elements.enumerated() {
-                do {
-                    attachments.append(try CrashAttachment(jsonNode: element))
-                } catch {
-                    throw error.at("attachments[\(index)]")
-                }
-            }
-        }
-        self.attachments = attachments
+        crashId = try o.value("crashId")
+        timestamp = try o.value("timestamp")
+        sessionId = try o.nullable("sessionId")
+        signal = try o.nullable("signal")
+        exceptionType = try o.nullable("exceptionType")
+        message = try o.nullable("message")
+        stack = try o.nullable("stack")
+        build = try o.value("build")
+        attachments = try o.nullable("attachments") ?? []
         attributes = try o.members("attributes")
     }
 
@@ -90,13 +72,6 @@ public struct CrashReport: Sendable, Hashable, PulseJSONCodable {
             attachments: { writer in
                 for attachment in attachments { attachment.writeJSON(to: &writer) }
             },
-            attributes: { writer in
-                writer.beginObject()
-                for member in attributes {
-                    writer.key(member.key)
-                    writer.value(member.value)
-                }
-                writer.endObject()
-            })
+            attributes: { $0.value(.object(attributes)) })
     }
 }

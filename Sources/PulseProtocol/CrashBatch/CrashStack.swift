@@ -3,7 +3,7 @@ public import PulseKit
 
 /// The stack of a crash: structured frames (a JSON array) or an unparsed textual trace (a JSON
 /// string), for example a platform crash log section.
-public enum CrashStack: Sendable, Hashable, PulseJSONCodable {
+public enum CrashStack: Sendable, Hashable, PulseJSONCodable, WireReadable {
     /// Frames, innermost first.
     case frames([CrashFrame])
     /// A raw textual stack trace.
@@ -17,26 +17,13 @@ public enum CrashStack: Sendable, Hashable, PulseJSONCodable {
         guard node.kind == .array else {
             throw PulseProtocolError(.typeMismatch, "$: expected an array of frames or a string")
         }
-        var frames: [CrashFrame] = []
-        frames.reserveCapacity(node.count)
-        for (index, element) in node.elements.enumerated() {
-            do {
-                frames.append(try CrashFrame(jsonNode: element))
-            } catch {
-                throw error.at("[\(index)]")
-            }
-        }
-        self = .frames(frames)
+        self = .frames(try [CrashFrame](wireNode: node, nullable: false))
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
         switch self {
         case .frames(let frames):
-            writer.beginArray()
-            for frame in frames {
-                frame.writeJSON(to: &writer)
-            }
-            writer.endArray()
+            frames.writeWire(to: &writer)
         case .text(let text):
             writer.string(text)
         }

@@ -62,8 +62,8 @@ extension PulseEnvelope: Hashable where Payload: Hashable {}
 extension PulseEnvelope: PulseJSONCodable where Payload: PulseJSONCodable {
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
         let o = try JSONObjectReader(node)
-        code = try o.int("code", default: PulseResponseCode.ok.rawValue)
-        msg = try o.optionalString("msg")
+        code = try o.nullable("code") ?? PulseResponseCode.ok.rawValue
+        msg = try o.nullable("msg")
         if let dataNode = o.optional("data") {
             if code == PulseResponseCode.ok.rawValue {
                 do {

@@ -1,4 +1,4 @@
-public import PulseJSON
+import PulseJSON
 
 /// The identity envelope of an upload batch (`CLIENT_EVENT_BATCH_UPLOAD` and
 /// `CLIENT_CRASH_BATCH_UPLOAD`). It belongs to the whole batch and is never repeated per record; it
@@ -8,7 +8,7 @@ public import PulseJSON
 /// `installationId`, `deviceId`, `userId` (nullable), `appVersion` (nullable), `buildNumber` (default
 /// 0), `sdkVersion`, `platform`, `packageName` (nullable, like `CLIENT_CONNECT`'s). The other strings
 /// are required.
-public struct BatchIdentity: Sendable, Hashable, PulseJSONCodable {
+public struct BatchIdentity: Sendable, Hashable {
     /// The App ID.
     public var projectId: String
     /// The installation identifier.
@@ -43,31 +43,15 @@ public struct BatchIdentity: Sendable, Hashable, PulseJSONCodable {
         self.platform = platform
         self.packageName = packageName
     }
+}
 
-    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        projectId = try o.string("projectId")
-        installationId = try o.string("installationId")
-        deviceId = try o.string("deviceId")
-        userId = try o.optionalString("userId")
-        appVersion = try o.optionalString("appVersion")
-        buildNumber = try o.int64("buildNumber", default: 0)
-        sdkVersion = try o.string("sdkVersion")
-        platform = try o.string("platform")
-        packageName = try o.optionalString("packageName")
-    }
-
-    public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("projectId", projectId)
-        writer.field("installationId", installationId)
-        writer.field("deviceId", deviceId)
-        writer.field("userId", userId)
-        writer.field("appVersion", appVersion)
-        writer.field("buildNumber", buildNumber)
-        writer.field("sdkVersion", sdkVersion)
-        writer.field("platform", platform)
-        writer.field("packageName", packageName)
-        writer.endObject()
-    }
+extension BatchIdentity: PulseJSONCodable, WireObjectCodable {
+    static let wire = WireObject(
+        BatchIdentity(
+            projectId: "", installationId: "", deviceId: "", userId: nil, appVersion: nil, sdkVersion: "", platform: "",
+            packageName: nil),
+        .required("projectId", \.projectId), .required("installationId", \.installationId),
+        .required("deviceId", \.deviceId), .nullable("userId", \.userId), .nullable("appVersion", \.appVersion),
+        .defaulted("buildNumber", \.buildNumber), .required("sdkVersion", \.sdkVersion),
+        .required("platform", \.platform), .nullable("packageName", \.packageName))
 }

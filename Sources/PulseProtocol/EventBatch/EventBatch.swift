@@ -25,57 +25,19 @@ public struct EventBatch: Sendable, Hashable, PulseJSONCodable {
     }
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        (identity, events, batchId) = try Self.decode(node) { node throws(PulseProtocolError) in
-            try PulseEvent(jsonNode: node)
-        }
-    }
-
-    /// The batch rules shared by ``EventBatch`` and ``EventBatchSummary``: identity, a non-empty
-    /// `events` array (each element read by `event`, its errors prefixed `events[i]`), `batchId`.
-    static func decode<Event>(
-        _ node: JSONNode, event: (JSONNode) throws(PulseProtocolError) -> Event
-    ) throws(PulseProtocolError) -> (BatchIdentity, [Event], String) {
-        let o = try JSONObjectReader(node)
-        let identity = try o.object("identity") { node throws(PulseProtocolError) in
-            try BatchIdentity(jsonNode: node)
-        }
-        guard let elements = try o.optionalArray("events") else {
-            throw PulseProtocolError(.missingField, "events: required field is missing")
-        }
-        var events: [Event] = []
-        events.reserveCapacity(elements.underestimatedCount)
-        var index = 0
-        for element in elements {
-            do {
-                events.append(try event(element))
-            } catch {
-                throw error.at("events[\(index)]")
-            }
-            index += 1
-        }
-        if events.isEmpty {
-            throw Self.emptyEvents
-        }
-        return (identity, events, try o.string("batchId"))
+        (identity, events, batchId) = try Self.rules.decode(node)
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
-        writer.pulseBatch(
-            identity: { identity.writeJSON(to: &$0) }, itemsKey: "events",
-            items: { writer in
-                for event in events { event.writeJSON(to: &writer) }
-            }, batchId: batchId)
+        Self.rules.write(identity, events, batchId, to: &writer)
     }
 
     /// The canonical JSON bytes (fast path; no Foundation).
     public func encodeJSON() -> [UInt8] {
-        var writer = JSONWriter(capacity: 512 * max(events.count, 1))
-        writeJSON(to: &writer)
-        return writer.bytes
+        Self.rules.encode(identity, events, batchId)
     }
 
-    private static let emptyEvents = PulseProtocolError(
-        .invalidValue, "events: a batch must contain at least one event")
+    static let rules = PulseBatchRules(itemsKey: "events", item: "event", bytesPerItem: 512)
 }
 
 /// A `CLIENT_EVENT_BATCH_UPLOAD` request read with exactly the rules of ``EventBatch`` (the same
@@ -91,9 +53,7 @@ public struct EventBatchSummary: Sendable, Hashable {
 
     /// Reads a batch from a parsed JSON node.
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        (identity, events, batchId) = try EventBatch.decode(node) { node throws(PulseProtocolError) in
-            try PulseEventSummary(jsonNode: node)
-        }
+        (identity, events, batchId) = try EventBatch.rules.decode(node)
     }
 
     /// Parses `bytes` with `parser` and reads a batch, with the errors of

@@ -1,7 +1,7 @@
 public import PulseJSON
 
 /// Where an event was recorded: `{"module":…,"imageUuid":…}`, both nullable.
-public struct EventSource: Sendable, Hashable, PulseJSONCodable {
+public struct EventSource: Sendable, Hashable, PulseJSONCodable, WireReadable, WireWritable {
     /// The module (library or framework) that produced the event.
     public var module: String?
     /// The UUID of the binary image containing the call site.
@@ -18,8 +18,8 @@ public struct EventSource: Sendable, Hashable, PulseJSONCodable {
 
     public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
         let o = try JSONObjectReader(node)
-        module = try o.optionalString("module")
-        imageUuid = try o.optionalString("imageUuid")
+        module = try o.nullable("module")
+        imageUuid = try o.nullable("imageUuid")
     }
 
     public func writeJSON(to writer: inout JSONWriter) {

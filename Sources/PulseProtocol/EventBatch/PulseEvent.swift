@@ -6,7 +6,7 @@ public import PulseJSON
 /// characters), `timestamp` (epoch ms when recorded), `sessionId`, `kind`, `name`, `source` (absent or
 /// `null` reads as both-`null`), `attributes` (an object of any JSON values; absent or `null` reads
 /// as `{}`). `id`, `timestamp`, `sessionId`, `kind` and `name` are required.
-public struct PulseEvent: Sendable, Hashable, PulseJSONCodable {
+public struct PulseEvent: Sendable, Hashable, PulseJSONCodable, WireReadable, WireWritable {
     /// The idempotency key; replays with the same id are stored once.
     public var id: String
     /// When the event was recorded, epoch milliseconds.
@@ -58,14 +58,7 @@ public struct PulseEvent: Sendable, Hashable, PulseJSONCodable {
         writer.pulseEvent(
             id: id, timestamp: timestamp, sessionId: sessionId, kind: kind, name: name, module: source.module,
             imageUuid: source.imageUuid
-        ) { writer in
-            writer.beginObject()
-            for member in attributes {
-                writer.key(member.key)
-                writer.value(member.value)
-            }
-            writer.endObject()
-        }
+        ) { $0.value(.object(attributes)) }
     }
 }
 
@@ -73,7 +66,7 @@ public struct PulseEvent: Sendable, Hashable, PulseJSONCodable {
 /// indexes, read and validated by exactly the rules of ``PulseEvent/init(jsonNode:)`` (one accepts
 /// what the other accepts, with the same errors), without materialising `attributes`, which is
 /// only checked to be an object (absent or `null` reads as `{}`).
-public struct PulseEventSummary: Sendable, Hashable {
+public struct PulseEventSummary: Sendable, Hashable, WireReadable {
     /// The idempotency key.
     public var id: String
     /// When the event was recorded, epoch milliseconds.
@@ -95,22 +88,18 @@ public struct PulseEventSummary: Sendable, Hashable {
         try self.init(try JSONObjectReader(node))
     }
 
+    init(wireNode node: JSONNode, nullable: Bool) throws(PulseProtocolError) {
+        try self.init(jsonNode: node)
+    }
+
     /// The field rules of both event decoders (``PulseEvent/init(jsonNode:)`` reads through this).
     init(_ o: JSONObjectReader) throws(PulseProtocolError) {
-        id = try o.string("id")
-        timestamp = try o.int64("timestamp")
-        sessionId = try o.string("sessionId")
-        kind = try PulseEventKind(jsonNode: try o.required("kind"), field: "kind")
-        name = try o.string("name")
-        if let sourceNode = o.optional("source") {
-            do {
-                source = try EventSource(jsonNode: sourceNode)
-            } catch {
-                throw error.at("source")
-            }
-        } else {
-            source = .unknown
-        }
+        id = try o.value("id")
+        timestamp = try o.value("timestamp")
+        sessionId = try o.value("sessionId")
+        kind = try o.value("kind")
+        name = try o.value("name")
+        source = try o.nullable("source") ?? .unknown
         crashIdAttribute = nil
         guard let attributes = try o.objectNode("attributes") else { return }
         for (key, value) in attributes.memberNodes where key.stringEquals("app.crash.id") {

@@ -56,9 +56,4 @@ public enum PulseEventKind: String, Sendable, Hashable, CaseIterable, Codable {
     public init(from decoder: any Decoder) throws {
         try self.init(wireValue: try decoder.singleValueContainer().decode(String.self))
     }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 }

@@ -1,4 +1,4 @@
-public import PulseJSON
+import PulseJSON
 
 /// `CLIENT_HEARTBEAT` (biz type 2) request.
 ///
@@ -20,19 +20,9 @@ public struct HeartbeatRequest: Sendable, Hashable {
     }
 }
 
-extension HeartbeatRequest: PulseJSONCodable {
-    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        connectionId = try o.string("connectionId")
-        clientTimeMs = try o.int64("clientTimeMs")
-        sdkVersion = try o.string("sdkVersion")
-    }
-
-    public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("connectionId", connectionId)
-        writer.field("clientTimeMs", clientTimeMs)
-        writer.field("sdkVersion", sdkVersion)
-        writer.endObject()
-    }
+extension HeartbeatRequest: PulseJSONCodable, WireObjectCodable {
+    static let wire = WireObject(
+        HeartbeatRequest(connectionId: "", clientTimeMs: 0, sdkVersion: ""),
+        .required("connectionId", \.connectionId), .required("clientTimeMs", \.clientTimeMs),
+        .required("sdkVersion", \.sdkVersion))
 }

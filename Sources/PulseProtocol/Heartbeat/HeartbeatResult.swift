@@ -1,4 +1,4 @@
-public import PulseJSON
+import PulseJSON
 
 /// `CLIENT_HEARTBEAT` (biz type 2) success data.
 ///
@@ -38,23 +38,10 @@ public struct HeartbeatResult: Sendable, Hashable {
     }
 }
 
-extension HeartbeatResult: PulseJSONCodable {
-    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        accepted = try o.bool("accepted")
-        serverTimeMs = try o.int64("serverTimeMs")
-        configRevision = try o.int64("configRevision", default: 0)
-        heartbeatIntervalMs = try o.int64("heartbeatIntervalMs", default: ConnectResult.defaultHeartbeatIntervalMs)
-        collectKinds = try o.kinds("collectKinds")
-    }
-
-    public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("accepted", accepted)
-        writer.field("serverTimeMs", serverTimeMs)
-        writer.field("configRevision", configRevision)
-        writer.field("heartbeatIntervalMs", heartbeatIntervalMs)
-        writer.strings("collectKinds", collectKinds.lazy.map(\.rawValue))
-        writer.endObject()
-    }
+extension HeartbeatResult: PulseJSONCodable, WireObjectCodable {
+    static let wire = WireObject(
+        HeartbeatResult(serverTimeMs: 0),
+        .required("accepted", \.accepted), .required("serverTimeMs", \.serverTimeMs),
+        .defaulted("configRevision", \.configRevision), .defaulted("heartbeatIntervalMs", \.heartbeatIntervalMs),
+        .defaulted("collectKinds", \.collectKinds))
 }

@@ -1,4 +1,4 @@
-public import PulseJSON
+import PulseJSON
 
 /// `CLIENT_APP_UPDATE_CHECK` (biz type 6) request.
 ///
@@ -24,21 +24,9 @@ public struct UpdateCheckRequest: Sendable, Hashable {
     }
 }
 
-extension UpdateCheckRequest: PulseJSONCodable {
-    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        platform = try o.string("platform")
-        appKey = try o.string("appKey")
-        packageName = try o.string("packageName")
-        buildNumber = try o.int64("buildNumber", default: 0)
-    }
-
-    public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.field("platform", platform)
-        writer.field("appKey", appKey)
-        writer.field("packageName", packageName)
-        writer.field("buildNumber", buildNumber)
-        writer.endObject()
-    }
+extension UpdateCheckRequest: PulseJSONCodable, WireObjectCodable {
+    static let wire = WireObject(
+        UpdateCheckRequest(platform: "", appKey: "", packageName: "", buildNumber: 0),
+        .required("platform", \.platform), .required("appKey", \.appKey), .required("packageName", \.packageName),
+        .defaulted("buildNumber", \.buildNumber))
 }

@@ -40,7 +40,7 @@ extension UpdateCheckResponse: PulseJSONCodable {
         writer.beginObject()
         envelope.writeFields(to: &writer)
         if let data = envelope.data {
-            data.writeFields(to: &writer)
+            UpdateCheckResult.wire.writeMembers(data, to: &writer)
         }
         writer.endObject()
     }

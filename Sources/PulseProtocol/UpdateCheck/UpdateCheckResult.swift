@@ -1,4 +1,4 @@
-public import PulseJSON
+import PulseJSON
 
 /// `CLIENT_APP_UPDATE_CHECK` (biz type 6) success data: the update decision.
 ///
@@ -32,28 +32,10 @@ public struct UpdateCheckResult: Sendable, Hashable {
     }
 }
 
-extension UpdateCheckResult: PulseJSONCodable {
-    public init(jsonNode node: JSONNode) throws(PulseProtocolError) {
-        let o = try JSONObjectReader(node)
-        action = try o.optionalString("action").map(UpdateAction.init(wireValue:)) ?? .none
-        latestVersionName = try o.optionalString("latestVersionName")
-        latestBuildNumber = try o.optionalInt64("latestBuildNumber")
-        releaseNotes = try o.optionalString("releaseNotes")
-        downloadUrl = try o.optionalString("downloadUrl")
-    }
-
-    public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writeFields(to: &writer)
-        writer.endObject()
-    }
-
-    /// Writes the five fields without braces (shared with the envelope-root compatibility copy).
-    func writeFields(to writer: inout JSONWriter) {
-        writer.field("action", action.rawValue)
-        writer.field("latestVersionName", latestVersionName)
-        writer.field("latestBuildNumber", latestBuildNumber)
-        writer.field("releaseNotes", releaseNotes)
-        writer.field("downloadUrl", downloadUrl)
-    }
+extension UpdateCheckResult: PulseJSONCodable, WireObjectCodable {
+    static let wire = WireObject(
+        UpdateCheckResult.noUpdate,
+        .defaulted("action", \.action), .nullable("latestVersionName", \.latestVersionName),
+        .nullable("latestBuildNumber", \.latestBuildNumber), .nullable("releaseNotes", \.releaseNotes),
+        .nullable("downloadUrl", \.downloadUrl))
 }
