@@ -32,6 +32,12 @@ import Testing
         #expect(refused.header("Retry-After") == "5")
         #expect(refused.header("Connection")?.lowercased() == "close")
 
+        // A connection made during shutdown is closed at once, unserved (the accept policy refuses it;
+        // it does not wait in the backlog until the grace period ends).
+        let late = try RawHTTPConnection(port: port)
+        defer { late.close() }
+        #expect(try late.readUntilClosed().isEmpty)
+
         // The in-flight request still gets its real answer, and only then does shutdown finish.
         release.open()
         let finished = try await onThread { try inFlight.readResponse() }

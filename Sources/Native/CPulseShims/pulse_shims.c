@@ -40,7 +40,7 @@ struct MHD_Daemon *pg_mhd_start_daemon(const pg_mhd_options *o,
         items[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)PG_TLS_PRIORITIES};
     }
     items[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-    return MHD_start_daemon(flags, o->port, NULL, NULL, handler, handler_context,
+    return MHD_start_daemon(flags, o->port, o->accept_policy, o->accept_policy_context, handler, handler_context,
                             MHD_OPTION_ARRAY, items, MHD_OPTION_END);
 }
 

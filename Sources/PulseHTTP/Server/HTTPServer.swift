@@ -101,7 +101,6 @@ package final class HTTPServer: Sendable {
         // A server dropped without shutdown(): stop it now, synchronously and briefly.
         if case .running(let daemon, _) = lifecycle.withLock({ $0.phase }) {
             core.shuttingDown.store(true, ordering: .relaxed)
-            let listener = MHD_quiesce_daemon(daemon.pointer)
             _ = core.closeSuspensions(answering: core.unavailable)
             var waited = 0
             while core.activeRequests.load(ordering: .relaxed) > 0 && waited < 1000 {
@@ -109,7 +108,6 @@ package final class HTTPServer: Sendable {
                 waited += 1
             }
             daemon.stop()
-            if listener >= 0 { close(listener) }
             core.deadlines.stop()
         }
     }
@@ -129,8 +127,8 @@ package final class HTTPServer: Sendable {
     /// `true` from the moment ``shutdown(gracePeriod:)`` is called.
     package var isShuttingDown: Bool { core.shuttingDown.load(ordering: .relaxed) }
 
-    /// `true` while ``shutdown(gracePeriod:)`` waits for the requests in progress: the listener is
-    /// quiesced and the grace period runs (until the daemon stops).
+    /// `true` while ``shutdown(gracePeriod:)`` waits for the requests in progress: new connections
+    /// are refused and the grace period runs (until the daemon stops).
     package var isDraining: Bool { draining.load(ordering: .relaxed) }
 
     /// Binds the address and starts serving on libmicrohttpd's threads.
@@ -241,6 +239,12 @@ package final class HTTPServer: Sendable {
             return Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().sawTarget(target, connection: connection)
         }
         options.uri_log_context = context
+        options.accept_policy = { cls, _, _ in
+            guard let cls else { return .NO }
+            return Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().shuttingDown.load(ordering: .relaxed)
+                ? .NO : .YES
+        }
+        options.accept_policy_context = context
         let daemon = withUnsafeMutablePointer(to: &storage) { storagePointer -> OpaquePointer? in
             if storagePointer.pointee != nil {
                 options.bind_address = UnsafeRawPointer(storagePointer).assumingMemoryBound(to: sockaddr.self)
@@ -270,15 +274,16 @@ package final class HTTPServer: Sendable {
 
     /// Stops the server gracefully.
     ///
-    /// New connections are no longer accepted (the listening socket is quiesced) and new requests on
-    /// open keep-alive connections get 503 with `Retry-After` and `Connection: close`. Requests already
-    /// in progress — being received or being handled — are waited for until their responses are
-    /// sent, for at most `gracePeriod`; handlers still running then are answered with 503 for them
-    /// (their own responses are dropped when they return), as are requests whose bodies finish
-    /// arriving after that point. Then the daemon is stopped and every remaining connection closed.
-    /// Connections made after the quiesce wait in the kernel's backlog and are reset when the
-    /// listening socket closes. Calling it again, or concurrently, waits for the same shutdown; on a
-    /// server that never started it just marks it stopped. Cancelling the calling task does not
+    /// New connections are no longer served: each is closed as soon as it is accepted (the accept
+    /// policy refuses it; libmicrohttpd 0.9.75's `MHD_quiesce_daemon` is not used because it races its
+    /// worker threads over the listening socket's epoll registration and aborts the process). New
+    /// requests on open keep-alive connections get 503 with `Retry-After` and `Connection: close`.
+    /// Requests already in progress — being received or being handled — are waited for until their
+    /// responses are sent, for at most `gracePeriod`; handlers still running then are answered with
+    /// 503 for them (their own responses are dropped when they return), as are requests whose bodies
+    /// finish arriving after that point. Then the daemon is stopped, the listening socket and every
+    /// remaining connection closed. Calling it again, or concurrently, waits for the same shutdown; on
+    /// a server that never started it just marks it stopped. Cancelling the calling task does not
     /// shorten the drain.
     package func shutdown(gracePeriod: Duration = .seconds(10)) async {
         core.shuttingDown.store(true, ordering: .relaxed)
@@ -305,7 +310,6 @@ package final class HTTPServer: Sendable {
     }
 
     private func drainAndStop(_ daemon: DaemonHandle, gracePeriod: Duration) async {
-        let listener = MHD_quiesce_daemon(daemon.pointer)
         draining.store(true, ordering: .relaxed)
         defer { draining.store(false, ordering: .relaxed) }
         let clock = ContinuousClock()
@@ -317,7 +321,6 @@ package final class HTTPServer: Sendable {
             _ = await waitForIdle(until: clock.now.advanced(by: .seconds(1)))
         }
         daemon.stop()
-        if listener >= 0 { close(listener) }
         core.deadlines.stop()
         finishStopping(daemonStopped: true)
     }

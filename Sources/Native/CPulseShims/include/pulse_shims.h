@@ -36,6 +36,11 @@ typedef struct pg_mhd_options {
        query; what it returns becomes the request's context pointer. */
     void *(*uri_log)(void *context, const char *uri, struct MHD_Connection *connection);
     void *uri_log_context;
+    /* The accept policy (MHD_start_daemon's apc): MHD_NO closes a just-accepted connection. The
+       gateway refuses connections this way once shutdown began, instead of MHD_quiesce_daemon, which
+       in 0.9.75 races a worker thread removing the same listen FD from its epoll set and panics. */
+    MHD_AcceptPolicyCallback accept_policy;
+    void *accept_policy_context;
     /* TLS: when non-zero, MHD_USE_TLS is added, certificates come from the pg_tls_slot bound to
        the listen port (pg_tls_slot_bind_port) through MHD_OPTION_HTTPS_CERT_CALLBACK, and
        MHD_OPTION_HTTPS_PRIORITIES is PG_TLS_PRIORITIES. */
