@@ -279,9 +279,18 @@ import Testing
                 "POST", "/v1/logs", body: Array("x".utf8),
                 headers: [("Content-Type", "text/plain"), ("Apsio-App-Id", "shop")]
             ).status == 415)
-        #expect(await eventually { harness.gateway.outboxBatches == 0 })
-        let metrics = try await Self.metrics(harness)
         let app = #"{app="shop"}"#
+        // The forwarder counts a batch after its outbox row is deleted, so the per-app counters can
+        // trail the store's depth by a moment: wait for the scrape itself to show both forwarded.
+        #expect(
+            await eventually {
+                guard harness.gateway.outboxBatches == 0, let metrics = try? await Self.metrics(harness) else {
+                    return false
+                }
+                return Self.sample(metrics, "pulsegate_app_forwarded_total" + app) == 2
+                    && Self.sample(metrics, "pulsegate_app_outbox_batches" + app) == 0
+            })
+        let metrics = try await Self.metrics(harness)
         #expect(Self.sample(metrics, "pulsegate_app_requests_total" + app) == 4)
         #expect(Self.sample(metrics, "pulsegate_app_batches_accepted_total" + app) == 2)
         #expect(Self.sample(metrics, "pulsegate_app_records_total" + app) == 2)
