@@ -33,7 +33,7 @@
 public struct JSONWriter: Sendable {
     @usableFromInline var buffer: JSONOutputBuffer
     /// How many of the buffer's bytes are this writer's output (kept here, not in the shared
-    /// buffer, so that writing needs no exclusivity check on a class property).
+    /// allocation, so that writing needs no exclusivity check on a class property).
     @usableFromInline var length = 0
     /// Whether U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR are escaped (for output that
     /// may be embedded in JavaScript source). Off by default.
@@ -339,7 +339,7 @@ public struct JSONWriter: Sendable {
     /// Room for `count` more bytes in a buffer this writer alone holds; returns where they go.
     @inlinable @inline(__always)
     mutating func reserve(_ count: Int) -> UnsafeMutablePointer<UInt8> {
-        if _slowPath(buffer.room - length < count || !isKnownUniquelyReferenced(&buffer)) {
+        if _slowPath(buffer.room - length < count || !buffer.isUniquelyReferenced()) {
             buffer = buffer.copy(length, minimumCapacity: length + count)
         }
         return buffer.base + length
@@ -582,40 +582,51 @@ public struct JSONWriter: Sendable {
     }
 }
 
-/// The bytes a ``JSONWriter`` has written: one allocation it replaces by one of double the size
-/// when it must grow, shared between copies of a writer until one of them writes (then that one
-/// copies it first). Each writer keeps its own length; the buffer is never mutated once shared.
+/// The bytes a ``JSONWriter`` has written: one allocation (``JSONOutputStorage``, its room and its
+/// bytes together) that the writer replaces by one of double the size when it must grow, shared
+/// between copies of a writer until one of them writes (then that one copies it first). Each writer
+/// keeps its own length; the bytes are never written once shared.
 @usableFromInline
-final class JSONOutputBuffer: @unchecked Sendable {
-    // Sendable: its bytes are written only through the writer that holds the only reference.
+struct JSONOutputBuffer: @unchecked Sendable {
+    // Sendable: the bytes are written only through the writer that holds the only reference.
+    @usableFromInline var storage: JSONOutputStorage
+    /// The first byte and how many fit, read from `storage` once.
     @usableFromInline let base: UnsafeMutablePointer<UInt8>
-    /// How many bytes fit.
     @usableFromInline let room: Int
 
     /// A buffer with room for `capacity` bytes (at least 16).
     @usableFromInline
     init(capacity: Int) {
-        room = max(capacity, 16)
-        base = UnsafeMutablePointer<UInt8>.allocate(capacity: room)
+        let room = Swift.max(capacity, 16)
+        storage = unsafeDowncast(
+            JSONOutputStorage.create(minimumCapacity: room) { _ in room }, to: JSONOutputStorage.self)
+        base = storage.withUnsafeMutablePointerToElements { $0 }
+        self.room = room
     }
 
     /// A buffer holding `bytes`.
-    convenience init(copying bytes: [UInt8]) {
+    init(copying bytes: [UInt8]) {
         self.init(capacity: bytes.count)
         bytes.withUnsafeBufferPointer { source in
             if let start = source.baseAddress { base.initialize(from: start, count: source.count) }
         }
     }
 
-    deinit { base.deallocate() }
+    /// Whether no other writer shares the bytes.
+    @inlinable @inline(__always)
+    mutating func isUniquelyReferenced() -> Bool { isKnownUniquelyReferenced(&storage) }
 
     /// A buffer with the first `count` bytes of this one and room for at least `minimumCapacity`
     /// (at least double this one's room when it must grow).
     @usableFromInline
     func copy(_ count: Int, minimumCapacity: Int) -> JSONOutputBuffer {
-        let grown = minimumCapacity > room ? max(minimumCapacity, room * 2) : room
+        let grown = minimumCapacity > room ? Swift.max(minimumCapacity, room * 2) : room
         let copy = JSONOutputBuffer(capacity: grown)
         copy.base.initialize(from: base, count: count)
         return copy
     }
 }
+
+/// The allocation behind a ``JSONOutputBuffer``: its room (the header), then the bytes.
+@usableFromInline
+final class JSONOutputStorage: ManagedBuffer<Int, UInt8> {}
