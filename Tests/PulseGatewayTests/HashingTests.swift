@@ -18,6 +18,24 @@ import Testing
         #expect(SHA256.hexDigest(Array(input.utf8)) == digest)
     }
 
+    /// Messages whose padding ends the last block exactly, just fits, or needs one more block.
+    @Test(arguments: [
+        (55, "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318"),
+        (56, "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a"),
+        (57, "f13b2d724659eb3bf47f2dd6af1accc87b81f09f59f2b75e5c0bed6589dfe8c6"),
+        (63, "7d3e74a05d7db15bce4ad9ec0658ea98e3f06eeecf16b4c6fff2da457ddc2f34"),
+        (64, "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb"),
+        (65, "635361c48bb9eab14198e76ea8ab7f1a41685d6ad62aa9146d301d4f17eb0ae0"),
+        (119, "31eba51c313a5c08226adf18d4a359cfdfd8d2e816b13f4af952f7ea6584dcfb"),
+        (120, "2f3d335432c70b580af0e8e1b3674a7c020d683aa5f73aaaedfdc55af904c21c"),
+    ])
+    func paddingAtBlockEdges(length: Int, digest: String) {
+        #expect(SHA256.hexDigest([UInt8](repeating: UInt8(ascii: "a"), count: length)) == digest)
+        var bytewise = SHA256()
+        for _ in 0..<length { bytewise.update([UInt8(ascii: "a")]) }
+        #expect(Hex.encode(bytewise.finalize()) == digest)
+    }
+
     @Test func millionAsInUnevenPieces() {
         var hasher = SHA256()
         var remaining = 1_000_000

@@ -206,6 +206,39 @@ import Testing
         writer.int(2)
         #expect(writer.bytes == Array("2".utf8))
     }
+
+    /// A copy keeps its bytes when the original is reset and written again into the buffer they
+    /// shared, and when either grows past the shared capacity.
+    @Test func copiesSurviveResetAndGrowth() {
+        var writer = JSONWriter(capacity: 16)
+        writer.beginArray()
+        writer.string("kept")
+        let snapshot = writer
+        writer.reset()
+        writer.string("other")
+        #expect(String(decoding: snapshot.bytes, as: UTF8.self) == #"["kept""#)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #""other""#)
+        var grown = snapshot
+        for _ in 0..<20 { grown.string("0123456789") }
+        grown.endArray()
+        #expect(String(decoding: snapshot.bytes, as: UTF8.self) == #"["kept""#)
+        #expect(grown.count == 7 + 20 * 13 + 1)
+    }
+
+    @Test func splicesAnotherWritersOutput() {
+        var attributes = JSONWriter()
+        attributes.beginObject()
+        attributes.field("a", 1 as Int64?)
+        attributes.endObject()
+        var writer = JSONWriter()
+        writer.beginArray()
+        writer.raw(attributes)
+        writer.raw(attributes.bytes)
+        Array("null".utf8).withUnsafeBufferPointer { writer.raw(utf8: $0) }
+        writer.endArray()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"[{"a":1},{"a":1},null]"#)
+        #expect(writer.withBytes { Array($0) } == writer.bytes)
+    }
 }
 
 /// A straightforward per-byte escaper to check the writer's word-at-a-time one against.

@@ -33,15 +33,17 @@ struct DiagnosticsObservation: Sendable, Equatable {
 extension DiagnosticsObservation {
     /// The observation of a request whose walk found `finding` (the first diagnostics record, if any);
     /// `nil` when it carries neither a sequence number nor a record, or when the sender cannot be
-    /// identified (by the record's resource, else the request's first resource).
+    /// identified (by the record's resource, else the request's first resource). `identity` is that
+    /// resource's identity attributes when the walk already collected them; otherwise they are
+    /// collected here.
     init?(
-        _ finding: DiagnosticsFinding?, firstResource: JSONNode?, sequenceHeader: String?,
-        fallbacks: IdentityFallbacks
+        _ finding: DiagnosticsFinding?, firstResource: JSONNode?, identity: ResourceIdentityAttributes?,
+        sequenceHeader: String?, fallbacks: IdentityFallbacks
     ) {
         // A malformed header is ignored (the record's attribute, if any, is used instead).
         let headerSequence = sequenceHeader.flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil }
         guard headerSequence != nil || finding != nil else { return nil }
-        let attributes = ResourceIdentityAttributes(json: (finding?.resource ?? firstResource)?["resource"])
+        let attributes = identity ?? ResourceIdentityAttributes(json: (finding?.resource ?? firstResource)?["resource"])
         guard let (installationID, deviceID) = ResolvedIdentity.clientIDs(attributes, fallbacks: fallbacks) else {
             return nil
         }

@@ -55,8 +55,9 @@ enum OTLPMapper {
             try mapper.map(entry, resourceIndex: resourceIndex, into: &result)
         }
         result.diagnostics = DiagnosticsObservation(
-            mapper.diagnostics.found, firstResource: mapper.firstResource, sequenceHeader: context.sequenceHeader,
-            fallbacks: context.fallbacks)
+            mapper.diagnostics.found, firstResource: mapper.firstResource,
+            identity: mapper.diagnostics.found == nil ? mapper.firstResourceIdentity : mapper.diagnosticsIdentity,
+            sequenceHeader: context.sequenceHeader, fallbacks: context.fallbacks)
         return result
     }
 }

@@ -1,6 +1,5 @@
 import PulseHTTP
 import PulseHashing
-import PulseJSON
 import PulseKit
 import PulseProtocol
 
@@ -35,17 +34,6 @@ struct ResolvedIdentity: Sendable, Equatable {
         /// The resource attributes the derived ids were computed from, in ``derivationKeys`` order
         /// (empty when the ids were not derived, or the resource carries none of them).
         var sources: [String]
-    }
-
-    /// Resolves the identity of resource number `index` of an OTLP/JSON request.
-    ///
-    /// - Throws: ``IntakeRejection`` (400) naming the first required value that is missing, when
-    ///   the app refuses derived identities.
-    init(
-        resource: JSONNode?, index: Int, appID: String, fallbacks: IdentityFallbacks
-    ) throws(IntakeRejection) {
-        try self.init(
-            attributes: ResourceIdentityAttributes(json: resource), index: index, appID: appID, fallbacks: fallbacks)
     }
 
     /// Resolves the identity of resource number `index` from its attributes, then the header

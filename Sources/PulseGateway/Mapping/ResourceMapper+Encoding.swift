@@ -14,7 +14,7 @@ extension ResourceMapper {
         writer.pulseEvent(
             id: id, timestamp: timestamp, sessionId: sessionID, kind: kind, name: name, module: module,
             imageUuid: imageUUID
-        ) { $0.raw(attributes.bytes) }
+        ) { $0.raw(attributes) }
         return writer.bytes
     }
 
@@ -37,7 +37,7 @@ extension ResourceMapper {
             // The OTLP stack trace is one string (`exception.stacktrace`), not frames.
             stack: { writer in
                 if let stack = scan.exceptionStacktrace { writer.string(stack) } else { writer.null() }
-            }, build: build, attachments: { _ in }, attributes: { $0.raw(attributes.bytes) })
+            }, build: build, attachments: { _ in }, attributes: { $0.raw(attributes) })
         return writer.bytes
     }
 

@@ -17,6 +17,11 @@ struct ResourceMapper {
     /// The first resource entry, and the search for the diagnostics record.
     var firstResource: JSONNode?
     var diagnostics = DiagnosticsFinding.Search()
+    /// The identity attributes the walk collected for the first resource and for the resource
+    /// holding the diagnostics record (`nil` when it resolved no identity for it), which the
+    /// diagnostics observation reads instead of collecting them again.
+    var firstResourceIdentity: ResourceIdentityAttributes?
+    var diagnosticsIdentity: ResourceIdentityAttributes?
 
     init(signal: OTLPSignal, context: MappingContext) {
         self.signal = signal
@@ -29,10 +34,13 @@ struct ResourceMapper {
     mutating func map(_ entry: JSONNode, resourceIndex: Int, into result: inout MappedRequest)
         throws(MappingProblem)
     {
-        if firstResource == nil { firstResource = entry }
+        let isFirst = firstResource == nil
+        if isFirst { firstResource = entry }
+        let searching = diagnostics.found == nil
         try MappingWalk.enter(entry, kinds.resource)
         guard let scopes = entry[signal.scopeKey], scopes.kind == .array, scopes.count > 0 else { return }
         var identity: ResolvedIdentity?
+        var identityAttributes: ResourceIdentityAttributes?
         var collected = CollectedRecords()
         var resourceAttributes: [UInt8]?
         for (scopeIndex, scope) in scopes.elements.enumerated() {
@@ -42,7 +50,7 @@ struct ResourceMapper {
             switch signal {
             case .logs:
                 guard let records = scope["logRecords"], records.count > 0 else { continue }
-                if identity == nil { identity = try resolve(entry, resourceIndex) }
+                if identity == nil { identity = try resolve(entry, resourceIndex, &identityAttributes) }
                 for (recordIndex, record) in records.elements.enumerated() {
                     try MappingWalk.check(element: record)
                     let fields = try MappingWalk.fields(of: record, .logRecord)
@@ -54,7 +62,7 @@ struct ResourceMapper {
                 }
             case .traces:
                 guard let spans = scope["spans"], spans.count > 0 else { continue }
-                if identity == nil { identity = try resolve(entry, resourceIndex) }
+                if identity == nil { identity = try resolve(entry, resourceIndex, &identityAttributes) }
                 for (recordIndex, span) in spans.elements.enumerated() {
                     try MappingWalk.enter(element: span, .span)
                     result.records += 1
@@ -69,7 +77,7 @@ struct ResourceMapper {
                 for metric in metrics.elements {
                     try MappingWalk.enter(element: metric, .metric)
                     guard let (type, points) = try Self.dataPoints(of: metric), points.count > 0 else { continue }
-                    if identity == nil { identity = try resolve(entry, resourceIndex) }
+                    if identity == nil { identity = try resolve(entry, resourceIndex, &identityAttributes) }
                     if resourceAttributes == nil { resourceAttributes = try encodeResourceAttributes(entry) }
                     // The diagnostics record is a gauge; its first point carries the attributes.
                     let diagnosticsGauge =
@@ -87,15 +95,22 @@ struct ResourceMapper {
                 }
             }
         }
+        if isFirst { firstResourceIdentity = identityAttributes }
+        if searching, diagnostics.found != nil { diagnosticsIdentity = identityAttributes }
         guard let identity else { return }
         if identity.derivation != nil { result.derivedIdentities.append(identity) }
         emit(collected, identity: identity, resourceIndex: resourceIndex, into: &result)
     }
 
-    private func resolve(_ entry: JSONNode, _ index: Int) throws(MappingProblem) -> ResolvedIdentity {
+    /// The identity of resource `entry`, and (in `attributes`) the attributes it was resolved from.
+    private func resolve(
+        _ entry: JSONNode, _ index: Int, _ attributes: inout ResourceIdentityAttributes?
+    ) throws(MappingProblem) -> ResolvedIdentity {
+        let collected = ResourceIdentityAttributes(json: entry["resource"])
+        attributes = collected
         do {
             return try ResolvedIdentity(
-                resource: entry["resource"], index: index, appID: context.appID, fallbacks: context.fallbacks)
+                attributes: collected, index: index, appID: context.appID, fallbacks: context.fallbacks)
         } catch {
             throw .rejected(error)
         }

@@ -24,13 +24,17 @@
 ///   read back as a double. Non-finite values (NaN, ±infinity) have no JSON form and are written
 ///   as `null`.
 ///
-/// The output is a `[UInt8]` with reserved capacity; ``bytes`` hands it out without copying. Besides
+/// The output grows in one buffer the writer owns (written through its pointer, no per-token array
+/// bookkeeping); ``bytes`` returns a copy of it as a `[UInt8]`, ``withBytes(_:)`` lends it. Besides
 /// `String`s, keys and strings can come as raw UTF-8 buffers (``key(utf8:)``, ``string(utf8:)``), so
 /// text read from a parsed document is copied once, straight into the output, and already encoded
 /// JSON can be spliced in with ``raw(_:)``. This is the one JSON writer of the project: the Pulse
 /// wire writers (`PulseProtocol`), the gateway's mapping and answers, the logs.
 public struct JSONWriter: Sendable {
-    @usableFromInline var storage: [UInt8]
+    @usableFromInline var buffer: JSONOutputBuffer
+    /// How many of the buffer's bytes are this writer's output (kept here, not in the shared
+    /// allocation, so that writing needs no exclusivity check on a class property).
+    @usableFromInline var length = 0
     /// Whether U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR are escaped (for output that
     /// may be embedded in JavaScript source). Off by default.
     public var escapesLineSeparators: Bool
@@ -40,32 +44,37 @@ public struct JSONWriter: Sendable {
     /// Creates a writer with room for `capacity` bytes before it must grow.
     @inlinable
     public init(capacity: Int = 1024, escapesLineSeparators: Bool = false) {
-        storage = []
-        storage.reserveCapacity(capacity)
+        buffer = JSONOutputBuffer(capacity: capacity)
         self.escapesLineSeparators = escapesLineSeparators
     }
 
-    /// The encoded bytes so far (shared with the writer, copied only if the writer writes on).
+    /// The encoded bytes so far (a copy).
     ///
     /// Setting it replaces the output and starts a new top-level value (no comma is inserted
     /// before the next value).
-    @inlinable
     public var bytes: [UInt8] {
-        get { storage }
+        get { [UInt8](UnsafeBufferPointer(start: buffer.base, count: length)) }
         set {
-            storage = newValue
+            buffer = JSONOutputBuffer(copying: newValue)
+            length = newValue.count
             needsComma = false
         }
     }
 
+    /// Calls `body` with the encoded bytes so far, without copying them.
+    @inlinable
+    public func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try body(UnsafeBufferPointer(start: buffer.base, count: length))
+    }
+
     /// The number of bytes written so far.
     @inlinable
-    public var count: Int { storage.count }
+    public var count: Int { length }
 
     /// Clears the output, keeping its capacity, to encode another document.
     @inlinable
     public mutating func reset() {
-        storage.removeAll(keepingCapacity: true)
+        length = 0
         needsComma = false
     }
 
@@ -74,30 +83,28 @@ public struct JSONWriter: Sendable {
     /// Opens an object (`{`).
     @inlinable
     public mutating func beginObject() {
-        separate()
-        storage.append(UInt8(ascii: "{"))
+        appendSeparated(UInt8(ascii: "{"))
         needsComma = false
     }
 
     /// Closes the innermost object (`}`).
     @inlinable
     public mutating func endObject() {
-        storage.append(UInt8(ascii: "}"))
+        append(UInt8(ascii: "}"))
         needsComma = true
     }
 
     /// Opens an array (`[`).
     @inlinable
     public mutating func beginArray() {
-        separate()
-        storage.append(UInt8(ascii: "["))
+        appendSeparated(UInt8(ascii: "["))
         needsComma = false
     }
 
     /// Closes the innermost array (`]`).
     @inlinable
     public mutating func endArray() {
-        storage.append(UInt8(ascii: "]"))
+        append(UInt8(ascii: "]"))
         needsComma = true
     }
 
@@ -118,8 +125,21 @@ public struct JSONWriter: Sendable {
     /// Appends an already encoded JSON value as it is (the caller vouches that it is JSON).
     @inlinable
     public mutating func raw(_ json: [UInt8]) {
+        json.withUnsafeBufferPointer { raw(utf8: $0) }
+    }
+
+    /// Appends the output of another writer as it is (one encoded JSON value), without copying it
+    /// out first.
+    @inlinable
+    public mutating func raw(_ json: JSONWriter) {
+        json.withBytes { raw(utf8: $0) }
+    }
+
+    /// Appends already encoded JSON given as UTF-8 as it is (the caller vouches that it is JSON).
+    @inlinable
+    public mutating func raw(utf8 json: UnsafeBufferPointer<UInt8>) {
         separate()
-        storage.append(contentsOf: json)
+        append(json)
         needsComma = true
     }
 
@@ -174,7 +194,7 @@ public struct JSONWriter: Sendable {
             appendLiteral(0x74, 0x72, 0x75, 0x65)  // true
         } else {
             appendLiteral(0x66, 0x61, 0x6C, 0x73)  // fals
-            storage.append(0x65)  // e
+            append(0x65)  // e
         }
         needsComma = true
     }
@@ -312,21 +332,58 @@ public struct JSONWriter: Sendable {
 
     // MARK: Internals
     //
-    // Bytes are appended to the array (its reserved capacity makes that a store); string contents
-    // are scanned eight bytes at a time for the few bytes that need escaping, and the runs between
-    // them are copied with one append each.
+    // Bytes are stored through the buffer's pointer after one check for room (and for a shared
+    // buffer, which is copied first); string contents are scanned eight bytes at a time for the few
+    // bytes that need escaping, and the runs between them are copied with one copy each.
+
+    /// Room for `count` more bytes in a buffer this writer alone holds; returns where they go.
+    @inlinable @inline(__always)
+    mutating func reserve(_ count: Int) -> UnsafeMutablePointer<UInt8> {
+        if _slowPath(buffer.room - length < count || !buffer.isUniquelyReferenced()) {
+            buffer = buffer.copy(length, minimumCapacity: length + count)
+        }
+        return buffer.base + length
+    }
+
+    @inlinable @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        reserve(1).pointee = byte
+        length += 1
+    }
+
+    @inlinable @inline(__always)
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        reserve(bytes.count).update(from: source, count: bytes.count)
+        length += bytes.count
+    }
+
+    /// The pending comma, then `byte`.
+    @inlinable @inline(__always)
+    mutating func appendSeparated(_ byte: UInt8) {
+        let out = reserve(2)
+        var written = 0
+        if needsComma {
+            out[0] = UInt8(ascii: ",")
+            written = 1
+        }
+        out[written] = byte
+        length += written + 1
+    }
 
     @inlinable @inline(__always)
     mutating func separate() {
-        if needsComma { storage.append(UInt8(ascii: ",")) }
+        if needsComma { append(UInt8(ascii: ",")) }
     }
 
     @inlinable @inline(__always)
     mutating func appendLiteral(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) {
-        storage.append(a)
-        storage.append(b)
-        storage.append(c)
-        storage.append(d)
+        let out = reserve(4)
+        out[0] = a
+        out[1] = b
+        out[2] = c
+        out[3] = d
+        length += 4
     }
 
     /// The pending comma, `"…"` with the contents escaped, and a colon after keys.
@@ -338,65 +395,65 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    /// Strings up to this many UTF-8 bytes that need no escaping are written with one append.
-    @usableFromInline static let shortStringLimit = 56
-
-    /// The pending comma, `"…"` with the UTF-8 contents escaped, and a colon after keys. A short
-    /// string without bytes to escape (most keys and values) is assembled on the stack and
-    /// appended at once.
+    /// The pending comma, `"…"` with the UTF-8 contents escaped, and a colon after keys. The
+    /// contents are copied into room reserved for the whole token while they are scanned, eight
+    /// bytes at a time; only when a byte may need escaping is the token written again, escaped.
     @usableFromInline
     mutating func quotedToken(utf8: UnsafeBufferPointer<UInt8>, colon: Bool) {
         let count = utf8.count
-        if count <= Self.shortStringLimit, let base = utf8.baseAddress,
-            !Self.needsEscaping(utf8, separators: escapesLineSeparators)
+        let out = reserve(count &+ 4)
+        var written = 0
+        if needsComma {
+            out[0] = UInt8(ascii: ",")
+            written = 1
+        }
+        out[written] = UInt8(ascii: "\"")
+        written &+= 1
+        if let base = utf8.baseAddress,
+            !Self.copyUnescaped(base, count: count, to: out + written, separators: escapesLineSeparators)
         {
-            var scratch: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
-            let comma = needsComma
-            withUnsafeMutableBytes(of: &scratch) { raw in
-                let out = raw.bindMemory(to: UInt8.self).baseAddress!
-                var length = 0
-                if comma {
-                    out[0] = UInt8(ascii: ",")
-                    length = 1
-                }
-                out[length] = UInt8(ascii: "\"")
-                (out + length + 1).update(from: base, count: count)
-                length += count + 1
-                out[length] = UInt8(ascii: "\"")
-                length += 1
-                if colon {
-                    out[length] = UInt8(ascii: ":")
-                    length += 1
-                }
-                storage.append(contentsOf: UnsafeBufferPointer(start: out, count: length))
-            }
+            separate()
+            append(UInt8(ascii: "\""))
+            appendEscaped(utf8)
+            append(UInt8(ascii: "\""))
+            if colon { append(UInt8(ascii: ":")) }
             return
         }
-        separate()
-        storage.append(UInt8(ascii: "\""))
-        appendEscaped(utf8)
-        storage.append(UInt8(ascii: "\""))
-        if colon { storage.append(UInt8(ascii: ":")) }
+        written &+= count
+        out[written] = UInt8(ascii: "\"")
+        written &+= 1
+        if colon {
+            out[written] = UInt8(ascii: ":")
+            written &+= 1
+        }
+        length &+= written
     }
 
-    /// Whether any byte of `utf8` is below 0x20, `"`, `\\` or (with `separators`) 0xE2.
+    /// Copies `count` bytes from `source` to `target` unless one of them may need escaping (below
+    /// 0x20, `"`, `\\` or, with `separators`, 0xE2); returns whether it copied them all. Eight
+    /// bytes are checked at a time, the last (up to) seven as a word that overlaps bytes already
+    /// copied.
     @inline(__always)
-    private static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>, separators: Bool) -> Bool {
-        guard let base = utf8.baseAddress else { return false }
-        let count = utf8.count
-        var i = 0
-        while i + 8 <= count {
-            if mayNeedEscape(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self), separators: separators) {
-                return true
+    private static func copyUnescaped(
+        _ source: UnsafePointer<UInt8>, count: Int, to target: UnsafeMutablePointer<UInt8>, separators: Bool
+    ) -> Bool {
+        guard count >= 8 else {
+            for i in 0..<count {
+                let byte = source[i]
+                if byte < 0x20 || byte == 0x22 || byte == 0x5C || (separators && byte == 0xE2) { return false }
+                target[i] = byte
             }
-            i += 8
+            return true
         }
-        while i < count {
-            let byte = base[i]
-            if byte < 0x20 || byte == 0x22 || byte == 0x5C || (separators && byte == 0xE2) { return true }
-            i += 1
+        var i = 0
+        while true {
+            let word = UnsafeRawPointer(source + i).loadUnaligned(as: UInt64.self)
+            if mayNeedEscape(word, separators: separators) { return false }
+            UnsafeMutableRawPointer(target + i).storeBytes(of: word, as: UInt64.self)
+            if i &+ 8 == count { return true }
+            // The next word, or the one ending at the last byte.
+            i = min(i &+ 8, count &- 8)
         }
-        return false
     }
 
     /// The pending comma, a minus sign when `negative`, and the decimal digits of `magnitude`,
@@ -423,7 +480,7 @@ public struct JSONWriter: Sendable {
                 position -= 1
                 out[position] = UInt8(ascii: ",")
             }
-            storage.append(contentsOf: UnsafeBufferPointer(rebasing: out[position...]))
+            append(UnsafeBufferPointer(rebasing: out[position...]))
         }
     }
 
@@ -438,13 +495,13 @@ public struct JSONWriter: Sendable {
         // Integral values of moderate size: digits plus ".0", exactly what `description` prints.
         if value.magnitude < 1e15, let integral = exactInt64(value), !(integral == 0 && value.sign == .minus) {
             appendInteger(integral.magnitude, negative: integral < 0)
-            storage.append(UInt8(ascii: "."))
-            storage.append(UInt8(ascii: "0"))
+            append(UInt8(ascii: "."))
+            append(UInt8(ascii: "0"))
             return
         }
         separate()
         var text = value.description
-        text.withUTF8 { storage.append(contentsOf: $0) }
+        text.withUTF8 { append($0) }
     }
 
     /// Whether any of the eight bytes in `word` is below 0x20, `"`, `\\` or (with `separators`)
@@ -491,32 +548,32 @@ public struct JSONWriter: Sendable {
                     i += 1
                     continue
                 }
-                storage.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: i - runStart))
+                append(UnsafeBufferPointer(start: base + runStart, count: i - runStart))
                 appendLiteral(UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "2"), UInt8(ascii: "0"))
-                storage.append(UInt8(ascii: "2"))
-                storage.append(base[i + 2] == 0xA8 ? UInt8(ascii: "8") : UInt8(ascii: "9"))
+                append(UInt8(ascii: "2"))
+                append(base[i + 2] == 0xA8 ? UInt8(ascii: "8") : UInt8(ascii: "9"))
                 i += 3
                 runStart = i
                 continue
             }
-            storage.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: i - runStart))
-            storage.append(UInt8(ascii: "\\"))
+            append(UnsafeBufferPointer(start: base + runStart, count: i - runStart))
+            append(UInt8(ascii: "\\"))
             switch byte {
-            case 0x22: storage.append(UInt8(ascii: "\""))
-            case 0x5C: storage.append(UInt8(ascii: "\\"))
-            case 0x08: storage.append(UInt8(ascii: "b"))
-            case 0x0C: storage.append(UInt8(ascii: "f"))
-            case 0x0A: storage.append(UInt8(ascii: "n"))
-            case 0x0D: storage.append(UInt8(ascii: "r"))
-            case 0x09: storage.append(UInt8(ascii: "t"))
+            case 0x22: append(UInt8(ascii: "\""))
+            case 0x5C: append(UInt8(ascii: "\\"))
+            case 0x08: append(UInt8(ascii: "b"))
+            case 0x0C: append(UInt8(ascii: "f"))
+            case 0x0A: append(UInt8(ascii: "n"))
+            case 0x0D: append(UInt8(ascii: "r"))
+            case 0x09: append(UInt8(ascii: "t"))
             default:
                 appendLiteral(UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), Self.hexDigit(byte >> 4))
-                storage.append(Self.hexDigit(byte & 0xF))
+                append(Self.hexDigit(byte & 0xF))
             }
             i += 1
             runStart = i
         }
-        storage.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: count - runStart))
+        append(UnsafeBufferPointer(start: base + runStart, count: count - runStart))
     }
 
     @inline(__always)
@@ -524,3 +581,52 @@ public struct JSONWriter: Sendable {
         nibble < 10 ? 0x30 &+ nibble : 0x57 &+ nibble  // 0x57 + 10 == "a"
     }
 }
+
+/// The bytes a ``JSONWriter`` has written: one allocation (``JSONOutputStorage``, its room and its
+/// bytes together) that the writer replaces by one of double the size when it must grow, shared
+/// between copies of a writer until one of them writes (then that one copies it first). Each writer
+/// keeps its own length; the bytes are never written once shared.
+@usableFromInline
+struct JSONOutputBuffer: @unchecked Sendable {
+    // Sendable: the bytes are written only through the writer that holds the only reference.
+    @usableFromInline var storage: JSONOutputStorage
+    /// The first byte and how many fit, read from `storage` once.
+    @usableFromInline let base: UnsafeMutablePointer<UInt8>
+    @usableFromInline let room: Int
+
+    /// A buffer with room for `capacity` bytes (at least 16).
+    @usableFromInline
+    init(capacity: Int) {
+        let room = Swift.max(capacity, 16)
+        storage = unsafeDowncast(
+            JSONOutputStorage.create(minimumCapacity: room) { _ in room }, to: JSONOutputStorage.self)
+        base = storage.withUnsafeMutablePointerToElements { $0 }
+        self.room = room
+    }
+
+    /// A buffer holding `bytes`.
+    init(copying bytes: [UInt8]) {
+        self.init(capacity: bytes.count)
+        bytes.withUnsafeBufferPointer { source in
+            if let start = source.baseAddress { base.initialize(from: start, count: source.count) }
+        }
+    }
+
+    /// Whether no other writer shares the bytes.
+    @inlinable @inline(__always)
+    mutating func isUniquelyReferenced() -> Bool { isKnownUniquelyReferenced(&storage) }
+
+    /// A buffer with the first `count` bytes of this one and room for at least `minimumCapacity`
+    /// (at least double this one's room when it must grow).
+    @usableFromInline
+    func copy(_ count: Int, minimumCapacity: Int) -> JSONOutputBuffer {
+        let grown = minimumCapacity > room ? Swift.max(minimumCapacity, room * 2) : room
+        let copy = JSONOutputBuffer(capacity: grown)
+        copy.base.initialize(from: base, count: count)
+        return copy
+    }
+}
+
+/// The allocation behind a ``JSONOutputBuffer``: its room (the header), then the bytes.
+@usableFromInline
+final class JSONOutputStorage: ManagedBuffer<Int, UInt8> {}

@@ -41,8 +41,7 @@ enum BatchBodyBuilder {
             writer.key("resource")
             writer.beginObject()
             writer.key("attributes")
-            // A raw value must be followed by a closing bracket: the writer's comma tracking resumes there.
-            writer.bytes.append(contentsOf: group.attributes)
+            writer.raw(group.attributes)
             writer.endObject()
             writer.key(scopeKey)
             writer.beginArray()
@@ -56,12 +55,7 @@ enum BatchBodyBuilder {
             writer.endObject()
             writer.key(itemsKey)
             writer.beginArray()
-            for (index, fragment) in group.fragments.enumerated() {
-                if index > 0 {
-                    writer.bytes.append(UInt8(ascii: ","))
-                }
-                writer.bytes.append(contentsOf: fragment)
-            }
+            for fragment in group.fragments { writer.raw(fragment) }
             writer.endArray()
             writer.endObject()
             writer.endArray()
