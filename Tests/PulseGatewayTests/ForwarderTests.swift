@@ -71,7 +71,11 @@ import Testing
         #expect(
             await eventually {
                 (try? await harness.gateway.store.deadLetterCount()) == 1 && harness.gateway.outboxBatches == 0
-            })
+            },
+            // Seen once in ten loaded whole-suite runs (code 404) and not reproduced since: say what the
+            // forwarder and the upstream did if it happens again.
+            "upstream received \(upstream.received.map(\.bizType)); gateway log:\n\(harness.logs.all.joined(separator: "\n"))"
+        )
         let letters = try await harness.gateway.store.deadLetters()
         #expect(letters.map(\.code) == [code])
         #expect(letters.map(\.httpBatchID) == ["dl-1"])
