@@ -338,12 +338,7 @@ public struct JSONWriter: Sendable {
 
     /// Room for `count` more bytes in a buffer this writer alone holds; returns where they go.
     @inlinable @inline(__always)
-    mutating func reserve(_ count: Int) -> UnsafeMutablePointer<UInt8> {
-        if _slowPath(buffer.room - length < count || !buffer.isUniquelyReferenced()) {
-            buffer = buffer.copy(length, minimumCapacity: length + count)
-        }
-        return buffer.base + length
-    }
+    mutating func reserve(_ count: Int) -> UnsafeMutablePointer<UInt8> { buffer.reserve(count, after: length) }
 
     @inlinable @inline(__always)
     mutating func append(_ byte: UInt8) {
@@ -582,7 +577,8 @@ public struct JSONWriter: Sendable {
     }
 }
 
-/// The bytes a ``JSONWriter`` has written: one allocation (``JSONOutputStorage``, its room and its
+/// The bytes a ``JSONWriter`` has written (and a ``JSONDocumentBuilder``'s node tape and strings):
+/// one allocation (``JSONOutputStorage``, its room and its
 /// bytes together) that the writer replaces by one of double the size when it must grow, shared
 /// between copies of a writer until one of them writes (then that one copies it first). Each writer
 /// keeps its own length; the bytes are never written once shared.
@@ -615,6 +611,16 @@ struct JSONOutputBuffer: @unchecked Sendable {
     /// Whether no other writer shares the bytes.
     @inlinable @inline(__always)
     mutating func isUniquelyReferenced() -> Bool { isKnownUniquelyReferenced(&storage) }
+
+    /// Room for `count` more bytes after the first `length`, in a buffer no other holder shares
+    /// (a shared or full one is copied first); returns where they go.
+    @inlinable @inline(__always)
+    mutating func reserve(_ count: Int, after length: Int) -> UnsafeMutablePointer<UInt8> {
+        if _slowPath(room - length < count || !isUniquelyReferenced()) {
+            self = copy(length, minimumCapacity: length + count)
+        }
+        return base + length
+    }
 
     /// A buffer with the first `count` bytes of this one and room for at least `minimumCapacity`
     /// (at least double this one's room when it must grow).
