@@ -338,9 +338,9 @@ struct Transcoder<Output: TranscodingOutput> {
             let raw = UInt32(truncatingIfNeeded: value)
             writer.int(Int64(Int32(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))))
         case .int64, .sfixed64:
-            writer.string(String(Int64(bitPattern: value)))
+            writer.string(decimal: Int64(bitPattern: value))
         case .uint64, .fixed64:
-            writer.string(String(value))
+            writer.string(decimal: value)
         case .double:
             let number = Double(bitPattern: value)
             if number.isFinite {

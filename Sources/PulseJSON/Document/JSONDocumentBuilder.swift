@@ -100,6 +100,17 @@ public struct JSONDocumentBuilder: Sendable {
         withUTF8Bytes(of: value) { string(utf8: $0) }
     }
 
+    /// Adds a string value holding the decimal text of `value` (OTLP/JSON's 64-bit integers),
+    /// without an intermediate `String`.
+    package mutating func string(decimal value: Int64) {
+        withDecimalText(value.magnitude, negative: value < 0, afterComma: false) { string(utf8: $0) }
+    }
+
+    /// Adds a string value holding the decimal text of `value`.
+    package mutating func string(decimal value: UInt64) {
+        withDecimalText(value, negative: false, afterComma: false) { string(utf8: $0) }
+    }
+
     /// Adds a string value of `byteCount` UTF-8 bytes that `initialize` writes in place (hex or
     /// base64 text, for example, without an intermediate `String`).
     @inlinable public mutating func string(

@@ -455,28 +455,7 @@ public struct JSONWriter: Sendable {
     /// with one append.
     @usableFromInline
     mutating func appendInteger(_ magnitude: UInt64, negative: Bool) {
-        var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        let comma = needsComma
-        withUnsafeMutableBytes(of: &scratch) { raw in
-            let out = raw.bindMemory(to: UInt8.self)
-            var position = 32
-            var rest = magnitude
-            repeat {
-                let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 10)
-                position -= 1
-                out[position] = 0x30 &+ UInt8(truncatingIfNeeded: remainder)
-                rest = quotient
-            } while rest != 0
-            if negative {
-                position -= 1
-                out[position] = UInt8(ascii: "-")
-            }
-            if comma {
-                position -= 1
-                out[position] = UInt8(ascii: ",")
-            }
-            append(UnsafeBufferPointer(rebasing: out[position...]))
-        }
+        withDecimalText(magnitude, negative: negative, afterComma: needsComma) { append($0) }
     }
 
     /// The pending comma and the shortest form of `value` (`null` when it is not finite).
@@ -574,6 +553,36 @@ public struct JSONWriter: Sendable {
     @inline(__always)
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {
         nibble < 10 ? 0x30 &+ nibble : 0x57 &+ nibble  // 0x57 + 10 == "a"
+    }
+}
+
+/// Calls `body` with the decimal text of `magnitude` (after a minus sign when `negative`, and a
+/// comma before everything when `afterComma`), written on the stack: the one rendering of integers
+/// for ``JSONWriter`` and ``JSONDocumentBuilder``.
+@inlinable @inline(__always)
+func withDecimalText(
+    _ magnitude: UInt64, negative: Bool, afterComma: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> Void
+) {
+    var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    withUnsafeMutableBytes(of: &scratch) { raw in
+        let out = raw.bindMemory(to: UInt8.self)
+        var position = 32
+        var rest = magnitude
+        repeat {
+            let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 10)
+            position -= 1
+            out[position] = 0x30 &+ UInt8(truncatingIfNeeded: remainder)
+            rest = quotient
+        } while rest != 0
+        if negative {
+            position -= 1
+            out[position] = UInt8(ascii: "-")
+        }
+        if afterComma {
+            position -= 1
+            out[position] = UInt8(ascii: ",")
+        }
+        body(UnsafeBufferPointer(rebasing: out[position...]))
     }
 }
 
