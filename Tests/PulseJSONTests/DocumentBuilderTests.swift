@@ -41,6 +41,43 @@ import Testing
         #expect(String(decoding: root.value.encoded(), as: UTF8.self) == "[5,9223372036854775808,1.0,null,null]")
     }
 
+    @Test func aFinishedDocumentKeepsItsValuesWhileTheBuilderGoesOn() {
+        // finish() hands the builder's buffers to the document; the builder's next writes (and a
+        // copy's) must land in buffers of their own.
+        var builder = JSONDocumentBuilder(nodes: 1, stringBytes: 1)
+        builder.beginObject()
+        builder.key("first")
+        builder.string("one")
+        builder.endObject()
+        let first = builder.finish()
+        builder.beginArray()
+        builder.string("second")
+        builder.int(2)
+        var copy = builder
+        copy.string("copy only")
+        copy.endArray()
+        builder.endArray()
+        let second = builder.finish()
+        let copied = copy.finish()
+        #expect(String(decoding: first.root.value.encoded(), as: UTF8.self) == #"{"first":"one"}"#)
+        #expect(String(decoding: second.root.value.encoded(), as: UTF8.self) == #"["second",2]"#)
+        #expect(String(decoding: copied.root.value.encoded(), as: UTF8.self) == #"["second",2,"copy only"]"#)
+    }
+
+    @Test func decimalStringsAreTheIntegersText() {
+        var builder = JSONDocumentBuilder()
+        builder.beginArray()
+        for value in [0, -1, Int64.min, Int64.max, 1_700_000_000_000_000_000] { builder.string(decimal: value) }
+        builder.string(decimal: UInt64.max)
+        builder.endArray()
+        let strings = builder.finish().root.elements.map(\.string)
+        #expect(
+            strings == [
+                "0", "-1", "-9223372036854775808", "9223372036854775807", "1700000000000000000",
+                "18446744073709551615",
+            ])
+    }
+
     @Test func byteCountIsSixteenPerNodePlusStrings() {
         var builder = JSONDocumentBuilder()
         builder.beginObject()

@@ -27,8 +27,10 @@ struct Transcoder<Output: TranscodingOutput> {
     private let rootName: String
     /// The output.
     private(set) var writer: Output
-    /// Known-field occurrences of the messages on the current path, innermost last.
+    /// Known-field occurrences of the messages on the current path, innermost last: the first
+    /// `occurrenceCount` (the array only grows, so that leaving a message costs no removal).
     private var occurrences: [FieldOccurrence] = []
+    private var occurrenceCount = 0
     private var path: [PathComponent] = []
     private var depth = 0
 
@@ -58,8 +60,8 @@ struct Transcoder<Output: TranscodingOutput> {
             throw failure(
                 .nestingTooDeep, "messages nested deeper than \(limits.maxDepth) levels", at: start(of: source))
         }
-        let base = occurrences.count
-        defer { occurrences.removeLast(occurrences.count - base) }
+        let base = occurrenceCount
+        defer { occurrenceCount = base }
         switch source {
         case .range(let range):
             try scan(schema, range, regionStart: base)
@@ -68,7 +70,7 @@ struct Transcoder<Output: TranscodingOutput> {
                 try scan(schema, occurrences[index].payload, regionStart: base)
             }
         }
-        let end = occurrences.count
+        let end = occurrenceCount
         var present: UInt32 = 0
         for index in base..<end {
             present |= 1 << UInt32(occurrences[index].fieldIndex)
@@ -129,7 +131,12 @@ struct Transcoder<Output: TranscodingOutput> {
             }
             if let fieldIndex, schema.fields[fieldIndex].accepts(tag.wireType) {
                 occurrence.fieldIndex = UInt8(fieldIndex)
-                occurrences.append(occurrence)
+                if occurrenceCount < occurrences.count {
+                    occurrences[occurrenceCount] = occurrence
+                } else {
+                    occurrences.append(occurrence)
+                }
+                occurrenceCount += 1
             }
         }
     }
@@ -331,9 +338,9 @@ struct Transcoder<Output: TranscodingOutput> {
             let raw = UInt32(truncatingIfNeeded: value)
             writer.int(Int64(Int32(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))))
         case .int64, .sfixed64:
-            writer.string(String(Int64(bitPattern: value)))
+            writer.string(decimal: Int64(bitPattern: value))
         case .uint64, .fixed64:
-            writer.string(String(value))
+            writer.string(decimal: value)
         case .double:
             let number = Double(bitPattern: value)
             if number.isFinite {
@@ -379,7 +386,7 @@ struct Transcoder<Output: TranscodingOutput> {
         guard field.cardinality == .repeated else { return PathComponent(name: field.name, index: -1) }
         // The element's index: the occurrences of this field recorded so far in this message.
         var count = 0
-        for index in regionStart..<occurrences.count where occurrences[index].fieldIndex == UInt8(fieldIndex) {
+        for index in regionStart..<occurrenceCount where occurrences[index].fieldIndex == UInt8(fieldIndex) {
             count += 1
         }
         return PathComponent(name: field.name, index: count)

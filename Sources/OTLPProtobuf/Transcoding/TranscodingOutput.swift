@@ -20,6 +20,9 @@ protocol TranscodingOutput {
     mutating func key(_ name: StaticString)
     mutating func string(utf8 value: UnsafeBufferPointer<UInt8>)
     mutating func string(_ value: String)
+    /// A 64-bit integer as a decimal string.
+    mutating func string(decimal value: Int64)
+    mutating func string(decimal value: UInt64)
     /// A `bytes` field as lowercase hex text (trace and span ids).
     mutating func hexString(_ bytes: UnsafeBufferPointer<UInt8>)
     /// A `bytes` field as base64 text.
@@ -42,6 +45,10 @@ extension JSONWriter: TranscodingOutput {
     mutating func key(_ name: StaticString) {
         name.withUTF8Buffer { key(utf8: $0) }
     }
+
+    mutating func string(decimal value: Int64) { string(String(value)) }
+
+    mutating func string(decimal value: UInt64) { string(String(value)) }
 
     mutating func hexString(_ bytes: UnsafeBufferPointer<UInt8>) { string(BinaryText.hex(bytes)) }
 

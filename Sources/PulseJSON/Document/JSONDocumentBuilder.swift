@@ -11,10 +11,13 @@
 /// preceded by ``key(utf8:)``, every begin matched by its end, and strings must be valid UTF-8.
 /// Containers hold at most `UInt32.max` children and the strings at most 4 GiB in all.
 public struct JSONDocumentBuilder: Sendable {
-    /// Two words per node (`head`, `payload`), as ``JSONStorage`` lays them out.
-    @usableFromInline var words: ContiguousArray<UInt64> = []
-    /// The string arena.
-    @usableFromInline var strings: ContiguousArray<UInt8> = []
+    /// Two words per node (`head`, `payload`), as ``JSONStorage`` lays them out; `nodeBytes` of
+    /// them are written. A ``JSONOutputBuffer``, as the string arena: one check for room per value.
+    @usableFromInline var nodes: JSONOutputBuffer
+    @usableFromInline var nodeBytes = 0
+    /// The string arena; `stringBytes` of it are written.
+    @usableFromInline var strings: JSONOutputBuffer
+    @usableFromInline var stringBytes = 0
     /// The open containers around the innermost one, outermost first.
     @usableFromInline var enclosing: [Frame] = []
     /// The innermost open container (`index` -1 at the top level); its child count is kept here
@@ -36,29 +39,26 @@ public struct JSONDocumentBuilder: Sendable {
 
     /// Creates a builder with room for about `nodes` nodes and `stringBytes` bytes of strings.
     public init(nodes: Int = 256, stringBytes: Int = 4096) {
-        words.reserveCapacity(nodes * 2)
-        strings.reserveCapacity(stringBytes)
+        self.nodes = JSONOutputBuffer(capacity: nodes * 16)
+        strings = JSONOutputBuffer(capacity: stringBytes)
         enclosing.reserveCapacity(32)
     }
 
     /// The bytes the document takes so far: 16 per node plus the strings.
-    @inlinable public var byteCount: Int { words.count &* 8 &+ strings.count }
+    @inlinable public var byteCount: Int { nodeBytes &+ stringBytes }
 
     /// The number of nodes so far.
-    @inlinable public var nodeCount: Int { words.count >> 1 }
+    @inlinable public var nodeCount: Int { nodeBytes >> 4 }
 
     /// The finished document; the builder starts over empty. Call it when every container is closed.
     public mutating func finish() -> JSONDocument {
-        precondition(top.index < 0 && !words.isEmpty, "finish() needs exactly one complete top-level value")
-        let storage = words.withUnsafeBytes { nodes in
-            strings.withUnsafeBufferPointer { text in
-                JSONStorage(
-                    nodes: nodes.baseAddress!, nodeCount: nodes.count / 16, strings: text.baseAddress,
-                    stringCount: text.count)
-            }
-        }
-        words.removeAll(keepingCapacity: true)
-        strings.removeAll(keepingCapacity: true)
+        precondition(top.index < 0 && nodeBytes > 0, "finish() needs exactly one complete top-level value")
+        // The document takes the buffers over; the builder's next write copies them (nothing, as it
+        // starts empty) into buffers of its own.
+        let storage = JSONStorage(
+            sharingNodes: nodes, nodeCount: nodeBytes >> 4, strings: strings, stringCount: stringBytes)
+        nodeBytes = 0
+        stringBytes = 0
         return JSONDocument(storage: storage)
     }
 
@@ -100,15 +100,28 @@ public struct JSONDocumentBuilder: Sendable {
         withUTF8Bytes(of: value) { string(utf8: $0) }
     }
 
+    /// Adds a string value holding the decimal text of `value` (OTLP/JSON's 64-bit integers),
+    /// without an intermediate `String`.
+    package mutating func string(decimal value: Int64) {
+        withDecimalText(value.magnitude, negative: value < 0, afterComma: false) { string(utf8: $0) }
+    }
+
+    /// Adds a string value holding the decimal text of `value`.
+    package mutating func string(decimal value: UInt64) {
+        withDecimalText(value, negative: false, afterComma: false) { string(utf8: $0) }
+    }
+
     /// Adds a string value of `byteCount` UTF-8 bytes that `initialize` writes in place (hex or
     /// base64 text, for example, without an intermediate `String`).
     @inlinable public mutating func string(
         byteCount: Int, initializingWith initialize: (UnsafeMutableBufferPointer<UInt8>) -> Void
     ) {
         countValue()
-        let offset = strings.count
-        strings.append(contentsOf: repeatElement(0, count: byteCount))
-        strings.withUnsafeMutableBufferPointer { initialize(UnsafeMutableBufferPointer(rebasing: $0[offset...])) }
+        let offset = stringBytes
+        let text = strings.reserve(byteCount, after: offset)
+        text.initialize(repeating: 0, count: byteCount)
+        initialize(UnsafeMutableBufferPointer(start: text, count: byteCount))
+        stringBytes = offset &+ byteCount
         appendScalar(
             JSONKind.string.rawValue,
             UInt64(truncatingIfNeeded: offset) | UInt64(truncatingIfNeeded: byteCount) << 32)
@@ -176,20 +189,16 @@ public struct JSONDocumentBuilder: Sendable {
     @inlinable @inline(__always) mutating func beginContainer(_ kind: UInt8) {
         countValue()
         enclosing.append(top)
-        let index = words.count >> 1
-        top = Frame(index: index, isArray: kind == JSONKind.array.rawValue, count: 0)
-        words.append(UInt64(kind))
-        words.append(0)
+        top = Frame(index: nodeBytes >> 4, isArray: kind == JSONKind.array.rawValue, count: 0)
+        appendNode(UInt64(kind), 0)
     }
 
     @inlinable @inline(__always) mutating func endContainer() {
-        let node = top.index &* 2
-        let next = UInt64(truncatingIfNeeded: words.count >> 1) << 32
-        let count = top.count
-        words.withUnsafeMutableBufferPointer { tape in
-            tape[node] |= next
-            tape[node &+ 1] = count
-        }
+        _ = nodes.reserve(0, after: nodeBytes)  // a tape no copy of the builder shares
+        let node = UnsafeMutableRawPointer(nodes.base + top.index &* 16)
+        let next = UInt64(truncatingIfNeeded: nodeBytes >> 4) << 32
+        node.storeBytes(of: node.load(as: UInt64.self) | next, as: UInt64.self)
+        node.storeBytes(of: top.count, toByteOffset: 8, as: UInt64.self)
         top = enclosing.removeLast()
     }
 
@@ -199,14 +208,26 @@ public struct JSONDocumentBuilder: Sendable {
     }
 
     @inlinable @inline(__always) mutating func appendScalar(_ kind: UInt8, _ payload: UInt64) {
-        let index = words.count >> 1
-        words.append(UInt64(kind) | UInt64(truncatingIfNeeded: index &+ 1) << 32)
-        words.append(payload)
+        appendNode(UInt64(kind) | UInt64(truncatingIfNeeded: (nodeBytes >> 4) &+ 1) << 32, payload)
+    }
+
+    /// Appends a node's two words to the tape.
+    @inlinable @inline(__always) mutating func appendNode(_ head: UInt64, _ payload: UInt64) {
+        let node = UnsafeMutableRawPointer(nodes.reserve(16, after: nodeBytes))
+        node.storeBytes(of: head, as: UInt64.self)
+        node.storeBytes(of: payload, toByteOffset: 8, as: UInt64.self)
+        nodeBytes &+= 16
     }
 
     @inlinable @inline(__always) mutating func appendString(_ bytes: UnsafeBufferPointer<UInt8>) {
-        let offset = UInt64(truncatingIfNeeded: strings.count)
-        strings.append(contentsOf: bytes)
-        appendScalar(JSONKind.string.rawValue, offset | UInt64(truncatingIfNeeded: bytes.count) << 32)
+        let offset = stringBytes
+        let count = bytes.count
+        if let source = bytes.baseAddress, count > 0 {
+            strings.reserve(count, after: offset).initialize(from: source, count: count)
+            stringBytes = offset &+ count
+        }
+        appendScalar(
+            JSONKind.string.rawValue,
+            UInt64(truncatingIfNeeded: offset) | UInt64(truncatingIfNeeded: count) << 32)
     }
 }

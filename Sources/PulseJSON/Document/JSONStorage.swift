@@ -2,7 +2,8 @@ import CPulseSimdJSON
 
 /// The immutable node tape and string arena of one parsed document, shared by its nodes.
 ///
-/// One allocation holds both: first `nodeCount` 16-byte nodes, then the string bytes. Each node
+/// One allocation holds both (first `nodeCount` 16-byte nodes, then the string bytes), or two: the
+/// parser's buffers or a ``JSONDocumentBuilder``'s, taken over without copying. Each node
 /// is two words, in document (pre-order) order: `head` (bits 0-7 the kind, bits 32-63 the index of
 /// the first node after the node's subtree) and `payload` (scalar bits, string offset in bits 0-31
 /// and length in bits 32-63, or the container's element/member count). An object's children
@@ -19,8 +20,17 @@ final class JSONStorage: @unchecked Sendable {
     @usableFromInline let strings: UnsafePointer<UInt8>
     let nodeCount: Int
     let stringCount: Int
-    /// Whether `base` and `strings` are the parser's own buffers, adopted rather than copied.
-    private let adopted: Bool
+    /// Who owns `base` and `strings`.
+    private let owner: Owner
+
+    private enum Owner {
+        /// One allocation of this storage's own.
+        case copy
+        /// The parser's buffers (``pgjson_parser_take``).
+        case parser
+        /// A builder's buffers, shared with it: it copies them before it writes again.
+        case builder(JSONOutputBuffer, JSONOutputBuffer)
+    }
 
     /// Copies `nodeCount` nodes from `nodes` and `stringCount` bytes from `strings`.
     init(nodes: UnsafeRawPointer, nodeCount: Int, strings: UnsafePointer<UInt8>?, stringCount: Int) {
@@ -34,7 +44,7 @@ final class JSONStorage: @unchecked Sendable {
         self.strings = UnsafePointer(stringBase)
         self.nodeCount = nodeCount
         self.stringCount = stringCount
-        adopted = false
+        owner = .copy
     }
 
     /// Takes over the parser's node tape and string arena (``pgjson_parser_take``) without copying.
@@ -46,15 +56,28 @@ final class JSONStorage: @unchecked Sendable {
         self.strings = UnsafePointer(strings)
         self.nodeCount = nodeCount
         self.stringCount = stringCount
-        adopted = true
+        owner = .parser
+    }
+
+    /// Shares a builder's node tape (`nodeCount` nodes) and strings (`stringCount` bytes) without
+    /// copying; the buffers are not written while shared (``JSONOutputBuffer`` copies first).
+    init(sharingNodes nodes: JSONOutputBuffer, nodeCount: Int, strings: JSONOutputBuffer, stringCount: Int) {
+        base = UnsafeMutableRawPointer(nodes.base)
+        self.strings = UnsafePointer(strings.base)
+        self.nodeCount = nodeCount
+        self.stringCount = stringCount
+        owner = .builder(nodes, strings)
     }
 
     deinit {
-        if adopted {
+        switch owner {
+        case .copy:
+            base.deallocate()
+        case .parser:
             pgjson_nodes_free(base.assumingMemoryBound(to: pgjson_node.self))
             pgjson_strings_free(UnsafeMutablePointer(mutating: strings))
-        } else {
-            base.deallocate()
+        case .builder:
+            break  // the buffers go with `owner`
         }
     }
 

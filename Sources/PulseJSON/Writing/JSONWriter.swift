@@ -338,12 +338,7 @@ public struct JSONWriter: Sendable {
 
     /// Room for `count` more bytes in a buffer this writer alone holds; returns where they go.
     @inlinable @inline(__always)
-    mutating func reserve(_ count: Int) -> UnsafeMutablePointer<UInt8> {
-        if _slowPath(buffer.room - length < count || !buffer.isUniquelyReferenced()) {
-            buffer = buffer.copy(length, minimumCapacity: length + count)
-        }
-        return buffer.base + length
-    }
+    mutating func reserve(_ count: Int) -> UnsafeMutablePointer<UInt8> { buffer.reserve(count, after: length) }
 
     @inlinable @inline(__always)
     mutating func append(_ byte: UInt8) {
@@ -460,28 +455,7 @@ public struct JSONWriter: Sendable {
     /// with one append.
     @usableFromInline
     mutating func appendInteger(_ magnitude: UInt64, negative: Bool) {
-        var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        let comma = needsComma
-        withUnsafeMutableBytes(of: &scratch) { raw in
-            let out = raw.bindMemory(to: UInt8.self)
-            var position = 32
-            var rest = magnitude
-            repeat {
-                let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 10)
-                position -= 1
-                out[position] = 0x30 &+ UInt8(truncatingIfNeeded: remainder)
-                rest = quotient
-            } while rest != 0
-            if negative {
-                position -= 1
-                out[position] = UInt8(ascii: "-")
-            }
-            if comma {
-                position -= 1
-                out[position] = UInt8(ascii: ",")
-            }
-            append(UnsafeBufferPointer(rebasing: out[position...]))
-        }
+        withDecimalText(magnitude, negative: negative, afterComma: needsComma) { append($0) }
     }
 
     /// The pending comma and the shortest form of `value` (`null` when it is not finite).
@@ -582,7 +556,38 @@ public struct JSONWriter: Sendable {
     }
 }
 
-/// The bytes a ``JSONWriter`` has written: one allocation (``JSONOutputStorage``, its room and its
+/// Calls `body` with the decimal text of `magnitude` (after a minus sign when `negative`, and a
+/// comma before everything when `afterComma`), written on the stack: the one rendering of integers
+/// for ``JSONWriter`` and ``JSONDocumentBuilder``.
+@inlinable @inline(__always)
+func withDecimalText(
+    _ magnitude: UInt64, negative: Bool, afterComma: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> Void
+) {
+    var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    withUnsafeMutableBytes(of: &scratch) { raw in
+        let out = raw.bindMemory(to: UInt8.self)
+        var position = 32
+        var rest = magnitude
+        repeat {
+            let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 10)
+            position -= 1
+            out[position] = 0x30 &+ UInt8(truncatingIfNeeded: remainder)
+            rest = quotient
+        } while rest != 0
+        if negative {
+            position -= 1
+            out[position] = UInt8(ascii: "-")
+        }
+        if afterComma {
+            position -= 1
+            out[position] = UInt8(ascii: ",")
+        }
+        body(UnsafeBufferPointer(rebasing: out[position...]))
+    }
+}
+
+/// The bytes a ``JSONWriter`` has written (and a ``JSONDocumentBuilder``'s node tape and strings):
+/// one allocation (``JSONOutputStorage``, its room and its
 /// bytes together) that the writer replaces by one of double the size when it must grow, shared
 /// between copies of a writer until one of them writes (then that one copies it first). Each writer
 /// keeps its own length; the bytes are never written once shared.
@@ -615,6 +620,16 @@ struct JSONOutputBuffer: @unchecked Sendable {
     /// Whether no other writer shares the bytes.
     @inlinable @inline(__always)
     mutating func isUniquelyReferenced() -> Bool { isKnownUniquelyReferenced(&storage) }
+
+    /// Room for `count` more bytes after the first `length`, in a buffer no other holder shares
+    /// (a shared or full one is copied first); returns where they go.
+    @inlinable @inline(__always)
+    mutating func reserve(_ count: Int, after length: Int) -> UnsafeMutablePointer<UInt8> {
+        if _slowPath(room - length < count || !isUniquelyReferenced()) {
+            self = copy(length, minimumCapacity: length + count)
+        }
+        return base + length
+    }
 
     /// A buffer with the first `count` bytes of this one and room for at least `minimumCapacity`
     /// (at least double this one's room when it must grow).
