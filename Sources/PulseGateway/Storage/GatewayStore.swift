@@ -23,9 +23,9 @@ package final class GatewayStore: Sendable {
     /// The read-only connection the forwarder reads the outbox through.
     let reader: SQLiteExecutor
     /// Rows and payload bytes in the outbox, in total and per app, kept in memory for the intake's
-    /// cap checks: maintained by every commit that adds or removes rows, recounted at open and
-    /// after a requeue.
-    private let depth = Mutex(Depth())
+    /// cap checks: maintained by every commit that adds or removes rows, recounted at open, after a
+    /// requeue and on the forwarder's rescans when no commit overlaps the count.
+    private let depth = OutboxDepthTracker()
     /// Whether the last intake commit failed (what `/readyz` reports).
     let commitHealth = CommitHealth()
 
@@ -203,10 +203,12 @@ package final class GatewayStore: Sendable {
             }
             return .accepted(seqs: seqs, conflict: conflict)
         }
+        depth.begin()
         executor.commit(body) { result in
-            if case .success(.accepted) = result, !drafts.isEmpty {
-                let bytes = drafts.reduce(0) { $0 + $1.payload.count }
-                self.depth.withLock { $0.add(app: app, rows: drafts.count, bytes: bytes) }
+            self.depth.end { depth in
+                if case .success(.accepted) = result, !drafts.isEmpty {
+                    depth.add(app: app, rows: drafts.count, bytes: drafts.reduce(0) { $0 + $1.payload.count })
+                }
             }
             completion(result)
         }
@@ -258,15 +260,20 @@ package final class GatewayStore: Sendable {
     }
 
     /// Rows and payload bytes currently in the outbox.
-    var outboxDepth: Depth { depth.withLock { $0 } }
+    var outboxDepth: Depth { depth.depth }
 
     /// Rows and payload bytes of `app` currently in the outbox (no database access).
-    func outboxDepth(app: String) -> AppDepth { depth.withLock { $0.apps[app] ?? AppDepth() } }
+    func outboxDepth(app: String) -> AppDepth { depth.depth(app: app) }
 
     /// Recounts the outbox from the database, per app (at open and after a requeue; the commits in
     /// between keep the counts current).
     func refreshDepth() async throws {
-        let counted = try await reader.read { connection in
+        try await depth.recount { try await self.countDepth() }
+    }
+
+    /// The outbox's rows and payload bytes per app, counted in the database.
+    private func countDepth() async throws -> Depth {
+        try await reader.read { connection in
             var depth = Depth()
             _ = try connection.query("SELECT app, count(*), coalesce(sum(payload_bytes), 0) FROM outbox GROUP BY app") {
                 row in
@@ -274,7 +281,6 @@ package final class GatewayStore: Sendable {
             }
             return depth
         }
-        depth.withLock { $0 = counted }
     }
 
     // MARK: - Pruning
@@ -382,7 +388,10 @@ package final class GatewayStore: Sendable {
     /// Deletes delivered rows, all in one group-commit job (it rides the intake's commits).
     func delete(seqs: [Int64]) async throws {
         guard !seqs.isEmpty else { return }
-        let removed = try await executor.commit { connection -> [(app: String, bytes: Int)] in
+        depth.begin()
+        var removed: [(app: String, bytes: Int)] = []
+        defer { depth.end { depth in for row in removed { depth.add(app: row.app, rows: -1, bytes: -row.bytes) } } }
+        removed = try await executor.commit { connection -> [(app: String, bytes: Int)] in
             var removed: [(app: String, bytes: Int)] = []
             for seq in seqs {
                 guard let row = try Self.sizeAndApp(seq: seq, connection) else { continue }
@@ -390,9 +399,6 @@ package final class GatewayStore: Sendable {
                 if connection.changes > 0 { removed.append(row) }
             }
             return removed
-        }
-        depth.withLock { depth in
-            for row in removed { depth.add(app: row.app, rows: -1, bytes: -row.bytes) }
         }
     }
 
@@ -414,7 +420,10 @@ package final class GatewayStore: Sendable {
 
     /// Moves a row to the dead-letter table.
     func deadLetter(seq: Int64, code: Int, message: String, now: Int64) async throws {
-        let removed = try await executor.commit { connection -> (app: String, bytes: Int)? in
+        depth.begin()
+        var removed: (app: String, bytes: Int)?
+        defer { depth.end { depth in if let removed { depth.add(app: removed.app, rows: -1, bytes: -removed.bytes) } } }
+        removed = try await executor.commit { connection -> (app: String, bytes: Int)? in
             let row = try Self.sizeAndApp(seq: seq, connection)
             try connection.execute(
                 """
@@ -428,9 +437,6 @@ package final class GatewayStore: Sendable {
             try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
             return connection.changes > 0 ? row : nil
         }
-        if let removed {
-            depth.withLock { $0.add(app: removed.app, rows: -1, bytes: -removed.bytes) }
-        }
     }
 
     /// Replaces a crash row by event rows carrying the same records (the upstream answered 501).
@@ -439,7 +445,16 @@ package final class GatewayStore: Sendable {
         seq: Int64, httpBatchID: String, drafts: [OutboxDraft], now: Int64, requestID: String? = nil
     ) async throws {
         let stored = drafts.map { Self.stored($0) }
-        let removed = try await executor.commit { connection -> (app: String, bytes: Int)? in
+        depth.begin()
+        var removed: (app: String, bytes: Int)?
+        defer {
+            depth.end { depth in
+                guard let removed else { return }
+                depth.add(app: removed.app, rows: -1, bytes: -removed.bytes)
+                for draft in drafts { depth.add(app: draft.app, rows: 1, bytes: draft.payload.count) }
+            }
+        }
+        removed = try await executor.commit { connection -> (app: String, bytes: Int)? in
             let row = try Self.sizeAndApp(seq: seq, connection)
             try connection.execute("DELETE FROM outbox WHERE seq = ?", [seq])
             guard connection.changes > 0, let row else { return nil }
@@ -450,12 +465,6 @@ package final class GatewayStore: Sendable {
                     connection: connection, requestID: requestID)
             }
             return row
-        }
-        if let removed {
-            depth.withLock { depth in
-                depth.add(app: removed.app, rows: -1, bytes: -removed.bytes)
-                for draft in drafts { depth.add(app: draft.app, rows: 1, bytes: draft.payload.count) }
-            }
         }
     }
 
@@ -577,7 +586,10 @@ package final class GatewayStore: Sendable {
     ///
     /// A running gateway notices requeued rows on its next outbox scan.
     package func requeue(seqs: [Int64]? = nil, now: Int64) async throws -> Int {
-        let moved = try await executor.write { connection -> Int in
+        depth.begin()
+        var added: [(app: String, bytes: Int)] = []
+        defer { depth.end { depth in for row in added { depth.add(app: row.app, rows: 1, bytes: row.bytes) } } }
+        added = try await executor.write { connection -> [(app: String, bytes: Int)] in
             let selected: [Int64]
             if let seqs {
                 selected = seqs
@@ -586,7 +598,7 @@ package final class GatewayStore: Sendable {
                     try row.column(0, as: Int64.self)
                 }
             }
-            var moved = 0
+            var moved: [(app: String, bytes: Int)] = []
             for seq in selected {
                 try connection.execute(
                     """
@@ -598,14 +610,13 @@ package final class GatewayStore: Sendable {
                     FROM dead_letter WHERE seq = ?
                     """, [now, seq])
                 if connection.changes > 0 {
+                    if let row = try Self.sizeAndApp(seq: seq, connection) { moved.append(row) }
                     try connection.execute("DELETE FROM dead_letter WHERE seq = ?", [seq])
-                    moved += 1
                 }
             }
             return moved
         }
-        try await refreshDepth()
-        return moved
+        return added.count
     }
 }
 

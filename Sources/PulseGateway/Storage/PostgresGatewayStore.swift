@@ -33,7 +33,7 @@ package final class PostgresGatewayStore: Sendable {
     /// How long a lease lasts without renewal.
     let leaseDuration: Duration
     let commitHealth = CommitHealth()
-    private let depth = Mutex(GatewayStore.Depth())
+    private let depth = OutboxDepthTracker()
     private let leases = Mutex(Leases())
     private let renewal = Mutex<Task<Void, Never>?>(nil)
 
@@ -132,6 +132,13 @@ package final class PostgresGatewayStore: Sendable {
                         optional(diagnostics.sentOK), optional(diagnostics.sentWithErrors),
                     ]))
         }
+        depth.begin()
+        var added = 0
+        defer {
+            depth.end { depth in
+                if added > 0 { depth.add(app: app, rows: added, bytes: drafts.reduce(0) { $0 + $1.payload.count }) }
+            }
+        }
         let results = try await writer.commit(statements)
         guard let row = results.first?.first else {
             throw GatewayError(.storage, "the intake function returned no row")
@@ -141,8 +148,7 @@ package final class PostgresGatewayStore: Sendable {
         case 2: return .conflict
         default:
             let seqs = try row.int64Array(1)
-            let bytes = drafts.reduce(0) { $0 + $1.payload.count }
-            depth.withLock { $0.add(app: app, rows: drafts.count, bytes: bytes) }
+            added = drafts.count
             return .accepted(seqs: seqs, conflict: conflict)
         }
     }
@@ -158,10 +164,15 @@ package final class PostgresGatewayStore: Sendable {
         ]
     }
 
-    var outboxDepth: GatewayStore.Depth { depth.withLock { $0 } }
+    var outboxDepth: GatewayStore.Depth { depth.depth }
 
     func refreshDepth() async throws {
-        let counted = try await reader.run { connection throws(PostgresError) -> GatewayStore.Depth in
+        try await depth.recount { try await self.countDepth() }
+    }
+
+    /// The outbox's rows and payload bytes per app, counted in the database (every node's rows).
+    private func countDepth() async throws -> GatewayStore.Depth {
+        try await reader.run { connection throws(PostgresError) -> GatewayStore.Depth in
             var depth = GatewayStore.Depth()
             for row in try connection.execute(
                 "SELECT app, count(*), coalesce(sum(payload_bytes), 0)::bigint FROM outbox GROUP BY app"
@@ -170,12 +181,11 @@ package final class PostgresGatewayStore: Sendable {
             }
             return depth
         }
-        depth.withLock { $0 = counted }
     }
 
     /// One app's share of ``outboxDepth`` (its `appLimits` outbox share).
     func outboxDepth(app: String) -> GatewayStore.AppDepth {
-        depth.withLock { $0.apps[app] ?? GatewayStore.AppDepth() }
+        depth.depth(app: app)
     }
 
     var commitStatistics: SQLiteExecutor.Statistics { writer.statistics }
@@ -296,14 +306,13 @@ package final class PostgresGatewayStore: Sendable {
 
     func delete(seqs: [Int64]) async throws {
         guard !seqs.isEmpty else { return }
+        depth.begin()
+        var removed: [(String, Int)] = []
+        defer { depth.end { depth in for (app, bytes) in removed { depth.add(app: app, rows: -1, bytes: -bytes) } } }
         let result = try await writer.commit([
             PostgresStatement("DELETE FROM outbox WHERE seq = ANY($1) RETURNING app, payload_bytes", [.intArray(seqs)])
         ])
-        var removed: [(String, Int)] = []
         for row in result.first?.rows ?? [] { removed.append((try row.string(0), try row.int(1))) }
-        depth.withLock { depth in
-            for (app, bytes) in removed { depth.add(app: app, rows: -1, bytes: -bytes) }
-        }
     }
 
     func reschedule(seq: Int64, nextAttemptAt: Int64, error: String) async throws {
@@ -315,6 +324,9 @@ package final class PostgresGatewayStore: Sendable {
     }
 
     func deadLetter(seq: Int64, code: Int, message: String, now: Int64) async throws {
+        depth.begin()
+        var removed: (app: String, bytes: Int)?
+        defer { depth.end { depth in if let removed { depth.add(app: removed.app, rows: -1, bytes: -removed.bytes) } } }
         let result = try await writer.commit([
             PostgresStatement(
                 """
@@ -331,8 +343,7 @@ package final class PostgresGatewayStore: Sendable {
                 """, [.int(seq), .int(now), .int(Int64(code)), .text(message)])
         ])
         if let row = result.first?.first {
-            let (app, bytes) = (try row.string(0), try row.int(1))
-            depth.withLock { $0.add(app: app, rows: -1, bytes: -bytes) }
+            removed = (app: try row.string(0), bytes: try row.int(1))
         }
     }
 
@@ -344,7 +355,18 @@ package final class PostgresGatewayStore: Sendable {
         }
         let arrays = Self.rowArrays(drafts, stored)
         let request: PostgresValue = requestID.map { .text($0) } ?? .null
-        let removed = try await writer.run { connection throws(PostgresError) -> (String, Int)? in
+        depth.begin()
+        var removed: (String, Int)?
+        defer {
+            depth.end { depth in
+                guard let (app, bytes) = removed else { return }
+                depth.add(app: app, rows: -1, bytes: -bytes)
+                depth.add(
+                    app: drafts.first?.app ?? app, rows: drafts.count, bytes: drafts.reduce(0) { $0 + $1.payload.count }
+                )
+            }
+        }
+        removed = try await writer.run { connection throws(PostgresError) -> (String, Int)? in
             try connection.transaction { () throws(PostgresError) -> (String, Int)? in
                 guard
                     let row = try connection.execute(
@@ -356,13 +378,6 @@ package final class PostgresGatewayStore: Sendable {
                     SELECT pulsegate_enqueue($1, $2, $3, 0, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
                     """, [.text(drafts.first?.app ?? ""), .text(httpBatchID), .int(now)] + arrays + [request])
                 return (try row.string(0), try row.int(1))
-            }
-        }
-        if let (app, bytes) = removed {
-            let added = drafts.reduce(0) { $0 + $1.payload.count }
-            depth.withLock { depth in
-                depth.add(app: app, rows: -1, bytes: -bytes)
-                depth.add(app: drafts.first?.app ?? app, rows: drafts.count, bytes: added)
             }
         }
     }
