@@ -144,6 +144,48 @@ import Testing
         }
     }
 
+    /// A node's recount lands while its own commits run (it used to be skipped whenever one
+    /// overlapped, so under steady traffic a node never saw rows another node changed): the depth
+    /// picks up the other node's rows and stays exact for this node's commits and deletes that
+    /// overlap the count.
+    @Test func aRecountUnderSteadyTrafficSeesAnotherNodesRowsAndKeepsItsOwn() async throws {
+        try await PostgresCluster.with(label: "store-depth") { cluster in
+            let first = try await PostgresGatewayStore.open(url: cluster.url())
+            let second = try await PostgresGatewayStore.open(url: cluster.url())
+            for index in 0..<5 {
+                _ = try await Self.commit(second, batch: "other-\(index)", drafts: [Self.draft("o\(index)", key: "k2")])
+            }
+            _ = try await Self.commit(first, batch: "mine", drafts: (0..<4).map { Self.draft("m\($0)") })
+            #expect(first.outboxDepth.rows == 4)
+            let mine = try await first.nextRows(identityKey: "k1", limit: 8).map(\.seq)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for task in 0..<8 {
+                    group.addTask {
+                        for index in 0..<25 {
+                            _ = try await Self.commit(first, batch: "b\(task)-\(index)", drafts: [Self.draft("p")])
+                        }
+                    }
+                }
+                group.addTask {
+                    for seq in mine { try await first.delete(seqs: [seq]) }
+                }
+                group.addTask {
+                    for _ in 0..<20 { try await first.refreshDepth() }
+                }
+                try await group.waitForAll()
+            }
+            // No recount after the traffic: what the node holds is what the recounts during it and
+            // the overlapping deltas made.
+            #expect(first.outboxDepth.rows == 5 + 200)
+            #expect(first.outboxDepth.bytes == 205 * Self.draft("p").payload.count)
+            let held = first.outboxDepth
+            try await first.refreshDepth()
+            #expect(first.outboxDepth == held)
+            try await first.close()
+            try await second.close()
+        }
+    }
+
     /// The diagnostics ledger in PostgreSQL follows the SQLite ledger's rules: recorded with a new
     /// batch only (a duplicate changes nothing), sequence numbers merged into ranges whatever the
     /// arrival order, the latest record that of the highest sequence, visible from every node.

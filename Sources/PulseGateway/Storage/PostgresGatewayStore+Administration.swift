@@ -63,9 +63,11 @@ extension PostgresGatewayStore: GatewayStoring {
                     payload_bytes, request_id)
                 SELECT seq, app, identity_key, identity_id, kind, priority, pulse_batch_id, payload, compression,
                     record_count, fallback, http_batch_id, 0, $1, created_at, payload_bytes, request_id FROM moved
+                RETURNING app, payload_bytes, \(Self.transactionID)
                 """, parameters)
         ])
-        try await refreshDepth()
-        return result.first?.affectedRows ?? 0
+        let rows = result.first?.rows ?? []
+        try outboxChanged(rows, sign: 1)
+        return rows.count
     }
 }

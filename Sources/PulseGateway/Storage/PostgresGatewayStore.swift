@@ -105,8 +105,8 @@ package final class PostgresGatewayStore: Sendable {
         var statements = [
             PostgresStatement(
                 """
-                SELECT outcome, seqs FROM pulsegate_intake($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-                    $14, $15, $16, $17, $18)
+                SELECT outcome, seqs, \(Self.transactionID) FROM pulsegate_intake($1, $2, $3, $4, $5, $6, $7, $8, $9,
+                    $10, $11, $12, $13, $14, $15, $16, $17, $18)
                 """,
                 [
                     .text(app), .text(batchID), .bytes(bodyHash), .int(now), .int(retentionMilliseconds),
@@ -132,13 +132,6 @@ package final class PostgresGatewayStore: Sendable {
                         optional(diagnostics.sentOK), optional(diagnostics.sentWithErrors),
                     ]))
         }
-        depth.begin()
-        var added = 0
-        defer {
-            depth.end { depth in
-                if added > 0 { depth.add(app: app, rows: added, bytes: drafts.reduce(0) { $0 + $1.payload.count }) }
-            }
-        }
         let results = try await writer.commit(statements)
         guard let row = results.first?.first else {
             throw GatewayError(.storage, "the intake function returned no row")
@@ -148,9 +141,26 @@ package final class PostgresGatewayStore: Sendable {
         case 2: return .conflict
         default:
             let seqs = try row.int64Array(1)
-            added = drafts.count
+            depth.committed(
+                transaction: try row.optionalInt64(2),
+                [.init(app: app, rows: drafts.count, bytes: drafts.reduce(0) { $0 + $1.payload.count })])
             return .accepted(seqs: seqs, conflict: conflict)
         }
+    }
+
+    /// The select-list expression of the transaction id a depth-changing statement reports for
+    /// ``OutboxDepthTracker/committed(transaction:_:)`` (`NULL` when the transaction wrote nothing).
+    static let transactionID = "pg_current_xact_id_if_assigned()::text::bigint"
+
+    /// Hands the depth the outbox rows a statement added (`sign` 1) or removed (-1), as it reported
+    /// them with `RETURNING app, payload_bytes, <transactionID>`.
+    func outboxChanged(_ rows: [PostgresRow], sign: Int) throws {
+        guard let first = rows.first else { return }
+        depth.committed(
+            transaction: try first.optionalInt64(2),
+            try rows.map { (row) throws(PostgresError) in
+                .init(app: try row.string(0), rows: sign, bytes: sign * (try row.int(1)))
+            })
     }
 
     /// The per-row arrays `pulsegate_enqueue` takes (parameters 8 to 17 of the intake).
@@ -167,19 +177,26 @@ package final class PostgresGatewayStore: Sendable {
     var outboxDepth: GatewayStore.Depth { depth.depth }
 
     func refreshDepth() async throws {
-        try await depth.recount { try await self.countDepth() }
+        try await depth.recountFromSnapshot { try await self.countDepth() }
     }
 
-    /// The outbox's rows and payload bytes per app, counted in the database (every node's rows).
-    private func countDepth() async throws -> GatewayStore.Depth {
-        try await reader.run { connection throws(PostgresError) -> GatewayStore.Depth in
+    /// The outbox's rows and payload bytes per app, counted in the database (every node's rows),
+    /// and the snapshot the count saw (one repeatable-read transaction).
+    private func countDepth() async throws -> (GatewayStore.Depth, PostgresSnapshot) {
+        try await reader.run { connection throws(PostgresError) -> (GatewayStore.Depth, PostgresSnapshot) in
+            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            let text = try connection.execute("SELECT pg_current_snapshot()::text").first?.string(0) ?? ""
+            guard let snapshot = PostgresSnapshot(text: text) else {
+                throw PostgresError(.typeMismatch, "the server's snapshot is not in the xmin:xmax:xip form")
+            }
             var depth = GatewayStore.Depth()
             for row in try connection.execute(
                 "SELECT app, count(*), coalesce(sum(payload_bytes), 0)::bigint FROM outbox GROUP BY app"
             ).rows {
                 depth.add(app: try row.string(0), rows: try row.int(1), bytes: try row.int(2))
             }
-            return depth
+            try connection.execute("COMMIT")
+            return (depth, snapshot)
         }
     }
 
@@ -306,13 +323,12 @@ package final class PostgresGatewayStore: Sendable {
 
     func delete(seqs: [Int64]) async throws {
         guard !seqs.isEmpty else { return }
-        depth.begin()
-        var removed: [(String, Int)] = []
-        defer { depth.end { depth in for (app, bytes) in removed { depth.add(app: app, rows: -1, bytes: -bytes) } } }
         let result = try await writer.commit([
-            PostgresStatement("DELETE FROM outbox WHERE seq = ANY($1) RETURNING app, payload_bytes", [.intArray(seqs)])
+            PostgresStatement(
+                "DELETE FROM outbox WHERE seq = ANY($1) RETURNING app, payload_bytes, \(Self.transactionID)",
+                [.intArray(seqs)])
         ])
-        for row in result.first?.rows ?? [] { removed.append((try row.string(0), try row.int(1))) }
+        try outboxChanged(result.first?.rows ?? [], sign: -1)
     }
 
     func reschedule(seq: Int64, nextAttemptAt: Int64, error: String) async throws {
@@ -324,9 +340,6 @@ package final class PostgresGatewayStore: Sendable {
     }
 
     func deadLetter(seq: Int64, code: Int, message: String, now: Int64) async throws {
-        depth.begin()
-        var removed: (app: String, bytes: Int)?
-        defer { depth.end { depth in if let removed { depth.add(app: removed.app, rows: -1, bytes: -removed.bytes) } } }
         let result = try await writer.commit([
             PostgresStatement(
                 """
@@ -339,12 +352,10 @@ package final class PostgresGatewayStore: Sendable {
                     request_id FROM moved
                 ON CONFLICT (seq) DO UPDATE SET attempts = excluded.attempts, failed_at = excluded.failed_at,
                     code = excluded.code, message = excluded.message
-                RETURNING app, payload_bytes
+                RETURNING app, payload_bytes, \(Self.transactionID)
                 """, [.int(seq), .int(now), .int(Int64(code)), .text(message)])
         ])
-        if let row = result.first?.first {
-            removed = (app: try row.string(0), bytes: try row.int(1))
-        }
+        try outboxChanged(result.first?.rows ?? [], sign: -1)
     }
 
     func replaceWithFallback(
@@ -355,31 +366,31 @@ package final class PostgresGatewayStore: Sendable {
         }
         let arrays = Self.rowArrays(drafts, stored)
         let request: PostgresValue = requestID.map { .text($0) } ?? .null
-        depth.begin()
-        var removed: (String, Int)?
-        defer {
-            depth.end { depth in
-                guard let (app, bytes) = removed else { return }
-                depth.add(app: app, rows: -1, bytes: -bytes)
-                depth.add(
-                    app: drafts.first?.app ?? app, rows: drafts.count, bytes: drafts.reduce(0) { $0 + $1.payload.count }
-                )
-            }
-        }
-        removed = try await writer.run { connection throws(PostgresError) -> (String, Int)? in
-            try connection.transaction { () throws(PostgresError) -> (String, Int)? in
+        let replaced = try await writer.run { connection throws(PostgresError) -> PostgresRow? in
+            try connection.transaction { () throws(PostgresError) -> PostgresRow? in
                 guard
                     let row = try connection.execute(
-                        "DELETE FROM outbox WHERE seq = $1 RETURNING app, payload_bytes", [.int(seq)]
+                        "DELETE FROM outbox WHERE seq = $1 RETURNING app, payload_bytes, \(Self.transactionID)",
+                        [.int(seq)]
                     ).first
                 else { return nil }
                 try connection.execute(
                     """
                     SELECT pulsegate_enqueue($1, $2, $3, 0, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
                     """, [.text(drafts.first?.app ?? ""), .text(httpBatchID), .int(now)] + arrays + [request])
-                return (try row.string(0), try row.int(1))
+                return row
             }
         }
+        guard let replaced else { return }
+        let app = try replaced.string(0)
+        depth.committed(
+            transaction: try replaced.optionalInt64(2),
+            [
+                .init(app: app, rows: -1, bytes: -(try replaced.int(1))),
+                .init(
+                    app: drafts.first?.app ?? app, rows: drafts.count, bytes: drafts.reduce(0) { $0 + $1.payload.count }
+                ),
+            ])
     }
 
     func oldestCreatedAt() async throws -> Int64? {
