@@ -220,8 +220,16 @@ package final class SQLiteConnection {
     package func queryFirst<T>(
         _ sql: String, _ bindings: [(any SQLiteBindable)?] = [], _ map: (borrowing SQLiteRow) throws -> T
     ) throws -> T? {
+        try queryFirst(sql, binding: { try $0.bind(contentsOf: bindings) }, map)
+    }
+
+    /// ``queryFirst(_:_:_:)`` with the parameters bound by `binding`, in order, without boxing each
+    /// value (see ``execute(_:binding:)``).
+    package func queryFirst<T>(
+        _ sql: String, binding: (inout SQLiteBindings) throws -> Void, _ map: (borrowing SQLiteRow) throws -> T
+    ) throws -> T? {
         var first: T?
-        try run(sql, bindings, cached: true) { row in
+        try run(sql, cached: true, binding: binding) { row in
             first = try map(row)
             return false
         }

@@ -177,6 +177,11 @@ package struct SQLiteBindings: ~Copyable {
         try check(code, position)
     }
 
+    /// Binds a blob, or `NULL` for `nil`.
+    package mutating func bind(_ bytes: [UInt8]?) throws {
+        if let bytes { try bind(bytes) } else { try bindNull() }
+    }
+
     /// Binds a value of any storage class.
     package mutating func bind(_ value: SQLiteValue) throws {
         switch value {
