@@ -210,7 +210,7 @@ final class Forwarder: Sendable {
     var settledPokes: Int { state.withLock { $0.settledPokes } }
 
     /// The most often idle connections are swept (each sweep looks at every pooled connection, and
-    /// the scheduler wakes on every intake commit).
+    /// the scheduler wakes on every intake commit that makes an identity ready).
     static let idleSweepMilliseconds: Int64 = 100
 
     // MARK: - Scheduling
