@@ -344,16 +344,24 @@ import Testing
         #expect(queue.count == 0)
     }
 
+    /// A gateway whose upstream does not listen, after `body` (of `identities` identities) was
+    /// accepted and every identity's first connect failed: each backs off on the injected clock,
+    /// which moves only when the test advances it. `retries` counts the "will retry" lines.
+    private static func backedOff(
+        _ body: String, identities: Int, forwarding: ForwardingSettings
+    ) async throws -> (harness: GatewayHarness, forwarder: Forwarder, retries: @Sendable () -> Int) {
+        let (harness, _) = try await ForwarderTests.harnessWithoutUpstream(forwarding: forwarding)
+        let retries: @Sendable () -> Int = { harness.logs.all.filter { $0.contains("will retry") }.count }
+        #expect(try await harness.post(body).status == 200)
+        #expect(await eventually(within: .seconds(60)) { retries() >= identities })
+        return (harness, try #require(harness.gateway.forwarder), retries)
+    }
+
     @Test func identitiesInBackoffAreNotRescannedOnEveryWake() async throws {
-        // Nothing listens upstream: every identity's first connect fails and it backs off on the
-        // injected clock, which does not move.
-        let (harness, _) = try await ForwarderTests.harnessWithoutUpstream(
+        let (harness, forwarder, retries) = try await Self.backedOff(
+            UpstreamContractTests.devices(300), identities: 300,
             forwarding: ForwardingSettings(backoffBase: .seconds(10), backoffMax: .seconds(60)))
         let clock = harness.clock
-        @Sendable func retries() -> Int { harness.logs.all.filter { $0.contains("will retry") }.count }
-        #expect(try await harness.post(UpstreamContractTests.devices(300)).status == 200)
-        #expect(await eventually(within: .seconds(60)) { retries() >= 300 })
-        let forwarder = try #require(harness.gateway.forwarder)
         let before = forwarder.schedulerVisits
         // Twenty new identities, one request each: each wake starts the new one only.
         for index in 0..<20 {
@@ -367,6 +375,29 @@ import Testing
         clock.advance(milliseconds: 10_000)
         harness.gateway.pokeForwarder()
         #expect(await eventually(within: .seconds(60)) { retries() >= 640 })
+        await harness.stop()
+    }
+
+    @Test func batchesOfAnIdentityInBackoffAddNoSchedulerWork() async throws {
+        // The clock is advanced by less than the rescan interval, so the waiting heap is not
+        // rebuilt in between.
+        let (harness, forwarder, retries) = try await Self.backedOff(
+            UpstreamContractTests.devices(1), identities: 1,
+            forwarding: ForwardingSettings(backoffBase: .seconds(5), backoffMax: .seconds(10)))
+        let before = forwarder.schedulerVisits
+        // Twenty more batches of the same identity while it waits: each is announced, none adds a
+        // second entry for the same time to the waiting heap (nor wakes the scheduler for nothing).
+        for index in 0..<20 {
+            #expect(
+                try await harness.post(UpstreamContractTests.devices(1), batchID: "again-\(index)").status == 200)
+        }
+        #expect(forwarder.schedulerVisits == before)
+        // Its backoff ends: the identity is tried again, from one heap entry.
+        harness.clock.advance(milliseconds: 10_001)
+        #expect(await eventually(within: .seconds(30)) { retries() >= 2 })
+        let visits = forwarder.schedulerVisits - before
+        #expect(visits >= 1)
+        #expect(visits < 10, "the scheduler looked at \(visits) entries for one identity that came due")
         await harness.stop()
     }
 }

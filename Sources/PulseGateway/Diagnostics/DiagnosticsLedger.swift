@@ -43,17 +43,27 @@ enum DiagnosticsLedger {
     static func record(_ observation: DiagnosticsObservation, app: String, now: Int64, _ connection: SQLiteConnection)
         throws
     {
-        let key: [any SQLiteBindable] = [app, observation.installationID]
+        // Every statement binds its values straight into SQLite (this runs in each intake job).
+        let key: Key = { row in
+            try row.bind(app)
+            try row.bind(observation.installationID)
+        }
         let stored = try connection.queryFirst(
             "SELECT highest_sequence, latest_sequence FROM diagnostics_device WHERE app = ? AND installation_id = ?",
-            key
+            binding: key
         ) { row in (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self)) }
         if stored == nil {
             try connection.execute(
                 """
                 INSERT INTO diagnostics_device(app, installation_id, device_id, first_seen, last_seen)
                 VALUES (?, ?, ?, ?, ?)
-                """, [app, observation.installationID, observation.deviceID, now, now])
+                """
+            ) { row in
+                try key(&row)
+                try row.bind(observation.deviceID)
+                try row.bind(now)
+                try row.bind(now)
+            }
         }
         let highest = stored?.0 ?? 0
         var latestSequence = stored?.1 ?? -1
@@ -70,7 +80,14 @@ enum DiagnosticsLedger {
             UPDATE diagnostics_device SET last_seen = max(last_seen, ?), device_id = ?,
                 batches_received = batches_received + ?, highest_sequence = max(highest_sequence, ?)
             WHERE app = ? AND installation_id = ?
-            """, [now, observation.deviceID, counts ? 1 : 0, sequence ?? 0] + key)
+            """
+        ) { row in
+            try row.bind(now)
+            try row.bind(observation.deviceID)
+            try row.bind(counts ? 1 : 0)
+            try row.bind(sequence ?? 0)
+            try key(&row)
+        }
         // The latest record is the one of the highest sequence number (delivery can be out of order); a record
         // without a number replaces one without a number.
         if let record = observation.record, counts, (sequence ?? latestSequence) >= latestSequence {
@@ -80,44 +97,74 @@ enum DiagnosticsLedger {
                 UPDATE diagnostics_device SET latest = ?, latest_sequence = ?, attempted = ?, sent_ok = ?,
                     sent_with_errors = ?
                 WHERE app = ? AND installation_id = ?
-                """,
-                [record, latestSequence, observation.attempted, observation.sentOK, observation.sentWithErrors] + key)
+                """
+            ) { row in
+                try row.bind(record)
+                try row.bind(latestSequence)
+                try row.bind(observation.attempted)
+                try row.bind(observation.sentOK)
+                try row.bind(observation.sentWithErrors)
+                try key(&row)
+            }
         }
     }
 
+    /// Binds a device's key (app, installation id) as the next two parameters.
+    private typealias Key = (inout SQLiteBindings) throws -> Void
+
     /// Adds `sequence` to the received ranges; returns `false` when it was received before.
     private static func addSequence(
-        _ sequence: Int64, key: [any SQLiteBindable], now: Int64, _ connection: SQLiteConnection
+        _ sequence: Int64, key: Key, now: Int64, _ connection: SQLiteConnection
     ) throws -> Bool {
         let inside = try connection.queryFirst(
             """
             SELECT 1 FROM diagnostics_received WHERE app = ? AND installation_id = ? AND low <= ? AND high >= ?
-            """, key + [sequence, sequence]
-        ) { _ in true }
+            """,
+            binding: { row in
+                try key(&row)
+                try row.bind(sequence)
+                try row.bind(sequence)
+            }, { _ in true })
         if inside == true { return false }
         let left = try connection.queryFirst(
             "SELECT low, first_at FROM diagnostics_received WHERE app = ? AND installation_id = ? AND high = ?",
-            key + [sequence - 1]
-        ) { row in (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self)) }
+            binding: { row in
+                try key(&row)
+                try row.bind(sequence - 1)
+            }, { row in (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self)) })
         let right = try connection.queryFirst(
             "SELECT high, first_at FROM diagnostics_received WHERE app = ? AND installation_id = ? AND low = ?",
-            key + [sequence + 1]
-        ) { row in (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self)) }
+            binding: { row in
+                try key(&row)
+                try row.bind(sequence + 1)
+            }, { row in (try row.column(0, as: Int64.self), try row.column(1, as: Int64.self)) })
         let low = left?.0 ?? sequence
         let high = right?.0 ?? sequence
         let firstAt = min(now, left?.1 ?? now, right?.1 ?? now)
         if left != nil {
             try connection.execute(
-                "DELETE FROM diagnostics_received WHERE app = ? AND installation_id = ? AND low = ?", key + [low])
+                "DELETE FROM diagnostics_received WHERE app = ? AND installation_id = ? AND low = ?",
+                binding: { row in
+                    try key(&row)
+                    try row.bind(low)
+                })
         }
         if right != nil {
             try connection.execute(
                 "DELETE FROM diagnostics_received WHERE app = ? AND installation_id = ? AND low = ?",
-                key + [sequence + 1])
+                binding: { row in
+                    try key(&row)
+                    try row.bind(sequence + 1)
+                })
         }
         try connection.execute(
             "INSERT INTO diagnostics_received(app, installation_id, low, high, first_at) VALUES (?, ?, ?, ?, ?)",
-            key + [low, high, firstAt])
+            binding: { row in
+                try key(&row)
+                try row.bind(low)
+                try row.bind(high)
+                try row.bind(firstAt)
+            })
         return true
     }
 

@@ -59,6 +59,10 @@ final class Forwarder: Sendable {
         var throttledUntil: Int64 = 0
         /// In ``State/ready``.
         var queued = false
+        /// The deadline of this identity's latest entry in ``State/waiting`` while that entry is
+        /// still there: announcing more rows of an identity that waits for the same time pushes no
+        /// second entry (a paused upstream would otherwise grow the heap by one per request).
+        var waitingUntil: Int64?
         /// Rows were announced while a worker was draining: it must not forget the identity when
         /// its last read came back empty (the read may have preceded their commit).
         var announcedWhileActive = false
@@ -158,6 +162,7 @@ final class Forwarder: Sendable {
     func announce(_ drafts: [OutboxDraft]) {
         let now = clock.monotonicMilliseconds()
         let horizon = horizonMilliseconds
+        var wakeScheduler = false
         let interrupted = state.withLock { state -> [WindowPump] in
             var interrupted: [WindowPump] = []
             for draft in drafts {
@@ -171,12 +176,15 @@ final class Forwarder: Sendable {
                         if let window = state.identities[draft.identityKey]?.window { interrupted.append(window) }
                     }
                 }
-                Self.enqueue(draft.identityKey, in: &state, now: now, horizon: horizon)
+                if Self.enqueue(draft.identityKey, in: &state, now: now, horizon: horizon) { wakeScheduler = true }
             }
             return interrupted
         }
         for window in interrupted { window.stop() }
-        wake.signal()
+        // Only when the scheduler has something new to do (an identity to start, or an earlier
+        // time to wake at): rows of identities that are being drained or wait for their backoff
+        // cost no wake-up of the scheduler's task per commit.
+        if wakeScheduler { wake.signal() }
     }
 
     /// Rescans the outbox at once (after `pulsegate outbox requeue` or in tests) and wakes workers
@@ -202,7 +210,7 @@ final class Forwarder: Sendable {
     var settledPokes: Int { state.withLock { $0.settledPokes } }
 
     /// The most often idle connections are swept (each sweep looks at every pooled connection, and
-    /// the scheduler wakes on every intake commit).
+    /// the scheduler wakes on every intake commit that makes an identity ready).
     static let idleSweepMilliseconds: Int64 = 100
 
     // MARK: - Scheduling
@@ -257,6 +265,7 @@ final class Forwarder: Sendable {
                 // Rebuilt from the outbox: drops stale entries, and a wait that a clock step
                 // made too long is found here.
                 state.waiting = DeadlineHeap()
+                for index in state.identities.indices { state.identities.values[index].waitingUntil = nil }
                 // Idle identities without rows are forgotten (a worker would find nothing).
                 let keys = Set(pending.map(\.identityKey))
                 state.identities = state.identities.filter {
@@ -294,15 +303,24 @@ final class Forwarder: Sendable {
     }
 
     /// Puts an idle identity in the ready queue when it is due (or its wait lies beyond the
-    /// horizon), else in the waiting heap. Does nothing for an active or already queued identity.
-    private static func enqueue(_ key: String, in state: inout State, now: Int64, horizon: Int64) {
-        guard let identity = state.identities[key], !identity.active, !identity.queued else { return }
+    /// horizon), else in the waiting heap (unless it waits there for that time already). Does
+    /// nothing for an active or already queued identity.
+    ///
+    /// Returns whether the scheduler must look again: the identity became ready, or the earliest
+    /// time it has to wake at moved closer.
+    @discardableResult
+    private static func enqueue(_ key: String, in state: inout State, now: Int64, horizon: Int64) -> Bool {
+        guard let identity = state.identities[key], !identity.active, !identity.queued else { return false }
         if identity.notBefore <= now || identity.notBefore - now > horizon {
             state.identities[key]?.queued = true
             state.ready.append(key)
-        } else {
-            state.waiting.push(identity.notBefore, key)
+            return true
         }
+        guard identity.waitingUntil != identity.notBefore else { return false }
+        let earliest = state.waiting.earliest
+        state.waiting.push(identity.notBefore, key)
+        state.identities[key]?.waitingUntil = identity.notBefore
+        return earliest.map { identity.notBefore < $0 } ?? true
     }
 
     /// Starts workers for ready identities (moving those whose wait is over from the heap first),
@@ -313,6 +331,7 @@ final class Forwarder: Sendable {
             guard !state.stopping else { return }
             while let (deadline, key) = state.waiting.popDue(now: now) {
                 state.schedulerVisits += 1
+                if state.identities[key]?.waitingUntil == deadline { state.identities[key]?.waitingUntil = nil }
                 // A stale entry: the identity now waits for a later time (it has a newer entry).
                 if let identity = state.identities[key], identity.notBefore > deadline, identity.notBefore > now {
                     continue

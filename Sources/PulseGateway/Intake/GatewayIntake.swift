@@ -129,7 +129,11 @@ final class GatewayIntake: Sendable {
     private typealias Answer = @Sendable (Result<HTTPResponse, IntakeRejection>) -> Void
 
     /// A request past its checks and admission, with its decoded body.
-    private struct Admitted: Sendable {
+    ///
+    /// A class: it rides in every closure of the request's path (the answer, the reservation's
+    /// continuation, the commit's completion), and each of those copies is then one retain instead
+    /// of a copy of every field (the request with its headers, the policy, the parsed headers).
+    private final class Admitted: Sendable {
         let request: HTTPRequest
         let signal: OTLPSignal
         let format: BodyFormat
@@ -141,6 +145,21 @@ final class GatewayIntake: Sendable {
         let body: [UInt8]
         /// The wire body's size when it is content-encoded, else 0.
         let encodedBytes: Int
+
+        init(
+            request: HTTPRequest, signal: OTLPSignal, format: BodyFormat, requestID: RequestID, policy: GatewayPolicy,
+            headers: IntakeHeaders, ticket: AppAdmission.Ticket, body: [UInt8], encodedBytes: Int
+        ) {
+            self.request = request
+            self.signal = signal
+            self.format = format
+            self.requestID = requestID
+            self.policy = policy
+            self.headers = headers
+            self.ticket = ticket
+            self.body = body
+            self.encodedBytes = encodedBytes
+        }
     }
 
     /// A mapped request on its way to the store (and back, once, for a batch id conflict).

@@ -163,32 +163,47 @@ package final class GatewayStore: Sendable {
         // Compressed here, on the caller's thread: the commit thread only binds the bytes.
         let stored = drafts.map { Self.stored($0) }
         let body: @Sendable (SQLiteConnection) throws -> IntakeOutcome = { connection in
-            // Point lookups only: a collector with a static batch id has one row per body.
-            let key: [(any SQLiteBindable)?] = [app, batchID, bodyHash]
+            // Point lookups only: a collector with a static batch id has one row per body. Values are
+            // bound straight into SQLite (no array of boxed values per statement).
+            let key = { (row: inout SQLiteBindings) throws in
+                try row.bind(app)
+                try row.bind(batchID)
+                try row.bind(bodyHash)
+            }
             let seen = try connection.queryFirst(
-                "SELECT expires_at FROM dedup WHERE app = ? AND batch_id = ? AND body_hash = ?", key
+                "SELECT expires_at FROM dedup WHERE app = ? AND batch_id = ? AND body_hash = ?", binding: key
             ) { row in try row.column(0, as: Int64.self) }
             if let seen {
                 if seen > now {
                     try connection.execute(
                         "UPDATE dedup SET duplicates = duplicates + 1 WHERE app = ? AND batch_id = ? AND body_hash = ?",
-                        key)
+                        binding: key)
                     return .duplicate
                 }
-                try connection.execute("DELETE FROM dedup WHERE app = ? AND batch_id = ? AND body_hash = ?", key)
+                try connection.execute(
+                    "DELETE FROM dedup WHERE app = ? AND batch_id = ? AND body_hash = ?", binding: key)
             }
             let taken =
                 try connection.queryFirst(
                     "SELECT 1 FROM dedup WHERE app = ? AND batch_id = ? AND expires_at > ? LIMIT 1",
-                    [app, batchID, now]
-                ) { _ in true } ?? false
+                    binding: { row in
+                        try row.bind(app)
+                        try row.bind(batchID)
+                        try row.bind(now)
+                    }, { _ in true }) ?? false
             if taken && !conflict { return .conflict }
             try connection.execute(
                 """
                 INSERT INTO dedup(app, batch_id, body_hash, first_seen, expires_at, sent_at, conflicts)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
-                """,
-                [app, batchID, bodyHash, now, now + retentionMilliseconds, sentAt, conflict ? 1 : 0])
+                """
+            ) { row in
+                try key(&row)
+                try row.bind(now)
+                try row.bind(now + retentionMilliseconds)
+                try row.bind(sentAt)
+                try row.bind(conflict ? 1 : 0)
+            }
             var seqs: [Int64] = []
             seqs.reserveCapacity(drafts.count)
             var identities: [String: Int64] = [:]
@@ -227,7 +242,7 @@ package final class GatewayStore: Sendable {
         if let id = known[draft.identityKey] { return id }
         let id: Int64
         if let found = try connection.queryFirst(
-            "SELECT id FROM identities WHERE identity_key = ?", [draft.identityKey],
+            "SELECT id FROM identities WHERE identity_key = ?", binding: { try $0.bind(draft.identityKey) },
             { try $0.column(0, as: Int64.self) }
         ) {
             id = found
@@ -251,12 +266,24 @@ package final class GatewayStore: Sendable {
             INSERT INTO outbox(app, identity_key, identity_id, kind, priority, pulse_batch_id, payload, compression,
                 record_count, fallback, http_batch_id, next_attempt_at, created_at, payload_bytes, request_id)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [
-                draft.app, draft.identityKey, identityID, draft.kind.rawValue, priority ?? draft.priority,
-                draft.pulseBatchID, payload.bytes, Int(payload.compression.rawValue), draft.recordCount,
-                draft.fallback, httpBatchID, now, now, payload.plainCount, requestID,
-            ])
+            """
+        ) { row in
+            try row.bind(draft.app)
+            try row.bind(draft.identityKey)
+            try row.bind(identityID)
+            try row.bind(draft.kind.rawValue)
+            try row.bind(priority ?? draft.priority)
+            try row.bind(draft.pulseBatchID)
+            try row.bind(payload.bytes)
+            try row.bind(Int(payload.compression.rawValue))
+            try row.bind(draft.recordCount)
+            try row.bind(draft.fallback)
+            try row.bind(httpBatchID)
+            try row.bind(now)
+            try row.bind(now)
+            try row.bind(payload.plainCount)
+            try row.bind(requestID)
+        }
     }
 
     /// Rows and payload bytes currently in the outbox.

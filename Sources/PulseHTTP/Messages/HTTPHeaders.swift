@@ -75,6 +75,9 @@ package struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictiona
 
     /// Compares two field names ASCII case-insensitively without allocating.
     static func namesEqual(_ lhs: String, _ rhs: String) -> Bool {
+        // Case folding keeps every byte's place, so names of other lengths never match; a native
+        // string knows its UTF-8 count, which rules most names out before a byte is read.
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
         var left = lhs.utf8.makeIterator()
         var right = rhs.utf8.makeIterator()
         while true {

@@ -10,6 +10,8 @@ final class PreparedStatement {
     var inUse = false
     /// Monotonic use stamp for least-recently-used eviction.
     var lastUse: UInt64 = 0
+    /// In its connection's statement cache (until evicted): kept after use rather than finalized.
+    var cached = false
     private var finalized = false
 
     init(handle: OpaquePointer, sql: String) {

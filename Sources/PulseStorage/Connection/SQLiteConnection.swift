@@ -62,6 +62,9 @@ package final class SQLiteConnection {
     private var database: OpaquePointer?
     private let options: Options
     private var cache: [String: PreparedStatement] = [:]
+    /// The text arena block lent to the next statement run (``SQLiteBindings``), so a run that
+    /// binds text allocates nothing; `nil` while a run holds it (a nested run allocates its own).
+    private var spareArena: UnsafeMutableRawBufferPointer?
     private var useClock: UInt64 = 0
     private var savepointDepth = 0
     /// Pages in the WAL after the last commit, reported by SQLite's WAL hook (deferred checkpoints only).
@@ -104,6 +107,7 @@ package final class SQLiteConnection {
 
     deinit {
         closeIgnoringErrors()
+        spareArena?.deallocate()
     }
 
     private func configure() throws {
@@ -216,8 +220,16 @@ package final class SQLiteConnection {
     package func queryFirst<T>(
         _ sql: String, _ bindings: [(any SQLiteBindable)?] = [], _ map: (borrowing SQLiteRow) throws -> T
     ) throws -> T? {
+        try queryFirst(sql, binding: { try $0.bind(contentsOf: bindings) }, map)
+    }
+
+    /// ``queryFirst(_:_:_:)`` with the parameters bound by `binding`, in order, without boxing each
+    /// value (see ``execute(_:binding:)``).
+    package func queryFirst<T>(
+        _ sql: String, binding: (inout SQLiteBindings) throws -> Void, _ map: (borrowing SQLiteRow) throws -> T
+    ) throws -> T? {
         var first: T?
-        try run(sql, bindings, cached: true) { row in
+        try run(sql, cached: true, binding: binding) { row in
             first = try map(row)
             return false
         }
@@ -415,11 +427,13 @@ package final class SQLiteConnection {
     ) throws {
         let database = try openDatabase()
         let statement = try acquireStatement(sql, cached: cached, database: database)
-        var bindings = SQLiteBindings(handle: statement.handle, database: database, sql: sql)
+        var bindings = SQLiteBindings(handle: statement.handle, database: database, sql: sql, spare: spareArena)
+        spareArena = nil
         defer {
             // Reset and clear the bindings first: SQLite points into the arena until then.
             release(statement, cached: cached)
-            bindings.deallocateArena()
+            let kept = bindings.takeArena()
+            if spareArena == nil { spareArena = kept } else { kept?.deallocate() }
         }
         if rejectsWrites && sqlite3_stmt_readonly(statement.handle) == 0 {
             throw StorageError(
@@ -465,6 +479,7 @@ package final class SQLiteConnection {
         if cacheable {
             evictIfFull()
             cache[sql] = statement
+            statement.cached = true
         }
         return statement
     }
@@ -472,7 +487,8 @@ package final class SQLiteConnection {
     private func release(_ statement: PreparedStatement, cached: Bool) {
         statement.reset()
         statement.inUse = false
-        if cache[statement.sql] !== statement {
+        // The flag, not a second lookup by the SQL text (which hashes the whole text again).
+        if !statement.cached {
             statement.finalize()
         }
     }
@@ -482,6 +498,7 @@ package final class SQLiteConnection {
         let idle = cache.values.filter { !$0.inUse }
         guard let oldest = idle.min(by: { $0.lastUse < $1.lastUse }) else { return }
         cache[oldest.sql] = nil
+        oldest.cached = false
         oldest.finalize()
     }
 

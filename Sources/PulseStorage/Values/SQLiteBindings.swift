@@ -7,8 +7,9 @@ import PulseKit
 /// non-copyable, so it cannot escape). Unlike a `[(any SQLiteBindable)?]` array, nothing is boxed
 /// per value: each `bind` goes directly to `sqlite3_bind_*`, which is what a hot insert loop wants.
 /// Text is copied, before `bind` returns, into an arena of the statement's run (one allocation for
-/// all of its values instead of one per value by SQLite), which lives until SQLite has dropped
-/// its bindings; blobs are copied by SQLite.
+/// all of its values instead of one per value by SQLite; its first block is the connection's,
+/// kept from run to run), which lives until SQLite has dropped its bindings; blobs are copied by
+/// SQLite.
 ///
 /// ```swift
 /// try connection.execute("INSERT INTO event(id, body, crash) VALUES (?, ?, ?)") { row in
@@ -31,13 +32,18 @@ package struct SQLiteBindings: ~Copyable {
     /// statement is reset and its bindings cleared, then ``deallocateArena()`` frees them.
     private var blocks: [UnsafeMutableRawBufferPointer] = []
     private var used = 0
+    /// A block of ``blockBytes`` lent by the connection, used before any other, or `nil`.
+    private var spare: UnsafeMutableRawBufferPointer?
     /// The size of an arena block (larger texts get a block of their own size).
     static let blockBytes = 16 << 10
 
-    init(handle: OpaquePointer, database: OpaquePointer, sql: String) {
+    /// `spare`, a block of ``blockBytes`` or `nil`, becomes the arena's first block; ``takeArena()``
+    /// hands a block of that size back.
+    init(handle: OpaquePointer, database: OpaquePointer, sql: String, spare: UnsafeMutableRawBufferPointer? = nil) {
         self.handle = handle
         self.database = database
         self.sql = sql
+        self.spare = spare
         parameterCount = sqlite3_bind_parameter_count(handle)
     }
 
@@ -113,6 +119,12 @@ package struct SQLiteBindings: ~Copyable {
             defer { used += count }
             return last.baseAddress! + used
         }
+        if blocks.isEmpty, let spare, spare.count >= count {
+            self.spare = nil
+            blocks.append(spare)
+            used = count
+            return spare.baseAddress!
+        }
         let block = UnsafeMutableRawBufferPointer.allocate(
             byteCount: max(count, Self.blockBytes), alignment: MemoryLayout<UInt64>.alignment)
         blocks.append(block)
@@ -120,14 +132,23 @@ package struct SQLiteBindings: ~Copyable {
         return block.baseAddress!
     }
 
-    /// Frees the text arena. Only after SQLite dropped the bindings (statement reset and
+    /// Empties the text arena and returns one block of ``blockBytes`` (the lent one, or one it
+    /// allocated; `nil` when it has none) for the connection to lend to its next run; frees the
+    /// others. Only after SQLite dropped the bindings (statement reset and
     /// `sqlite3_clear_bindings`), which ``SQLiteConnection`` does before calling this.
-    mutating func deallocateArena() {
+    mutating func takeArena() -> UnsafeMutableRawBufferPointer? {
+        var kept = spare
         for block in blocks {
-            block.deallocate()
+            if kept == nil && block.count == Self.blockBytes {
+                kept = block
+            } else {
+                block.deallocate()
+            }
         }
+        spare = nil
         blocks.removeAll()
         used = 0
+        return kept
     }
 
     /// Binds `values` in order, `nil` as `NULL`; `values.count` must be the parameter count.
@@ -154,6 +175,11 @@ package struct SQLiteBindings: ~Copyable {
             sqlite3_bind_blob64(handle, position, raw.baseAddress, sqlite3_uint64(raw.count), transientDestructor)
         }
         try check(code, position)
+    }
+
+    /// Binds a blob, or `NULL` for `nil`.
+    package mutating func bind(_ bytes: [UInt8]?) throws {
+        if let bytes { try bind(bytes) } else { try bindNull() }
     }
 
     /// Binds a value of any storage class.
