@@ -7,7 +7,7 @@ struct RecordPlace {
     /// Its scope's name, the events' `module`.
     var module: String?
     /// Its resource entry (`resourceLogs[i]` …).
-    var resource: JSONNode
+    var resource: JSONCursor
     /// Resource, scope and record index, for derived ids.
     var position: (resource: Int, scope: Int, record: Int)
 }

@@ -20,7 +20,7 @@ extension ResourceMapper {
 
     /// A crash report (`CrashReport` of `docs/wire-protocol.md` §7.4) with the current attributes.
     func encodeCrash(
-        crashID: String, timestamp: Int64, sessionID: String?, scan: RecordScan, body: JSONNode?,
+        crashID: String, timestamp: Int64, sessionID: String?, scan: RecordScan, body: JSONCursor?,
         identity: ResolvedIdentity
     ) -> [UInt8] {
         var imageUUIDs = scan.imageUUIDs

@@ -55,7 +55,7 @@ extension ResourceMapper {
         let recordEventName = record[field.eventName]?.string.flatMap { $0.isEmpty ? nil : $0 }
         // The diagnostics record: its eventName, or (without one) an event.name attribute.
         if recordEventName.map({ $0 == DiagnosticsObservation.recordName }) ?? scan.namesDiagnosticsRecord {
-            diagnostics.named(record[field.attributes], resource: place.resource)
+            diagnostics.named(record[field.attributes], resource: place.resource, of: document)
         }
         let eventName = scan.eventName.flatMap { $0.isEmpty ? nil : $0 } ?? recordEventName
         let kind: PulseEventKind

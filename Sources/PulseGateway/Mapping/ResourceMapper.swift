@@ -8,6 +8,8 @@ import PulseJSON
 /// redacts, derives ids, and notes the diagnostics record (``DiagnosticsFinding``). Keeps scratch
 /// buffers between records.
 struct ResourceMapper {
+    /// The request the walk reads (through cursors, ``JSONCursor``), for the nodes it keeps.
+    let document: JSONNode
     let signal: OTLPSignal
     let context: MappingContext
     let clockOffset: Int64?
@@ -15,7 +17,7 @@ struct ResourceMapper {
     /// Reused per record: the attributes object.
     var attributes = JSONWriter(capacity: 2048)
     /// The first resource entry, and the search for the diagnostics record.
-    var firstResource: JSONNode?
+    var firstResource: JSONCursor?
     var diagnostics = DiagnosticsFinding.Search()
     /// The identity attributes the walk collected for the first resource and for the resource
     /// holding the diagnostics record (`nil` when it resolved no identity for it), which the
@@ -23,7 +25,8 @@ struct ResourceMapper {
     var firstResourceIdentity: ResourceIdentityAttributes?
     var diagnosticsIdentity: ResourceIdentityAttributes?
 
-    init(signal: OTLPSignal, context: MappingContext) {
+    init(document: JSONNode, signal: OTLPSignal, context: MappingContext) {
+        self.document = document
         self.signal = signal
         self.context = context
         self.clockOffset = context.appliedClockOffset
@@ -31,7 +34,7 @@ struct ResourceMapper {
     }
 
     /// Maps one resource entry (the caller checked that it is an object).
-    mutating func map(_ entry: JSONNode, resourceIndex: Int, into result: inout MappedRequest)
+    mutating func map(_ entry: JSONCursor, resourceIndex: Int, into result: inout MappedRequest)
         throws(MappingProblem)
     {
         let isFirst = firstResource == nil
@@ -84,7 +87,7 @@ struct ResourceMapper {
                         type.name == "gauge" && metric["name"]?.stringEquals(DiagnosticsObservation.recordName) == true
                     for point in points.elements {
                         try MappingWalk.enter(element: point, type.point)
-                        if diagnosticsGauge { diagnostics.named(point["attributes"], resource: entry) }
+                        if diagnosticsGauge { diagnostics.named(point["attributes"], resource: entry, of: document) }
                         result.records += 1
                         try mapDataPoint(
                             point, metric: metric, type: type.name, identity: identity!, module: module,
@@ -104,9 +107,9 @@ struct ResourceMapper {
 
     /// The identity of resource `entry`, and (in `attributes`) the attributes it was resolved from.
     private func resolve(
-        _ entry: JSONNode, _ index: Int, _ attributes: inout ResourceIdentityAttributes?
+        _ entry: JSONCursor, _ index: Int, _ attributes: inout ResourceIdentityAttributes?
     ) throws(MappingProblem) -> ResolvedIdentity {
-        let collected = ResourceIdentityAttributes(json: entry["resource"])
+        let collected = ResourceIdentityAttributes(resource: entry["resource"])
         attributes = collected
         do {
             return try ResolvedIdentity(
