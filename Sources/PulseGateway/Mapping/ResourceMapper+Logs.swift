@@ -24,9 +24,11 @@ extension ResourceMapper {
         }
     }
 
-    /// Maps the log record whose members by field are `record` (``MappingWalk/fields(of:_:)``).
+    /// Maps the log record whose members by field are `record` (``MappingWalk/fields(of:_:)``), of
+    /// a resource whose identity is `identity`.
     mutating func mapLogRecord(
-        _ record: MessageFields, at place: RecordPlace, into collected: inout CollectedRecords
+        _ record: MessageFields, of identity: ResolvedIdentity, at place: RecordPlace,
+        into collected: inout CollectedRecords
     ) throws(MappingProblem) {
         let field = LogRecordFields.indices
         let scan = try beginAttributes(record[field.attributes])
@@ -74,8 +76,8 @@ extension ResourceMapper {
         } else {
             kind = .log
         }
-        let sessionID = scan.sessionID ?? place.identity.sessionID ?? ""
-        let imageUUID = scan.buildID ?? place.identity.buildID
+        let sessionID = scan.sessionID ?? identity.sessionID ?? ""
+        let imageUUID = scan.buildID ?? identity.buildID
         if let crashID = scan.crashID, !crashID.isEmpty {
             let id = "crash-" + SHA256.hexDigest(Array(crashID.utf8))
             collected.crashFallbacks.append(
@@ -84,9 +86,9 @@ extension ResourceMapper {
                     module: place.module, imageUUID: imageUUID))
             collected.crashes.append(
                 encodeCrash(
-                    crashID: crashID, timestamp: time, sessionID: scan.sessionID ?? place.identity.sessionID,
+                    crashID: crashID, timestamp: time, sessionID: scan.sessionID ?? identity.sessionID,
                     scan: scan,
-                    body: record[field.body], identity: place.identity))
+                    body: record[field.body], identity: identity))
             return
         }
         let id: String

@@ -54,25 +54,25 @@ struct ResourceMapper {
             case .logs:
                 guard let records = scope["logRecords"], records.count > 0 else { continue }
                 if identity == nil { identity = try resolve(entry, resourceIndex, &identityAttributes) }
+                let resolved = identity!
                 for (recordIndex, record) in records.elements.enumerated() {
                     try MappingWalk.check(element: record)
                     let fields = try MappingWalk.fields(of: record, .logRecord)
                     result.records += 1
                     let place = RecordPlace(
-                        identity: identity!, module: module, resource: entry,
-                        position: (resourceIndex, scopeIndex, recordIndex))
-                    try mapLogRecord(fields, at: place, into: &collected)
+                        module: module, resource: entry, position: (resourceIndex, scopeIndex, recordIndex))
+                    try mapLogRecord(fields, of: resolved, at: place, into: &collected)
                 }
             case .traces:
                 guard let spans = scope["spans"], spans.count > 0 else { continue }
                 if identity == nil { identity = try resolve(entry, resourceIndex, &identityAttributes) }
+                let resolved = identity!
                 for (recordIndex, span) in spans.elements.enumerated() {
                     try MappingWalk.enter(element: span, .span)
                     result.records += 1
                     let place = RecordPlace(
-                        identity: identity!, module: module, resource: entry,
-                        position: (resourceIndex, scopeIndex, recordIndex))
-                    try mapSpan(span, at: place, into: &collected)
+                        module: module, resource: entry, position: (resourceIndex, scopeIndex, recordIndex))
+                    try mapSpan(span, of: resolved, at: place, into: &collected)
                 }
             case .metrics:
                 guard let metrics = scope["metrics"], metrics.count > 0 else { continue }
