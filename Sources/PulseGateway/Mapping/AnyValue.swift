@@ -42,9 +42,13 @@ enum AnyValue {
     static func nanosToMillis(_ node: JSONCursor?) -> Int64? {
         guard let node else { return nil }
         // Decimal strings without making a `String`; any other text as `UInt64(_:)` reads it.
-        guard let nanos = OTLPValidator.unsignedInteger(node) ?? node.string.flatMap({ UInt64($0) }), nanos > 0
-        else { return nil }
-        return Int64(nanos / 1_000_000)
+        guard let nanos = OTLPValidator.unsignedInteger(node) ?? node.string.flatMap({ UInt64($0) }) else { return nil }
+        return millis(nanos: nanos)
+    }
+
+    /// A nanosecond timestamp in milliseconds (0 gives `nil`).
+    static func millis(nanos: UInt64) -> Int64? {
+        nanos > 0 ? Int64(nanos / 1_000_000) : nil
     }
 
     /// An OTLP double field: a number, the strings `NaN`, `Infinity`, `-Infinity`, or a decimal

@@ -87,6 +87,27 @@ enum MappingWalk {
         return masks
     }()
 
+    /// The scalar fields the walk checks as it reads them (``read(_:field:of:_:)``), by message
+    /// kind: the log record's time and severity, which the mapping reads anyway.
+    static let folded: [UInt64] = {
+        var masks = [UInt64](repeating: 0, count: MessageKind.allCases.count)
+        masks[MessageKind.logRecord.rawValue] = mask(.logRecord, "timeUnixNano", "severityNumber")
+        return masks
+    }()
+
+    /// Reads the member `value` of the folded field `field` of `kind` (``folded``; `nil` and `null`
+    /// are absent) with `read`, which returns `nil` exactly when the value fails the field's check.
+    @inline(__always)
+    static func read<Value>(
+        _ value: JSONCursor?, field: Int, of kind: MessageKind, _ read: (JSONCursor) -> Value?
+    ) throws(MappingProblem) -> Value? {
+        guard let value, !value.isNull else { return nil }
+        guard let result = read(value) else {
+            throw .invalid(OTLPValidator.Failure(OTLPValidator.schemas[kind.rawValue].forms[field].expectation))
+        }
+        return result
+    }
+
     /// Checks the members of `object` by the rules of `kind`, deferring what the walk reads itself.
     @inline(__always)
     static func enter(_ object: JSONCursor, _ kind: MessageKind) throws(MappingProblem) {
@@ -94,13 +115,15 @@ enum MappingWalk {
     }
 
     /// Enters `object` (``enter(_:_:)``) and returns its known members by field
-    /// (``MessageFields``), found in the same pass.
+    /// (``MessageFields``), found in the same pass; the caller reads the ``folded`` fields with
+    /// ``read(_:field:of:_:)``.
     @inline(__always)
     static func fields(of object: JSONCursor, _ kind: MessageKind) throws(MappingProblem) -> MessageFields {
         var fields = MessageFields(of: object)
         do {
             try OTLPValidator.check(
-                members: object, OTLPValidator.schemas[kind.rawValue], deferring: deferred[kind.rawValue]
+                members: object, OTLPValidator.schemas[kind.rawValue], deferring: deferred[kind.rawValue],
+                folding: folded[kind.rawValue]
             ) { fields.note($0, $1) }
         } catch {
             throw .invalid(error)

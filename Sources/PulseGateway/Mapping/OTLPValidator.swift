@@ -49,10 +49,12 @@ enum OTLPValidator {
     }
 
     /// ``check(members:_:deferring:)``, calling `found` with each known member's field index and
-    /// value as the pass meets it (before checking it).
+    /// value as the pass meets it (before checking it). The scalar fields in `folded` are not
+    /// checked here: the caller checks them as it reads them (``MappingWalk/read(_:field:of:_:)``).
     @inline(__always)
     static func check(
-        members object: JSONCursor, _ schema: Schema, deferring deferred: UInt64, found: (Int, JSONCursor) -> Void
+        members object: JSONCursor, _ schema: Schema, deferring deferred: UInt64, folding folded: UInt64 = 0,
+        found: (Int, JSONCursor) -> Void
     ) throws(Failure) {
         var seen: UInt64 = 0
         for (key, value) in object.memberNodes {
@@ -65,7 +67,7 @@ enum OTLPValidator {
             }
             seen |= bit
             found(field, value)
-            guard !value.isNull else { continue }
+            guard !value.isNull, folded & bit == 0 else { continue }
             do throws(Failure) {
                 let form = schema.forms[field]
                 if deferred & bit != 0 {

@@ -21,6 +21,10 @@ extension ResourceMapper {
             time = schema.field(named: "timeUnixNano")
             observedTime = schema.field(named: "observedTimeUnixNano")
             eventName = schema.field(named: "eventName")
+            // The walk checks these as it reads them (``MappingWalk/folded``), with the reads below.
+            guard case .uint64 = schema.forms[time].value,
+                case .enumeration(.severityNumber) = schema.forms[severityNumber].value
+            else { preconditionFailure("the log record's time is a uint64 and its severity a SeverityNumber") }
         }
     }
 
@@ -36,7 +40,10 @@ extension ResourceMapper {
             attributes.key("log.body")
             try AnyValue.write(body, into: &attributes)
         }
-        let severity = AnyValue.enumValue(record[field.severityNumber], names: OTLPEnum.severityNumber.names) ?? 0
+        let severity =
+            try MappingWalk.read(record[field.severityNumber], field: field.severityNumber, of: .logRecord) {
+                OTLPValidator.enumValue($0, names: OTLPEnum.severityNumber.names)
+            } ?? 0
         if severity > 0 {
             attributes.key("log.severity_number")
             attributes.int(severity)
@@ -49,9 +56,11 @@ extension ResourceMapper {
         writeLowercasedID("span_id", record[field.spanID])
         attributes.key("otlp.signal")
         attributes.string("logs")
+        let nanos = try MappingWalk.read(record[field.time], field: field.time, of: .logRecord) {
+            OTLPValidator.unsignedInteger($0)
+        }
         let time = timestamp(
-            deviceTime: AnyValue.nanosToMillis(record[field.time])
-                ?? AnyValue.nanosToMillis(record[field.observedTime]))
+            deviceTime: nanos.flatMap(AnyValue.millis(nanos:)) ?? AnyValue.nanosToMillis(record[field.observedTime]))
         attributes.endObject()
 
         let recordEventName = record[field.eventName]?.string.flatMap { $0.isEmpty ? nil : $0 }
