@@ -10,7 +10,11 @@ extension ResourceMapper {
         id: String, timestamp: Int64, sessionID: String, kind: PulseEventKind, name: String, module: String?,
         imageUUID: String?
     ) -> [UInt8] {
-        var writer = JSONWriter(capacity: attributes.count + 160)
+        // Room for the whole event, so that it is written into one allocation: the attributes, the
+        // strings, and the keys, punctuation and timestamp (under 160 bytes).
+        let strings = id.utf8.count + sessionID.utf8.count + name.utf8.count
+        let source = (module?.utf8.count ?? 0) + (imageUUID?.utf8.count ?? 0)
+        var writer = JSONWriter(capacity: attributes.count + strings + source + 160)
         writer.pulseEvent(
             id: id, timestamp: timestamp, sessionId: sessionID, kind: kind, name: name, module: module,
             imageUuid: imageUUID
