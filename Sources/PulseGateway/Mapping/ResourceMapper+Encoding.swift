@@ -5,21 +5,18 @@ import PulseProtocol
 
 /// Pulse events, crash reports and derived ids.
 extension ResourceMapper {
-    /// A Pulse event with the current attributes object.
-    func encodeEvent(
+    /// A Pulse event with the current attributes object, written in the reused ``event`` writer.
+    mutating func encodeEvent(
         id: String, timestamp: Int64, sessionID: String, kind: PulseEventKind, name: String, module: String?,
         imageUUID: String?
     ) -> [UInt8] {
-        // Room for the whole event, so that it is written into one allocation: the attributes, the
-        // strings, and the keys, punctuation and timestamp (under 160 bytes).
-        let strings = id.utf8.count + sessionID.utf8.count + name.utf8.count
-        let source = (module?.utf8.count ?? 0) + (imageUUID?.utf8.count ?? 0)
-        var writer = JSONWriter(capacity: attributes.count + strings + source + 160)
-        writer.pulseEvent(
+        let attributes = attributes
+        event.reset()
+        event.pulseEvent(
             id: id, timestamp: timestamp, sessionId: sessionID, kind: kind, name: name, module: module,
             imageUuid: imageUUID
         ) { $0.raw(attributes) }
-        return writer.bytes
+        return event.bytes
     }
 
     /// A crash report (`CrashReport` of `docs/wire-protocol.md` §7.4) with the current attributes.
