@@ -177,9 +177,15 @@ package struct JSONCursor {
         self.init(nodes: cursor.nodes, strings: cursor.strings, index: Int(place))
     }
 
-    /// The elements of an array.
+    /// The elements of an array, in order.
+    @usableFromInline package typealias Elements = Children<ElementKind>
+
+    /// The members of an object, in document order, keys as string cursors.
+    @usableFromInline package typealias MemberNodes = Children<MemberKind>
+
+    /// The children of a container, in order, each as `Kind` makes it from its first node.
     @usableFromInline
-    package struct Elements: Sequence, IteratorProtocol {
+    package struct Children<Kind: JSONCursorChildKind>: Sequence, IteratorProtocol {
         @usableFromInline var steps: JSONChildSteps
         @usableFromInline let strings: UnsafePointer<UInt8>
 
@@ -192,35 +198,40 @@ package struct JSONCursor {
         package var underestimatedCount: Int { steps.remaining }
 
         @inlinable @inline(__always)
-        package mutating func next() -> JSONCursor? {
-            steps.next(nodes: 1).map { JSONCursor(nodes: steps.nodes, strings: strings, index: $0) }
-        }
-    }
-
-    /// The members of an object, keys as string cursors.
-    @usableFromInline
-    package struct MemberNodes: Sequence, IteratorProtocol {
-        @usableFromInline var steps: JSONChildSteps
-        @usableFromInline let strings: UnsafePointer<UInt8>
-
-        @inlinable init(steps: JSONChildSteps, strings: UnsafePointer<UInt8>) {
-            self.steps = steps
-            self.strings = strings
-        }
-
-        @inlinable
-        package var underestimatedCount: Int { steps.remaining }
-
-        @inlinable @inline(__always)
-        package mutating func next() -> (key: JSONCursor, value: JSONCursor)? {
-            steps.next(nodes: 2).map {
-                (
-                    JSONCursor(nodes: steps.nodes, strings: strings, index: $0),
-                    JSONCursor(nodes: steps.nodes, strings: strings, index: $0 &+ 1)
-                )
+        package mutating func next() -> Kind.Child? {
+            steps.next(nodes: Kind.nodesPerChild).map {
+                Kind.child(at: JSONCursor(nodes: steps.nodes, strings: strings, index: $0))
             }
         }
     }
+
+    /// An array's child: one node, the element.
+    @usableFromInline
+    package enum ElementKind: JSONCursorChildKind {
+        @inlinable package static var nodesPerChild: Int { 1 }
+        @inlinable package static func child(at first: JSONCursor) -> JSONCursor { first }
+    }
+
+    /// An object's child: two nodes, the key (a string) and the value.
+    @usableFromInline
+    package enum MemberKind: JSONCursorChildKind {
+        @inlinable package static var nodesPerChild: Int { 2 }
+        @inlinable package static func child(at first: JSONCursor) -> (key: JSONCursor, value: JSONCursor) {
+            (first, first.at(first.index &+ 1))
+        }
+    }
+}
+
+/// How the children of one kind of container are made from cursors (``JSONCursor/ElementKind``,
+/// ``JSONCursor/MemberKind``), as ``JSONChildKind`` makes them from nodes.
+@usableFromInline
+package protocol JSONCursorChildKind {
+    /// What one child is.
+    associatedtype Child
+    /// The nodes one child starts with.
+    static var nodesPerChild: Int { get }
+    /// The child whose first node is `first`.
+    static func child(at first: JSONCursor) -> Child
 }
 
 /// The steps over the children of a container node: where the next one stands and how many are
