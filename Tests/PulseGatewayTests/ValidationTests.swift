@@ -377,6 +377,15 @@ import Testing
         #expect(rejection?.message == item.message)
     }
 
+    @Test(arguments: wrongTypes + duplicateKeys)
+    func theWalkItselfStopsAtEveryWronglyTypedMember(_ item: WrongType) throws {
+        // Some checks run as the walk reads a member (`MappingWalk.folded`) instead of in its pass
+        // over the object: each wrongly typed member still stops the walk, and the walk agrees with
+        // the in-order checks (the fuzzers' property).
+        let document = try JSONParser().parse(Array(item.body.utf8))
+        #expect(MappingFuzzHooks.disagreement(document.root) == nil)
+    }
+
     // MARK: - Duplicate keys
 
     /// A known member twice in one object, at each level and in each signal: 400 naming its path.

@@ -4,37 +4,56 @@ import PulseJSON
 /// Reading OTLP/JSON `AnyValue`s and attribute lists.
 enum AnyValue {
     /// The string of a `{"stringValue": …}`, or `nil`.
-    static func string(_ value: JSONNode?) -> String? {
+    static func string(_ value: JSONCursor?) -> String? {
         value?["stringValue"]?.string
     }
 
     /// An integer from `intValue` (decimal string or number), or a `stringValue` holding digits.
-    static func int(_ value: JSONNode?) -> Int64? {
+    static func int(_ value: JSONCursor?) -> Int64? {
         guard let value else { return nil }
         if let node = value["intValue"] { return int64(node) }
         if let text = value["stringValue"]?.string { return Int64(text) }
         return nil
     }
 
+    /// ``int(_:)-(JSONCursor?)`` of a node.
+    static func int(_ value: JSONNode?) -> Int64? { value?.withCursor { int($0) } }
+
+    /// ``int64(_:)-(JSONCursor?)`` of a node.
+    static func int64(_ node: JSONNode) -> Int64? { node.withCursor { int64($0) } }
+
+    /// ``nanosToMillis(_:)-(JSONCursor?)`` of a node.
+    static func nanosToMillis(_ node: JSONNode) -> Int64? { node.withCursor { nanosToMillis($0) } }
+
+    /// ``write(_:into:depth:)-(JSONCursor?,_,_)`` of a node.
+    static func write(_ value: JSONNode?, into writer: inout JSONWriter) throws(MappingProblem) {
+        guard let value else { return writer.null() }
+        try value.withCursor { (value) throws(MappingProblem) in try write(value, into: &writer) }
+    }
+
     /// An OTLP int64 field: a decimal string or a number.
-    static func int64(_ node: JSONNode?) -> Int64? {
+    static func int64(_ node: JSONCursor?) -> Int64? {
         guard let node else { return nil }
         // Decimal strings without making a `String`; any other text as `Int64(_:)` reads it.
         return OTLPValidator.integer(node) ?? node.string.flatMap { Int64($0) }
     }
 
     /// An OTLP fixed64 nanosecond timestamp in milliseconds (0 and missing give `nil`).
-    static func nanosToMillis(_ node: JSONNode?) -> Int64? {
+    static func nanosToMillis(_ node: JSONCursor?) -> Int64? {
         guard let node else { return nil }
         // Decimal strings without making a `String`; any other text as `UInt64(_:)` reads it.
-        guard let nanos = OTLPValidator.unsignedInteger(node) ?? node.string.flatMap({ UInt64($0) }), nanos > 0
-        else { return nil }
-        return Int64(nanos / 1_000_000)
+        guard let nanos = OTLPValidator.unsignedInteger(node) ?? node.string.flatMap({ UInt64($0) }) else { return nil }
+        return millis(nanos: nanos)
+    }
+
+    /// A nanosecond timestamp in milliseconds (0 gives `nil`).
+    static func millis(nanos: UInt64) -> Int64? {
+        nanos > 0 ? Int64(nanos / 1_000_000) : nil
     }
 
     /// An OTLP double field: a number, the strings `NaN`, `Infinity`, `-Infinity`, or a decimal
     /// string (`"1.5"`, `"-2e3"`), as proto3 JSON allows.
-    static func double(_ node: JSONNode?) -> Double? {
+    static func double(_ node: JSONCursor?) -> Double? {
         guard let node else { return nil }
         if let number = node.double { return number }
         guard let text = node.string else { return nil }
@@ -59,7 +78,7 @@ enum AnyValue {
 
     /// An OTLP enum field: an int32 (a number or a decimal string) or one of `names` (the index is
     /// the value); `nil` when missing or neither.
-    static func enumValue(_ node: JSONNode?, names: [String]) -> Int64? {
+    static func enumValue(_ node: JSONCursor?, names: [String]) -> Int64? {
         guard let node else { return nil }
         return OTLPValidator.enumValue(node, names: names)
     }
@@ -68,7 +87,7 @@ enum AnyValue {
     /// key/value lists as objects (sensitive keys redacted at every level), bytes as their base64
     /// text; an empty or unknown value as `null`. Checks the value's JSON types as it goes (the
     /// caller checked that it is an object, or `null`), everything it does not write too.
-    static func write(_ value: JSONNode?, into writer: inout JSONWriter, depth: Int = 0) throws(MappingProblem) {
+    static func write(_ value: JSONCursor?, into writer: inout JSONWriter, depth: Int = 0) throws(MappingProblem) {
         guard let value, value.kind == .object else {
             writer.null()
             return
@@ -133,7 +152,7 @@ enum AnyValue {
 
     /// Writes an `arrayValue` as an array or a `kvlistValue` as an object (`list`), checking its
     /// members and each element.
-    private static func writeNested(_ member: JSONNode, list: Bool, into writer: inout JSONWriter, depth: Int)
+    private static func writeNested(_ member: JSONCursor, list: Bool, into writer: inout JSONWriter, depth: Int)
         throws(MappingProblem)
     {
         if list { writer.beginObject() } else { writer.beginArray() }

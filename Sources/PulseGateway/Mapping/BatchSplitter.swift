@@ -26,6 +26,9 @@ struct BatchSplitter {
 
     /// The length of every Pulse batch id (hex characters).
     static let batchIDLength = 32
+    /// A batch id's length of zeros, for measuring the envelope before the id is known (made once:
+    /// `String(repeating:count:)` costs thousands of instructions per call).
+    private static let placeholderID = String(repeating: "0", count: batchIDLength)
 
     var arrayKey: String
     var maxItems: Int
@@ -47,7 +50,7 @@ struct BatchSplitter {
                 }, batchId: batchID)
             return writer.bytes
         }
-        let fixed = envelope(0..<0, batchID: String(repeating: "0", count: Self.batchIDLength), capacity: 512).count
+        let fixed = envelope(0..<0, batchID: Self.placeholderID, capacity: 512).count
         var batches: [Batch] = []
         var dropped = 0
         var start = 0

@@ -16,11 +16,16 @@ struct DiagnosticsFinding {
         var found: DiagnosticsFinding?
         var scopeDecided = false
 
-        /// Notes the record `attributes` of `resource` when it is the first named record of its scope.
-        mutating func named(_ attributes: JSONNode?, resource: JSONNode) {
+        /// Notes the record `attributes` of `resource` (cursors of `document`) when it is the first
+        /// named record of its scope.
+        mutating func named(_ attributes: JSONCursor?, resource: JSONCursor, of document: JSONNode) {
             guard found == nil, !scopeDecided else { return }
             scopeDecided = true
-            if let attributes { found = DiagnosticsFinding(resource: resource, attributes: attributes) }
+            if let attributes {
+                found = DiagnosticsFinding(
+                    resource: JSONNode(inDocumentOf: document, at: resource),
+                    attributes: JSONNode(inDocumentOf: document, at: attributes))
+            }
         }
 
         /// A new scope starts.

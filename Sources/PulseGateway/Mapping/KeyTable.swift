@@ -67,7 +67,7 @@ struct KeyTable: Sendable {
 
     /// The index of the name the string node `key` holds, or `nil` (also for a node of another kind).
     @inline(__always)
-    func index(_ key: JSONNode) -> Int? {
+    func index(_ key: JSONCursor) -> Int? {
         key.withUTF8 { index($0) } ?? nil
     }
 

@@ -8,7 +8,7 @@ import PulseJSON
 enum MappingWalk {
     /// Checks the members of `object` (an object) by the rules of `kind`.
     @inline(__always)
-    static func check(members object: JSONNode, _ kind: MessageKind, deferring deferred: UInt64 = 0)
+    static func check(members object: JSONCursor, _ kind: MessageKind, deferring deferred: UInt64 = 0)
         throws(MappingProblem)
     {
         do {
@@ -21,7 +21,7 @@ enum MappingWalk {
     /// Checks an element of a deferred repeated message field: an object, whose members the
     /// caller checks next.
     @inline(__always)
-    static func check(element item: JSONNode) throws(MappingProblem) {
+    static func check(element item: JSONCursor) throws(MappingProblem) {
         do {
             try OTLPValidator.check(element: item)
         } catch {
@@ -31,7 +31,7 @@ enum MappingWalk {
 
     /// Checks everything in a deferred message the mapper does not read after all (`nil` and
     /// `null` are absent).
-    static func check(skipped value: JSONNode?, _ kind: MessageKind) throws(MappingProblem) {
+    static func check(skipped value: JSONCursor?, _ kind: MessageKind) throws(MappingProblem) {
         guard let value, !value.isNull else { return }
         do {
             try OTLPValidator.check(message: value, kind)
@@ -42,7 +42,7 @@ enum MappingWalk {
 
     /// Checks one non-null scalar member the writer is about to read (`field` of `kind`).
     @inline(__always)
-    static func check(_ value: JSONNode, field: Int, of kind: MessageKind) throws(MappingProblem) {
+    static func check(_ value: JSONCursor, field: Int, of kind: MessageKind) throws(MappingProblem) {
         do {
             try OTLPValidator.check(value, OTLPValidator.schemas[kind.rawValue].forms[field])
         } catch {
@@ -87,20 +87,43 @@ enum MappingWalk {
         return masks
     }()
 
+    /// The scalar fields the walk checks as it reads them (``read(_:field:of:_:)``), by message
+    /// kind: the log record's time and severity, which the mapping reads anyway.
+    static let folded: [UInt64] = {
+        var masks = [UInt64](repeating: 0, count: MessageKind.allCases.count)
+        masks[MessageKind.logRecord.rawValue] = mask(.logRecord, "timeUnixNano", "severityNumber")
+        return masks
+    }()
+
+    /// Reads the member `value` of the folded field `field` of `kind` (``folded``; `nil` and `null`
+    /// are absent) with `read`, which returns `nil` exactly when the value fails the field's check.
+    @inline(__always)
+    static func read<Value>(
+        _ value: JSONCursor?, field: Int, of kind: MessageKind, _ read: (JSONCursor) -> Value?
+    ) throws(MappingProblem) -> Value? {
+        guard let value, !value.isNull else { return nil }
+        guard let result = read(value) else {
+            throw .invalid(OTLPValidator.Failure(OTLPValidator.schemas[kind.rawValue].forms[field].expectation))
+        }
+        return result
+    }
+
     /// Checks the members of `object` by the rules of `kind`, deferring what the walk reads itself.
     @inline(__always)
-    static func enter(_ object: JSONNode, _ kind: MessageKind) throws(MappingProblem) {
+    static func enter(_ object: JSONCursor, _ kind: MessageKind) throws(MappingProblem) {
         try check(members: object, kind, deferring: deferred[kind.rawValue])
     }
 
     /// Enters `object` (``enter(_:_:)``) and returns its known members by field
-    /// (``MessageFields``), found in the same pass.
+    /// (``MessageFields``), found in the same pass; the caller reads the ``folded`` fields with
+    /// ``read(_:field:of:_:)``.
     @inline(__always)
-    static func fields(of object: JSONNode, _ kind: MessageKind) throws(MappingProblem) -> MessageFields {
+    static func fields(of object: JSONCursor, _ kind: MessageKind) throws(MappingProblem) -> MessageFields {
         var fields = MessageFields(of: object)
         do {
             try OTLPValidator.check(
-                members: object, OTLPValidator.schemas[kind.rawValue], deferring: deferred[kind.rawValue]
+                members: object, OTLPValidator.schemas[kind.rawValue], deferring: deferred[kind.rawValue],
+                folding: folded[kind.rawValue]
             ) { fields.note($0, $1) }
         } catch {
             throw .invalid(error)
@@ -110,7 +133,7 @@ enum MappingWalk {
 
     /// Checks an element of a deferred repeated field and enters it.
     @inline(__always)
-    static func enter(element item: JSONNode, _ kind: MessageKind) throws(MappingProblem) {
+    static func enter(element item: JSONCursor, _ kind: MessageKind) throws(MappingProblem) {
         try check(element: item)
         try enter(item, kind)
     }

@@ -43,19 +43,22 @@ enum OTLPMapper {
         }
     }
 
-    /// The walk over a request whose `resources` member is an array.
+    /// The walk over a request whose `resources` member is an array. It reads the document through
+    /// ``JSONCursor``s (no reference counting per value), keeping the document alive meanwhile.
     static func walk(
         _ root: JSONNode, resources: JSONNode, signal: OTLPSignal, context: MappingContext
     ) throws(MappingProblem) -> MappedRequest {
         var result = MappedRequest(drafts: [], records: 0, rejected: 0)
-        var mapper = ResourceMapper(signal: signal, context: context)
-        try MappingWalk.enter(root, .request(signal))
-        for (resourceIndex, entry) in resources.elements.enumerated() {
-            try MappingWalk.check(element: entry)
-            try mapper.map(entry, resourceIndex: resourceIndex, into: &result)
+        var mapper = ResourceMapper(document: root, signal: signal, context: context)
+        try root.withCursor { (request) throws(MappingProblem) in
+            try MappingWalk.enter(request, .request(signal))
+            for (resourceIndex, entry) in JSONCursor(inDocumentOf: request, at: resources.place).elements.enumerated() {
+                try MappingWalk.check(element: entry)
+                try mapper.map(entry, resourceIndex: resourceIndex, into: &result)
+            }
         }
         result.diagnostics = DiagnosticsObservation(
-            mapper.diagnostics.found, firstResource: mapper.firstResource,
+            mapper.diagnostics.found, firstResource: mapper.firstResource.map { JSONNode(inDocumentOf: root, at: $0) },
             identity: mapper.diagnostics.found == nil ? mapper.firstResourceIdentity : mapper.diagnosticsIdentity,
             sequenceHeader: context.sequenceHeader, fallbacks: context.fallbacks)
         return result

@@ -30,7 +30,9 @@ enum OTLPValidator {
     /// document order. `root` must be an object (the mapper checks that first).
     static func validate(_ root: JSONNode, signal: OTLPSignal) throws(IntakeRejection) {
         do {
-            try check(members: root, schemas[MessageKind.request(signal).rawValue])
+            try root.withCursor { (root) throws(Failure) in
+                try check(members: root, schemas[MessageKind.request(signal).rawValue])
+            }
         } catch {
             throw IntakeRejection(.badRequest, error.description)
         }
@@ -42,15 +44,17 @@ enum OTLPValidator {
     /// appear once. The message-typed fields in `deferred` (bits of ``Schema/mask(_:)``) are only
     /// checked for being an object (an array when repeated): the caller reads them and checks
     /// their content (``check(element:)``, then their members) as it does.
-    static func check(members object: JSONNode, _ schema: Schema, deferring deferred: UInt64 = 0) throws(Failure) {
+    static func check(members object: JSONCursor, _ schema: Schema, deferring deferred: UInt64 = 0) throws(Failure) {
         try check(members: object, schema, deferring: deferred) { _, _ in }
     }
 
     /// ``check(members:_:deferring:)``, calling `found` with each known member's field index and
-    /// value as the pass meets it (before checking it).
+    /// value as the pass meets it (before checking it). The scalar fields in `folded` are not
+    /// checked here: the caller checks them as it reads them (``MappingWalk/read(_:field:of:_:)``).
     @inline(__always)
     static func check(
-        members object: JSONNode, _ schema: Schema, deferring deferred: UInt64, found: (Int, JSONNode) -> Void
+        members object: JSONCursor, _ schema: Schema, deferring deferred: UInt64, folding folded: UInt64 = 0,
+        found: (Int, JSONCursor) -> Void
     ) throws(Failure) {
         var seen: UInt64 = 0
         for (key, value) in object.memberNodes {
@@ -63,7 +67,7 @@ enum OTLPValidator {
             }
             seen |= bit
             found(field, value)
-            guard !value.isNull else { continue }
+            guard !value.isNull, folded & bit == 0 else { continue }
             do throws(Failure) {
                 let form = schema.forms[field]
                 if deferred & bit != 0 {
@@ -80,25 +84,25 @@ enum OTLPValidator {
     }
 
     /// Checks the known members of `object` against the rules of `kind`.
-    static func check(members object: JSONNode, _ kind: MessageKind, deferring deferred: UInt64 = 0) throws(Failure) {
+    static func check(members object: JSONCursor, _ kind: MessageKind, deferring deferred: UInt64 = 0) throws(Failure) {
         try check(members: object, schemas[kind.rawValue], deferring: deferred)
     }
 
     /// Checks that an element of a repeated message field (which the caller walks) is an object.
-    static func check(element item: JSONNode) throws(Failure) {
+    static func check(element item: JSONCursor) throws(Failure) {
         guard item.kind == .object else {
             throw Failure(item.isNull ? "expected an object, not null" : "expected an object")
         }
     }
 
     /// Checks a non-null message of `kind` and everything in it.
-    static func check(message value: JSONNode, _ kind: MessageKind) throws(Failure) {
+    static func check(message value: JSONCursor, _ kind: MessageKind) throws(Failure) {
         guard value.kind == .object else { throw Failure("expected an object") }
         try check(members: value, schemas[kind.rawValue])
     }
 
     /// Checks one non-null value.
-    static func check(_ value: JSONNode, _ form: Form) throws(Failure) {
+    static func check(_ value: JSONCursor, _ form: Form) throws(Failure) {
         if form.isRepeated {
             guard value.kind == .array else { throw Failure(form.expectation) }
             var element = form
@@ -135,8 +139,14 @@ enum OTLPValidator {
         guard valid else { throw Failure(form.expectation) }
     }
 
+    /// ``integer(_:)-(JSONCursor)`` of a node.
+    static func integer(_ value: JSONNode) -> Int64? { value.withCursor { integer($0) } }
+
+    /// ``unsignedInteger(_:)-(JSONCursor)`` of a node.
+    static func unsignedInteger(_ value: JSONNode) -> UInt64? { value.withCursor { unsignedInteger($0) } }
+
     /// An integer from a number (integral doubles too) or a decimal string (`-?[0-9]+`).
-    static func integer(_ value: JSONNode) -> Int64? {
+    static func integer(_ value: JSONCursor) -> Int64? {
         if let number = value.int64 { return number }
         return value.withUTF8 { bytes -> Int64? in
             guard isDecimal(bytes, signed: true) else { return nil }
@@ -150,7 +160,7 @@ enum OTLPValidator {
     }
 
     /// An unsigned integer from a number or a decimal string (`[0-9]+`).
-    static func unsignedInteger(_ value: JSONNode) -> UInt64? {
+    static func unsignedInteger(_ value: JSONCursor) -> UInt64? {
         if let number = value.uint64 { return number }
         return value.withUTF8 { isDecimal($0, signed: false) ? digits($0) : nil } ?? nil
     }
@@ -180,7 +190,7 @@ enum OTLPValidator {
     }
 
     /// An enum value: an int32 (number or decimal string) or one of `names`.
-    static func enumValue(_ value: JSONNode, names: [String]) -> Int64? {
+    static func enumValue(_ value: JSONCursor, names: [String]) -> Int64? {
         if let number = integer(value) {
             return Int64(Int32.min)...Int64(Int32.max) ~= number ? number : nil
         }
@@ -190,7 +200,7 @@ enum OTLPValidator {
     }
 
     /// Whether `value` is a string of `count` hex characters (either case) or empty.
-    static func isHexID(_ value: JSONNode, count: Int) -> Bool {
+    static func isHexID(_ value: JSONCursor, count: Int) -> Bool {
         value.withUTF8 { bytes in
             guard bytes.isEmpty || bytes.count == count else { return false }
             for byte in bytes {

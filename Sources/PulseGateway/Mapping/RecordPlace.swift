@@ -1,13 +1,12 @@
 import PulseJSON
 
-/// Where a log record or span is in the request, and what it belongs to.
+/// Where a log record or span is in the request, and what it belongs to (its resource's identity
+/// is passed beside it: a ``ResolvedIdentity`` copy retains each of its strings).
 struct RecordPlace {
-    /// The identity of its resource.
-    var identity: ResolvedIdentity
     /// Its scope's name, the events' `module`.
     var module: String?
     /// Its resource entry (`resourceLogs[i]` …).
-    var resource: JSONNode
+    var resource: JSONCursor
     /// Resource, scope and record index, for derived ids.
     var position: (resource: Int, scope: Int, record: Int)
 }

@@ -58,7 +58,7 @@ struct RecordScan {
     }
 
     /// Notes `value` for `role`.
-    mutating func observe(_ role: Role, _ value: JSONNode?) {
+    mutating func observe(_ role: Role, _ value: JSONCursor?) {
         switch role {
         case .logRecordUID: logRecordUID = logRecordUID ?? AnyValue.string(value)
         case .crashID: crashID = crashID ?? AnyValue.string(value)

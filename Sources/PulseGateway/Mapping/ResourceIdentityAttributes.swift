@@ -31,6 +31,12 @@ struct ResourceIdentityAttributes: Sendable, Equatable {
 
     /// Collects the attributes of an OTLP/JSON `resource` object (`{"attributes":[…]}`).
     init(json resource: JSONNode?) {
+        guard let resource else { return }
+        self = resource.withCursor { Self(resource: $0) }
+    }
+
+    /// ``init(json:)`` of a resource read through a cursor (the walk's).
+    init(resource: JSONCursor?) {
         guard let attributes = resource?["attributes"] else { return }
         let names = Self.keyTable.names
         var seen: UInt64 = 0

@@ -8,7 +8,7 @@ extension ResourceMapper {
     /// Writes the record's attributes (redacted) as members of the open attributes object and
     /// returns what the rules need; checks each attribute's JSON types as it goes (the caller
     /// checked that `list` is an array, or `null`).
-    mutating func writeAttributes(_ list: JSONNode?) throws(MappingProblem) -> RecordScan {
+    mutating func writeAttributes(_ list: JSONCursor?) throws(MappingProblem) -> RecordScan {
         var scan = RecordScan()
         guard let list else { return scan }
         for attribute in list.elements {
@@ -48,7 +48,7 @@ extension ResourceMapper {
 
     /// Writes the string `url` without its query string and fragment (``Redaction``), straight
     /// from the document's bytes when they are ASCII.
-    private mutating func writeStrippedURL(_ url: JSONNode) {
+    private mutating func writeStrippedURL(_ url: JSONCursor) {
         let written = url.withUTF8 { bytes -> Bool in
             guard let stripped = Redaction.strippingQueryAndFragment(ascii: bytes) else { return false }
             attributes.string(utf8: stripped)
@@ -62,7 +62,7 @@ extension ResourceMapper {
     /// Writes `key` and the id string `id` in lower case, when `id` is a non-empty string: its
     /// ASCII letters lowered byte by byte (the type checks let only hex digits through), other
     /// text as `String.lowercased()` has it.
-    mutating func writeLowercasedID(_ key: String, _ id: JSONNode?) {
+    mutating func writeLowercasedID(_ key: String, _ id: JSONCursor?) {
         guard let id, let count = id.withUTF8({ $0.count }), count > 0 else { return }
         attributes.key(key)
         let written = id.withUTF8 { bytes -> Bool in
@@ -79,7 +79,7 @@ extension ResourceMapper {
     }
 
     /// Starts the attributes object of a record with the record's attributes (``writeAttributes(_:)``).
-    mutating func beginAttributes(_ list: JSONNode?) throws(MappingProblem) -> RecordScan {
+    mutating func beginAttributes(_ list: JSONCursor?) throws(MappingProblem) -> RecordScan {
         attributes.reset()
         attributes.beginObject()
         return try writeAttributes(list)
@@ -87,7 +87,7 @@ extension ResourceMapper {
 
     /// The resource's attributes as one object (for metric ids); the resource was checked whole
     /// as the walk passed it.
-    mutating func encodeResourceAttributes(_ entry: JSONNode) throws(MappingProblem) -> [UInt8] {
+    mutating func encodeResourceAttributes(_ entry: JSONCursor) throws(MappingProblem) -> [UInt8] {
         _ = try beginAttributes(entry["resource"]?["attributes"])
         attributes.endObject()
         return attributes.bytes

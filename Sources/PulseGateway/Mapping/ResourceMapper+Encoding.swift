@@ -5,22 +5,23 @@ import PulseProtocol
 
 /// Pulse events, crash reports and derived ids.
 extension ResourceMapper {
-    /// A Pulse event with the current attributes object.
-    func encodeEvent(
+    /// A Pulse event with the current attributes object, written in the reused ``event`` writer.
+    mutating func encodeEvent(
         id: String, timestamp: Int64, sessionID: String, kind: PulseEventKind, name: String, module: String?,
         imageUUID: String?
     ) -> [UInt8] {
-        var writer = JSONWriter(capacity: attributes.count + 160)
-        writer.pulseEvent(
+        let attributes = attributes
+        event.reset()
+        event.pulseEvent(
             id: id, timestamp: timestamp, sessionId: sessionID, kind: kind, name: name, module: module,
             imageUuid: imageUUID
         ) { $0.raw(attributes) }
-        return writer.bytes
+        return event.bytes
     }
 
     /// A crash report (`CrashReport` of `docs/wire-protocol.md` §7.4) with the current attributes.
     func encodeCrash(
-        crashID: String, timestamp: Int64, sessionID: String?, scan: RecordScan, body: JSONNode?,
+        crashID: String, timestamp: Int64, sessionID: String?, scan: RecordScan, body: JSONCursor?,
         identity: ResolvedIdentity
     ) -> [UInt8] {
         var imageUUIDs = scan.imageUUIDs

@@ -21,12 +21,18 @@ extension ResourceMapper {
             time = schema.field(named: "timeUnixNano")
             observedTime = schema.field(named: "observedTimeUnixNano")
             eventName = schema.field(named: "eventName")
+            // The walk checks these as it reads them (``MappingWalk/folded``), with the reads below.
+            guard case .uint64 = schema.forms[time].value,
+                case .enumeration(.severityNumber) = schema.forms[severityNumber].value
+            else { preconditionFailure("the log record's time is a uint64 and its severity a SeverityNumber") }
         }
     }
 
-    /// Maps the log record whose members by field are `record` (``MappingWalk/fields(of:_:)``).
+    /// Maps the log record whose members by field are `record` (``MappingWalk/fields(of:_:)``), of
+    /// a resource whose identity is `identity`.
     mutating func mapLogRecord(
-        _ record: MessageFields, at place: RecordPlace, into collected: inout CollectedRecords
+        _ record: MessageFields, of identity: ResolvedIdentity, at place: RecordPlace,
+        into collected: inout CollectedRecords
     ) throws(MappingProblem) {
         let field = LogRecordFields.indices
         let scan = try beginAttributes(record[field.attributes])
@@ -34,7 +40,10 @@ extension ResourceMapper {
             attributes.key("log.body")
             try AnyValue.write(body, into: &attributes)
         }
-        let severity = AnyValue.enumValue(record[field.severityNumber], names: OTLPEnum.severityNumber.names) ?? 0
+        let severity =
+            try MappingWalk.read(record[field.severityNumber], field: field.severityNumber, of: .logRecord) {
+                OTLPValidator.enumValue($0, names: OTLPEnum.severityNumber.names)
+            } ?? 0
         if severity > 0 {
             attributes.key("log.severity_number")
             attributes.int(severity)
@@ -47,15 +56,17 @@ extension ResourceMapper {
         writeLowercasedID("span_id", record[field.spanID])
         attributes.key("otlp.signal")
         attributes.string("logs")
+        let nanos = try MappingWalk.read(record[field.time], field: field.time, of: .logRecord) {
+            OTLPValidator.unsignedInteger($0)
+        }
         let time = timestamp(
-            deviceTime: AnyValue.nanosToMillis(record[field.time])
-                ?? AnyValue.nanosToMillis(record[field.observedTime]))
+            deviceTime: nanos.flatMap(AnyValue.millis(nanos:)) ?? AnyValue.nanosToMillis(record[field.observedTime]))
         attributes.endObject()
 
         let recordEventName = record[field.eventName]?.string.flatMap { $0.isEmpty ? nil : $0 }
         // The diagnostics record: its eventName, or (without one) an event.name attribute.
         if recordEventName.map({ $0 == DiagnosticsObservation.recordName }) ?? scan.namesDiagnosticsRecord {
-            diagnostics.named(record[field.attributes], resource: place.resource)
+            diagnostics.named(record[field.attributes], resource: place.resource, of: document)
         }
         let eventName = scan.eventName.flatMap { $0.isEmpty ? nil : $0 } ?? recordEventName
         let kind: PulseEventKind
@@ -74,8 +85,8 @@ extension ResourceMapper {
         } else {
             kind = .log
         }
-        let sessionID = scan.sessionID ?? place.identity.sessionID ?? ""
-        let imageUUID = scan.buildID ?? place.identity.buildID
+        let sessionID = scan.sessionID ?? identity.sessionID ?? ""
+        let imageUUID = scan.buildID ?? identity.buildID
         if let crashID = scan.crashID, !crashID.isEmpty {
             let id = "crash-" + SHA256.hexDigest(Array(crashID.utf8))
             collected.crashFallbacks.append(
@@ -84,9 +95,9 @@ extension ResourceMapper {
                     module: place.module, imageUUID: imageUUID))
             collected.crashes.append(
                 encodeCrash(
-                    crashID: crashID, timestamp: time, sessionID: scan.sessionID ?? place.identity.sessionID,
+                    crashID: crashID, timestamp: time, sessionID: scan.sessionID ?? identity.sessionID,
                     scan: scan,
-                    body: record[field.body], identity: place.identity))
+                    body: record[field.body], identity: identity))
             return
         }
         let id: String

@@ -7,8 +7,8 @@ import PulseProtocol
 extension ResourceMapper {
     /// The data member of a metric the mapper reads (the first of ``MetricData/all`` that has a
     /// `dataPoints` array) and its points; checks the metric's data members.
-    static func dataPoints(of metric: JSONNode) throws(MappingProblem) -> (MetricData, JSONNode)? {
-        var chosen: (MetricData, JSONNode)?
+    static func dataPoints(of metric: JSONCursor) throws(MappingProblem) -> (MetricData, JSONCursor)? {
+        var chosen: (MetricData, JSONCursor)?
         for data in MetricData.all {
             guard let body = metric[data.name], !body.isNull else { continue }
             if chosen == nil, let points = body["dataPoints"], points.kind == .array {
@@ -22,7 +22,7 @@ extension ResourceMapper {
     }
 
     mutating func mapDataPoint(
-        _ point: JSONNode, metric: JSONNode, type: String, identity: ResolvedIdentity, module: String?,
+        _ point: JSONCursor, metric: JSONCursor, type: String, identity: ResolvedIdentity, module: String?,
         resourceAttributes: [UInt8], position: (Int, Int, Int), into collected: inout CollectedRecords
     ) throws(MappingProblem) {
         let name = metric["name"]?.string ?? ""
@@ -66,7 +66,7 @@ extension ResourceMapper {
 
     static let runtimePrefixes = ["process.runtime.", "runtime.", "jvm.", "dotnet.", "process."]
 
-    mutating func writeMetricValues(_ point: JSONNode, type: String) {
+    mutating func writeMetricValues(_ point: JSONCursor, type: String) {
         if let value = point["asDouble"], let number = AnyValue.double(value) {
             attributes.key("metric.value")
             attributes.double(number)

@@ -4,8 +4,10 @@ import PulseProtocol
 
 /// Spans to Pulse events.
 extension ResourceMapper {
+    /// Maps `span`, of a resource whose identity is `identity`.
     mutating func mapSpan(
-        _ span: JSONNode, at place: RecordPlace, into collected: inout CollectedRecords
+        _ span: JSONCursor, of identity: ResolvedIdentity, at place: RecordPlace,
+        into collected: inout CollectedRecords
     ) throws(MappingProblem) {
         let scan = try beginAttributes(span["attributes"])
         let traceID = span["traceId"]?.string?.lowercased() ?? ""
@@ -62,18 +64,18 @@ extension ResourceMapper {
         }
         let spanName = span["name"]?.string
         if spanName == DiagnosticsObservation.recordName {
-            diagnostics.named(span["attributes"], resource: place.resource)
+            diagnostics.named(span["attributes"], resource: place.resource, of: document)
         }
         let name = spanName.flatMap { $0.isEmpty ? nil : $0 } ?? "span"
         collected.events.append(
             encodeEvent(
-                id: id, timestamp: time, sessionID: scan.sessionID ?? place.identity.sessionID ?? "", kind: kind,
+                id: id, timestamp: time, sessionID: scan.sessionID ?? identity.sessionID ?? "", kind: kind,
                 name: name,
-                module: place.module, imageUUID: scan.buildID ?? place.identity.buildID))
+                module: place.module, imageUUID: scan.buildID ?? identity.buildID))
     }
 
     /// OTLP span kind: the enum as an integer (or its name, which some encoders write).
-    static func spanKind(_ node: JSONNode?) -> Int64? {
+    static func spanKind(_ node: JSONCursor?) -> Int64? {
         guard let node else { return nil }
         if let number = node.int64 { return number }
         switch node.string {

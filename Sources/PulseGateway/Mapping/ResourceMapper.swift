@@ -8,14 +8,18 @@ import PulseJSON
 /// redacts, derives ids, and notes the diagnostics record (``DiagnosticsFinding``). Keeps scratch
 /// buffers between records.
 struct ResourceMapper {
+    /// The request the walk reads (through cursors, ``JSONCursor``), for the nodes it keeps.
+    let document: JSONNode
     let signal: OTLPSignal
     let context: MappingContext
     let clockOffset: Int64?
     let kinds: (resource: MessageKind, scope: MessageKind, record: MessageKind)
     /// Reused per record: the attributes object.
     var attributes = JSONWriter(capacity: 2048)
+    /// Reused per record: the event written around the attributes (its bytes are copied out).
+    var event = JSONWriter(capacity: 2048)
     /// The first resource entry, and the search for the diagnostics record.
-    var firstResource: JSONNode?
+    var firstResource: JSONCursor?
     var diagnostics = DiagnosticsFinding.Search()
     /// The identity attributes the walk collected for the first resource and for the resource
     /// holding the diagnostics record (`nil` when it resolved no identity for it), which the
@@ -23,7 +27,8 @@ struct ResourceMapper {
     var firstResourceIdentity: ResourceIdentityAttributes?
     var diagnosticsIdentity: ResourceIdentityAttributes?
 
-    init(signal: OTLPSignal, context: MappingContext) {
+    init(document: JSONNode, signal: OTLPSignal, context: MappingContext) {
+        self.document = document
         self.signal = signal
         self.context = context
         self.clockOffset = context.appliedClockOffset
@@ -31,7 +36,7 @@ struct ResourceMapper {
     }
 
     /// Maps one resource entry (the caller checked that it is an object).
-    mutating func map(_ entry: JSONNode, resourceIndex: Int, into result: inout MappedRequest)
+    mutating func map(_ entry: JSONCursor, resourceIndex: Int, into result: inout MappedRequest)
         throws(MappingProblem)
     {
         let isFirst = firstResource == nil
@@ -51,25 +56,25 @@ struct ResourceMapper {
             case .logs:
                 guard let records = scope["logRecords"], records.count > 0 else { continue }
                 if identity == nil { identity = try resolve(entry, resourceIndex, &identityAttributes) }
+                let resolved = identity!
                 for (recordIndex, record) in records.elements.enumerated() {
                     try MappingWalk.check(element: record)
                     let fields = try MappingWalk.fields(of: record, .logRecord)
                     result.records += 1
                     let place = RecordPlace(
-                        identity: identity!, module: module, resource: entry,
-                        position: (resourceIndex, scopeIndex, recordIndex))
-                    try mapLogRecord(fields, at: place, into: &collected)
+                        module: module, resource: entry, position: (resourceIndex, scopeIndex, recordIndex))
+                    try mapLogRecord(fields, of: resolved, at: place, into: &collected)
                 }
             case .traces:
                 guard let spans = scope["spans"], spans.count > 0 else { continue }
                 if identity == nil { identity = try resolve(entry, resourceIndex, &identityAttributes) }
+                let resolved = identity!
                 for (recordIndex, span) in spans.elements.enumerated() {
                     try MappingWalk.enter(element: span, .span)
                     result.records += 1
                     let place = RecordPlace(
-                        identity: identity!, module: module, resource: entry,
-                        position: (resourceIndex, scopeIndex, recordIndex))
-                    try mapSpan(span, at: place, into: &collected)
+                        module: module, resource: entry, position: (resourceIndex, scopeIndex, recordIndex))
+                    try mapSpan(span, of: resolved, at: place, into: &collected)
                 }
             case .metrics:
                 guard let metrics = scope["metrics"], metrics.count > 0 else { continue }
@@ -84,7 +89,7 @@ struct ResourceMapper {
                         type.name == "gauge" && metric["name"]?.stringEquals(DiagnosticsObservation.recordName) == true
                     for point in points.elements {
                         try MappingWalk.enter(element: point, type.point)
-                        if diagnosticsGauge { diagnostics.named(point["attributes"], resource: entry) }
+                        if diagnosticsGauge { diagnostics.named(point["attributes"], resource: entry, of: document) }
                         result.records += 1
                         try mapDataPoint(
                             point, metric: metric, type: type.name, identity: identity!, module: module,
@@ -104,9 +109,9 @@ struct ResourceMapper {
 
     /// The identity of resource `entry`, and (in `attributes`) the attributes it was resolved from.
     private func resolve(
-        _ entry: JSONNode, _ index: Int, _ attributes: inout ResourceIdentityAttributes?
+        _ entry: JSONCursor, _ index: Int, _ attributes: inout ResourceIdentityAttributes?
     ) throws(MappingProblem) -> ResolvedIdentity {
-        let collected = ResourceIdentityAttributes(json: entry["resource"])
+        let collected = ResourceIdentityAttributes(resource: entry["resource"])
         attributes = collected
         do {
             return try ResolvedIdentity(

@@ -34,8 +34,13 @@ extension OTLPValidator {
 
         /// The index of the field named by `key`, or `nil` for an unknown member.
         @inline(__always)
-        func field(_ key: JSONNode) -> Int? {
+        func field(_ key: JSONCursor) -> Int? {
             names.index(key)
+        }
+
+        /// ``field(_:)-(JSONCursor)`` of a node.
+        func field(_ key: JSONNode) -> Int? {
+            key.withCursor { field($0) }
         }
     }
 }

@@ -12,20 +12,29 @@ public struct JSONNode: Sendable {
         self.index = index
     }
 
+    /// This node as a ``JSONCursor`` (valid while this node's document lives).
+    @inlinable @inline(__always)
+    var cursor: JSONCursor { storage.cursor(index) }
+
+    /// Calls `body` with this node as a ``JSONCursor``, keeping the document alive while it runs:
+    /// the cursor and every cursor reached from it are valid only inside `body` (package use: the
+    /// gateway's mapping walk steps through the request with cursors, without reference counting).
+    @inlinable
+    package func withCursor<R, E: Error>(_ body: (JSONCursor) throws(E) -> R) throws(E) -> R {
+        try withExtendedLifetime(storage) { () throws(E) -> R in try body(cursor) }
+    }
+
     /// The kind of this value.
     @inlinable @inline(__always)
-    public var kind: JSONKind { JSONKind(rawValue: storage.kindBits(index)) ?? .null }
+    public var kind: JSONKind { cursor.kind }
 
     /// Whether this value is `null`.
     @inlinable @inline(__always)
-    public var isNull: Bool { storage.kindBits(index) == JSONKind.null.rawValue }
+    public var isNull: Bool { cursor.isNull }
 
     /// The Boolean, or `nil` if this is not `true`/`false`.
     @inlinable @inline(__always)
-    public var bool: Bool? {
-        guard storage.kindBits(index) == JSONKind.bool.rawValue else { return nil }
-        return storage.payload(index) != 0
-    }
+    public var bool: Bool? { cursor.bool }
 
     /// The value as an exact `Int64`, or `nil`.
     ///
@@ -34,78 +43,44 @@ public struct JSONNode: Sendable {
     /// Fractional or out-of-range numbers and every non-number give `nil`: nothing is rounded or
     /// truncated. Strings are not converted (OTLP's decimal-string int64s are the caller's job).
     @inlinable @inline(__always)
-    public var int64: Int64? {
-        let payload = storage.payload(index)
-        switch storage.kindBits(index) {
-        case JSONKind.int.rawValue: return Int64(bitPattern: payload)
-        case JSONKind.uint.rawValue: return Int64(exactly: payload)
-        case JSONKind.double.rawValue: return exactInt64(Double(bitPattern: payload))
-        default: return nil
-        }
-    }
+    public var int64: Int64? { cursor.int64 }
 
     /// The value as an exact `UInt64`, or `nil`; same rules as ``int64`` (negative values give `nil`).
     @inlinable @inline(__always)
-    public var uint64: UInt64? {
-        let payload = storage.payload(index)
-        switch storage.kindBits(index) {
-        case JSONKind.int.rawValue: return UInt64(exactly: Int64(bitPattern: payload))
-        case JSONKind.uint.rawValue: return payload
-        case JSONKind.double.rawValue: return exactUInt64(Double(bitPattern: payload))
-        default: return nil
-        }
-    }
+    public var uint64: UInt64? { cursor.uint64 }
 
     /// The value as a `Double` for any number kind (integers beyond 2^53 round to the nearest
     /// double), or `nil` for non-numbers.
     @inlinable @inline(__always)
-    public var double: Double? {
-        let payload = storage.payload(index)
-        switch storage.kindBits(index) {
-        case JSONKind.int.rawValue: return Double(Int64(bitPattern: payload))
-        case JSONKind.uint.rawValue: return Double(payload)
-        case JSONKind.double.rawValue: return Double(bitPattern: payload)
-        default: return nil
-        }
-    }
+    public var double: Double? { cursor.double }
 
     /// The string (unescaped), or `nil` if this is not a string.
     @inlinable @inline(__always)
-    public var string: String? {
-        guard storage.kindBits(index) == JSONKind.string.rawValue else { return nil }
-        return storage.string(index)
-    }
+    public var string: String? { withCursor { $0.string } }
 
     /// Calls `body` with the unescaped UTF-8 bytes of this string without creating a `String`;
     /// returns `nil` without calling it if this is not a string. The buffer is valid only inside
     /// `body`.
     @inlinable
     public func withUTF8<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R? {
-        guard storage.kindBits(index) == JSONKind.string.rawValue else { return nil }
-        return try withExtendedLifetime(storage) { () throws(E) -> R in try body(storage.stringBytes(index)) }
+        try withCursor { cursor throws(E) -> R? in try cursor.withUTF8(body) }
     }
 
     /// Whether this is a string equal to `other` (byte-wise UTF-8 comparison, no allocation).
     @inlinable
     public func stringEquals(_ other: String) -> Bool {
-        guard storage.kindBits(index) == JSONKind.string.rawValue else { return false }
-        return withUTF8Bytes(of: other) { storage.stringEquals(index, $0) }
+        withCursor { $0.stringEquals(other) }
     }
 
     /// Whether this is a string equal to `other` (byte-wise UTF-8 comparison, no allocation).
     @inlinable
     public func stringEquals(_ other: StaticString) -> Bool {
-        guard storage.kindBits(index) == JSONKind.string.rawValue else { return false }
-        return other.withUTF8Buffer { storage.stringEquals(index, $0) }
+        withCursor { $0.stringEquals(other) }
     }
 
     /// The number of elements of an array or members of an object; 0 for any other kind.
     @inlinable @inline(__always)
-    public var count: Int {
-        let kind = storage.kindBits(index)
-        guard kind == JSONKind.array.rawValue || kind == JSONKind.object.rawValue else { return 0 }
-        return Int(truncatingIfNeeded: storage.payload(index))
-    }
+    public var count: Int { cursor.count }
 
     /// The value of the first member named `key`, or `nil` if there is none or this is not an object.
     ///
@@ -113,16 +88,9 @@ public struct JSONNode: Sendable {
     /// duplicate keys the first occurrence wins; ``members`` still yields every one.
     @inlinable @inline(__always)
     public subscript(key: String) -> JSONNode? {
-        guard storage.kindBits(index) == JSONKind.object.rawValue else { return nil }
-        let nodes = UnsafeRawPointer(storage.base)
-        let strings = storage.strings
-        let object = index
-        // The closure captures only pointers (capturing the storage costs a retain); the storage
-        // is kept alive explicitly while they are in use.
-        let found = withExtendedLifetime(storage) {
-            withUTF8Bytes(of: key) { JSONStorage.find(nodes: nodes, strings: strings, object: object, key: $0) }
-        }
-        return found < 0 ? nil : JSONNode(storage: storage, index: found)
+        // The cursor holds only pointers (a closure capturing the storage costs a retain); the
+        // storage is kept alive while they are in use.
+        withCursor { $0[key] }.map { JSONNode(storage: storage, index: $0.index) }
     }
 
     /// The element at `index` of an array, or `nil` if out of bounds or this is not an array.
@@ -131,12 +99,7 @@ public struct JSONNode: Sendable {
     /// ``elements`` to visit them all.
     @inlinable
     public subscript(index: Int) -> JSONNode? {
-        guard storage.kindBits(self.index) == JSONKind.array.rawValue, index >= 0,
-            index < Int(truncatingIfNeeded: storage.payload(self.index))
-        else { return nil }
-        var position = self.index + 1
-        for _ in 0..<index { position = storage.next(position) }
-        return JSONNode(storage: storage, index: position)
+        withCursor { $0[index] }.map { JSONNode(storage: storage, index: $0.index) }
     }
 
     /// The elements of an array in order (empty for any other kind).
@@ -164,10 +127,17 @@ extension JSONNode {
     /// (The node tape addresses nodes with 32 bits.)
     package var place: UInt32 { UInt32(truncatingIfNeeded: index) }
 
-    /// The node at `place` (a ``place`` of a node) of the document `node` belongs to.
+    /// The node at `place` (a ``place`` of a node or a ``JSONCursor``) of the document `node`
+    /// belongs to.
     package init(inDocumentOf node: JSONNode, at place: UInt32) {
         precondition(Int(place) < node.storage.nodeCount, "a place in the document")
         self.init(storage: node.storage, index: Int(place))
+    }
+
+    /// The node `cursor` reads, of the document `node` belongs to (which `cursor` must read too).
+    package init(inDocumentOf node: JSONNode, at cursor: JSONCursor) {
+        precondition(cursor.nodes == UnsafeRawPointer(node.storage.base), "a cursor of the same document")
+        self.init(storage: node.storage, index: cursor.index)
     }
 }
 
@@ -176,43 +146,34 @@ extension JSONNode {
     /// for a node of another kind). Arrays and objects step through them the same way.
     @usableFromInline struct ChildRun: Sendable {
         @usableFromInline let storage: JSONStorage
-        @usableFromInline let first: Int
-        @usableFromInline let count: Int
+        @usableFromInline let index: Int
+        @usableFromInline let kind: JSONKind
 
         @inlinable init(of node: JSONNode, kind: JSONKind) {
             storage = node.storage
-            guard node.storage.kindBits(node.index) == kind.rawValue else {
-                first = node.index
-                count = 0
-                return
-            }
-            first = node.index + 1
-            count = Int(truncatingIfNeeded: node.storage.payload(node.index))
+            index = node.index
+            self.kind = kind
         }
 
-        @inlinable func makeCursor() -> Cursor { Cursor(storage: storage, position: first, remaining: count) }
+        @inlinable var count: Int { makeCursor().steps.remaining }
 
-        /// Steps over the children, each `nodes` consecutive nodes (an element 1, a member its
-        /// key and its value) followed by the rest of the last one's subtree.
-        @usableFromInline struct Cursor: Sendable {
+        @inlinable func makeCursor() -> Cursor {
+            Cursor(storage: storage, steps: JSONChildSteps(nodes: storage.base, of: index, kind: kind))
+        }
+
+        /// Steps over the children (``JSONChildSteps``), keeping the document alive.
+        @usableFromInline struct Cursor: @unchecked Sendable {
+            // Sendable: the steps read the immutable tape of `storage`, which this holds.
             @usableFromInline let storage: JSONStorage
-            @usableFromInline var position: Int
-            @usableFromInline var remaining: Int
+            @usableFromInline var steps: JSONChildSteps
 
-            @inlinable init(storage: JSONStorage, position: Int, remaining: Int) {
+            @inlinable init(storage: JSONStorage, steps: JSONChildSteps) {
                 self.storage = storage
-                self.position = position
-                self.remaining = remaining
+                self.steps = steps
             }
 
             /// The index of the next child's first node, or `nil` after the last.
-            @inlinable mutating func next(nodes: Int) -> Int? {
-                guard remaining > 0 else { return nil }
-                remaining -= 1
-                let child = position
-                position = storage.next(child + nodes - 1)
-                return child
-            }
+            @inlinable mutating func next(nodes: Int) -> Int? { steps.next(nodes: nodes) }
         }
     }
 

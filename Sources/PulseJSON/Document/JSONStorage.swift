@@ -81,35 +81,44 @@ final class JSONStorage: @unchecked Sendable {
         }
     }
 
-    @inlinable @inline(__always) func head(_ index: Int) -> UInt64 {
-        base.load(fromByteOffset: index &* 16, as: UInt64.self)
+    // The node words of a tape at `nodes` (``base``), read the one way for the storage and for
+    // ``JSONCursor``s.
+
+    @inlinable @inline(__always) static func head(_ nodes: UnsafeRawPointer, _ index: Int) -> UInt64 {
+        nodes.load(fromByteOffset: index &* 16, as: UInt64.self)
     }
 
-    @inlinable @inline(__always) func payload(_ index: Int) -> UInt64 {
-        base.load(fromByteOffset: index &* 16 &+ 8, as: UInt64.self)
+    @inlinable @inline(__always) static func payload(_ nodes: UnsafeRawPointer, _ index: Int) -> UInt64 {
+        nodes.load(fromByteOffset: index &* 16 &+ 8, as: UInt64.self)
     }
 
-    @inlinable @inline(__always) func kindBits(_ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: head(index)) }
+    @inlinable @inline(__always) static func kindBits(_ nodes: UnsafeRawPointer, _ index: Int) -> UInt8 {
+        UInt8(truncatingIfNeeded: head(nodes, index))
+    }
 
-    @inlinable @inline(__always) func next(_ index: Int) -> Int { Int(truncatingIfNeeded: head(index) >> 32) }
+    /// The index of the first node after the subtree of the node at `index`.
+    @inlinable @inline(__always) static func next(_ nodes: UnsafeRawPointer, _ index: Int) -> Int {
+        Int(truncatingIfNeeded: head(nodes, index) >> 32)
+    }
+
+    @inlinable @inline(__always) func head(_ index: Int) -> UInt64 { Self.head(base, index) }
+
+    @inlinable @inline(__always) func payload(_ index: Int) -> UInt64 { Self.payload(base, index) }
+
+    @inlinable @inline(__always) func kindBits(_ index: Int) -> UInt8 { Self.kindBits(base, index) }
+
+    @inlinable @inline(__always) func next(_ index: Int) -> Int { Self.next(base, index) }
+
+    /// A cursor at node `index` (valid while `self` lives).
+    @inlinable @inline(__always) func cursor(_ index: Int) -> JSONCursor {
+        JSONCursor(nodes: base, strings: strings, index: index)
+    }
 
     @inlinable @inline(__always) func count(_ index: Int) -> Int { Int(truncatingIfNeeded: payload(index)) }
 
     /// The UTF-8 bytes of the string node at `index` (which must be a string). Valid while `self` lives.
     @inlinable @inline(__always) func stringBytes(_ index: Int) -> UnsafeBufferPointer<UInt8> {
-        let payload = payload(index)
-        let offset = Int(truncatingIfNeeded: payload & 0xFFFF_FFFF)
-        let length = Int(truncatingIfNeeded: payload >> 32)
-        return UnsafeBufferPointer(start: strings + offset, count: length)
-    }
-
-    /// Whether the string node at `index` holds exactly the bytes `other`.
-    @inlinable @inline(__always) func stringEquals(_ index: Int, _ other: UnsafeBufferPointer<UInt8>) -> Bool {
-        let payload = payload(index)
-        let length = Int(truncatingIfNeeded: payload >> 32)
-        guard length == other.count else { return false }
-        guard length > 0, let otherBase = other.baseAddress else { return true }
-        return bytesEqual(strings + Int(truncatingIfNeeded: payload & 0xFFFF_FFFF), otherBase, length)
+        cursor(index).stringBytes
     }
 
     @inlinable func string(_ index: Int) -> String {
@@ -126,16 +135,16 @@ final class JSONStorage: @unchecked Sendable {
     ) -> Int {
         let keyCount = key.count
         var position = object &+ 1
-        var remaining = Int(truncatingIfNeeded: nodes.load(fromByteOffset: object &* 16 &+ 8, as: UInt64.self))
+        var remaining = Int(truncatingIfNeeded: payload(nodes, object))
         while remaining > 0 {
-            let payload = nodes.load(fromByteOffset: position &* 16 &+ 8, as: UInt64.self)
+            let payload = payload(nodes, position)
             if Int(truncatingIfNeeded: payload >> 32) == keyCount
                 && (keyCount == 0
                     || bytesEqual(strings + Int(truncatingIfNeeded: payload & 0xFFFF_FFFF), key.baseAddress!, keyCount))
             {
                 return position &+ 1
             }
-            position = Int(truncatingIfNeeded: nodes.load(fromByteOffset: (position &+ 1) &* 16, as: UInt64.self) >> 32)
+            position = next(nodes, position &+ 1)
             remaining &-= 1
         }
         return -1
