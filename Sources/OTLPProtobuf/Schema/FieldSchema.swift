@@ -103,6 +103,8 @@ package final class MessageSchema: Sendable {
     package let fields: [FieldSchema]
     /// Field index by field number (`-1` for unknown numbers), up to the largest known number.
     private let slots: [Int8]
+    /// For each oneof number, the bit `1 << index` of each of its members' field indexes.
+    private let oneofMasks: [UInt32]
 
     init(_ name: String, _ fields: [FieldSchema]) {
         precondition(fields.count <= 32, "presence is tracked in a 32-bit mask")
@@ -113,7 +115,17 @@ package final class MessageSchema: Sendable {
             slots[Int(field.number)] = Int8(index)
         }
         self.slots = slots
+        var oneofMasks: [UInt32] = []
+        for (index, field) in self.fields.enumerated() {
+            guard case .oneof(let group) = field.cardinality else { continue }
+            while oneofMasks.count <= group { oneofMasks.append(0) }
+            oneofMasks[group] |= 1 << UInt32(index)
+        }
+        self.oneofMasks = oneofMasks
     }
+
+    /// The members of oneof number `group`: bit `1 << index` for each member's index in ``fields``.
+    func oneofMembers(_ group: Int) -> UInt32 { oneofMasks[group] }
 
     /// The index in ``fields`` of the field numbered `number`, or `nil` for an unknown field.
     @inline(__always)

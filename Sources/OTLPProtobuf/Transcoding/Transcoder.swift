@@ -31,6 +31,10 @@ struct Transcoder<Output: TranscodingOutput> {
     /// `occurrenceCount` (the array only grows, so that leaving a message costs no removal).
     private var occurrences: [FieldOccurrence] = []
     private var occurrenceCount = 0
+    /// The chains of the messages on the current path, one per field of each message's schema,
+    /// innermost last: the first `chainCount` (a chain is set when its field is first seen).
+    private var chains: [FieldChain] = []
+    private var chainCount = 0
     private var path: [PathComponent] = []
     private var depth = 0
 
@@ -41,6 +45,7 @@ struct Transcoder<Output: TranscodingOutput> {
         rootName = schemas[root.rawValue].name
         writer = Output.sized(forInput: input.count, limit: limits.maxOutputBytes)
         occurrences.reserveCapacity(64)
+        chains.reserveCapacity(64)
         path.reserveCapacity(16)
     }
 
@@ -61,25 +66,31 @@ struct Transcoder<Output: TranscodingOutput> {
                 .nestingTooDeep, "messages nested deeper than \(limits.maxDepth) levels", at: start(of: source))
         }
         let base = occurrenceCount
-        defer { occurrenceCount = base }
+        let chainBase = chainCount
+        chainCount += schema.fields.count
+        while chains.count < chainCount { chains.append(FieldChain(first: 0, last: 0)) }
+        defer {
+            occurrenceCount = base
+            chainCount = chainBase
+        }
+        // Bit `1 << index` for each field index with an occurrence (its chain is set).
+        var present: UInt32 = 0
         switch source {
         case .range(let range):
-            try scan(schema, range, regionStart: base)
-        case .occurrences(let from, let to, let fieldIndex):
-            for index in from..<to where occurrences[index].fieldIndex == fieldIndex {
-                try scan(schema, occurrences[index].payload, regionStart: base)
+            try scan(schema, range, chainBase: chainBase, present: &present)
+        case .chain(let first):
+            var cursor: Int? = first
+            while let index = cursor {
+                try scan(schema, occurrences[index].payload, chainBase: chainBase, present: &present)
+                cursor = occurrence(after: index)
             }
         }
-        let end = occurrenceCount
-        var present: UInt32 = 0
-        for index in base..<end {
-            present |= 1 << UInt32(occurrences[index].fieldIndex)
-        }
         writer.beginObject()
-        while present != 0 {
-            let fieldIndex = present.trailingZeroBitCount
-            present &= present - 1
-            try emitField(fieldIndex, of: schema, base: base, end: end)
+        var remaining = present
+        while remaining != 0 {
+            let fieldIndex = remaining.trailingZeroBitCount
+            remaining &= remaining - 1
+            try emitField(fieldIndex, of: schema, chainBase: chainBase, present: present)
         }
         writer.endObject()
         if writer.count > limits.maxOutputBytes {
@@ -97,9 +108,11 @@ struct Transcoder<Output: TranscodingOutput> {
         try emitMessage(kind, from: source)
     }
 
-    /// Records the known fields in `range`, validating the wire format of every field.
-    private mutating func scan(_ schema: MessageSchema, _ range: Range<Int>, regionStart: Int) throws(OTLPProtobufError)
-    {
+    /// Records the known fields in `range`, validating the wire format of every field, and chains
+    /// each one to the earlier occurrences of its field (`present` marks the fields seen so far).
+    private mutating func scan(
+        _ schema: MessageSchema, _ range: Range<Int>, chainBase: Int, present: inout UInt32
+    ) throws(OTLPProtobufError) {
         var reader = WireReader(input, range: range)
         while !reader.isAtEnd {
             let tag: WireTag
@@ -109,7 +122,7 @@ struct Transcoder<Output: TranscodingOutput> {
                 throw failure(error, field: nil)
             }
             let fieldIndex = schema.fieldIndex(tag.number)
-            var occurrence = FieldOccurrence(value: 0, end: 0, fieldIndex: 0, wireType: tag.wireType)
+            var occurrence = FieldOccurrence(value: 0, end: 0, next: 0)
             do {
                 switch tag.wireType {
                 case .varint:
@@ -127,100 +140,120 @@ struct Transcoder<Output: TranscodingOutput> {
                 }
             } catch {
                 throw failure(
-                    error, field: component(for: tag.number, fieldIndex, in: schema, regionStart: regionStart))
+                    error, field: component(for: tag.number, fieldIndex, in: schema, chainBase: chainBase, present))
             }
             if let fieldIndex, schema.fields[fieldIndex].accepts(tag.wireType) {
-                occurrence.fieldIndex = UInt8(fieldIndex)
-                if occurrenceCount < occurrences.count {
-                    occurrences[occurrenceCount] = occurrence
+                let index = occurrenceCount
+                if index < occurrences.count {
+                    occurrences[index] = occurrence
                 } else {
                     occurrences.append(occurrence)
                 }
                 occurrenceCount += 1
+                let bit: UInt32 = 1 << UInt32(fieldIndex)
+                if present & bit == 0 {
+                    present |= bit
+                    chains[chainBase + fieldIndex] = FieldChain(first: UInt32(index), last: UInt32(index))
+                } else {
+                    occurrences[Int(chains[chainBase + fieldIndex].last)].next = UInt32(index)
+                    chains[chainBase + fieldIndex].last = UInt32(index)
+                }
             }
         }
     }
 
+    /// The next occurrence of the same field after the one at `index`, `nil` after the last.
+    private func occurrence(after index: Int) -> Int? {
+        let next = occurrences[index].next
+        return next == 0 ? nil : Int(next)
+    }
+
     // MARK: Fields
 
-    /// Writes field `fieldIndex` of the message whose occurrences are `base..<end` (the field occurs
-    /// at least once), if it has a value to write.
+    /// Writes field `fieldIndex` of the message whose chains start at `chainBase` (the field occurs
+    /// at least once; `present` marks the fields that occur), if it has a value to write.
     private mutating func emitField(
-        _ fieldIndex: Int, of schema: MessageSchema, base: Int, end: Int
+        _ fieldIndex: Int, of schema: MessageSchema, chainBase: Int, present: UInt32
     ) throws(OTLPProtobufError) {
         let field = schema.fields[fieldIndex]
         let key = field.name
-        let tag = UInt8(fieldIndex)
+        let chain = chains[chainBase + fieldIndex]
+        let first = Int(chain.first)
+        let last = Int(chain.last)
         switch field.cardinality {
         case .repeated:
             if case .message(let child) = field.kind {
+                writer.key(key)
+                writer.beginArray()
                 var count = 0
-                for index in base..<end where occurrences[index].fieldIndex == tag {
-                    if count == 0 {
-                        writer.key(key)
-                        writer.beginArray()
-                    }
+                var cursor: Int? = first
+                while let index = cursor {
                     path.append(PathComponent(name: field.name, index: count))
-                    try emitMessage(child, from: .occurrences(from: index, to: index + 1, fieldIndex: tag))
+                    try emitMessage(child, from: .range(occurrences[index].payload))
                     path.removeLast()
                     count += 1
+                    cursor = occurrence(after: index)
                 }
-                if count > 0 { writer.endArray() }
+                writer.endArray()
             } else {
-                try emitRepeatedScalars(field, key: key, tag: tag, base: base, end: end)
+                try emitRepeatedScalars(field, key: key, first: first)
             }
 
         case .implicit, .explicit:
-            guard let last = lastOccurrence(of: tag, base: base, end: end) else { return }
             if case .message(let child) = field.kind {
                 writer.key(key)
                 path.append(PathComponent(name: field.name, index: -1))
-                try emitMessage(child, from: .occurrences(from: base, to: end, fieldIndex: tag))
+                try emitMessage(child, from: .chain(first: first))
                 path.removeLast()
                 return
             }
-            try validateLosers(field, tag: tag, from: base, to: last)
+            try validateLosers(field, from: first, before: last)
             let occurrence = occurrences[last]
             if field.cardinality == .implicit && isDefault(field.kind, occurrence) { return }
             writer.key(key)
             try writeValue(field, occurrence, as: PathComponent(name: field.name, index: -1))
 
         case .oneof(let group):
-            guard let last = lastOneofOccurrence(group, of: schema, base: base, end: end) else { return }
-            guard occurrences[last].fieldIndex == tag else {
+            // The member seen last wins; `othersLast` is where the other members were last seen.
+            var othersLast = -1
+            var members = present & schema.oneofMembers(group) & ~(1 << UInt32(fieldIndex))
+            while members != 0 {
+                othersLast = max(othersLast, Int(chains[chainBase + members.trailingZeroBitCount].last))
+                members &= members - 1
+            }
+            guard othersLast < last else {
                 // Another member won; this one must still be well-formed.
-                try validateLosers(field, tag: tag, from: base, to: end)
+                try validateLosers(field, from: first, before: Int.max)
                 return
             }
             if case .message(let child) = field.kind {
                 // Merge the run of this member after the last other member of the oneof.
-                var runStart = base
-                for index in base..<last where occurrences[index].fieldIndex != tag {
-                    if schema.fields[Int(occurrences[index].fieldIndex)].cardinality == .oneof(group) {
-                        runStart = index + 1
-                    }
-                }
-                try validateLosers(field, tag: tag, from: base, to: runStart)
+                try validateLosers(field, from: first, before: othersLast)
+                var runFirst = first
+                while runFirst < othersLast, let next = occurrence(after: runFirst) { runFirst = next }
                 writer.key(key)
                 path.append(PathComponent(name: field.name, index: -1))
-                try emitMessage(child, from: .occurrences(from: runStart, to: end, fieldIndex: tag))
+                try emitMessage(child, from: .chain(first: runFirst))
                 path.removeLast()
             } else {
-                try validateLosers(field, tag: tag, from: base, to: last)
+                try validateLosers(field, from: first, before: last)
                 writer.key(key)
                 try writeValue(field, occurrences[last], as: PathComponent(name: field.name, index: -1))
             }
         }
     }
 
-    /// Writes a repeated scalar field: every occurrence, packed runs and single values alike.
+    /// Writes a repeated scalar field: every occurrence chained from `first`, packed runs and
+    /// single values alike.
     private mutating func emitRepeatedScalars(
-        _ field: FieldSchema, key: StaticString, tag: UInt8, base: Int, end: Int
+        _ field: FieldSchema, key: StaticString, first: Int
     ) throws(OTLPProtobufError) {
         var count = 0
-        for index in base..<end where occurrences[index].fieldIndex == tag {
+        var cursor: Int? = first
+        while let index = cursor {
             let occurrence = occurrences[index]
-            if occurrence.wireType == .lengthDelimited && field.kind.isPackable {
+            cursor = self.occurrence(after: index)
+            if occurrence.isLengthDelimited && field.kind.isPackable {
                 var reader = WireReader(input, range: occurrence.payload)
                 while !reader.isAtEnd {
                     let value: UInt64
@@ -252,43 +285,30 @@ struct Transcoder<Output: TranscodingOutput> {
         if count > 0 { writer.endArray() }
     }
 
-    /// Validates occurrences of a field in `from..<to` whose values are not written: earlier
-    /// occurrences of a singular field and members of a oneof that lost.
+    /// Validates the occurrences of a field chained from `first` whose index is below `stop`,
+    /// whose values are not written: earlier occurrences of a singular field and members of a
+    /// oneof that lost.
     private mutating func validateLosers(
-        _ field: FieldSchema, tag: UInt8, from: Int, to: Int
+        _ field: FieldSchema, from first: Int, before stop: Int
     ) throws(OTLPProtobufError) {
         switch field.kind {
         case .string:
-            for index in from..<to where occurrences[index].fieldIndex == tag {
+            var cursor: Int? = first
+            while let index = cursor, index < stop {
                 _ = try validatedString(occurrences[index].payload, as: PathComponent(name: field.name, index: -1))
+                cursor = occurrence(after: index)
             }
         case .message(let child):
-            for index in from..<to where occurrences[index].fieldIndex == tag {
+            var cursor: Int? = first
+            while let index = cursor, index < stop {
                 path.append(PathComponent(name: field.name, index: -1))
-                try validateMessage(child, from: .occurrences(from: index, to: index + 1, fieldIndex: tag))
+                try validateMessage(child, from: .range(occurrences[index].payload))
                 path.removeLast()
+                cursor = occurrence(after: index)
             }
         default:
             break
         }
-    }
-
-    private func lastOccurrence(of tag: UInt8, base: Int, end: Int) -> Int? {
-        var index = end
-        while index > base {
-            index -= 1
-            if occurrences[index].fieldIndex == tag { return index }
-        }
-        return nil
-    }
-
-    private func lastOneofOccurrence(_ group: Int, of schema: MessageSchema, base: Int, end: Int) -> Int? {
-        var index = end
-        while index > base {
-            index -= 1
-            if schema.fields[Int(occurrences[index].fieldIndex)].cardinality == .oneof(group) { return index }
-        }
-        return nil
     }
 
     // MARK: Values
@@ -372,22 +392,24 @@ struct Transcoder<Output: TranscodingOutput> {
     private func start(of source: MessageSource) -> Int {
         switch source {
         case .range(let range): range.lowerBound
-        case .occurrences(let from, let to, let fieldIndex):
-            Int((from..<to).first { occurrences[$0].fieldIndex == fieldIndex }.map { occurrences[$0].value } ?? 0)
+        case .chain(let first): Int(occurrences[first].value)
         }
     }
 
-    /// The path component naming field `number` in an error found while scanning it.
+    /// The path component naming field `number` in an error found while scanning it (`present`
+    /// marks the fields of the message with a chain at `chainBase`).
     private func component(
-        for number: UInt32, _ fieldIndex: Int?, in schema: MessageSchema, regionStart: Int
+        for number: UInt32, _ fieldIndex: Int?, in schema: MessageSchema, chainBase: Int, _ present: UInt32
     ) -> PathComponent {
         guard let fieldIndex else { return PathComponent(name: "", index: -1, unknownNumber: number) }
         let field = schema.fields[fieldIndex]
         guard field.cardinality == .repeated else { return PathComponent(name: field.name, index: -1) }
         // The element's index: the occurrences of this field recorded so far in this message.
         var count = 0
-        for index in regionStart..<occurrenceCount where occurrences[index].fieldIndex == UInt8(fieldIndex) {
+        var cursor: Int? = present & 1 << UInt32(fieldIndex) == 0 ? nil : Int(chains[chainBase + fieldIndex].first)
+        while let index = cursor {
             count += 1
+            cursor = occurrence(after: index)
         }
         return PathComponent(name: field.name, index: count)
     }
