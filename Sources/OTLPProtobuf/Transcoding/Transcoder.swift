@@ -20,33 +20,28 @@ import PulseKit
 /// conforming parser rejects. It is stricter in three ways: groups are rejected, a varint whose
 /// value does not fit in 64 bits is rejected (upb drops the extra bits), and nesting is bounded by
 /// ``OTLPProtobufLimits/maxDepth``.
-struct Transcoder<Output: TranscodingOutput> {
+struct Transcoder<Output: TranscodingOutput>: ~Copyable {
     private let input: UnsafeBufferPointer<UInt8>
     private let limits: OTLPProtobufLimits
-    private let schemas: [MessageSchema]
-    private let rootName: String
+    /// ``MessageKind/layouts``: each message's fields by `rawValue`.
+    private let layouts: UnsafePointer<MessageLayout>
+    private let root: MessageKind
     /// The output.
     private(set) var writer: Output
-    /// Known-field occurrences of the messages on the current path, innermost last: the first
-    /// `occurrenceCount` (the array only grows, so that leaving a message costs no removal).
-    private var occurrences: [FieldOccurrence] = []
-    private var occurrenceCount = 0
+    /// Known-field occurrences of the messages on the current path, innermost last.
+    private var occurrences = ScratchStack<FieldOccurrence>(capacity: 256)
     /// The chains of the messages on the current path, one per field of each message's schema,
-    /// innermost last: the first `chainCount` (a chain is set when its field is first seen).
-    private var chains: [FieldChain] = []
-    private var chainCount = 0
-    private var path: [PathComponent] = []
+    /// innermost last (a chain is set when its field is first seen).
+    private var chains = ScratchStack<FieldChain>(capacity: 128)
+    private var path = ScratchStack<PathComponent>(capacity: 16)
     private var depth = 0
 
     init(input: UnsafeBufferPointer<UInt8>, root: MessageKind, limits: OTLPProtobufLimits) {
         self.input = input
         self.limits = limits
-        schemas = MessageKind.table
-        rootName = schemas[root.rawValue].name
+        layouts = MessageKind.layouts.base
+        self.root = root
         writer = Output.sized(forInput: input.count, limit: limits.maxOutputBytes)
-        occurrences.reserveCapacity(64)
-        chains.reserveCapacity(64)
-        path.reserveCapacity(16)
     }
 
     /// Writes the message `kind` found in the whole input.
@@ -58,20 +53,18 @@ struct Transcoder<Output: TranscodingOutput> {
 
     /// Scans the message at `source` and writes it as a JSON object.
     private mutating func emitMessage(_ kind: MessageKind, from source: MessageSource) throws(OTLPProtobufError) {
-        let schema = schemas[kind.rawValue]
+        let schema = layouts[kind.rawValue]
         depth += 1
         defer { depth -= 1 }
         if depth > limits.maxDepth {
             throw failure(
                 .nestingTooDeep, "messages nested deeper than \(limits.maxDepth) levels", at: start(of: source))
         }
-        let base = occurrenceCount
-        let chainBase = chainCount
-        chainCount += schema.fields.count
-        while chains.count < chainCount { chains.append(FieldChain(first: 0, last: 0)) }
+        let base = occurrences.count
+        let chainBase = chains.extend(by: schema.fieldCount)
         defer {
-            occurrenceCount = base
-            chainCount = chainBase
+            occurrences.truncate(to: base)
+            chains.truncate(to: chainBase)
         }
         // Bit `1 << index` for each field index with an occurrence (its chain is set).
         var present: UInt32 = 0
@@ -111,7 +104,7 @@ struct Transcoder<Output: TranscodingOutput> {
     /// Records the known fields in `range`, validating the wire format of every field, and chains
     /// each one to the earlier occurrences of its field (`present` marks the fields seen so far).
     private mutating func scan(
-        _ schema: MessageSchema, _ range: Range<Int>, chainBase: Int, present: inout UInt32
+        _ schema: MessageLayout, _ range: Range<Int>, chainBase: Int, present: inout UInt32
     ) throws(OTLPProtobufError) {
         var reader = WireReader(input, range: range)
         while !reader.isAtEnd {
@@ -142,14 +135,9 @@ struct Transcoder<Output: TranscodingOutput> {
                 throw failure(
                     error, field: component(for: tag.number, fieldIndex, in: schema, chainBase: chainBase, present))
             }
-            if let fieldIndex, schema.fields[fieldIndex].accepts(tag.wireType) {
-                let index = occurrenceCount
-                if index < occurrences.count {
-                    occurrences[index] = occurrence
-                } else {
-                    occurrences.append(occurrence)
-                }
-                occurrenceCount += 1
+            if let fieldIndex, schema.accepts(fieldIndex, tag.wireType) {
+                let index = occurrences.count
+                occurrences.append(occurrence)
                 let bit: UInt32 = 1 << UInt32(fieldIndex)
                 if present & bit == 0 {
                     present |= bit
@@ -173,7 +161,7 @@ struct Transcoder<Output: TranscodingOutput> {
     /// Writes field `fieldIndex` of the message whose chains start at `chainBase` (the field occurs
     /// at least once; `present` marks the fields that occur), if it has a value to write.
     private mutating func emitField(
-        _ fieldIndex: Int, of schema: MessageSchema, chainBase: Int, present: UInt32
+        _ fieldIndex: Int, of schema: MessageLayout, chainBase: Int, present: UInt32
     ) throws(OTLPProtobufError) {
         let field = schema.fields[fieldIndex]
         let key = field.name
@@ -399,7 +387,7 @@ struct Transcoder<Output: TranscodingOutput> {
     /// The path component naming field `number` in an error found while scanning it (`present`
     /// marks the fields of the message with a chain at `chainBase`).
     private func component(
-        for number: UInt32, _ fieldIndex: Int?, in schema: MessageSchema, chainBase: Int, _ present: UInt32
+        for number: UInt32, _ fieldIndex: Int?, in schema: MessageLayout, chainBase: Int, _ present: UInt32
     ) -> PathComponent {
         guard let fieldIndex else { return PathComponent(name: "", index: -1, unknownNumber: number) }
         let field = schema.fields[fieldIndex]
@@ -421,10 +409,10 @@ struct Transcoder<Output: TranscodingOutput> {
     private func failure(
         _ code: OTLPProtobufError.Code, _ what: String, at offset: Int, field: PathComponent? = nil
     ) -> OTLPProtobufError {
-        var components = path
+        var components = path.elements
         if let field { components.append(field) }
         let rendered = components.map(\.rendered).joined(separator: ".")
-        let subject = rendered.isEmpty ? rootName : rendered
+        let subject = rendered.isEmpty ? MessageKind.table[root.rawValue].name : rendered
         return OTLPProtobufError(
             code, "\(subject): \(what)", detail: OTLPProtobufErrorDetail(path: rendered, offset: offset))
     }
