@@ -275,8 +275,15 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
 
     /// Validates the occurrences of a field chained from `first` whose index is below `stop`,
     /// whose values are not written: earlier occurrences of a singular field and members of a
-    /// oneof that lost.
+    /// oneof that lost. Most fields occur once, so there is usually nothing to do.
+    @inline(__always)
     private mutating func validateLosers(
+        _ field: FieldSchema, from first: Int, before stop: Int
+    ) throws(OTLPProtobufError) {
+        if first < stop { try validateEachLoser(field, from: first, before: stop) }
+    }
+
+    private mutating func validateEachLoser(
         _ field: FieldSchema, from first: Int, before stop: Int
     ) throws(OTLPProtobufError) {
         switch field.kind {
