@@ -11,6 +11,11 @@ import PulseKit
 /// them. Memory is therefore bounded by the output plus the occurrences of the messages on the
 /// current path, whatever the shape of the input.
 ///
+/// Documents are first tried in one pass (``writeInOrder(_:_:depth:)``), writing each field as it
+/// is read, which gives the same output whenever every message's fields arrive in field-number
+/// order; at the first message where they do not, or at any error, the output starts over on the
+/// two-pass path, which then writes the output or throws the error.
+///
 /// Protobuf semantics are kept: unknown fields (and known field numbers with an unexpected wire
 /// type, which protobuf parsers also treat as unknown) are skipped; the last occurrence of a singular
 /// scalar wins; occurrences of a singular message field are merged; repeated fields concatenate
@@ -46,7 +51,106 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
 
     /// Writes the message `kind` found in the whole input.
     mutating func transcode(_ kind: MessageKind) throws(OTLPProtobufError) {
+        if Output.writesInOrder {
+            if writeInOrder(kind, 0..<input.count, depth: 1) { return }
+            writer.reset()
+        }
         try emitMessage(kind, from: .range(0..<input.count))
+    }
+
+    // MARK: In order, one pass
+
+    /// Writes the message `kind` in `range` while reading it, in one pass, as long as its fields
+    /// and its descendants' arrive in field-number order with each repeated field's occurrences
+    /// together and no singular field or oneof repeated: how OTLP encoders write them, and the
+    /// case where the output is the two-pass path's (``emitMessage(_:from:)``) without sorting,
+    /// merging or losers. Returns `false` as soon as that does not hold, and on anything the
+    /// two-pass path rejects (malformed wire data, invalid UTF-8, a limit); the caller then
+    /// starts the output over and takes the two-pass path, which writes the same output or
+    /// throws its error. Giving up costs at most one extra pass over the request.
+    private mutating func writeInOrder(_ kind: MessageKind, _ range: Range<Int>, depth: Int) -> Bool {
+        guard depth <= limits.maxDepth else { return false }
+        let schema = layouts[kind.rawValue]
+        var reader = WireReader(input, range: range)
+        var present: UInt32 = 0
+        var previous = -1
+        // Values written to the open array of field `previous` (0: no array open).
+        var elements = 0
+        writer.beginObject()
+        while !reader.isAtEnd {
+            guard let tag = try? reader.readTag() else { return false }
+            var occurrence = FieldOccurrence(value: 0, end: 0, next: 0)
+            switch tag.wireType {
+            case .varint:
+                guard let value = try? reader.readVarint() else { return false }
+                occurrence.value = value
+            case .fixed64:
+                guard let value = try? reader.readFixed64() else { return false }
+                occurrence.value = value
+            case .fixed32:
+                guard let value = try? reader.readFixed32() else { return false }
+                occurrence.value = UInt64(value)
+            case .lengthDelimited:
+                guard let payload = try? reader.readLengthDelimited() else { return false }
+                occurrence.value = UInt64(payload.lowerBound)
+                occurrence.end = UInt32(payload.upperBound)
+            case .startGroup, .endGroup:
+                return false
+            }
+            guard let fieldIndex = schema.fieldIndex(tag.number), schema.accepts(fieldIndex, tag.wireType) else {
+                continue
+            }
+            let field = schema.fields[fieldIndex]
+            if fieldIndex != previous {
+                guard fieldIndex > previous else { return false }
+                if case .oneof(let group) = field.cardinality, present & schema.oneofMembers(group) != 0 {
+                    return false
+                }
+                if elements > 0 { writer.endArray() }
+                elements = 0
+                previous = fieldIndex
+                present |= 1 << UInt32(fieldIndex)
+            } else if field.cardinality != .repeated {
+                return false
+            }
+            if field.cardinality == .repeated {
+                if occurrence.isLengthDelimited && field.kind.isPackable {
+                    var run = WireReader(input, range: occurrence.payload)
+                    while !run.isAtEnd {
+                        let value: UInt64?
+                        switch field.kind.wireType {
+                        case .fixed64: value = try? run.readFixed64()
+                        case .fixed32: value = (try? run.readFixed32()).map(UInt64.init)
+                        default: value = try? run.readVarint()
+                        }
+                        guard let value else { return false }
+                        if elements == 0 { openArray(field.name) }
+                        writeNumber(field.kind, value)
+                        elements += 1
+                    }
+                    continue
+                }
+                if elements == 0 { openArray(field.name) }
+                elements += 1
+            } else if field.cardinality == .implicit && isDefault(field.kind, occurrence) {
+                continue
+            } else {
+                writer.key(field.name)
+            }
+            if case .message(let child) = field.kind {
+                guard writeInOrder(child, occurrence.payload, depth: depth + 1) else { return false }
+            } else {
+                guard writeScalar(field.kind, occurrence) else { return false }
+            }
+        }
+        if elements > 0 { writer.endArray() }
+        writer.endObject()
+        return writer.count <= limits.maxOutputBytes
+    }
+
+    private mutating func openArray(_ key: StaticString) {
+        writer.key(key)
+        writer.beginArray()
     }
 
     // MARK: Messages
@@ -325,18 +429,27 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
     private mutating func writeValue(
         _ field: FieldSchema, _ occurrence: FieldOccurrence, as component: PathComponent
     ) throws(OTLPProtobufError) {
-        switch field.kind {
+        guard writeScalar(field.kind, occurrence) else { throw invalidUTF8(occurrence.payload, as: component) }
+    }
+
+    /// Writes one value of a scalar field of `kind`; returns `false`, writing nothing, for a
+    /// string that is not valid UTF-8.
+    private mutating func writeScalar(_ kind: FieldKind, _ occurrence: FieldOccurrence) -> Bool {
+        switch kind {
         case .string:
-            writer.string(utf8: try validatedString(occurrence.payload, as: component))
+            let bytes = UnsafeBufferPointer(rebasing: input[occurrence.payload])
+            guard UTF8Validation.isValid(bytes) else { return false }
+            writer.string(utf8: bytes)
         case .bytesHex:
             writer.hexString(UnsafeBufferPointer(rebasing: input[occurrence.payload]))
         case .bytesBase64:
             writer.base64String(UnsafeBufferPointer(rebasing: input[occurrence.payload]))
         case .message:
-            preconditionFailure("messages are written by emitMessage")
+            preconditionFailure("messages are written by emitMessage and writeInOrder")
         default:
-            writeNumber(field.kind, occurrence.value)
+            writeNumber(kind, occurrence.value)
         }
+        return true
     }
 
     /// Writes a varint or fixed-width value per OTLP/JSON: 32-bit integers and enums as numbers,
@@ -376,10 +489,13 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
         _ range: Range<Int>, as component: PathComponent
     ) throws(OTLPProtobufError) -> UnsafeBufferPointer<UInt8> {
         let bytes = UnsafeBufferPointer(rebasing: input[range])
-        guard UTF8Validation.isValid(bytes) else {
-            throw failure(.invalidUTF8, "string is not valid UTF-8", at: range.lowerBound, field: component)
-        }
+        guard UTF8Validation.isValid(bytes) else { throw invalidUTF8(range, as: component) }
         return bytes
+    }
+
+    /// The error for the string in `range`, the value of the field `component` names.
+    private func invalidUTF8(_ range: Range<Int>, as component: PathComponent) -> OTLPProtobufError {
+        failure(.invalidUTF8, "string is not valid UTF-8", at: range.lowerBound, field: component)
     }
 
     // MARK: Errors

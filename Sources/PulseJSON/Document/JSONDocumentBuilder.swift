@@ -49,6 +49,14 @@ public struct JSONDocumentBuilder: Sendable {
     /// The number of nodes so far.
     @inlinable public var nodeCount: Int { nodeBytes >> 4 }
 
+    /// Drops everything written so far, keeping the room, to build another document from the
+    /// start (the OTLP protobuf decoder starts over when its one-pass path gives up).
+    package mutating func reset() {
+        nodeBytes = 0
+        stringBytes = 0
+        top = Frame(index: -1, isArray: false, count: 0)
+    }
+
     /// The finished document; the builder starts over empty. Call it when every container is closed.
     public mutating func finish() -> JSONDocument {
         precondition(top.index < 0 && nodeBytes > 0, "finish() needs exactly one complete top-level value")
