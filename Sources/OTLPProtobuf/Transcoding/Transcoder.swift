@@ -79,24 +79,7 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
         writer.beginObject()
         while !reader.isAtEnd {
             guard let tag = try? reader.readTag() else { return false }
-            var occurrence = FieldOccurrence(value: 0, end: 0, next: 0)
-            switch tag.wireType {
-            case .varint:
-                guard let value = try? reader.readVarint() else { return false }
-                occurrence.value = value
-            case .fixed64:
-                guard let value = try? reader.readFixed64() else { return false }
-                occurrence.value = value
-            case .fixed32:
-                guard let value = try? reader.readFixed32() else { return false }
-                occurrence.value = UInt64(value)
-            case .lengthDelimited:
-                guard let payload = try? reader.readLengthDelimited() else { return false }
-                occurrence.value = UInt64(payload.lowerBound)
-                occurrence.end = UInt32(payload.upperBound)
-            case .startGroup, .endGroup:
-                return false
-            }
+            guard let occurrence = try? reader.readOccurrence(tag.wireType) else { return false }
             guard let fieldIndex = schema.fieldIndex(tag.number), schema.accepts(fieldIndex, tag.wireType) else {
                 continue
             }
@@ -117,13 +100,7 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
                 if occurrence.isLengthDelimited && field.kind.isPackable {
                     var run = WireReader(input, range: occurrence.payload)
                     while !run.isAtEnd {
-                        let value: UInt64?
-                        switch field.kind.wireType {
-                        case .fixed64: value = try? run.readFixed64()
-                        case .fixed32: value = (try? run.readFixed32()).map(UInt64.init)
-                        default: value = try? run.readVarint()
-                        }
-                        guard let value else { return false }
+                        guard let value = try? run.readPackedValue(field.kind) else { return false }
                         if elements == 0 { openArray(field.name) }
                         writeNumber(field.kind, value)
                         elements += 1
@@ -219,22 +196,9 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
                 throw failure(error, field: nil)
             }
             let fieldIndex = schema.fieldIndex(tag.number)
-            var occurrence = FieldOccurrence(value: 0, end: 0, next: 0)
+            let occurrence: FieldOccurrence
             do {
-                switch tag.wireType {
-                case .varint:
-                    occurrence.value = try reader.readVarint()
-                case .fixed64:
-                    occurrence.value = try reader.readFixed64()
-                case .fixed32:
-                    occurrence.value = UInt64(try reader.readFixed32())
-                case .lengthDelimited:
-                    let payload = try reader.readLengthDelimited()
-                    occurrence.value = UInt64(payload.lowerBound)
-                    occurrence.end = UInt32(payload.upperBound)
-                case .startGroup, .endGroup:
-                    preconditionFailure("readTag rejects groups")
-                }
+                occurrence = try reader.readOccurrence(tag.wireType)
             } catch {
                 throw failure(
                     error, field: component(for: tag.number, fieldIndex, in: schema, chainBase: chainBase, present))
@@ -350,11 +314,7 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
                 while !reader.isAtEnd {
                     let value: UInt64
                     do {
-                        switch field.kind.wireType {
-                        case .fixed64: value = try reader.readFixed64()
-                        case .fixed32: value = UInt64(try reader.readFixed32())
-                        default: value = try reader.readVarint()
-                        }
+                        value = try reader.readPackedValue(field.kind)
                     } catch {
                         throw failure(error, field: PathComponent(name: field.name, index: count))
                     }
@@ -538,5 +498,39 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
         let subject = rendered.isEmpty ? MessageKind.table[root.rawValue].name : rendered
         return OTLPProtobufError(
             code, "\(subject): \(what)", detail: OTLPProtobufErrorDetail(path: rendered, offset: offset))
+    }
+}
+
+extension WireReader {
+    /// Reads the value of a field whose tag has `wireType` (not a group, which ``readTag()``
+    /// rejects): the value, or for a length-delimited field its payload's range.
+    @inline(__always)
+    mutating func readOccurrence(_ wireType: WireType) throws(WireFault) -> FieldOccurrence {
+        var occurrence = FieldOccurrence(value: 0, end: 0, next: 0)
+        switch wireType {
+        case .varint:
+            occurrence.value = try readVarint()
+        case .fixed64:
+            occurrence.value = try readFixed64()
+        case .fixed32:
+            occurrence.value = UInt64(try readFixed32())
+        case .lengthDelimited:
+            let payload = try readLengthDelimited()
+            occurrence.value = UInt64(payload.lowerBound)
+            occurrence.end = UInt32(payload.upperBound)
+        case .startGroup, .endGroup:
+            preconditionFailure("readTag rejects groups")
+        }
+        return occurrence
+    }
+
+    /// Reads one value of a packed run of a numeric field of `kind`.
+    @inline(__always)
+    mutating func readPackedValue(_ kind: FieldKind) throws(WireFault) -> UInt64 {
+        switch kind.wireType {
+        case .fixed64: try readFixed64()
+        case .fixed32: UInt64(try readFixed32())
+        default: try readVarint()
+        }
     }
 }
