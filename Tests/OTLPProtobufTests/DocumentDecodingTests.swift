@@ -112,6 +112,72 @@ import Testing
         #expect(one.kind == .double && one.double == 1)
     }
 
+    /// The document is first written in one pass, in wire order; these records leave that path
+    /// (fields out of order, a singular field or a oneof repeated, a repeated field interrupted,
+    /// a message merged) or keep to it (unknown fields, a known number with another wire type),
+    /// and each must still give the two-pass path's document.
+    @Test func recordsOutOfFieldOrderGiveTheSameDocument() throws {
+        let attribute: (inout Wire) -> Void = { attribute in
+            attribute.field(1, "k")
+            attribute.field(2) { $0.field(1, "v") }
+        }
+        let records: [[UInt8]] = [
+            Wire {
+                $0.field(3, "text")
+                $0.fixed64Field(1, 5)
+            }.bytes,
+            Wire {
+                $0.field(3, "first")
+                $0.field(3, "last")
+            }.bytes,
+            Wire {
+                $0.field(6, attribute)
+                $0.varintField(7, 2)
+                $0.field(6, attribute)
+            }.bytes,
+            Wire {
+                $0.field(5) {
+                    $0.field(1, "text")
+                    $0.varintField(2, 1)
+                }
+            }.bytes,
+            Wire {
+                $0.field(5) { $0.field(6) { _ in } }
+                $0.field(5) { $0.field(6) { $0.field(1, attribute) } }
+            }.bytes,
+            Wire {
+                $0.fixed64Field(1, 5)
+                $0.field(2, "wrong wire type")
+                $0.field(99, "unknown")
+                $0.field(3, "t")
+            }
+            .bytes,
+            Wire {
+                $0.fixed64Field(1, 0)
+                $0.varintField(2, 0)
+                $0.field(3, "")
+                $0.field(6, attribute)
+            }.bytes,
+        ]
+        for record in records {
+            #expect(expectAgreement(logsRequest([record]), .logs))
+        }
+        #expect(expectAgreement(logsRequest(records), .logs))
+
+        // An invalid string met in wire order, before a later wire error in its record: the error
+        // is the two-pass path's, which scans the record before writing its attributes.
+        var invalid = Wire { record in
+            record.field(6) { attribute in
+                attribute.field(1, "k")
+                attribute.field(2) { $0.field(1, [0xC0, 0x80]) }
+            }
+        }
+        invalid.raw([0x1A, 0x05])  // field 3, five bytes promised, none given
+        #expect(!expectAgreement(logsRequest([invalid.bytes]), .logs))
+        let error = try #require(transcodingError(logsRequest([invalid.bytes]), .logs))
+        #expect(error.code == .truncated)
+    }
+
     @Test func theDocumentSizeIsBounded() throws {
         let (full, error) = try checkOutputBound {
             try OTLPProtobuf.decodeDocument($0, signal: .logs, limits: $1).byteCount

@@ -132,6 +132,33 @@ import Testing
                 == .object([JSONMember(key: "boolValue", value: .bool(true))]))
     }
 
+    @Test func aOneofMessageMergesOnlyTheRunAfterTheLastOtherMember() throws {
+        let record = Wire { record in
+            record.field(5) { body in
+                body.field(5) { $0.field(1) { $0.field(1, "cleared") } }
+                body.varintField(2, 1)
+                body.field(5) { $0.field(1) { $0.field(1, "y") } }
+                body.field(99, "skipped")  // an unknown field between the run's occurrences
+                body.field(5) { $0.field(1) { $0.field(1, "z") } }
+            }
+        }.bytes
+        #expect(
+            text(try OTLPProtobuf.transcodeToJSON(logsRequest([record]), signal: .logs))
+                == #"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"arrayValue":{"values":"#
+                + #"[{"stringValue":"y"},{"stringValue":"z"}]}}}]}]}]}"#)
+
+        // The member that lost is still validated, with its own path.
+        let dropped = Wire { record in
+            record.field(5) { body in
+                body.field(5) { $0.field(1) { $0.field(1, [0x61, 0xC0, 0x80]) } }
+                body.varintField(2, 1)
+            }
+        }.bytes
+        let error = try #require(transcodingError(logsRequest([dropped]), .logs))
+        #expect(error.code == .invalidUTF8)
+        #expect(error.path == "resourceLogs[0].scopeLogs[0].logRecords[0].body.arrayValue.values[0].stringValue")
+    }
+
     @Test func invalidUTF8IsRejectedWithoutEchoingThePayload() throws {
         let record = Wire { record in
             record.field(6) { attribute in

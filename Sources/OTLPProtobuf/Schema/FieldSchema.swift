@@ -96,30 +96,91 @@ package struct FieldSchema: Sendable {
 /// of the OTLP schema, which the protobuf decoder reads and the gateway's OTLP/JSON type checks
 /// derive their rules from.
 ///
-/// A class so that the transcoder passes schemas around with one reference count.
+/// A class so that the transcoder passes schemas around with one reference count; the transcoder's
+/// inner loops read its ``layout`` instead, without any.
 package final class MessageSchema: Sendable {
     /// The protobuf message name, for documentation and error messages.
     package let name: String
     package let fields: [FieldSchema]
-    /// Field index by field number (`-1` for unknown numbers), up to the largest known number.
-    private let slots: [Int8]
+    /// The fields, their lookup by number and their oneofs, in memory this schema owns.
+    let layout: MessageLayout
 
     init(_ name: String, _ fields: [FieldSchema]) {
         precondition(fields.count <= 32, "presence is tracked in a 32-bit mask")
         self.name = name
         self.fields = fields.sorted { $0.number < $1.number }
-        var slots = [Int8](repeating: -1, count: Int(self.fields.last?.number ?? 0) + 1)
-        for (index, field) in self.fields.enumerated() {
+        layout = MessageLayout(self.fields)
+    }
+
+    deinit { layout.deallocate() }
+
+    /// The index in ``fields`` of the field numbered `number`, or `nil` for an unknown field.
+    @inline(__always)
+    func fieldIndex(_ number: UInt32) -> Int? { layout.fieldIndex(number) }
+}
+
+/// A ``MessageSchema``'s fields laid out for the transcoder's inner loops: read through pointers,
+/// without reference counting or bounds checks. The memory belongs to the schema (the OTLP schemas
+/// are static, so it lives as long as the process) and is never written after it is set up.
+struct MessageLayout: @unchecked Sendable {
+    /// The fields, in field-number order.
+    let fields: UnsafePointer<FieldSchema>
+    let fieldCount: Int
+    /// Field index by field number (`-1` for unknown numbers), up to the largest known number.
+    private let slots: UnsafePointer<Int8>
+    private let slotCount: Int
+    /// Per field, bit `1 << rawValue` of each wire type whose occurrences are the field's values
+    /// (``FieldSchema/accepts(_:)``).
+    private let wireTypes: UnsafePointer<UInt8>
+    /// Per oneof number, bit `1 << index` of each member's field index.
+    private let oneofs: UnsafePointer<UInt32>
+
+    fileprivate init(_ fields: [FieldSchema]) {
+        let slotCount = Int(fields.last?.number ?? 0) + 1
+        let slots = UnsafeMutablePointer<Int8>.allocate(capacity: slotCount)
+        slots.initialize(repeating: -1, count: slotCount)
+        let wireTypes = UnsafeMutablePointer<UInt8>.allocate(capacity: max(fields.count, 1))
+        let allWireTypes: [WireType] = [.varint, .fixed64, .lengthDelimited, .startGroup, .endGroup, .fixed32]
+        var oneofs: [UInt32] = []
+        for (index, field) in fields.enumerated() {
             slots[Int(field.number)] = Int8(index)
+            wireTypes[index] = allWireTypes.reduce(0) { $0 | (field.accepts($1) ? 1 << $1.rawValue : 0) }
+            guard case .oneof(let group) = field.cardinality else { continue }
+            while oneofs.count <= group { oneofs.append(0) }
+            oneofs[group] |= 1 << UInt32(index)
         }
-        self.slots = slots
+        let copy = UnsafeMutablePointer<FieldSchema>.allocate(capacity: max(fields.count, 1))
+        copy.initialize(from: fields, count: fields.count)
+        let oneofCopy = UnsafeMutablePointer<UInt32>.allocate(capacity: max(oneofs.count, 1))
+        oneofCopy.initialize(from: oneofs, count: oneofs.count)
+        self.fields = UnsafePointer(copy)
+        fieldCount = fields.count
+        self.slots = UnsafePointer(slots)
+        self.slotCount = slotCount
+        self.wireTypes = UnsafePointer(wireTypes)
+        self.oneofs = UnsafePointer(oneofCopy)
+    }
+
+    fileprivate func deallocate() {
+        fields.deallocate()
+        slots.deallocate()
+        wireTypes.deallocate()
+        oneofs.deallocate()
     }
 
     /// The index in ``fields`` of the field numbered `number`, or `nil` for an unknown field.
     @inline(__always)
     func fieldIndex(_ number: UInt32) -> Int? {
-        guard number < UInt32(slots.count) else { return nil }
+        guard number < UInt32(slotCount) else { return nil }
         let slot = slots[Int(number)]
         return slot < 0 ? nil : Int(slot)
     }
+
+    /// Whether an occurrence of field `index` with `wireType` is the field's value.
+    @inline(__always)
+    func accepts(_ index: Int, _ wireType: WireType) -> Bool { wireTypes[index] & 1 << wireType.rawValue != 0 }
+
+    /// The members of oneof number `group`: bit `1 << index` for each member's index in ``fields``.
+    @inline(__always)
+    func oneofMembers(_ group: Int) -> UInt32 { oneofs[group] }
 }

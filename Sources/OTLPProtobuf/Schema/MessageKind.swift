@@ -90,4 +90,19 @@ package enum MessageKind: Int, Sendable, CaseIterable {
 
     /// All schemas indexed by `rawValue`, for lookups without a switch.
     static let table: [MessageSchema] = allCases.map(\.schema)
+
+    /// The layouts of ``table``'s schemas, indexed by `rawValue`, for the transcoder's inner loops.
+    static let layouts = MessageLayouts(table.map(\.layout))
+}
+
+/// Every ``MessageKind``'s ``MessageLayout`` by `rawValue`, in memory that lives as long as the
+/// process (the schemas it lays out are static too) and is never written after it is set up.
+struct MessageLayouts: @unchecked Sendable {
+    let base: UnsafePointer<MessageLayout>
+
+    init(_ layouts: [MessageLayout]) {
+        let copy = UnsafeMutablePointer<MessageLayout>.allocate(capacity: layouts.count)
+        copy.initialize(from: layouts, count: layouts.count)
+        base = UnsafePointer(copy)
+    }
 }

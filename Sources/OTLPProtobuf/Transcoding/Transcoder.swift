@@ -11,6 +11,11 @@ import PulseKit
 /// them. Memory is therefore bounded by the output plus the occurrences of the messages on the
 /// current path, whatever the shape of the input.
 ///
+/// Documents are first tried in one pass (``writeInOrder(_:_:depth:)``), writing each field as it
+/// is read, which gives the same output whenever every message's fields arrive in field-number
+/// order; at the first message where they do not, or at any error, the output starts over on the
+/// two-pass path, which then writes the output or throws the error.
+///
 /// Protobuf semantics are kept: unknown fields (and known field numbers with an unexpected wire
 /// type, which protobuf parsers also treat as unknown) are skipped; the last occurrence of a singular
 /// scalar wins; occurrences of a singular message field are merged; repeated fields concatenate
@@ -20,66 +25,146 @@ import PulseKit
 /// conforming parser rejects. It is stricter in three ways: groups are rejected, a varint whose
 /// value does not fit in 64 bits is rejected (upb drops the extra bits), and nesting is bounded by
 /// ``OTLPProtobufLimits/maxDepth``.
-struct Transcoder<Output: TranscodingOutput> {
+struct Transcoder<Output: TranscodingOutput>: ~Copyable {
     private let input: UnsafeBufferPointer<UInt8>
     private let limits: OTLPProtobufLimits
-    private let schemas: [MessageSchema]
-    private let rootName: String
+    /// ``MessageKind/layouts``: each message's fields by `rawValue`.
+    private let layouts: UnsafePointer<MessageLayout>
+    private let root: MessageKind
     /// The output.
     private(set) var writer: Output
-    /// Known-field occurrences of the messages on the current path, innermost last: the first
-    /// `occurrenceCount` (the array only grows, so that leaving a message costs no removal).
-    private var occurrences: [FieldOccurrence] = []
-    private var occurrenceCount = 0
-    private var path: [PathComponent] = []
+    /// Known-field occurrences of the messages on the current path, innermost last.
+    private var occurrences = ScratchStack<FieldOccurrence>(capacity: 256)
+    /// The chains of the messages on the current path, one per field of each message's schema,
+    /// innermost last (a chain is set when its field is first seen).
+    private var chains = ScratchStack<FieldChain>(capacity: 128)
+    private var path = ScratchStack<PathComponent>(capacity: 16)
     private var depth = 0
 
     init(input: UnsafeBufferPointer<UInt8>, root: MessageKind, limits: OTLPProtobufLimits) {
         self.input = input
         self.limits = limits
-        schemas = MessageKind.table
-        rootName = schemas[root.rawValue].name
+        layouts = MessageKind.layouts.base
+        self.root = root
         writer = Output.sized(forInput: input.count, limit: limits.maxOutputBytes)
-        occurrences.reserveCapacity(64)
-        path.reserveCapacity(16)
     }
 
     /// Writes the message `kind` found in the whole input.
     mutating func transcode(_ kind: MessageKind) throws(OTLPProtobufError) {
+        if Output.writesInOrder {
+            if writeInOrder(kind, 0..<input.count, depth: 1) { return }
+            writer.reset()
+        }
         try emitMessage(kind, from: .range(0..<input.count))
+    }
+
+    // MARK: In order, one pass
+
+    /// Writes the message `kind` in `range` while reading it, in one pass, as long as its fields
+    /// and its descendants' arrive in field-number order with each repeated field's occurrences
+    /// together and no singular field or oneof repeated: how OTLP encoders write them, and the
+    /// case where the output is the two-pass path's (``emitMessage(_:from:)``) without sorting,
+    /// merging or losers. Returns `false` as soon as that does not hold, and on anything the
+    /// two-pass path rejects (malformed wire data, invalid UTF-8, a limit); the caller then
+    /// starts the output over and takes the two-pass path, which writes the same output or
+    /// throws its error. Giving up costs at most one extra pass over the request.
+    private mutating func writeInOrder(_ kind: MessageKind, _ range: Range<Int>, depth: Int) -> Bool {
+        guard depth <= limits.maxDepth else { return false }
+        let schema = layouts[kind.rawValue]
+        var reader = WireReader(input, range: range)
+        var present: UInt32 = 0
+        var previous = -1
+        // Values written to the open array of field `previous` (0: no array open).
+        var elements = 0
+        writer.beginObject()
+        while !reader.isAtEnd {
+            guard let tag = try? reader.readTag() else { return false }
+            guard let occurrence = try? reader.readOccurrence(tag.wireType) else { return false }
+            guard let fieldIndex = schema.fieldIndex(tag.number), schema.accepts(fieldIndex, tag.wireType) else {
+                continue
+            }
+            let field = schema.fields[fieldIndex]
+            if fieldIndex != previous {
+                guard fieldIndex > previous else { return false }
+                if case .oneof(let group) = field.cardinality, present & schema.oneofMembers(group) != 0 {
+                    return false
+                }
+                if elements > 0 { writer.endArray() }
+                elements = 0
+                previous = fieldIndex
+                present |= 1 << UInt32(fieldIndex)
+            } else if field.cardinality != .repeated {
+                return false
+            }
+            if field.cardinality == .repeated {
+                if occurrence.isLengthDelimited && field.kind.isPackable {
+                    var run = WireReader(input, range: occurrence.payload)
+                    while !run.isAtEnd {
+                        guard let value = try? run.readPackedValue(field.kind) else { return false }
+                        if elements == 0 { openArray(field.name) }
+                        writeNumber(field.kind, value)
+                        elements += 1
+                    }
+                    continue
+                }
+                if elements == 0 { openArray(field.name) }
+                elements += 1
+            } else if field.cardinality == .implicit && isDefault(field.kind, occurrence) {
+                continue
+            } else {
+                writer.key(field.name)
+            }
+            if case .message(let child) = field.kind {
+                guard writeInOrder(child, occurrence.payload, depth: depth + 1) else { return false }
+            } else {
+                guard writeScalar(field.kind, occurrence) else { return false }
+            }
+        }
+        if elements > 0 { writer.endArray() }
+        writer.endObject()
+        return writer.count <= limits.maxOutputBytes
+    }
+
+    private mutating func openArray(_ key: StaticString) {
+        writer.key(key)
+        writer.beginArray()
     }
 
     // MARK: Messages
 
     /// Scans the message at `source` and writes it as a JSON object.
     private mutating func emitMessage(_ kind: MessageKind, from source: MessageSource) throws(OTLPProtobufError) {
-        let schema = schemas[kind.rawValue]
+        let schema = layouts[kind.rawValue]
         depth += 1
         defer { depth -= 1 }
         if depth > limits.maxDepth {
             throw failure(
                 .nestingTooDeep, "messages nested deeper than \(limits.maxDepth) levels", at: start(of: source))
         }
-        let base = occurrenceCount
-        defer { occurrenceCount = base }
+        let base = occurrences.count
+        let chainBase = chains.extend(by: schema.fieldCount)
+        defer {
+            occurrences.truncate(to: base)
+            chains.truncate(to: chainBase)
+        }
+        // Bit `1 << index` for each field index with an occurrence (its chain is set).
+        var present: UInt32 = 0
         switch source {
         case .range(let range):
-            try scan(schema, range, regionStart: base)
-        case .occurrences(let from, let to, let fieldIndex):
-            for index in from..<to where occurrences[index].fieldIndex == fieldIndex {
-                try scan(schema, occurrences[index].payload, regionStart: base)
+            try scan(schema, range, chainBase: chainBase, present: &present)
+        case .chain(let first):
+            var cursor: Int? = first
+            while let index = cursor {
+                try scan(schema, occurrences[index].payload, chainBase: chainBase, present: &present)
+                cursor = occurrence(after: index)
             }
         }
-        let end = occurrenceCount
-        var present: UInt32 = 0
-        for index in base..<end {
-            present |= 1 << UInt32(occurrences[index].fieldIndex)
-        }
         writer.beginObject()
-        while present != 0 {
-            let fieldIndex = present.trailingZeroBitCount
-            present &= present - 1
-            try emitField(fieldIndex, of: schema, base: base, end: end)
+        var remaining = present
+        while remaining != 0 {
+            let fieldIndex = remaining.trailingZeroBitCount
+            remaining &= remaining - 1
+            try emitField(fieldIndex, of: schema, chainBase: chainBase, present: present)
         }
         writer.endObject()
         if writer.count > limits.maxOutputBytes {
@@ -97,9 +182,11 @@ struct Transcoder<Output: TranscodingOutput> {
         try emitMessage(kind, from: source)
     }
 
-    /// Records the known fields in `range`, validating the wire format of every field.
-    private mutating func scan(_ schema: MessageSchema, _ range: Range<Int>, regionStart: Int) throws(OTLPProtobufError)
-    {
+    /// Records the known fields in `range`, validating the wire format of every field, and chains
+    /// each one to the earlier occurrences of its field (`present` marks the fields seen so far).
+    private mutating func scan(
+        _ schema: MessageLayout, _ range: Range<Int>, chainBase: Int, present: inout UInt32
+    ) throws(OTLPProtobufError) {
         var reader = WireReader(input, range: range)
         while !reader.isAtEnd {
             let tag: WireTag
@@ -109,127 +196,125 @@ struct Transcoder<Output: TranscodingOutput> {
                 throw failure(error, field: nil)
             }
             let fieldIndex = schema.fieldIndex(tag.number)
-            var occurrence = FieldOccurrence(value: 0, end: 0, fieldIndex: 0, wireType: tag.wireType)
+            let occurrence: FieldOccurrence
             do {
-                switch tag.wireType {
-                case .varint:
-                    occurrence.value = try reader.readVarint()
-                case .fixed64:
-                    occurrence.value = try reader.readFixed64()
-                case .fixed32:
-                    occurrence.value = UInt64(try reader.readFixed32())
-                case .lengthDelimited:
-                    let payload = try reader.readLengthDelimited()
-                    occurrence.value = UInt64(payload.lowerBound)
-                    occurrence.end = UInt32(payload.upperBound)
-                case .startGroup, .endGroup:
-                    preconditionFailure("readTag rejects groups")
-                }
+                occurrence = try reader.readOccurrence(tag.wireType)
             } catch {
                 throw failure(
-                    error, field: component(for: tag.number, fieldIndex, in: schema, regionStart: regionStart))
+                    error, field: component(for: tag.number, fieldIndex, in: schema, chainBase: chainBase, present))
             }
-            if let fieldIndex, schema.fields[fieldIndex].accepts(tag.wireType) {
-                occurrence.fieldIndex = UInt8(fieldIndex)
-                if occurrenceCount < occurrences.count {
-                    occurrences[occurrenceCount] = occurrence
+            if let fieldIndex, schema.accepts(fieldIndex, tag.wireType) {
+                let index = occurrences.count
+                occurrences.append(occurrence)
+                let bit: UInt32 = 1 << UInt32(fieldIndex)
+                if present & bit == 0 {
+                    present |= bit
+                    chains[chainBase + fieldIndex] = FieldChain(first: UInt32(index), last: UInt32(index))
                 } else {
-                    occurrences.append(occurrence)
+                    occurrences[Int(chains[chainBase + fieldIndex].last)].next = UInt32(index)
+                    chains[chainBase + fieldIndex].last = UInt32(index)
                 }
-                occurrenceCount += 1
             }
         }
     }
 
+    /// The next occurrence of the same field after the one at `index`, `nil` after the last.
+    private func occurrence(after index: Int) -> Int? {
+        let next = occurrences[index].next
+        return next == 0 ? nil : Int(next)
+    }
+
     // MARK: Fields
 
-    /// Writes field `fieldIndex` of the message whose occurrences are `base..<end` (the field occurs
-    /// at least once), if it has a value to write.
+    /// Writes field `fieldIndex` of the message whose chains start at `chainBase` (the field occurs
+    /// at least once; `present` marks the fields that occur), if it has a value to write.
     private mutating func emitField(
-        _ fieldIndex: Int, of schema: MessageSchema, base: Int, end: Int
+        _ fieldIndex: Int, of schema: MessageLayout, chainBase: Int, present: UInt32
     ) throws(OTLPProtobufError) {
         let field = schema.fields[fieldIndex]
         let key = field.name
-        let tag = UInt8(fieldIndex)
+        let chain = chains[chainBase + fieldIndex]
+        let first = Int(chain.first)
+        let last = Int(chain.last)
         switch field.cardinality {
         case .repeated:
             if case .message(let child) = field.kind {
+                writer.key(key)
+                writer.beginArray()
                 var count = 0
-                for index in base..<end where occurrences[index].fieldIndex == tag {
-                    if count == 0 {
-                        writer.key(key)
-                        writer.beginArray()
-                    }
+                var cursor: Int? = first
+                while let index = cursor {
                     path.append(PathComponent(name: field.name, index: count))
-                    try emitMessage(child, from: .occurrences(from: index, to: index + 1, fieldIndex: tag))
+                    try emitMessage(child, from: .range(occurrences[index].payload))
                     path.removeLast()
                     count += 1
+                    cursor = occurrence(after: index)
                 }
-                if count > 0 { writer.endArray() }
+                writer.endArray()
             } else {
-                try emitRepeatedScalars(field, key: key, tag: tag, base: base, end: end)
+                try emitRepeatedScalars(field, key: key, first: first)
             }
 
         case .implicit, .explicit:
-            guard let last = lastOccurrence(of: tag, base: base, end: end) else { return }
             if case .message(let child) = field.kind {
                 writer.key(key)
                 path.append(PathComponent(name: field.name, index: -1))
-                try emitMessage(child, from: .occurrences(from: base, to: end, fieldIndex: tag))
+                try emitMessage(child, from: .chain(first: first))
                 path.removeLast()
                 return
             }
-            try validateLosers(field, tag: tag, from: base, to: last)
+            try validateLosers(field, from: first, before: last)
             let occurrence = occurrences[last]
             if field.cardinality == .implicit && isDefault(field.kind, occurrence) { return }
             writer.key(key)
             try writeValue(field, occurrence, as: PathComponent(name: field.name, index: -1))
 
         case .oneof(let group):
-            guard let last = lastOneofOccurrence(group, of: schema, base: base, end: end) else { return }
-            guard occurrences[last].fieldIndex == tag else {
+            // The member seen last wins; `othersLast` is where the other members were last seen.
+            var othersLast = -1
+            var members = present & schema.oneofMembers(group) & ~(1 << UInt32(fieldIndex))
+            while members != 0 {
+                othersLast = max(othersLast, Int(chains[chainBase + members.trailingZeroBitCount].last))
+                members &= members - 1
+            }
+            guard othersLast < last else {
                 // Another member won; this one must still be well-formed.
-                try validateLosers(field, tag: tag, from: base, to: end)
+                try validateLosers(field, from: first, before: Int.max)
                 return
             }
             if case .message(let child) = field.kind {
                 // Merge the run of this member after the last other member of the oneof.
-                var runStart = base
-                for index in base..<last where occurrences[index].fieldIndex != tag {
-                    if schema.fields[Int(occurrences[index].fieldIndex)].cardinality == .oneof(group) {
-                        runStart = index + 1
-                    }
-                }
-                try validateLosers(field, tag: tag, from: base, to: runStart)
+                try validateLosers(field, from: first, before: othersLast)
+                var runFirst = first
+                while runFirst < othersLast, let next = occurrence(after: runFirst) { runFirst = next }
                 writer.key(key)
                 path.append(PathComponent(name: field.name, index: -1))
-                try emitMessage(child, from: .occurrences(from: runStart, to: end, fieldIndex: tag))
+                try emitMessage(child, from: .chain(first: runFirst))
                 path.removeLast()
             } else {
-                try validateLosers(field, tag: tag, from: base, to: last)
+                try validateLosers(field, from: first, before: last)
                 writer.key(key)
                 try writeValue(field, occurrences[last], as: PathComponent(name: field.name, index: -1))
             }
         }
     }
 
-    /// Writes a repeated scalar field: every occurrence, packed runs and single values alike.
+    /// Writes a repeated scalar field: every occurrence chained from `first`, packed runs and
+    /// single values alike.
     private mutating func emitRepeatedScalars(
-        _ field: FieldSchema, key: StaticString, tag: UInt8, base: Int, end: Int
+        _ field: FieldSchema, key: StaticString, first: Int
     ) throws(OTLPProtobufError) {
         var count = 0
-        for index in base..<end where occurrences[index].fieldIndex == tag {
+        var cursor: Int? = first
+        while let index = cursor {
             let occurrence = occurrences[index]
-            if occurrence.wireType == .lengthDelimited && field.kind.isPackable {
+            cursor = self.occurrence(after: index)
+            if occurrence.isLengthDelimited && field.kind.isPackable {
                 var reader = WireReader(input, range: occurrence.payload)
                 while !reader.isAtEnd {
                     let value: UInt64
                     do {
-                        switch field.kind.wireType {
-                        case .fixed64: value = try reader.readFixed64()
-                        case .fixed32: value = UInt64(try reader.readFixed32())
-                        default: value = try reader.readVarint()
-                        }
+                        value = try reader.readPackedValue(field.kind)
                     } catch {
                         throw failure(error, field: PathComponent(name: field.name, index: count))
                     }
@@ -252,43 +337,37 @@ struct Transcoder<Output: TranscodingOutput> {
         if count > 0 { writer.endArray() }
     }
 
-    /// Validates occurrences of a field in `from..<to` whose values are not written: earlier
-    /// occurrences of a singular field and members of a oneof that lost.
+    /// Validates the occurrences of a field chained from `first` whose index is below `stop`,
+    /// whose values are not written: earlier occurrences of a singular field and members of a
+    /// oneof that lost. Most fields occur once, so there is usually nothing to do.
+    @inline(__always)
     private mutating func validateLosers(
-        _ field: FieldSchema, tag: UInt8, from: Int, to: Int
+        _ field: FieldSchema, from first: Int, before stop: Int
+    ) throws(OTLPProtobufError) {
+        if first < stop { try validateEachLoser(field, from: first, before: stop) }
+    }
+
+    private mutating func validateEachLoser(
+        _ field: FieldSchema, from first: Int, before stop: Int
     ) throws(OTLPProtobufError) {
         switch field.kind {
         case .string:
-            for index in from..<to where occurrences[index].fieldIndex == tag {
+            var cursor: Int? = first
+            while let index = cursor, index < stop {
                 _ = try validatedString(occurrences[index].payload, as: PathComponent(name: field.name, index: -1))
+                cursor = occurrence(after: index)
             }
         case .message(let child):
-            for index in from..<to where occurrences[index].fieldIndex == tag {
+            var cursor: Int? = first
+            while let index = cursor, index < stop {
                 path.append(PathComponent(name: field.name, index: -1))
-                try validateMessage(child, from: .occurrences(from: index, to: index + 1, fieldIndex: tag))
+                try validateMessage(child, from: .range(occurrences[index].payload))
                 path.removeLast()
+                cursor = occurrence(after: index)
             }
         default:
             break
         }
-    }
-
-    private func lastOccurrence(of tag: UInt8, base: Int, end: Int) -> Int? {
-        var index = end
-        while index > base {
-            index -= 1
-            if occurrences[index].fieldIndex == tag { return index }
-        }
-        return nil
-    }
-
-    private func lastOneofOccurrence(_ group: Int, of schema: MessageSchema, base: Int, end: Int) -> Int? {
-        var index = end
-        while index > base {
-            index -= 1
-            if schema.fields[Int(occurrences[index].fieldIndex)].cardinality == .oneof(group) { return index }
-        }
-        return nil
     }
 
     // MARK: Values
@@ -310,18 +389,27 @@ struct Transcoder<Output: TranscodingOutput> {
     private mutating func writeValue(
         _ field: FieldSchema, _ occurrence: FieldOccurrence, as component: PathComponent
     ) throws(OTLPProtobufError) {
-        switch field.kind {
+        guard writeScalar(field.kind, occurrence) else { throw invalidUTF8(occurrence.payload, as: component) }
+    }
+
+    /// Writes one value of a scalar field of `kind`; returns `false`, writing nothing, for a
+    /// string that is not valid UTF-8.
+    private mutating func writeScalar(_ kind: FieldKind, _ occurrence: FieldOccurrence) -> Bool {
+        switch kind {
         case .string:
-            writer.string(utf8: try validatedString(occurrence.payload, as: component))
+            let bytes = UnsafeBufferPointer(rebasing: input[occurrence.payload])
+            guard UTF8Validation.isValid(bytes) else { return false }
+            writer.string(utf8: bytes)
         case .bytesHex:
             writer.hexString(UnsafeBufferPointer(rebasing: input[occurrence.payload]))
         case .bytesBase64:
             writer.base64String(UnsafeBufferPointer(rebasing: input[occurrence.payload]))
         case .message:
-            preconditionFailure("messages are written by emitMessage")
+            preconditionFailure("messages are written by emitMessage and writeInOrder")
         default:
-            writeNumber(field.kind, occurrence.value)
+            writeNumber(kind, occurrence.value)
         }
+        return true
     }
 
     /// Writes a varint or fixed-width value per OTLP/JSON: 32-bit integers and enums as numbers,
@@ -361,10 +449,13 @@ struct Transcoder<Output: TranscodingOutput> {
         _ range: Range<Int>, as component: PathComponent
     ) throws(OTLPProtobufError) -> UnsafeBufferPointer<UInt8> {
         let bytes = UnsafeBufferPointer(rebasing: input[range])
-        guard UTF8Validation.isValid(bytes) else {
-            throw failure(.invalidUTF8, "string is not valid UTF-8", at: range.lowerBound, field: component)
-        }
+        guard UTF8Validation.isValid(bytes) else { throw invalidUTF8(range, as: component) }
         return bytes
+    }
+
+    /// The error for the string in `range`, the value of the field `component` names.
+    private func invalidUTF8(_ range: Range<Int>, as component: PathComponent) -> OTLPProtobufError {
+        failure(.invalidUTF8, "string is not valid UTF-8", at: range.lowerBound, field: component)
     }
 
     // MARK: Errors
@@ -372,22 +463,24 @@ struct Transcoder<Output: TranscodingOutput> {
     private func start(of source: MessageSource) -> Int {
         switch source {
         case .range(let range): range.lowerBound
-        case .occurrences(let from, let to, let fieldIndex):
-            Int((from..<to).first { occurrences[$0].fieldIndex == fieldIndex }.map { occurrences[$0].value } ?? 0)
+        case .chain(let first): Int(occurrences[first].value)
         }
     }
 
-    /// The path component naming field `number` in an error found while scanning it.
+    /// The path component naming field `number` in an error found while scanning it (`present`
+    /// marks the fields of the message with a chain at `chainBase`).
     private func component(
-        for number: UInt32, _ fieldIndex: Int?, in schema: MessageSchema, regionStart: Int
+        for number: UInt32, _ fieldIndex: Int?, in schema: MessageLayout, chainBase: Int, _ present: UInt32
     ) -> PathComponent {
         guard let fieldIndex else { return PathComponent(name: "", index: -1, unknownNumber: number) }
         let field = schema.fields[fieldIndex]
         guard field.cardinality == .repeated else { return PathComponent(name: field.name, index: -1) }
         // The element's index: the occurrences of this field recorded so far in this message.
         var count = 0
-        for index in regionStart..<occurrenceCount where occurrences[index].fieldIndex == UInt8(fieldIndex) {
+        var cursor: Int? = present & 1 << UInt32(fieldIndex) == 0 ? nil : Int(chains[chainBase + fieldIndex].first)
+        while let index = cursor {
             count += 1
+            cursor = occurrence(after: index)
         }
         return PathComponent(name: field.name, index: count)
     }
@@ -399,11 +492,45 @@ struct Transcoder<Output: TranscodingOutput> {
     private func failure(
         _ code: OTLPProtobufError.Code, _ what: String, at offset: Int, field: PathComponent? = nil
     ) -> OTLPProtobufError {
-        var components = path
+        var components = path.elements
         if let field { components.append(field) }
         let rendered = components.map(\.rendered).joined(separator: ".")
-        let subject = rendered.isEmpty ? rootName : rendered
+        let subject = rendered.isEmpty ? MessageKind.table[root.rawValue].name : rendered
         return OTLPProtobufError(
             code, "\(subject): \(what)", detail: OTLPProtobufErrorDetail(path: rendered, offset: offset))
+    }
+}
+
+extension WireReader {
+    /// Reads the value of a field whose tag has `wireType` (not a group, which ``readTag()``
+    /// rejects): the value, or for a length-delimited field its payload's range.
+    @inline(__always)
+    mutating func readOccurrence(_ wireType: WireType) throws(WireFault) -> FieldOccurrence {
+        var occurrence = FieldOccurrence(value: 0, end: 0, next: 0)
+        switch wireType {
+        case .varint:
+            occurrence.value = try readVarint()
+        case .fixed64:
+            occurrence.value = try readFixed64()
+        case .fixed32:
+            occurrence.value = UInt64(try readFixed32())
+        case .lengthDelimited:
+            let payload = try readLengthDelimited()
+            occurrence.value = UInt64(payload.lowerBound)
+            occurrence.end = UInt32(payload.upperBound)
+        case .startGroup, .endGroup:
+            preconditionFailure("readTag rejects groups")
+        }
+        return occurrence
+    }
+
+    /// Reads one value of a packed run of a numeric field of `kind`.
+    @inline(__always)
+    mutating func readPackedValue(_ kind: FieldKind) throws(WireFault) -> UInt64 {
+        switch kind.wireType {
+        case .fixed64: try readFixed64()
+        case .fixed32: UInt64(try readFixed32())
+        default: try readVarint()
+        }
     }
 }

@@ -11,8 +11,13 @@ protocol TranscodingOutput {
     static func scratch() -> Self
     /// What ``count`` measures, for the ``OTLPProtobufError/Code/outputTooLarge`` message.
     static var measure: StaticString { get }
+    /// Whether the transcoder first tries writing the request in one pass, in wire order
+    /// (starting over with ``reset()`` when it cannot), before its two-pass path.
+    static var writesInOrder: Bool { get }
     /// The output's size so far, compared with ``OTLPProtobufLimits/maxOutputBytes``.
     var count: Int { get }
+    /// Drops everything written, keeping the room, to start the output over.
+    mutating func reset()
     mutating func beginObject()
     mutating func endObject()
     mutating func beginArray()
@@ -41,6 +46,9 @@ extension JSONWriter: TranscodingOutput {
 
     static func scratch() -> JSONWriter { JSONWriter(capacity: 256) }
     static var measure: StaticString { "JSON output" }
+    /// JSON text always takes the two-pass path: the tools' and tests' output stays an independent
+    /// check of the one-pass path the gateway's documents take (the protobuf fuzzer compares them).
+    static var writesInOrder: Bool { false }
 
     mutating func key(_ name: StaticString) {
         name.withUTF8Buffer { key(utf8: $0) }
@@ -63,6 +71,7 @@ extension JSONDocumentBuilder: TranscodingOutput {
 
     static func scratch() -> JSONDocumentBuilder { JSONDocumentBuilder(nodes: 16, stringBytes: 64) }
     static var measure: StaticString { "decoded document" }
+    static var writesInOrder: Bool { true }
     var count: Int { byteCount }
 
     mutating func hexString(_ bytes: UnsafeBufferPointer<UInt8>) {

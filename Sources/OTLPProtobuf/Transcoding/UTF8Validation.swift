@@ -3,6 +3,7 @@
 enum UTF8Validation {
     /// Whether `bytes` is well-formed UTF-8.
     static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        if isASCII(bytes) { return true }
         var index = 0
         let count = bytes.count
         while index < count {
@@ -53,5 +54,30 @@ enum UTF8Validation {
             index += length
         }
         return true
+    }
+
+    /// Whether every byte of `bytes` is below 0x80, the common case (keys, names, most values),
+    /// checked a word at a time: the last word overlaps the one before it, and strings under eight
+    /// bytes are read as two overlapping halves.
+    @inline(__always)
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        let count = bytes.count
+        var high: UInt64 = 0
+        if count >= 8 {
+            var index = 0
+            while index < count &- 8 {
+                high |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                index &+= 8
+            }
+            high |= raw.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+        } else if count >= 4 {
+            high = UInt64(
+                raw.loadUnaligned(as: UInt32.self) | raw.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self))
+        } else {
+            for index in 0..<count { high |= UInt64(base[index]) }
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 }

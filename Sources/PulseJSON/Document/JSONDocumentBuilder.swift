@@ -18,10 +18,10 @@ public struct JSONDocumentBuilder: Sendable {
     /// The string arena; `stringBytes` of it are written.
     @usableFromInline var strings: JSONOutputBuffer
     @usableFromInline var stringBytes = 0
-    /// The open containers around the innermost one, outermost first.
-    @usableFromInline var enclosing: [Frame] = []
     /// The innermost open container (`index` -1 at the top level); its child count is kept here
-    /// and written to the tape when it closes.
+    /// and written to the tape when it closes. The frames of the containers around it are kept in
+    /// the tape, each in the node of the container it encloses until that one closes (see
+    /// ``beginContainer(_:)``), so opening and closing needs no stack of its own.
     @usableFromInline var top = Frame(index: -1, isArray: false, count: 0)
 
     /// An open container: its node, whether it is an array, and its children so far.
@@ -41,7 +41,6 @@ public struct JSONDocumentBuilder: Sendable {
     public init(nodes: Int = 256, stringBytes: Int = 4096) {
         self.nodes = JSONOutputBuffer(capacity: nodes * 16)
         strings = JSONOutputBuffer(capacity: stringBytes)
-        enclosing.reserveCapacity(32)
     }
 
     /// The bytes the document takes so far: 16 per node plus the strings.
@@ -49,6 +48,14 @@ public struct JSONDocumentBuilder: Sendable {
 
     /// The number of nodes so far.
     @inlinable public var nodeCount: Int { nodeBytes >> 4 }
+
+    /// Drops everything written so far, keeping the room, to build another document from the
+    /// start (the OTLP protobuf decoder starts over when its one-pass path gives up).
+    package mutating func reset() {
+        nodeBytes = 0
+        stringBytes = 0
+        top = Frame(index: -1, isArray: false, count: 0)
+    }
 
     /// The finished document; the builder starts over empty. Call it when every container is closed.
     public mutating func finish() -> JSONDocument {
@@ -186,20 +193,32 @@ public struct JSONDocumentBuilder: Sendable {
 
     // MARK: Tape
 
+    /// Opens a container. Until it closes, its node holds the enclosing container's frame: the
+    /// payload its child count (at most `UInt32.max`) and node index (`UInt32.max` at the top
+    /// level) and the head, besides the kind, whether it is an array (bit 8).
     @inlinable @inline(__always) mutating func beginContainer(_ kind: UInt8) {
         countValue()
-        enclosing.append(top)
+        let enclosing = top
         top = Frame(index: nodeBytes >> 4, isArray: kind == JSONKind.array.rawValue, count: 0)
-        appendNode(UInt64(kind), 0)
+        appendNode(
+            UInt64(kind) | (enclosing.isArray ? 0x100 : 0),
+            UInt64(truncatingIfNeeded: enclosing.count) & 0xFFFF_FFFF
+                | UInt64(UInt32(truncatingIfNeeded: enclosing.index)) << 32)
     }
 
+    /// Closes the innermost container: writes its end and child count to its node and takes the
+    /// enclosing container's frame back from it.
     @inlinable @inline(__always) mutating func endContainer() {
         _ = nodes.reserve(0, after: nodeBytes)  // a tape no copy of the builder shares
         let node = UnsafeMutableRawPointer(nodes.base + top.index &* 16)
+        let head = node.load(as: UInt64.self)
+        let saved = node.load(fromByteOffset: 8, as: UInt64.self)
         let next = UInt64(truncatingIfNeeded: nodeBytes >> 4) << 32
-        node.storeBytes(of: node.load(as: UInt64.self) | next, as: UInt64.self)
+        node.storeBytes(of: head & 0xFF | next, as: UInt64.self)
         node.storeBytes(of: top.count, toByteOffset: 8, as: UInt64.self)
-        top = enclosing.removeLast()
+        let index = UInt32(truncatingIfNeeded: saved >> 32)
+        top = Frame(
+            index: index == UInt32.max ? -1 : Int(index), isArray: head & 0x100 != 0, count: saved & 0xFFFF_FFFF)
     }
 
     /// A value counts as a child only inside an array (an object member was counted at its key).
@@ -223,11 +242,32 @@ public struct JSONDocumentBuilder: Sendable {
         let offset = stringBytes
         let count = bytes.count
         if let source = bytes.baseAddress, count > 0 {
-            strings.reserve(count, after: offset).initialize(from: source, count: count)
+            Self.copy(source, to: strings.reserve(count, after: offset), count: count)
             stringBytes = offset &+ count
         }
         appendScalar(
             JSONKind.string.rawValue,
             UInt64(truncatingIfNeeded: offset) | UInt64(truncatingIfNeeded: count) << 32)
+    }
+
+    /// Copies `count` bytes; keys and most values are short, so up to 16 bytes are copied inline
+    /// (two overlapping loads and stores) rather than with a call to `memcpy`.
+    @inlinable @inline(__always)
+    static func copy(_ source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
+        let from = UnsafeRawPointer(source)
+        let to = UnsafeMutableRawPointer(target)
+        if count >= 8 && count <= 16 {
+            let head = from.loadUnaligned(as: UInt64.self)
+            let tail = from.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+            to.storeBytes(of: head, as: UInt64.self)
+            to.storeBytes(of: tail, toByteOffset: count &- 8, as: UInt64.self)
+        } else if count >= 4 && count < 8 {
+            let head = from.loadUnaligned(as: UInt32.self)
+            let tail = from.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+            to.storeBytes(of: head, as: UInt32.self)
+            to.storeBytes(of: tail, toByteOffset: count &- 4, as: UInt32.self)
+        } else {
+            target.initialize(from: source, count: count)
+        }
     }
 }
