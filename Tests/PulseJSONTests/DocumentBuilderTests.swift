@@ -64,6 +64,35 @@ import Testing
         #expect(String(decoding: copied.root.value.encoded(), as: UTF8.self) == #"["second",2,"copy only"]"#)
     }
 
+    @Test func aCopyAndItsOriginalWriteStringsOfTheirOwn() {
+        // The tape's uniqueness check covers the string arena: when either builder's tape is
+        // copied (shared, or grown while shared), its arena must be copied too.
+        var builder = JSONDocumentBuilder(nodes: 1, stringBytes: 1)
+        builder.beginArray()
+        builder.string("shared")
+        var copy = builder
+        for i in 0..<40 { builder.string("original \(i)") }
+        for i in 0..<3 { copy.string("copy \(i)") }
+        copy.string(byteCount: 3) { $0.initialize(repeating: UInt8(ascii: "z")) }
+        builder.endArray()
+        copy.endArray()
+        let original = builder.finish()
+        let copied = copy.finish()
+        #expect(original.root.elements.map(\.string) == ["shared"] + (0..<40).map { "original \($0)" })
+        #expect(copied.root.elements.map(\.string) == ["shared", "copy 0", "copy 1", "copy 2", "zzz"])
+        // A copy taken of a builder that has just grown its arena, then written by the original.
+        var grown = JSONDocumentBuilder(nodes: 4, stringBytes: 1)
+        grown.beginObject()
+        grown.key("k")
+        var before = grown
+        grown.string(String(repeating: "g", count: 100))
+        before.string("b")
+        grown.endObject()
+        before.endObject()
+        #expect(grown.finish().root["k"]?.string == String(repeating: "g", count: 100))
+        #expect(before.finish().root["k"]?.string == "b")
+    }
+
     @Test func decimalStringsAreTheIntegersText() {
         var builder = JSONDocumentBuilder()
         builder.beginArray()

@@ -121,6 +121,33 @@ import Testing
         #expect(written { $0.uint(0) } == "0")
     }
 
+    /// The two-digits-at-a-time rendering against `String(_:)`: every value below 10,000, each
+    /// power of ten and its neighbours, and a spread of large values, with and without a comma.
+    @Test func integersMatchTheirDescription() {
+        var values: [Int64] = Array(-10_000...10_000) + [Int64.min, Int64.min + 1, Int64.max]
+        var power: Int64 = 1
+        for _ in 0..<19 {
+            values += [power - 1, power, power + 1, -power, -(power - 1)]
+            power = power &* 10
+        }
+        var seed: UInt64 = 7
+        for _ in 0..<2_000 {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            values.append(Int64(bitPattern: seed) >> (seed % 64))
+        }
+        var writer = JSONWriter()
+        writer.beginArray()
+        for value in values { writer.int(value) }
+        writer.uint(UInt64.max)
+        writer.uint(UInt64(Int64.max) + 1)
+        writer.endArray()
+        let expected =
+            "["
+            + (values.map { String($0) } + [String(UInt64.max), String(UInt64(Int64.max) + 1)])
+            .joined(separator: ",") + "]"
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == expected)
+    }
+
     @Test(arguments: [
         (0.0, "0.0"), (-0.0, "-0.0"), (1.0, "1.0"), (-1.0, "-1.0"), (1.5, "1.5"), (0.1, "0.1"),
         (100.0, "100.0"), (1e-5, "1e-05"), (1e16, "1e+16"), (1e15, "1000000000000000.0"),
@@ -293,6 +320,28 @@ private func referenceQuoted(_ text: String, escapesLineSeparators: Bool) -> Str
             writer.endArray()
             let expected = referenceQuoted(text, escapesLineSeparators: escapesLineSeparators)
             #expect(String(decoding: writer.bytes, as: UTF8.self) == "[" + expected + "," + expected + ":]")
+        }
+    }
+
+    /// Every length up to 24 (the one- and two-word checks, the padded short-string word), with
+    /// each special character at each position, as a value and as a key, against the reference.
+    @Test(arguments: [false, true])
+    func shortStringsWithASpecialAtEveryPosition(escapesLineSeparators: Bool) {
+        let specials = ["\"", "\\", "\n", "\u{0}", "\u{1F}", " ", "\u{7F}", "\u{2028}", "\u{2027}", "é"]
+        for length in 0...24 {
+            for special in specials {
+                for position in 0...length {
+                    var text = String(repeating: "a", count: length)
+                    text.insert(contentsOf: special, at: text.index(text.startIndex, offsetBy: position))
+                    var writer = JSONWriter(escapesLineSeparators: escapesLineSeparators)
+                    writer.beginArray()
+                    writer.string(text)
+                    writer.key(text)
+                    writer.endArray()
+                    let expected = referenceQuoted(text, escapesLineSeparators: escapesLineSeparators)
+                    #expect(String(decoding: writer.bytes, as: UTF8.self) == "[" + expected + "," + expected + ":]")
+                }
+            }
         }
     }
 

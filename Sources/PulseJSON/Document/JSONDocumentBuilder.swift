@@ -12,7 +12,8 @@
 /// Containers hold at most `UInt32.max` children and the strings at most 4 GiB in all.
 public struct JSONDocumentBuilder: Sendable {
     /// Two words per node (`head`, `payload`), as ``JSONStorage`` lays them out; `nodeBytes` of
-    /// them are written. A ``JSONOutputBuffer``, as the string arena: one check for room per value.
+    /// them are written. A ``JSONOutputBuffer``, as the string arena: one check for room per value, and
+    /// one uniqueness check, the tape's (``reserveNode(room:)``).
     @usableFromInline var nodes: JSONOutputBuffer
     @usableFromInline var nodeBytes = 0
     /// The string arena; `stringBytes` of it are written.
@@ -124,14 +125,15 @@ public struct JSONDocumentBuilder: Sendable {
         byteCount: Int, initializingWith initialize: (UnsafeMutableBufferPointer<UInt8>) -> Void
     ) {
         countValue()
+        let node = reserveNode()
         let offset = stringBytes
-        let text = strings.reserve(byteCount, after: offset)
+        let text = strings.reserve(unshared: byteCount, after: offset)
         text.initialize(repeating: 0, count: byteCount)
         initialize(UnsafeMutableBufferPointer(start: text, count: byteCount))
         stringBytes = offset &+ byteCount
-        appendScalar(
+        storeScalar(
             JSONKind.string.rawValue,
-            UInt64(truncatingIfNeeded: offset) | UInt64(truncatingIfNeeded: byteCount) << 32)
+            UInt64(truncatingIfNeeded: offset) | UInt64(truncatingIfNeeded: byteCount) << 32, at: node)
     }
 
     /// Adds an integer value.
@@ -209,7 +211,7 @@ public struct JSONDocumentBuilder: Sendable {
     /// Closes the innermost container: writes its end and child count to its node and takes the
     /// enclosing container's frame back from it.
     @inlinable @inline(__always) mutating func endContainer() {
-        _ = nodes.reserve(0, after: nodeBytes)  // a tape no copy of the builder shares
+        _ = reserveNode(room: 0)  // a tape no copy of the builder shares
         let node = UnsafeMutableRawPointer(nodes.base + top.index &* 16)
         let head = node.load(as: UInt64.self)
         let saved = node.load(fromByteOffset: 8, as: UInt64.self)
@@ -227,27 +229,57 @@ public struct JSONDocumentBuilder: Sendable {
     }
 
     @inlinable @inline(__always) mutating func appendScalar(_ kind: UInt8, _ payload: UInt64) {
-        appendNode(UInt64(kind) | UInt64(truncatingIfNeeded: (nodeBytes >> 4) &+ 1) << 32, payload)
+        storeScalar(kind, payload, at: reserveNode())
+    }
+
+    /// Writes a scalar node at `node`, the room ``reserveNode(room:)`` returned.
+    @inlinable @inline(__always) mutating func storeScalar(
+        _ kind: UInt8, _ payload: UInt64, at node: UnsafeMutableRawPointer
+    ) {
+        storeNode(UInt64(kind) | UInt64(truncatingIfNeeded: (nodeBytes >> 4) &+ 1) << 32, payload, at: node)
     }
 
     /// Appends a node's two words to the tape.
     @inlinable @inline(__always) mutating func appendNode(_ head: UInt64, _ payload: UInt64) {
-        let node = UnsafeMutableRawPointer(nodes.reserve(16, after: nodeBytes))
+        storeNode(head, payload, at: reserveNode())
+    }
+
+    @inlinable @inline(__always) mutating func storeNode(
+        _ head: UInt64, _ payload: UInt64, at node: UnsafeMutableRawPointer
+    ) {
         node.storeBytes(of: head, as: UInt64.self)
         node.storeBytes(of: payload, toByteOffset: 8, as: UInt64.self)
         nodeBytes &+= 16
     }
 
+    /// Room for `room` bytes of tape (one node's by default), where the next node goes, in a tape
+    /// and a string arena no other holder shares. The arena is shared only while the tape is
+    /// (copies of the builder and a finished document hold both, and the tape is never replaced
+    /// without the arena being unshared too), so the tape's one uniqueness check covers both and
+    /// the arena is then written with ``JSONOutputBuffer/reserve(unshared:after:)``: every write to
+    /// the arena comes after this call in the same value.
+    @inlinable @inline(__always) mutating func reserveNode(room: Int = 16) -> UnsafeMutableRawPointer {
+        if _slowPath(!nodes.canWrite(room, after: nodeBytes)) { unshareBuffers(room: room) }
+        return UnsafeMutableRawPointer(nodes.base + nodeBytes)
+    }
+
+    /// Copies the tape (grown when it has no room for `room` more bytes) and, if shared, the arena.
+    @usableFromInline mutating func unshareBuffers(room: Int) {
+        nodes = nodes.copy(nodeBytes, minimumCapacity: nodeBytes &+ room)
+        if !strings.isUniquelyReferenced() { strings = strings.copy(stringBytes, minimumCapacity: stringBytes) }
+    }
+
     @inlinable @inline(__always) mutating func appendString(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let node = reserveNode()
         let offset = stringBytes
         let count = bytes.count
         if let source = bytes.baseAddress, count > 0 {
-            Self.copy(source, to: strings.reserve(count, after: offset), count: count)
+            Self.copy(source, to: strings.reserve(unshared: count, after: offset), count: count)
             stringBytes = offset &+ count
         }
-        appendScalar(
+        storeScalar(
             JSONKind.string.rawValue,
-            UInt64(truncatingIfNeeded: offset) | UInt64(truncatingIfNeeded: count) << 32)
+            UInt64(truncatingIfNeeded: offset) | UInt64(truncatingIfNeeded: count) << 32, at: node)
     }
 
     /// Copies `count` bytes; keys and most values are short, so up to 16 bytes are copied inline

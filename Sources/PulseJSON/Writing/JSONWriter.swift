@@ -404,14 +404,13 @@ public struct JSONWriter: Sendable {
         }
         out[written] = UInt8(ascii: "\"")
         written &+= 1
+        // The scan specialized for each setting, so that the words' check has no test for it.
         if let base = utf8.baseAddress,
-            !Self.copyUnescaped(base, count: count, to: out + written, separators: escapesLineSeparators)
+            !(escapesLineSeparators
+                ? Self.copyUnescaped(base, count: count, to: out + written, separators: true)
+                : Self.copyUnescaped(base, count: count, to: out + written, separators: false))
         {
-            separate()
-            append(UInt8(ascii: "\""))
-            appendEscaped(utf8)
-            append(UInt8(ascii: "\""))
-            if colon { append(UInt8(ascii: ":")) }
+            quotedEscapedToken(utf8: utf8, colon: colon)
             return
         }
         written &+= count
@@ -424,27 +423,65 @@ public struct JSONWriter: Sendable {
         length &+= written
     }
 
+    /// ``quotedToken(utf8:colon:)`` for contents with a byte that may need escaping (kept out of
+    /// line, so that the common path saves fewer registers).
+    @inline(never)
+    mutating func quotedEscapedToken(utf8: UnsafeBufferPointer<UInt8>, colon: Bool) {
+        separate()
+        append(UInt8(ascii: "\""))
+        appendEscaped(utf8)
+        append(UInt8(ascii: "\""))
+        if colon { append(UInt8(ascii: ":")) }
+    }
+
     /// Copies `count` bytes from `source` to `target` unless one of them may need escaping (below
-    /// 0x20, `"`, `\\` or, with `separators`, 0xE2); returns whether it copied them all. Eight
-    /// bytes are checked at a time, the last (up to) seven as a word that overlaps bytes already
+    /// 0x20, `"`, `\\` or, with `separators`, 0xE2); returns whether it copied them all. The bytes
+    /// are checked as 64-bit words: up to 16 as one or two overlapping words (under 8, the first and
+    /// last four bytes, or the first, middle and last byte padded with spaces, as one word), longer
+    /// contents eight bytes at a time, the last (up to) seven as a word that overlaps bytes already
     /// copied.
     @inline(__always)
     private static func copyUnescaped(
         _ source: UnsafePointer<UInt8>, count: Int, to target: UnsafeMutablePointer<UInt8>, separators: Bool
     ) -> Bool {
-        guard count >= 8 else {
-            for i in 0..<count {
-                let byte = source[i]
-                if byte < 0x20 || byte == 0x22 || byte == 0x5C || (separators && byte == 0xE2) { return false }
-                target[i] = byte
+        let from = UnsafeRawPointer(source)
+        let to = UnsafeMutableRawPointer(target)
+        if count < 8 {
+            if count >= 4 {
+                let head = from.loadUnaligned(as: UInt32.self)
+                let tail = from.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+                if mayNeedEscape(UInt64(head) | UInt64(tail) << 32, separators: separators) { return false }
+                to.storeBytes(of: head, as: UInt32.self)
+                to.storeBytes(of: tail, toByteOffset: count &- 4, as: UInt32.self)
+            } else if count > 0 {
+                let first = source[0]
+                let middle = source[count >> 1]
+                let last = source[count &- 1]
+                let spaces: UInt64 = 0x2020_2020_2000_0000
+                if mayNeedEscape(
+                    UInt64(first) | UInt64(middle) << 8 | UInt64(last) << 16 | spaces, separators: separators)
+                {
+                    return false
+                }
+                target[0] = first
+                target[count >> 1] = middle
+                target[count &- 1] = last
             }
+            return true
+        }
+        if count <= 16 {
+            let head = from.loadUnaligned(as: UInt64.self)
+            let tail = from.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+            if escapeMask(head, separators: separators) | escapeMask(tail, separators: separators) != 0 { return false }
+            to.storeBytes(of: head, as: UInt64.self)
+            to.storeBytes(of: tail, toByteOffset: count &- 8, as: UInt64.self)
             return true
         }
         var i = 0
         while true {
-            let word = UnsafeRawPointer(source + i).loadUnaligned(as: UInt64.self)
+            let word = from.loadUnaligned(fromByteOffset: i, as: UInt64.self)
             if mayNeedEscape(word, separators: separators) { return false }
-            UnsafeMutableRawPointer(target + i).storeBytes(of: word, as: UInt64.self)
+            to.storeBytes(of: word, toByteOffset: i, as: UInt64.self)
             if i &+ 8 == count { return true }
             // The next word, or the one ending at the last byte.
             i = min(i &+ 8, count &- 8)
@@ -482,6 +519,13 @@ public struct JSONWriter: Sendable {
     /// 0xE2, the lead byte of U+2028/U+2029. May report a false positive, never a false negative.
     @inline(__always)
     private static func mayNeedEscape(_ word: UInt64, separators: Bool) -> Bool {
+        escapeMask(word, separators: separators) != 0
+    }
+
+    /// The high bit of each byte of `word` that may need escaping (nonzero exactly when
+    /// ``mayNeedEscape(_:separators:)`` is true).
+    @inline(__always)
+    private static func escapeMask(_ word: UInt64, separators: Bool) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let control = (word &- ones &* 0x20) & ~word & highs
@@ -492,7 +536,7 @@ public struct JSONWriter: Sendable {
             let lead = word ^ (ones &* 0xE2)
             found |= (lead &- ones) & ~lead & highs
         }
-        return found != 0
+        return found
     }
 
     /// Appends the escaped form of `utf8` (without quotes).
@@ -558,30 +602,45 @@ public struct JSONWriter: Sendable {
 
 /// Calls `body` with the decimal text of `magnitude` (after a minus sign when `negative`, and a
 /// comma before everything when `afterComma`), written on the stack: the one rendering of integers
-/// for ``JSONWriter`` and ``JSONDocumentBuilder``.
+/// for ``JSONWriter`` and ``JSONDocumentBuilder``. Two digits per division, from a table of the
+/// hundred pairs `00`…`99`.
 @inlinable @inline(__always)
 func withDecimalText(
     _ magnitude: UInt64, negative: Bool, afterComma: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> Void
 ) {
     var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
     withUnsafeMutableBytes(of: &scratch) { raw in
-        let out = raw.bindMemory(to: UInt8.self)
+        let pairs: StaticString = """
+            0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
+            5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899
+            """
+        let table = UnsafeRawPointer(pairs.utf8Start)
         var position = 32
         var rest = magnitude
-        repeat {
-            let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 10)
-            position -= 1
-            out[position] = 0x30 &+ UInt8(truncatingIfNeeded: remainder)
+        while rest >= 100 {
+            let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 100)
+            position &-= 2
+            let pair = table.loadUnaligned(fromByteOffset: Int(truncatingIfNeeded: remainder) &* 2, as: UInt16.self)
+            raw.storeBytes(of: pair, toByteOffset: position, as: UInt16.self)
             rest = quotient
-        } while rest != 0
+        }
+        if rest >= 10 {
+            position &-= 2
+            let pair = table.loadUnaligned(fromByteOffset: Int(truncatingIfNeeded: rest) &* 2, as: UInt16.self)
+            raw.storeBytes(of: pair, toByteOffset: position, as: UInt16.self)
+        } else {
+            position &-= 1
+            raw[position] = 0x30 &+ UInt8(truncatingIfNeeded: rest)
+        }
         if negative {
-            position -= 1
-            out[position] = UInt8(ascii: "-")
+            position &-= 1
+            raw[position] = UInt8(ascii: "-")
         }
         if afterComma {
-            position -= 1
-            out[position] = UInt8(ascii: ",")
+            position &-= 1
+            raw[position] = UInt8(ascii: ",")
         }
+        let out = raw.bindMemory(to: UInt8.self)
         body(UnsafeBufferPointer(rebasing: out[position...]))
     }
 }
@@ -625,15 +684,28 @@ struct JSONOutputBuffer: @unchecked Sendable {
     /// (a shared or full one is copied first); returns where they go.
     @inlinable @inline(__always)
     mutating func reserve(_ count: Int, after length: Int) -> UnsafeMutablePointer<UInt8> {
-        if _slowPath(room - length < count || !isUniquelyReferenced()) {
-            self = copy(length, minimumCapacity: length + count)
-        }
+        if _slowPath(!canWrite(count, after: length)) { self = copy(length, minimumCapacity: length + count) }
+        return base + length
+    }
+
+    /// Whether `count` more bytes fit after the first `length` in a buffer no other holder shares.
+    @inlinable @inline(__always)
+    mutating func canWrite(_ count: Int, after length: Int) -> Bool {
+        room &- length >= count && isUniquelyReferenced()
+    }
+
+    /// Room for `count` more bytes after the first `length` (a full buffer is copied first), without
+    /// the uniqueness check: for a holder that knows no other holder shares the buffer, because a
+    /// check it made covers this one too (``JSONDocumentBuilder``'s tape covers its string arena).
+    @inlinable @inline(__always)
+    mutating func reserve(unshared count: Int, after length: Int) -> UnsafeMutablePointer<UInt8> {
+        if _slowPath(room &- length < count) { self = copy(length, minimumCapacity: length + count) }
         return base + length
     }
 
     /// A buffer with the first `count` bytes of this one and room for at least `minimumCapacity`
-    /// (at least double this one's room when it must grow).
-    @usableFromInline
+    /// (at least double this one's room when it must grow). Out of line: the writes' slow path.
+    @usableFromInline @inline(never)
     func copy(_ count: Int, minimumCapacity: Int) -> JSONOutputBuffer {
         let grown = minimumCapacity > room ? Swift.max(minimumCapacity, room * 2) : room
         let copy = JSONOutputBuffer(capacity: grown)
