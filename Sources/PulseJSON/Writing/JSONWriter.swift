@@ -397,13 +397,12 @@ public struct JSONWriter: Sendable {
     mutating func quotedToken(utf8: UnsafeBufferPointer<UInt8>, colon: Bool) {
         let count = utf8.count
         let out = reserve(count &+ 4)
-        var written = 0
-        if needsComma {
-            out[0] = UInt8(ascii: ",")
-            written = 1
-        }
-        out[written] = UInt8(ascii: "\"")
-        written &+= 1
+        // The comma and the opening quote as one two-byte store, without a comma two quotes (the
+        // second is overwritten by the contents or the closing quote); the same for the closing
+        // quote and a key's colon: the room reserved for the token has space for both.
+        let comma = needsComma
+        UnsafeMutableRawPointer(out).storeBytes(of: (comma ? 0x222C as UInt16 : 0x2222).littleEndian, as: UInt16.self)
+        var written = comma ? 2 : 1
         // The scan specialized for each setting, so that the words' check has no test for it.
         if let base = utf8.baseAddress,
             !(escapesLineSeparators
@@ -414,13 +413,9 @@ public struct JSONWriter: Sendable {
             return
         }
         written &+= count
-        out[written] = UInt8(ascii: "\"")
-        written &+= 1
-        if colon {
-            out[written] = UInt8(ascii: ":")
-            written &+= 1
-        }
-        length &+= written
+        UnsafeMutableRawPointer(out + written).storeBytes(
+            of: (colon ? 0x3A22 as UInt16 : 0x2222).littleEndian, as: UInt16.self)
+        length &+= written &+ (colon ? 2 : 1)
     }
 
     /// ``quotedToken(utf8:colon:)`` for contents with a byte that may need escaping (kept out of
