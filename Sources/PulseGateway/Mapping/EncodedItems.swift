@@ -10,9 +10,10 @@ struct EncodedItems {
     /// Where each item ends in the writer's output (the next one starts after a comma).
     private var ends: [Int] = []
 
-    /// Room for `capacity` bytes of items before the buffer must grow.
-    init(capacity: Int) {
+    /// Room for `capacity` bytes and `count` items before the buffers must grow.
+    init(capacity: Int, count: Int = 0) {
         writer = JSONWriter(capacity: capacity)
+        ends.reserveCapacity(count)
     }
 
     /// The items of `encoded`, in order.
