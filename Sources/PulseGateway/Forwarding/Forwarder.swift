@@ -815,7 +815,7 @@ enum CrashFallback {
         guard let blob = row.fallback, let events = EventChunks.split(blob),
             let plaintext = try? row.storedPayload.plaintext(), let identity = identityJSON(plaintext)
         else { return [] }
-        let (batches, _) = BatchSplitter.events.split(identity: identity, items: events) { chunk in
+        let (batches, _) = BatchSplitter.events.split(identity: identity, items: EncodedItems(events)) { chunk in
             var hasher = SHA256()
             hasher.updateField(row.pulseBatchID)
             hasher.updateField("fallback")

@@ -37,7 +37,7 @@ struct BatchSplitter {
     /// Splits `items`; `batchID(chunk)` names chunk number `chunk` (0, 1, …) and must return
     /// ``batchIDLength`` characters.
     func split(
-        identity: [UInt8], items: [[UInt8]], batchID: (Int) -> String
+        identity: [UInt8], items: EncodedItems, batchID: (Int) -> String
     ) -> (batches: [Batch], dropped: Int) {
         let arrayKey = arrayKey
         // The envelope (PulseProtocol's `pulseBatch`) without items: its size with an id of the fixed length.
@@ -46,7 +46,8 @@ struct BatchSplitter {
             writer.pulseBatch(
                 identity: { $0.raw(identity) }, itemsKey: arrayKey,
                 items: { writer in
-                    for position in range { writer.raw(items[position]) }
+                    // The items are stored comma-separated: a run of them is the array's contents.
+                    if !range.isEmpty { items.withBytes(range) { writer.raw(utf8: $0) } }
                 }, batchId: batchID)
             return writer.bytes
         }
@@ -62,8 +63,8 @@ struct BatchSplitter {
             batches.append(Batch(payload: envelope(range, batchID: id, capacity: size), range: range, batchID: id))
         }
         while index < items.count {
-            let item = items[index]
-            if fixed + item.count > maxBytes {
+            let itemSize = items.size(index)
+            if fixed + itemSize > maxBytes {
                 // Too large on its own: close the current batch, drop the item.
                 if index > start { emit(start..<index) }
                 dropped += 1
@@ -72,11 +73,11 @@ struct BatchSplitter {
                 size = fixed
                 continue
             }
-            let added = item.count + (index > start ? 1 : 0)
+            let added = itemSize + (index > start ? 1 : 0)
             if index - start == maxItems || size + added > maxBytes {
                 emit(start..<index)
                 start = index
-                size = fixed + item.count
+                size = fixed + itemSize
             } else {
                 size += added
             }

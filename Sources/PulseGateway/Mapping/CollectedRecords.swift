@@ -1,8 +1,11 @@
+import PulseProtocol
+
 /// The events and crash reports of one resource, in record order, before they are split into
 /// Pulse batches.
 struct CollectedRecords {
-    var events: [[UInt8]] = []
-    var crashes: [[UInt8]] = []
+    /// Room for a full event batch's count before the offsets grow.
+    var events = EncodedItems(capacity: 8192, count: PulseLimits.eventBatchMaxEvents)
+    var crashes = EncodedItems(capacity: 0)
     /// Per crash report, the event it becomes when the upstream refuses crash uploads.
-    var crashFallbacks: [[UInt8]] = []
+    var crashFallbacks = EncodedItems(capacity: 0)
 }

@@ -1,6 +1,6 @@
 /// A list of encoded events stored in one blob: each as a 4-byte big-endian length and its bytes.
 enum EventChunks {
-    static func append(_ event: [UInt8], to blob: inout [UInt8]) {
+    static func append(_ event: UnsafeBufferPointer<UInt8>, to blob: inout [UInt8]) {
         let count = UInt32(event.count)
         blob.append(UInt8(truncatingIfNeeded: count >> 24))
         blob.append(UInt8(truncatingIfNeeded: count >> 16))

@@ -26,7 +26,11 @@ extension ResourceMapper {
             result.rejected += dropped
             for batch in batches {
                 var fallback: [UInt8] = []
-                for position in batch.range { EventChunks.append(collected.crashFallbacks[position], to: &fallback) }
+                for position in batch.range {
+                    collected.crashFallbacks.withBytes(position..<position + 1) {
+                        EventChunks.append($0, to: &fallback)
+                    }
+                }
                 result.drafts.append(draft(batch, kind: .crashes, fallback: fallback))
             }
         }

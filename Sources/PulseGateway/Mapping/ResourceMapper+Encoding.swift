@@ -5,25 +5,26 @@ import PulseProtocol
 
 /// Pulse events, crash reports and derived ids.
 extension ResourceMapper {
-    /// A Pulse event with the current attributes object, written in the reused ``event`` writer.
-    mutating func encodeEvent(
+    /// A Pulse event with the current attributes object, appended to `items`.
+    func encodeEvent(
         id: String, timestamp: Int64, sessionID: String, kind: PulseEventKind, name: String, module: String?,
-        imageUUID: String?
-    ) -> [UInt8] {
+        imageUUID: String?, into items: inout EncodedItems
+    ) {
         let attributes = attributes
-        event.reset()
-        event.pulseEvent(
-            id: id, timestamp: timestamp, sessionId: sessionID, kind: kind, name: name, module: module,
-            imageUuid: imageUUID
-        ) { $0.raw(attributes) }
-        return event.bytes
+        items.append {
+            $0.pulseEvent(
+                id: id, timestamp: timestamp, sessionId: sessionID, kind: kind, name: name, module: module,
+                imageUuid: imageUUID
+            ) { $0.raw(attributes) }
+        }
     }
 
-    /// A crash report (`CrashReport` of `docs/wire-protocol.md` §7.4) with the current attributes.
+    /// A crash report (`CrashReport` of `docs/wire-protocol.md` §7.4) with the current attributes,
+    /// appended to `items`.
     func encodeCrash(
         crashID: String, timestamp: Int64, sessionID: String?, scan: RecordScan, body: JSONCursor?,
-        identity: ResolvedIdentity
-    ) -> [UInt8] {
+        identity: ResolvedIdentity, into items: inout EncodedItems
+    ) {
         var imageUUIDs = scan.imageUUIDs
         if imageUUIDs.isEmpty, let build = scan.buildID ?? identity.buildID, Int64(build) == nil {
             imageUUIDs = [build]
@@ -31,15 +32,16 @@ extension ResourceMapper {
         let build = CrashBuild(
             appVersion: identity.appVersion, buildNumber: identity.buildNumber, imageUuids: imageUUIDs,
             osVersion: identity.osVersion, architecture: identity.architecture)
-        var writer = JSONWriter(capacity: attributes.count + 400)
-        writer.pulseCrashReport(
-            crashId: crashID, timestamp: timestamp, sessionId: sessionID, signal: scan.crashSignal,
-            exceptionType: scan.exceptionType, message: scan.exceptionMessage ?? body?["stringValue"]?.string,
-            // The OTLP stack trace is one string (`exception.stacktrace`), not frames.
-            stack: { writer in
-                if let stack = scan.exceptionStacktrace { writer.string(stack) } else { writer.null() }
-            }, build: build, attachments: { _ in }, attributes: { $0.raw(attributes) })
-        return writer.bytes
+        let attributes = attributes
+        items.append { writer in
+            writer.pulseCrashReport(
+                crashId: crashID, timestamp: timestamp, sessionId: sessionID, signal: scan.crashSignal,
+                exceptionType: scan.exceptionType, message: scan.exceptionMessage ?? body?["stringValue"]?.string,
+                // The OTLP stack trace is one string (`exception.stacktrace`), not frames.
+                stack: { writer in
+                    if let stack = scan.exceptionStacktrace { writer.string(stack) } else { writer.null() }
+                }, build: build, attachments: { _ in }, attributes: { $0.raw(attributes) })
+        }
     }
 
     // MARK: - Ids

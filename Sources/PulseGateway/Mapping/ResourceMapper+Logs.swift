@@ -89,15 +89,12 @@ extension ResourceMapper {
         let imageUUID = scan.buildID ?? identity.buildID
         if let crashID = scan.crashID, !crashID.isEmpty {
             let id = "crash-" + SHA256.hexDigest(Array(crashID.utf8))
-            collected.crashFallbacks.append(
-                encodeEvent(
-                    id: id, timestamp: time, sessionID: sessionID, kind: .crash, name: eventName ?? "crash",
-                    module: place.module, imageUUID: imageUUID))
-            collected.crashes.append(
-                encodeCrash(
-                    crashID: crashID, timestamp: time, sessionID: scan.sessionID ?? identity.sessionID,
-                    scan: scan,
-                    body: record[field.body], identity: identity))
+            encodeEvent(
+                id: id, timestamp: time, sessionID: sessionID, kind: .crash, name: eventName ?? "crash",
+                module: place.module, imageUUID: imageUUID, into: &collected.crashFallbacks)
+            encodeCrash(
+                crashID: crashID, timestamp: time, sessionID: scan.sessionID ?? identity.sessionID, scan: scan,
+                body: record[field.body], identity: identity, into: &collected.crashes)
             return
         }
         let id: String
@@ -107,9 +104,8 @@ extension ResourceMapper {
             id = derivedID(place.position)
         }
         let name = eventName ?? (kind == .crash ? "crash" : "log")
-        collected.events.append(
-            encodeEvent(
-                id: id, timestamp: time, sessionID: sessionID, kind: kind, name: name, module: place.module,
-                imageUUID: imageUUID))
+        encodeEvent(
+            id: id, timestamp: time, sessionID: sessionID, kind: kind, name: name, module: place.module,
+            imageUUID: imageUUID, into: &collected.events)
     }
 }

@@ -58,10 +58,10 @@ extension ResourceMapper {
         hasher.updateField(String(AnyValue.int64(point["startTimeUnixNano"]) ?? 0))
         hasher.updateField(String(AnyValue.int64(point["timeUnixNano"]) ?? 0))
         let id = name.isEmpty && end == nil ? derivedID(position) : Hex.encode(hasher.finalize())
-        collected.events.append(
-            encodeEvent(
-                id: id, timestamp: time, sessionID: scan.sessionID ?? identity.sessionID ?? "", kind: kind,
-                name: name.isEmpty ? "metric" : name, module: module, imageUUID: scan.buildID ?? identity.buildID))
+        encodeEvent(
+            id: id, timestamp: time, sessionID: scan.sessionID ?? identity.sessionID ?? "", kind: kind,
+            name: name.isEmpty ? "metric" : name, module: module, imageUUID: scan.buildID ?? identity.buildID,
+            into: &collected.events)
     }
 
     static let runtimePrefixes = ["process.runtime.", "runtime.", "jvm.", "dotnet.", "process."]

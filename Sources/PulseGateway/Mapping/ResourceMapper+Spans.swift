@@ -67,11 +67,9 @@ extension ResourceMapper {
             diagnostics.named(span["attributes"], resource: place.resource, of: document)
         }
         let name = spanName.flatMap { $0.isEmpty ? nil : $0 } ?? "span"
-        collected.events.append(
-            encodeEvent(
-                id: id, timestamp: time, sessionID: scan.sessionID ?? identity.sessionID ?? "", kind: kind,
-                name: name,
-                module: place.module, imageUUID: scan.buildID ?? identity.buildID))
+        encodeEvent(
+            id: id, timestamp: time, sessionID: scan.sessionID ?? identity.sessionID ?? "", kind: kind, name: name,
+            module: place.module, imageUUID: scan.buildID ?? identity.buildID, into: &collected.events)
     }
 
     /// OTLP span kind: the enum as an integer (or its name, which some encoders write).

@@ -16,8 +16,6 @@ struct ResourceMapper {
     let kinds: (resource: MessageKind, scope: MessageKind, record: MessageKind)
     /// Reused per record: the attributes object.
     var attributes = JSONWriter(capacity: 2048)
-    /// Reused per record: the event written around the attributes (its bytes are copied out).
-    var event = JSONWriter(capacity: 2048)
     /// The first resource entry, and the search for the diagnostics record.
     var firstResource: JSONCursor?
     var diagnostics = DiagnosticsFinding.Search()

@@ -15,14 +15,19 @@ extension JSONWriter {
         imageUuid: String?, attributes: (inout JSONWriter) -> Void
     ) {
         beginObject()
-        field("id", id)
-        field("timestamp", timestamp)
-        field("sessionId", sessionId)
-        field("kind", kind.rawValue)
-        field("name", name)
-        key("source")
+        key(constant: "id")
+        string(id)
+        key(constant: "timestamp")
+        int(timestamp)
+        key(constant: "sessionId")
+        string(sessionId)
+        key(constant: "kind")
+        string(kind.rawValue)
+        key(constant: "name")
+        string(name)
+        key(constant: "source")
         pulseEventSource(module: module, imageUuid: imageUuid)
-        key("attributes")
+        key(constant: "attributes")
         attributes(&self)
         endObject()
     }
@@ -31,9 +36,24 @@ extension JSONWriter {
     @inlinable
     package mutating func pulseEventSource(module: String?, imageUuid: String?) {
         beginObject()
-        field("module", module)
-        field("imageUuid", imageUuid)
+        key(constant: "module")
+        string(orNull: module)
+        key(constant: "imageUuid")
+        string(orNull: imageUuid)
         endObject()
+    }
+
+    /// Writes a constant object key and its colon from the literal's UTF-8 bytes (no `String` is
+    /// made or read); the member's value must follow.
+    @inlinable @inline(__always)
+    package mutating func key(constant key: StaticString) {
+        key.withUTF8Buffer { self.key(utf8: $0) }
+    }
+
+    /// Writes a string value, or `null` for `nil` (the value half of `field(_:_:)` for a `String?`).
+    @inlinable @inline(__always)
+    package mutating func string(orNull value: String?) {
+        if let value { string(value) } else { null() }
     }
 
     /// One crash report of `CLIENT_CRASH_BATCH_UPLOAD`: `crashId`, `timestamp`, `sessionId`,
@@ -47,21 +67,27 @@ extension JSONWriter {
         attachments: (inout JSONWriter) -> Void, attributes: (inout JSONWriter) -> Void
     ) {
         beginObject()
-        field("crashId", crashId)
-        field("timestamp", timestamp)
-        field("sessionId", sessionId)
-        field("signal", signal)
-        field("exceptionType", exceptionType)
-        field("message", message)
-        key("stack")
+        key(constant: "crashId")
+        string(crashId)
+        key(constant: "timestamp")
+        int(timestamp)
+        key(constant: "sessionId")
+        string(orNull: sessionId)
+        key(constant: "signal")
+        string(orNull: signal)
+        key(constant: "exceptionType")
+        string(orNull: exceptionType)
+        key(constant: "message")
+        string(orNull: message)
+        key(constant: "stack")
         stack(&self)
-        key("build")
+        key(constant: "build")
         build.writeJSON(to: &self)
-        key("attachments")
+        key(constant: "attachments")
         beginArray()
         attachments(&self)
         endArray()
-        key("attributes")
+        key(constant: "attributes")
         attributes(&self)
         endObject()
     }
@@ -73,13 +99,14 @@ extension JSONWriter {
         identity: (inout JSONWriter) -> Void, itemsKey: String, items: (inout JSONWriter) -> Void, batchId: String
     ) {
         beginObject()
-        key("identity")
+        key(constant: "identity")
         identity(&self)
         key(itemsKey)
         beginArray()
         items(&self)
         endArray()
-        field("batchId", batchId)
+        key(constant: "batchId")
+        string(batchId)
         endObject()
     }
 }
