@@ -46,24 +46,22 @@ package struct JSONCursor {
 
     /// ``JSONNode/int64``.
     @inlinable @inline(__always)
-    package var int64: Int64? {
-        let payload = payload
-        switch kindBits {
-        case JSONKind.int.rawValue: return Int64(bitPattern: payload)
-        case JSONKind.uint.rawValue: return Int64(exactly: payload)
-        case JSONKind.double.rawValue: return exactInt64(Double(bitPattern: payload))
-        default: return nil
-        }
-    }
+    package var int64: Int64? { exactInteger(fromDouble: exactInt64) }
 
     /// ``JSONNode/uint64``.
     @inlinable @inline(__always)
-    package var uint64: UInt64? {
+    package var uint64: UInt64? { exactInteger(fromDouble: exactUInt64) }
+
+    /// This number as a `T` when it is integral and in `T`'s range (an integer, or a double with
+    /// no fraction, converted by `fromDouble`: `T(exactly:)` on a `Double` needs libm, which this
+    /// module does not link), else `nil`: the one conversion behind ``int64`` and ``uint64``.
+    @inlinable @inline(__always)
+    func exactInteger<T: FixedWidthInteger>(fromDouble: (Double) -> T?) -> T? {
         let payload = payload
         switch kindBits {
-        case JSONKind.int.rawValue: return UInt64(exactly: Int64(bitPattern: payload))
-        case JSONKind.uint.rawValue: return payload
-        case JSONKind.double.rawValue: return exactUInt64(Double(bitPattern: payload))
+        case JSONKind.int.rawValue: return T(exactly: Int64(bitPattern: payload))
+        case JSONKind.uint.rawValue: return T(exactly: payload)
+        case JSONKind.double.rawValue: return fromDouble(Double(bitPattern: payload))
         default: return nil
         }
     }
