@@ -184,19 +184,20 @@ package final class PostgresGatewayStore: Sendable {
     /// and the snapshot the count saw (one repeatable-read transaction).
     private func countDepth() async throws -> (GatewayStore.Depth, PostgresSnapshot) {
         try await reader.run { connection throws(PostgresError) -> (GatewayStore.Depth, PostgresSnapshot) in
-            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            let text = try connection.execute("SELECT pg_current_snapshot()::text").first?.string(0) ?? ""
-            guard let snapshot = PostgresSnapshot(text: text) else {
-                throw PostgresError(.typeMismatch, "the server's snapshot is not in the xmin:xmax:xip form")
+            try connection.transaction("ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                () throws(PostgresError) -> (GatewayStore.Depth, PostgresSnapshot) in
+                let text = try connection.execute("SELECT pg_current_snapshot()::text").first?.string(0) ?? ""
+                guard let snapshot = PostgresSnapshot(text: text) else {
+                    throw PostgresError(.typeMismatch, "the server's snapshot is not in the xmin:xmax:xip form")
+                }
+                var depth = GatewayStore.Depth()
+                for row in try connection.execute(
+                    "SELECT app, count(*), coalesce(sum(payload_bytes), 0)::bigint FROM outbox GROUP BY app"
+                ).rows {
+                    depth.add(app: try row.string(0), rows: try row.int(1), bytes: try row.int(2))
+                }
+                return (depth, snapshot)
             }
-            var depth = GatewayStore.Depth()
-            for row in try connection.execute(
-                "SELECT app, count(*), coalesce(sum(payload_bytes), 0)::bigint FROM outbox GROUP BY app"
-            ).rows {
-                depth.add(app: try row.string(0), rows: try row.int(1), bytes: try row.int(2))
-            }
-            try connection.execute("COMMIT")
-            return (depth, snapshot)
         }
     }
 

@@ -104,10 +104,13 @@ package final class PostgresConnection {
         if let failure { throw failure }
     }
 
-    /// Runs `body` in a transaction: `BEGIN`, then `COMMIT` if it returns, `ROLLBACK` if it
-    /// throws.
-    package func transaction<T>(_ body: () throws(PostgresError) -> T) throws(PostgresError) -> T {
-        try execute("BEGIN")
+    /// Runs `body` in a transaction: `BEGIN` (followed by `modes`, e.g.
+    /// `ISOLATION LEVEL REPEATABLE READ READ ONLY`, when given), then `COMMIT` if it returns,
+    /// `ROLLBACK` if it throws.
+    package func transaction<T>(_ modes: String? = nil, _ body: () throws(PostgresError) -> T) throws(PostgresError)
+        -> T
+    {
+        try execute(modes.map { "BEGIN \($0)" } ?? "BEGIN")
         let value: T
         do {
             value = try body()
