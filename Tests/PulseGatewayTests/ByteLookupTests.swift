@@ -22,6 +22,28 @@ import Testing
         }
     }
 
+    /// Every length from empty to 40 bytes (the words a key is read as change at 4, 8 and 16), and
+    /// every one-byte change of each name, its prefixes and its extensions by a byte.
+    @Test func aKeyTableComparesEveryByteAtEveryLength() {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789._".utf8)
+        let names = (0...40).map { count in
+            String(decoding: (0..<count).map { alphabet[($0 * 7 + count) % alphabet.count] }, as: UTF8.self)
+        }
+        let table = KeyTable(names)
+        for (index, name) in names.enumerated() {
+            let bytes = Array(name.utf8)
+            #expect(bytes.withUnsafeBufferPointer { table.index($0) } == index, "\(name)")
+            for position in bytes.indices {
+                var changed = bytes
+                changed[position] ^= 0x01
+                #expect(changed.withUnsafeBufferPointer { table.index($0) } == nil, "\(name) at \(position)")
+            }
+            for other in [bytes + [UInt8(ascii: "!")], [UInt8(ascii: "!")] + bytes] {
+                #expect(other.withUnsafeBufferPointer { table.index($0) } == nil, "\(name) extended")
+            }
+        }
+    }
+
     @Test(arguments: MessageKind.allCases)
     func everySchemaFindsEachOfItsFieldsByName(_ kind: MessageKind) throws {
         let schema = OTLPValidator.schemas[kind.rawValue]

@@ -3,65 +3,79 @@ import PulseJSON
 
 /// A fixed set of names (JSON member names of an OTLP message, attribute keys the mapping reads)
 /// looked up by their UTF-8 bytes, as a parsed document holds them: no `String` is made and
-/// nothing is hashed with `Hasher`. The lookup hashes the length and the first and last eight
-/// bytes of the key, probes an open-addressing table and compares the bytes of the one candidate
-/// it finds there.
+/// nothing is hashed with `Hasher`. A key is read as two words (``words(_:)``: its first and last
+/// eight bytes, or overlapping shorter loads), which for keys of up to 16 bytes hold every byte;
+/// the lookup hashes them with the length, probes an open-addressing table whose slots hold the
+/// names' words, and compares the words there (and, for a name over 16 bytes, its middle bytes).
 struct KeyTable: Sendable {
-    /// The names, one after the other (``ends`` delimits them).
+    /// One slot of the table: a name's words, length and index, or an empty slot (`index` -1).
+    private struct Slot: Sendable {
+        var head: UInt64 = 0
+        var tail: UInt64 = 0
+        var count: Int32 = 0
+        var index: Int32 = -1
+        /// Where the name starts in ``bytes`` (read only for names over 16 bytes).
+        var start: Int = 0
+    }
+
+    /// The names, one after the other.
     private let bytes: [UInt8]
-    private let ends: [Int]
-    /// Per slot the index of a name, or -1; a power of two in size, at most a quarter full.
-    private let slots: [Int16]
+    /// A power of two in size, at most a quarter full.
+    private let slots: [Slot]
     private let shift: UInt64
 
     /// The number of names.
-    var count: Int { ends.count }
+    let count: Int
 
     /// A table of `names`; ``index(_:)-(UnsafeBufferPointer<UInt8>)`` finds `names[i]` as `i`.
     init(_ names: [String]) {
-        precondition(names.count < Int(Int16.max), "one Int16 per name")
+        precondition(names.count < Int(Int32.max), "one Int32 per name")
         precondition(Set(names).count == names.count, "names are distinct")
         var bytes: [UInt8] = []
-        var ends: [Int] = []
-        for name in names {
-            bytes.append(contentsOf: name.utf8)
-            ends.append(bytes.count)
-        }
         var bits: UInt64 = 2
         while 1 << bits < 4 * names.count { bits += 1 }
-        var slots = [Int16](repeating: -1, count: 1 << bits)
+        var slots = [Slot](repeating: Slot(), count: 1 << bits)
         let shift = 64 - bits
         for (index, name) in names.enumerated() {
-            var slot = Array(name.utf8).withUnsafeBufferPointer { Int(truncatingIfNeeded: Self.hash($0) >> shift) }
-            while slots[slot] >= 0 { slot = (slot + 1) & (slots.count - 1) }
-            slots[slot] = Int16(index)
+            let utf8 = Array(name.utf8)
+            let (head, tail) = utf8.withUnsafeBufferPointer { Self.words($0) }
+            var slot = Int(truncatingIfNeeded: Self.hash(head, tail, utf8.count) >> shift)
+            while slots[slot].index >= 0 { slot = (slot + 1) & (slots.count - 1) }
+            slots[slot] = Slot(
+                head: head, tail: tail, count: Int32(utf8.count), index: Int32(index), start: bytes.count)
+            bytes.append(contentsOf: utf8)
         }
         self.bytes = bytes
-        self.ends = ends
         self.slots = slots
         self.shift = shift
+        self.count = names.count
     }
 
     /// The index of the name `key` holds, or `nil`.
     func index(_ key: UnsafeBufferPointer<UInt8>) -> Int? {
-        slots.withUnsafeBufferPointer { slots in
-            ends.withUnsafeBufferPointer { ends in
-                bytes.withUnsafeBufferPointer { bytes in
-                    let mask = slots.count - 1
-                    var slot = Int(truncatingIfNeeded: Self.hash(key) >> shift)
-                    while true {
-                        let index = Int(slots[slot])
-                        guard index >= 0 else { return nil }
-                        let start = index == 0 ? 0 : ends[index - 1]
-                        if ends[index] - start == key.count
-                            && (key.isEmpty || memcmp(bytes.baseAddress! + start, key.baseAddress!, key.count) == 0)
-                        {
-                            return index
-                        }
-                        slot = (slot + 1) & mask
-                    }
+        let (head, tail) = Self.words(key)
+        let count = key.count
+        return slots.withUnsafeBufferPointer { slots in
+            let mask = slots.count - 1
+            var slot = Int(truncatingIfNeeded: Self.hash(head, tail, count) >> shift)
+            while true {
+                let entry = slots[slot]
+                guard entry.index >= 0 else { return nil }
+                if entry.head == head && entry.tail == tail && Int(entry.count) == count
+                    && (count <= 16 || middleEquals(key, at: entry.start))
+                {
+                    return Int(entry.index)
                 }
+                slot = (slot + 1) & mask
             }
+        }
+    }
+
+    /// Whether the bytes of `key` (over 16 bytes) between its first and last eight equal the name's
+    /// starting at `start`.
+    private func middleEquals(_ key: UnsafeBufferPointer<UInt8>, at start: Int) -> Bool {
+        bytes.withUnsafeBufferPointer { bytes in
+            memcmp(bytes.baseAddress! + start + 8, key.baseAddress! + 8, key.count - 16) == 0
         }
     }
 
@@ -71,20 +85,31 @@ struct KeyTable: Sendable {
         key.withUTF8 { index($0) } ?? nil
     }
 
-    /// The length and the first and last eight bytes of `key`, mixed.
+    /// Two words that, with the length, hold every byte of a key of up to 16 bytes: the first and
+    /// the last eight bytes (overlapping below 16); below eight, the first and last four bytes
+    /// (overlapping) in one word; below four, the first, middle and last byte. Both zero when empty.
     @inline(__always)
-    private static func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    static func words(_ key: UnsafeBufferPointer<UInt8>) -> (head: UInt64, tail: UInt64) {
         let count = key.count
-        guard let base = key.baseAddress, count > 0 else { return 0 }
-        var head: UInt64 = 0
-        var tail: UInt64 = 0
+        guard let base = key.baseAddress, count > 0 else { return (0, 0) }
+        let raw = UnsafeRawPointer(base)
         if count >= 8 {
-            head = UnsafeRawPointer(base).loadUnaligned(as: UInt64.self)
-            tail = UnsafeRawPointer(base + count - 8).loadUnaligned(as: UInt64.self)
-        } else {
-            for offset in 0..<count { head = head << 8 | UInt64(base[offset]) }
-            tail = head
+            return (raw.loadUnaligned(as: UInt64.self), raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
         }
+        let word: UInt64
+        if count >= 4 {
+            word =
+                UInt64(raw.loadUnaligned(as: UInt32.self))
+                | UInt64(raw.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)) << 32
+        } else {
+            word = UInt64(base[0]) | UInt64(base[count >> 1]) << 8 | UInt64(base[count - 1]) << 16
+        }
+        return (word, word)
+    }
+
+    /// The words of a key and its length, mixed.
+    @inline(__always)
+    private static func hash(_ head: UInt64, _ tail: UInt64, _ count: Int) -> UInt64 {
         let mixed = (head &* 0x9E37_79B9_7F4A_7C15) ^ (tail << 29 | tail >> 35) ^ UInt64(count)
         return mixed &* 0xBF58_476D_1CE4_E5B9
     }
