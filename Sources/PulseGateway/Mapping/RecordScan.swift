@@ -49,10 +49,12 @@ struct RecordScan {
     /// ``roles``' keys and, by key index, their roles.
     private static let roleTable: (keys: KeyTable, roles: [Role]) = {
         let pairs = Array(roles)
+        precondition(pairs.allSatisfy { !Redaction.isSensitive($0.key) }, "a key with a role is never redacted")
         return (KeyTable(pairs.map(\.key)), pairs.map(\.value))
     }()
 
-    /// What the attribute key `key` (UTF-8) means to the mapping, `nil` for any other key.
+    /// What the attribute key `key` (UTF-8) means to the mapping, `nil` for any other key; no key
+    /// with a role is sensitive (``Redaction/isSensitive(utf8:)``), so its scan is not needed.
     static func role(_ key: UnsafeBufferPointer<UInt8>) -> Role? {
         roleTable.keys.index(key).map { roleTable.roles[$0] }
     }

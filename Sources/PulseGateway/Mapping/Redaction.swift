@@ -53,7 +53,8 @@ enum Redaction {
 
     /// Whether the value of the key whose UTF-8 bytes are `utf8` must be replaced by the placeholder.
     static func isSensitive(utf8: UnsafeBufferPointer<UInt8>) -> Bool {
-        candidates.withUnsafeBufferPointer { candidates in
+        guard mayBeSensitive(utf8) else { return false }
+        return candidates.withUnsafeBufferPointer { candidates in
             secondCandidates.withUnsafeBufferPointer { seconds in
                 fragmentBytes.withUnsafeBufferPointer { fragments in
                     fragmentStarts.withUnsafeBufferPointer { starts in
@@ -73,6 +74,58 @@ enum Redaction {
                 }
             }
         }
+    }
+
+    /// The letters one of which every fragment contains (any case), with ``anchorPair``.
+    static let anchorLetters: (UInt8, UInt8, UInt8) = (UInt8(ascii: "k"), UInt8(ascii: "w"), UInt8(ascii: "z"))
+    /// The byte pair that the fragments without an ``anchorLetters`` letter contain (any case).
+    static let anchorPair: (UInt8, UInt8) = (UInt8(ascii: "c"), UInt8(ascii: "r"))
+    /// The length of the shortest fragment (`token`), as a literal: reading it costs no lazy
+    /// initialization (a test checks it against ``sensitiveFragments``).
+    static let shortestFragment = 5
+
+    /// A prefilter for the fragment scan: `false` only when `utf8` holds no fragment, because it is
+    /// shorter than every fragment or (from eight bytes) has none of the ``anchorLetters`` and no
+    /// ``anchorPair`` in any case. Reads the key eight bytes at a time (a pair's first byte carried
+    /// into the next word), the last word ending at the key's end (overlapping the one before, so
+    /// it holds any pair that word ended in).
+    @inline(__always)
+    private static func mayBeSensitive(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = utf8.count
+        guard count >= shortestFragment else { return false }
+        guard count >= 8, let base = utf8.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var firsts: UInt64 = 0
+        var offset = 0
+        while offset + 8 <= count {
+            if hasAnchor(raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self), after: &firsts) { return true }
+            offset += 8
+        }
+        firsts = 0
+        return offset < count
+            && hasAnchor(raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self), after: &firsts)
+    }
+
+    /// Whether the eight bytes `word` hold an anchor letter or the anchor pair (its first byte
+    /// possibly the last of the word before, whose flags `firsts` holds and then holds this word's),
+    /// in either case; or, rarely, seem to: a byte after a matching one can be flagged too, which
+    /// only costs the scan.
+    @inline(__always)
+    private static func hasAnchor(_ word: UInt64, after firsts: inout UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        // Upper-case letters to lower case (other bytes change too, but none becomes a letter
+        // that is not its own case pair).
+        let folded = word | 0x2020_2020_2020_2020
+        /// The high bit of every byte of `folded` equal to `byte` (and perhaps of bytes after one).
+        func equal(_ byte: UInt8) -> UInt64 {
+            let difference = folded ^ (ones &* UInt64(byte))
+            return (difference &- ones) & ~difference & (ones << 7)
+        }
+        let letters = equal(anchorLetters.0) | equal(anchorLetters.1) | equal(anchorLetters.2)
+        let pairFirsts = equal(anchorPair.0)
+        let pairs = (pairFirsts << 8 | firsts >> 56) & equal(anchorPair.1)
+        firsts = pairFirsts
+        return letters | pairs != 0
     }
 
     /// Whether `text[offset...]` starts with `prefix` (lower-case ASCII), comparing ASCII letters

@@ -14,9 +14,13 @@ extension ResourceMapper {
         for attribute in list.elements {
             try MappingWalk.enter(element: attribute, .keyValue)
             let value = attribute["value"]
-            // The key is read as the bytes the document holds: its role, whether it is sensitive.
+            // The key is read as the bytes the document holds: its role, whether it is sensitive
+            // (no key with a role is, ``RecordScan/role(_:)``).
             guard let key = attribute["key"],
-                let (role, sensitive) = key.withUTF8({ (RecordScan.role($0), Redaction.isSensitive(utf8: $0)) })
+                let (role, sensitive) = key.withUTF8({ bytes in
+                    let role = RecordScan.role(bytes)
+                    return (role, role == nil && Redaction.isSensitive(utf8: bytes))
+                })
             else {
                 try MappingWalk.check(skipped: value, .anyValue)
                 continue
