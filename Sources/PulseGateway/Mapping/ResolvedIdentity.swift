@@ -69,17 +69,17 @@ struct ResolvedIdentity: Sendable, Equatable {
                 "resource attribute device.id, host.id, app.installation.id or service.instance.id, "
                     + "or header Apsio-Device-Id or Apsio-Installation-Id")
         }
-        userID = attributes["user.id"] ?? attributes["enduser.id"]
-        appVersion = attributes["service.version"] ?? fallbacks.appVersion ?? app.appVersion
+        userID = attributes[.userID] ?? attributes[.enduserID]
+        appVersion = attributes[.serviceVersion] ?? fallbacks.appVersion ?? app.appVersion
         if let number = attributes.buildNumber {
             buildNumber = number
-        } else if let build = attributes["app.build_id"], let number = Int64(build) {
+        } else if let build = attributes[.appBuildID], let number = Int64(build) {
             buildNumber = number
         } else {
             buildNumber = fallbacks.buildNumber ?? app.buildNumber ?? 0
         }
-        let sdkName = attributes["telemetry.sdk.name"]
-        let sdkRelease = attributes["telemetry.sdk.version"]
+        let sdkName = attributes[.telemetrySDKName]
+        let sdkRelease = attributes[.telemetrySDKVersion]
         if let sdkName, let sdkRelease {
             sdkVersion = sdkName + "/" + sdkRelease
         } else if let single = sdkName ?? sdkRelease ?? fallbacks.sdkVersion ?? app.sdkVersion {
@@ -95,8 +95,8 @@ struct ResolvedIdentity: Sendable, Equatable {
         }
         // The operating system the resource names, then what the sender or the config states, and
         // only then the SDK's language (a guess: a Python SDK runs on any OS).
-        if let platform = (attributes["os.name"] ?? attributes["os.type"])?.lowercased() ?? fallbacks.platform
-            ?? app.platform ?? attributes["telemetry.sdk.language"]?.lowercased()
+        if let platform = (attributes[.osName] ?? attributes[.osType])?.lowercased() ?? fallbacks.platform
+            ?? app.platform ?? attributes[.telemetrySDKLanguage]?.lowercased()
         {
             self.platform = platform
         } else if derives {
@@ -108,14 +108,14 @@ struct ResolvedIdentity: Sendable, Equatable {
                 "resource attribute os.name, os.type or telemetry.sdk.language, header Apsio-Platform, "
                     + "or appIdentity platform")
         }
-        packageName = attributes["apsio.app.package_name"] ?? fallbacks.packageName ?? app.packageName
+        packageName = attributes[.packageName] ?? fallbacks.packageName ?? app.packageName
         deviceType =
-            attributes["device.model.identifier"] ?? attributes["device.model.name"] ?? fallbacks.deviceType
+            attributes[.deviceModelIdentifier] ?? attributes[.deviceModelName] ?? fallbacks.deviceType
             ?? app.deviceType ?? Self.unknown
-        sessionID = attributes["session.id"]
-        buildID = attributes["app.build_id"]
-        osVersion = attributes["os.version"]
-        architecture = attributes["host.arch"]
+        sessionID = attributes[.sessionID]
+        buildID = attributes[.appBuildID]
+        osVersion = attributes[.osVersion]
+        architecture = attributes[.hostArch]
         derivation = derived.isEmpty ? nil : Derivation(fields: derived, sources: sources)
     }
 
@@ -126,9 +126,9 @@ struct ResolvedIdentity: Sendable, Equatable {
     static func clientIDs(_ attributes: ResourceIdentityAttributes, fallbacks: IdentityFallbacks) -> (
         installation: String, device: String
     )? {
-        let device = attributes["device.id"] ?? attributes["host.id"] ?? fallbacks.deviceID
+        let device = attributes[.deviceID] ?? attributes[.hostID] ?? fallbacks.deviceID
         let installation =
-            attributes["app.installation.id"] ?? attributes["service.instance.id"] ?? fallbacks.installationID
+            attributes[.appInstallationID] ?? attributes[.serviceInstanceID] ?? fallbacks.installationID
         guard let either = device ?? installation else { return nil }
         return (installation ?? either, device ?? either)
     }
@@ -142,9 +142,9 @@ struct ResolvedIdentity: Sendable, Equatable {
 
     /// The resource attributes a derived id is computed from, when present: what names the
     /// service and where it runs, nothing that changes between requests of one process.
-    static let derivationKeys = [
-        "service.namespace", "service.name", "deployment.environment.name", "host.name", "k8s.namespace.name",
-        "k8s.pod.name", "container.id",
+    static let derivationKeys: [ResourceIdentityAttributes.Key] = [
+        .serviceNamespace, .serviceName, .deploymentEnvironmentName, .hostName, .k8sNamespaceName, .k8sPodName,
+        .containerID,
     ]
 
     /// The derived installation and device id of a resource that names neither:
@@ -158,9 +158,9 @@ struct ResolvedIdentity: Sendable, Equatable {
         var used: [String] = []
         for key in derivationKeys {
             guard let value = attributes[key] else { continue }
-            hasher.updateField(key)
+            hasher.updateField(key.name)
             hasher.updateField(value)
-            used.append(key)
+            used.append(key.name)
         }
         return (derivedIDPrefix + String(Hex.encode(hasher.finalize()).prefix(32)), used)
     }
