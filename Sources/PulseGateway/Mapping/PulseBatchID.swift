@@ -13,6 +13,7 @@ enum PulseBatchID {
         hasher.updateField(String(resourceIndex))
         hasher.updateField(String(chunk))
         if crash { hasher.updateField("crash") }
-        return String(Hex.encode(hasher.finalize()).prefix(BatchSplitter.batchIDLength))
+        // The hex of the digest's first bytes: cutting the `String` would walk its characters.
+        return Hex.encode(hasher.finalize().prefix(BatchSplitter.batchIDLength / 2))
     }
 }

@@ -162,7 +162,8 @@ struct ResolvedIdentity: Sendable, Equatable {
             hasher.updateField(value)
             used.append(key.name)
         }
-        return (derivedIDPrefix + String(Hex.encode(hasher.finalize()).prefix(32)), used)
+        // The hex of the digest's first 16 bytes: cutting the `String` would walk its characters.
+        return (derivedIDPrefix + Hex.encode(hasher.finalize().prefix(16)), used)
     }
 
     /// The batch `identity` object (PulseProtocol's ``BatchIdentity`` writes it, keys in wire order).
@@ -190,6 +191,6 @@ struct ResolvedIdentity: Sendable, Equatable {
     /// The outbox key of this identity: the first 32 hex characters of SHA-256 of the CONNECT
     /// payload (which contains the App ID), so each distinct identity gets its own connection.
     static func key(connectPayload: [UInt8]) -> String {
-        String(SHA256.hexDigest(connectPayload).prefix(32))
+        Hex.encode(SHA256.hash(connectPayload).prefix(16))
     }
 }
