@@ -33,4 +33,31 @@ import Testing
                 #"{"identity":{},"events":[[3,4]],"batchId":"\#(id)"}"#,
             ])
     }
+
+    /// The splitter sizes envelopes without writing them: at every byte limit each batch fits, and
+    /// takes every item that would still fit; an item too large on its own is dropped.
+    @Test func everyBatchFitsItsByteLimitAndTakesAllThatFits() {
+        let identity = Array(#"{"projectId":"shop","deviceId":"d-1","buildNumber":7}"#.utf8)
+        let items = (0..<12).map { Array(#"{"n":"\#(String(repeating: "x", count: $0 * 3))"}"#.utf8) }
+        var stored = EncodedItems(capacity: 0)
+        for item in items { stored.append { $0.raw(item) } }
+        let id = String(repeating: "b", count: BatchSplitter.batchIDLength)
+        let empty = #"{"identity":,"events":[],"batchId":"\#(id)"}"#.utf8.count + identity.count
+        for maxBytes in empty..<(empty + 200) {
+            let splitter = BatchSplitter(arrayKey: "events", maxItems: 5, maxBytes: maxBytes)
+            let (batches, dropped) = splitter.split(identity: identity, items: stored) { _ in id }
+            let tooLarge = items.filter { empty + $0.count > maxBytes }.count
+            #expect(dropped == tooLarge, "\(maxBytes)")
+            #expect(batches.reduce(0) { $0 + $1.count } + dropped == items.count, "\(maxBytes)")
+            for batch in batches {
+                #expect(batch.payload.count <= maxBytes, "\(maxBytes)")
+                let expected = empty + batch.range.reduce(0) { $0 + items[$1].count } + batch.count - 1
+                #expect(batch.payload.count == expected, "\(maxBytes)")
+                let next = batch.range.upperBound
+                if next < items.count, batch.count < 5, empty + items[next].count <= maxBytes {
+                    #expect(batch.payload.count + 1 + items[next].count > maxBytes, "\(maxBytes) at \(next)")
+                }
+            }
+        }
+    }
 }

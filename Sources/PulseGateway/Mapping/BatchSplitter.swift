@@ -30,28 +30,45 @@ struct BatchSplitter {
     /// `String(repeating:count:)` costs thousands of instructions per call).
     private static let placeholderID = String(repeating: "0", count: batchIDLength)
 
-    var arrayKey: String
-    var maxItems: Int
-    var maxBytes: Int
+    let arrayKey: String
+    let maxItems: Int
+    let maxBytes: Int
+    /// The size of an envelope without items and with an empty identity; the identity and the
+    /// items are copied in as they are, so an envelope's size is this plus theirs.
+    private let emptyEnvelopeSize: Int
+
+    init(arrayKey: String, maxItems: Int, maxBytes: Int) {
+        self.arrayKey = arrayKey
+        self.maxItems = maxItems
+        self.maxBytes = maxBytes
+        emptyEnvelopeSize =
+            Self.envelope(
+                arrayKey: arrayKey, identity: [], items: EncodedItems(capacity: 0), 0..<0, batchID: Self.placeholderID,
+                capacity: 64
+            ).count
+    }
+
+    /// The envelope (PulseProtocol's `pulseBatch`) of `identity` and the items in `range`.
+    private static func envelope(
+        arrayKey: String, identity: [UInt8], items: EncodedItems, _ range: Range<Int>, batchID: String, capacity: Int
+    ) -> [UInt8] {
+        var writer = JSONWriter(capacity: capacity)
+        writer.pulseBatch(
+            identity: { $0.raw(identity) }, itemsKey: arrayKey,
+            items: { writer in
+                // The items are stored comma-separated: a run of them is the array's contents.
+                if !range.isEmpty { items.withBytes(range) { writer.raw(utf8: $0) } }
+            }, batchId: batchID)
+        return writer.bytes
+    }
 
     /// Splits `items`; `batchID(chunk)` names chunk number `chunk` (0, 1, …) and must return
     /// ``batchIDLength`` characters.
     func split(
         identity: [UInt8], items: EncodedItems, batchID: (Int) -> String
     ) -> (batches: [Batch], dropped: Int) {
-        let arrayKey = arrayKey
-        // The envelope (PulseProtocol's `pulseBatch`) without items: its size with an id of the fixed length.
-        func envelope(_ range: Range<Int>, batchID: String, capacity: Int) -> [UInt8] {
-            var writer = JSONWriter(capacity: capacity)
-            writer.pulseBatch(
-                identity: { $0.raw(identity) }, itemsKey: arrayKey,
-                items: { writer in
-                    // The items are stored comma-separated: a run of them is the array's contents.
-                    if !range.isEmpty { items.withBytes(range) { writer.raw(utf8: $0) } }
-                }, batchId: batchID)
-            return writer.bytes
-        }
-        let fixed = envelope(0..<0, batchID: Self.placeholderID, capacity: 512).count
+        // The envelope without items, with an id of the fixed length.
+        let fixed = emptyEnvelopeSize + identity.count
         var batches: [Batch] = []
         var dropped = 0
         var start = 0
@@ -60,7 +77,9 @@ struct BatchSplitter {
         func emit(_ range: Range<Int>) {
             let id = batchID(batches.count)
             precondition(id.utf8.count == Self.batchIDLength, "Pulse batch ids have a fixed length")
-            batches.append(Batch(payload: envelope(range, batchID: id, capacity: size), range: range, batchID: id))
+            let payload = Self.envelope(
+                arrayKey: arrayKey, identity: identity, items: items, range, batchID: id, capacity: size)
+            batches.append(Batch(payload: payload, range: range, batchID: id))
         }
         while index < items.count {
             let itemSize = items.size(index)
