@@ -111,21 +111,37 @@ enum AnyValue {
                 continue
             }
             written = true
-            let kind = valueMembers[field]
-            if !member.isNull {
-                if kind == .array || kind == .list {
-                    guard member.kind == .object else { throw .invalid(OTLPValidator.Failure("expected an object")) }
-                } else {
-                    try MappingWalk.check(member, field: field, of: .anyValue)
+            // A scalar is checked as it is read (``MappingWalk/read(_:field:of:_:)``: each read
+            // returns `nil` exactly when the member's check fails); `null` is written as `null`.
+            switch valueMembers[field] {
+            case .string:
+                let string: Void? = try MappingWalk.read(member, field: field, of: .anyValue) {
+                    $0.withUTF8 { writer.string(utf8: $0) }
                 }
-            }
-            switch kind {
-            case .string: if member.withUTF8({ writer.string(utf8: $0) }) == nil { writer.null() }
-            case .bool: if let flag = member.bool { writer.bool(flag) } else { writer.null() }
-            case .int: if let number = int64(member) { writer.int(number) } else { writer.null() }
-            case .double: if let number = double(member) { writer.double(number) } else { writer.null() }
-            case .array: try writeNested(member, list: false, into: &writer, depth: depth)
-            case .list: try writeNested(member, list: true, into: &writer, depth: depth)
+                if string == nil { writer.null() }
+            case .bool:
+                if let flag = try MappingWalk.read(member, field: field, of: .anyValue, \.bool) {
+                    writer.bool(flag)
+                } else {
+                    writer.null()
+                }
+            case .int:
+                if let number = try MappingWalk.read(member, field: field, of: .anyValue, OTLPValidator.integer) {
+                    writer.int(number)
+                } else {
+                    writer.null()
+                }
+            case .double:
+                if let number = try MappingWalk.read(member, field: field, of: .anyValue, double) {
+                    writer.double(number)
+                } else {
+                    writer.null()
+                }
+            case .array, .list:
+                if !member.isNull, member.kind != .object {
+                    throw .invalid(OTLPValidator.Failure("expected an object"))
+                }
+                try writeNested(member, list: valueMembers[field] == .list, into: &writer, depth: depth)
             }
         }
         if !written { writer.null() }
@@ -164,16 +180,16 @@ enum AnyValue {
                     try write(element, into: &writer, depth: depth + 1)
                     continue
                 }
-                try MappingWalk.enter(element: element, .keyValue)
-                guard let name = element["key"], name.withUTF8({ writer.key(utf8: $0) }) != nil else {
-                    try MappingWalk.check(skipped: element["value"], .anyValue)
+                let (name, value) = try MappingWalk.keyValue(element)
+                guard let name, name.withUTF8({ writer.key(utf8: $0) }) != nil else {
+                    try MappingWalk.check(skipped: value, .anyValue)
                     continue
                 }
                 if name.withUTF8({ Redaction.isSensitive(utf8: $0) }) == true {
                     writer.string(Redaction.placeholder)
-                    try MappingWalk.check(skipped: element["value"], .anyValue)
+                    try MappingWalk.check(skipped: value, .anyValue)
                 } else {
-                    try write(element["value"], into: &writer, depth: depth + 1)
+                    try write(value, into: &writer, depth: depth + 1)
                 }
             }
         }

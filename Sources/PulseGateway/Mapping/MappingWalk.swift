@@ -131,6 +131,22 @@ enum MappingWalk {
         return fields
     }
 
+    /// The `KeyValue` fields' indices.
+    private static let keyValueFields = (
+        key: OTLPValidator.schemas[MessageKind.keyValue.rawValue].field(named: "key"),
+        value: OTLPValidator.schemas[MessageKind.keyValue.rawValue].field(named: "value")
+    )
+
+    /// Checks an element of a deferred repeated `KeyValue` field, enters it and returns its `key`
+    /// and `value` members (`null` included), found in the same pass.
+    @inline(__always)
+    static func keyValue(_ item: JSONCursor) throws(MappingProblem) -> (key: JSONCursor?, value: JSONCursor?) {
+        try check(element: item)
+        let members = try fields(of: item, .keyValue)
+        let field = keyValueFields
+        return (members[field.key], members[field.value])
+    }
+
     /// Checks an element of a deferred repeated field and enters it.
     @inline(__always)
     static func enter(element item: JSONCursor, _ kind: MessageKind) throws(MappingProblem) {

@@ -12,11 +12,10 @@ extension ResourceMapper {
         var scan = RecordScan()
         guard let list else { return scan }
         for attribute in list.elements {
-            try MappingWalk.enter(element: attribute, .keyValue)
-            let value = attribute["value"]
+            let (key, value) = try MappingWalk.keyValue(attribute)
             // The key is read as the bytes the document holds: its role, whether it is sensitive
             // (no key with a role is, ``RecordScan/role(_:)``).
-            guard let key = attribute["key"],
+            guard let key,
                 let (role, sensitive) = key.withUTF8({ bytes in
                     let role = RecordScan.role(bytes)
                     return (role, role == nil && Redaction.isSensitive(utf8: bytes))
