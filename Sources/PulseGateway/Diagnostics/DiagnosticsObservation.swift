@@ -47,8 +47,9 @@ extension DiagnosticsObservation {
         guard let (installationID, deviceID) = ResolvedIdentity.clientIDs(attributes, fallbacks: fallbacks) else {
             return nil
         }
-        self.installationID = String(installationID.prefix(128))
-        self.deviceID = String(deviceID.prefix(128))
+        // At most 128 characters; an id of at most 128 bytes has no more (and is not walked).
+        self.installationID = installationID.utf8.count <= 128 ? installationID : String(installationID.prefix(128))
+        self.deviceID = deviceID.utf8.count <= 128 ? deviceID : String(deviceID.prefix(128))
         sequence = headerSequence
         guard let attributes = finding?.attributes else { return }
         var writer = JSONWriter(capacity: 2_048)
