@@ -119,20 +119,32 @@ enum MappingWalk {
     /// ``read(_:field:of:_:)``.
     @inline(__always)
     static func fields(of object: JSONCursor, _ kind: MessageKind) throws(MappingProblem) -> MessageFields {
+        try fields(
+            of: object, OTLPValidator.schemas[kind.rawValue], deferring: deferred[kind.rawValue],
+            folding: folded[kind.rawValue])
+    }
+
+    /// ``fields(of:_:)`` with the kind's schema and masks given.
+    @inline(__always)
+    private static func fields(
+        of object: JSONCursor, _ schema: OTLPValidator.Schema, deferring deferred: UInt64, folding folded: UInt64
+    ) throws(MappingProblem) -> MessageFields {
         var fields = MessageFields(of: object)
         do {
-            try OTLPValidator.check(
-                members: object, OTLPValidator.schemas[kind.rawValue], deferring: deferred[kind.rawValue],
-                folding: folded[kind.rawValue]
-            ) { fields.note($0, $1) }
+            try OTLPValidator.check(members: object, schema, deferring: deferred, folding: folded) {
+                fields.note($0, $1)
+            }
         } catch {
             throw .invalid(error)
         }
         return fields
     }
 
-    /// The `KeyValue` fields' indices.
-    private static let keyValueFields = (
+    /// What ``keyValue(_:)`` reads for every attribute, looked up once: the `KeyValue` schema, its
+    /// deferred fields and its fields' indices.
+    private static let keyValueRules = (
+        schema: OTLPValidator.schemas[MessageKind.keyValue.rawValue],
+        deferred: deferred[MessageKind.keyValue.rawValue],
         key: OTLPValidator.schemas[MessageKind.keyValue.rawValue].field(named: "key"),
         value: OTLPValidator.schemas[MessageKind.keyValue.rawValue].field(named: "value")
     )
@@ -142,9 +154,9 @@ enum MappingWalk {
     @inline(__always)
     static func keyValue(_ item: JSONCursor) throws(MappingProblem) -> (key: JSONCursor?, value: JSONCursor?) {
         try check(element: item)
-        let members = try fields(of: item, .keyValue)
-        let field = keyValueFields
-        return (members[field.key], members[field.value])
+        let rules = keyValueRules
+        let members = try fields(of: item, rules.schema, deferring: rules.deferred, folding: 0)
+        return (members[rules.key], members[rules.value])
     }
 
     /// Checks an element of a deferred repeated field and enters it.
