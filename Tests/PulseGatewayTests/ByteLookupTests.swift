@@ -69,6 +69,29 @@ import Testing
         }
     }
 
+    /// Digit runs of every length up to 25 (the scan reads eight at a time up to 19), each with
+    /// every byte next to the digits' range at every position, against `UInt64(_:)`.
+    @Test func decimalValuesAgreeWithUInt64AtEveryLengthAndPosition() {
+        let neighbours: [UInt8] = [0x00, 0x2F, 0x3A, 0x3F, 0x40, 0x20, 0x2D, 0x2B, 0x70, 0xB0]
+        for count in 0...25 {
+            let digits = (0..<count).map { UInt8(ascii: "0") + UInt8(($0 * 7 + count) % 10) }
+            var texts = [digits, [UInt8](repeating: UInt8(ascii: "9"), count: count)]
+            for position in 0..<count {
+                for byte in neighbours {
+                    var text = digits
+                    text[position] = byte
+                    texts.append(text)
+                }
+            }
+            for text in texts {
+                let expected = UInt64(String(decoding: text, as: UTF8.self)).flatMap {
+                    text.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } ? $0 : nil
+                }
+                #expect(text.withUnsafeBufferPointer { OTLPValidator.decimalValue($0) } == expected, "\(text)")
+            }
+        }
+    }
+
     @Test func asciiURLsLoseQueryAndFragmentAsTheStringFormDoes() {
         for url in ["https://h/p", "https://h/p?q=1#f", "https://h/p#f?q", "?", "#", "", "https://h/p?"] {
             let stripped = Self.withBytes(url) { bytes in

@@ -149,9 +149,8 @@ enum OTLPValidator {
     static func integer(_ value: JSONCursor) -> Int64? {
         if let number = value.int64 { return number }
         return value.withUTF8 { bytes -> Int64? in
-            guard isDecimal(bytes, signed: true) else { return nil }
             let negative = bytes.first == UInt8(ascii: "-")
-            guard let magnitude = digits(UnsafeBufferPointer(rebasing: bytes[(negative ? 1 : 0)...])) else {
+            guard let magnitude = decimalValue(UnsafeBufferPointer(rebasing: bytes[(negative ? 1 : 0)...])) else {
                 return nil
             }
             if negative { return magnitude <= 1 << 63 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
@@ -162,17 +161,54 @@ enum OTLPValidator {
     /// An unsigned integer from a number or a decimal string (`[0-9]+`).
     static func unsignedInteger(_ value: JSONCursor) -> UInt64? {
         if let number = value.uint64 { return number }
-        return value.withUTF8 { isDecimal($0, signed: false) ? digits($0) : nil } ?? nil
+        return value.withUTF8 { decimalValue($0) } ?? nil
     }
 
-    /// The value of the decimal digits `bytes` (as `UInt64(_:)` reads them), `nil` beyond `UInt64.max`.
+    /// The value of the decimal digits `bytes` (`[0-9]+`, as `UInt64(_:)` reads them); `nil` when
+    /// `bytes` is empty, holds anything else, or is beyond `UInt64.max`.
+    static func decimalValue(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        let count = bytes.count
+        guard count > 0 else { return nil }
+        guard count <= 19 else {
+            return isDecimal(bytes, signed: false) ? digits(bytes) : nil
+        }
+        // Up to 19 digits (below 10^19) cannot overflow: eight at a time, then one by one.
+        var value: UInt64 = 0
+        var offset = 0
+        while offset + 8 <= count {
+            let word = UnsafeRawPointer(bytes.baseAddress! + offset).loadUnaligned(as: UInt64.self)
+            guard let eight = eightDigits(word) else { return nil }
+            value = value &* 100_000_000 &+ eight
+            offset += 8
+        }
+        while offset < count {
+            let digit = bytes[offset] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            value = value &* 10 &+ UInt64(digit)
+            offset += 1
+        }
+        return value
+    }
+
+    /// The value of eight decimal digits read as one little-endian word (the first digit the most
+    /// significant), or `nil` when a byte is not a digit.
+    @inline(__always)
+    private static func eightDigits(_ word: UInt64) -> UInt64? {
+        // Every byte 0x30…0x3F, and still 0x3_ with 6 added: 0x30…0x39.
+        let highNibbles: UInt64 = 0xF0F0_F0F0_F0F0_F0F0
+        guard word & highNibbles == 0x3030_3030_3030_3030,
+            (word &+ 0x0606_0606_0606_0606) & highNibbles == 0x3030_3030_3030_3030
+        else { return nil }
+        // Pairs, then fours, then all eight: each step multiplies the higher half by its base.
+        var value = word & 0x0F0F_0F0F_0F0F_0F0F
+        value = (value &* (10 << 8 + 1)) >> 8 & 0x00FF_00FF_00FF_00FF
+        value = (value &* (100 << 16 + 1)) >> 16 & 0x0000_FFFF_0000_FFFF
+        return (value &* (10_000 << 32 + 1)) >> 32
+    }
+
+    /// The value of the decimal digits `bytes` (more than 19), `nil` beyond `UInt64.max`.
     private static func digits(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
         var value: UInt64 = 0
-        // Up to 19 digits (below 10^19) cannot overflow.
-        guard bytes.count > 19 else {
-            for byte in bytes { value = value &* 10 &+ UInt64(byte &- UInt8(ascii: "0")) }
-            return value
-        }
         for byte in bytes {
             let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
             let (sum, carry) = times10.addingReportingOverflow(UInt64(byte &- UInt8(ascii: "0")))
