@@ -72,6 +72,9 @@ enum OTLPValidator {
                 let form = schema.forms[field]
                 if deferred & bit != 0 {
                     guard value.kind == (form.isRepeated ? .array : .object) else { throw Failure(form.expectation) }
+                } else if case .string = form.value, !form.isRepeated {
+                    // The commonest check (names, keys, texts) without the call.
+                    guard value.kind == .string else { throw Failure(form.expectation) }
                 } else {
                     try check(value, form)
                 }
