@@ -76,11 +76,11 @@ enum AnyValue {
         }
     }
 
-    /// An OTLP enum field: an int32 (a number or a decimal string) or one of `names` (the index is
-    /// the value); `nil` when missing or neither.
-    static func enumValue(_ node: JSONCursor?, names: [String]) -> Int64? {
+    /// An OTLP enum field of the enum `kind`: an int32 (a number or a decimal string) or one of its
+    /// value names (the index is the value); `nil` when missing or neither.
+    static func enumValue(_ node: JSONCursor?, of kind: OTLPEnum) -> Int64? {
         guard let node else { return nil }
-        return OTLPValidator.enumValue(node, names: names)
+        return OTLPValidator.enumValue(node, of: kind)
     }
 
     /// Writes an `AnyValue` as plain JSON: strings, booleans, int64 as numbers, doubles, arrays,

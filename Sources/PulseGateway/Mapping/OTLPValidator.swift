@@ -131,7 +131,7 @@ enum OTLPValidator {
         case .int64: valid = integer(value) != nil
         case .uint64: valid = unsignedInteger(value) != nil
         case .double: valid = AnyValue.double(value) != nil
-        case .enumeration(let kind): valid = enumValue(value, names: kind.names) != nil
+        case .enumeration(let kind): valid = enumValue(value, of: kind) != nil
         case .hexID(let count): valid = isHexID(value, count: count)
         case .bytes: valid = value.kind == .string
         case .message(let kind):
@@ -228,13 +228,14 @@ enum OTLPValidator {
         return !digits.isEmpty && digits.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 
-    /// An enum value: an int32 (number or decimal string) or one of `names`.
-    static func enumValue(_ value: JSONCursor, names: [String]) -> Int64? {
+    /// A value of the enum `kind`: an int32 (number or decimal string) or one of its value names
+    /// (looked up only for a string that is not a number).
+    static func enumValue(_ value: JSONCursor, of kind: OTLPEnum) -> Int64? {
         if let number = integer(value) {
             return Int64(Int32.min)...Int64(Int32.max) ~= number ? number : nil
         }
         guard value.kind == .string else { return nil }
-        for (number, name) in names.enumerated() where value.stringEquals(name) { return Int64(number) }
+        for (number, name) in kind.names.enumerated() where value.stringEquals(name) { return Int64(number) }
         return nil
     }
 

@@ -28,6 +28,14 @@ extension ResourceMapper {
         }
     }
 
+    /// Whether the event name `name` is `constant`, their lengths compared first: most names differ
+    /// in length from the few the rules look for, and are told apart without a comparison call.
+    @inline(__always)
+    static func name(_ name: String?, is constant: String) -> Bool {
+        guard let name, name.utf8.count == constant.utf8.count else { return false }
+        return name == constant
+    }
+
     /// Maps the log record whose members by field are `record` (``MappingWalk/fields(of:_:)``), of
     /// a resource whose identity is `identity`.
     mutating func mapLogRecord(
@@ -42,7 +50,7 @@ extension ResourceMapper {
         }
         let severity =
             try MappingWalk.read(record[field.severityNumber], field: field.severityNumber, of: .logRecord) {
-                OTLPValidator.enumValue($0, names: OTLPEnum.severityNumber.names)
+                OTLPValidator.enumValue($0, of: .severityNumber)
             } ?? 0
         if severity > 0 {
             attributes.key("log.severity_number")
@@ -65,18 +73,19 @@ extension ResourceMapper {
 
         let recordEventName = record[field.eventName]?.string.flatMap { $0.isEmpty ? nil : $0 }
         // The diagnostics record: its eventName, or (without one) an event.name attribute.
-        if recordEventName.map({ $0 == DiagnosticsObservation.recordName }) ?? scan.namesDiagnosticsRecord {
+        if recordEventName.map({ Self.name($0, is: DiagnosticsObservation.recordName) }) ?? scan.namesDiagnosticsRecord
+        {
             diagnostics.named(record[field.attributes], resource: place.resource, of: document)
         }
         let eventName = scan.eventName.flatMap { $0.isEmpty ? nil : $0 } ?? recordEventName
         let kind: PulseEventKind
         if let override = try self.kind(override: scan.kindOverride, resourceIndex: place.position.0) {
             kind = override
-        } else if scan.crashID != nil || eventName == "device.crash" {
+        } else if scan.crashID != nil || Self.name(eventName, is: "device.crash") {
             kind = .crash
         } else if let eventName, eventName.hasPrefix("breadcrumb.") {
             kind = .breadcrumb
-        } else if eventName == "pulsegate.diagnostics" {
+        } else if Self.name(eventName, is: "pulsegate.diagnostics") {
             kind = .runtime
         } else if eventName != nil {
             kind = .analytics

@@ -37,7 +37,7 @@ extension ResourceMapper {
             attributes.key("span.end_time_ms")
             attributes.int(end)
         }
-        if let code = AnyValue.enumValue(span["status"]?["code"], names: OTLPEnum.statusCode.names),
+        if let code = AnyValue.enumValue(span["status"]?["code"], of: .statusCode),
             code != 0
         {
             attributes.key("span.status_code")
