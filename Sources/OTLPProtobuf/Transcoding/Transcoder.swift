@@ -25,7 +25,7 @@ import PulseKit
 /// conforming parser rejects. It is stricter in three ways: groups are rejected, a varint whose
 /// value does not fit in 64 bits is rejected (upb drops the extra bits), and nesting is bounded by
 /// ``OTLPProtobufLimits/maxDepth``.
-struct Transcoder<Output: TranscodingOutput>: ~Copyable {
+struct Transcoder<Output: TranscodingOutput & ~Copyable>: ~Copyable {
     private let input: UnsafeBufferPointer<UInt8>
     private let limits: OTLPProtobufLimits
     /// ``MessageKind/layouts``: each message's fields by `rawValue`.
@@ -48,6 +48,9 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
         self.root = root
         writer = Output.sized(forInput: input.count, limit: limits.maxOutputBytes)
     }
+
+    /// The output, once ``transcode(_:)`` has written it.
+    consuming func output() -> Output { writer }
 
     /// Writes the message `kind` found in the whole input.
     mutating func transcode(_ kind: MessageKind) throws(OTLPProtobufError) {
@@ -101,18 +104,18 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
                     var run = WireReader(input, range: occurrence.payload)
                     while !run.isAtEnd {
                         guard let value = try? run.readPackedValue(field.kind) else { return false }
-                        if elements == 0 { openArray(field.name) }
+                        if elements == 0 { openArray(field.name, slot: schema.keySlot(fieldIndex)) }
                         writeNumber(field.kind, value)
                         elements += 1
                     }
                     continue
                 }
-                if elements == 0 { openArray(field.name) }
+                if elements == 0 { openArray(field.name, slot: schema.keySlot(fieldIndex)) }
                 elements += 1
             } else if field.cardinality == .implicit && isDefault(field.kind, occurrence) {
                 continue
             } else {
-                writer.key(field.name)
+                writer.key(field.name, slot: schema.keySlot(fieldIndex))
             }
             if case .message(let child) = field.kind {
                 guard writeInOrder(child, occurrence.payload, depth: depth + 1) else { return false }
@@ -125,8 +128,8 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
         return writer.count <= limits.maxOutputBytes
     }
 
-    private mutating func openArray(_ key: StaticString) {
-        writer.key(key)
+    private mutating func openArray(_ key: StaticString, slot: Int) {
+        writer.key(key, slot: slot)
         writer.beginArray()
     }
 
@@ -233,13 +236,14 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
     ) throws(OTLPProtobufError) {
         let field = schema.fields[fieldIndex]
         let key = field.name
+        let slot = schema.keySlot(fieldIndex)
         let chain = chains[chainBase + fieldIndex]
         let first = Int(chain.first)
         let last = Int(chain.last)
         switch field.cardinality {
         case .repeated:
             if case .message(let child) = field.kind {
-                writer.key(key)
+                writer.key(key, slot: slot)
                 writer.beginArray()
                 var count = 0
                 var cursor: Int? = first
@@ -252,12 +256,12 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
                 }
                 writer.endArray()
             } else {
-                try emitRepeatedScalars(field, key: key, first: first)
+                try emitRepeatedScalars(field, key: key, slot: slot, first: first)
             }
 
         case .implicit, .explicit:
             if case .message(let child) = field.kind {
-                writer.key(key)
+                writer.key(key, slot: slot)
                 path.append(PathComponent(name: field.name, index: -1))
                 try emitMessage(child, from: .chain(first: first))
                 path.removeLast()
@@ -266,7 +270,7 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
             try validateLosers(field, from: first, before: last)
             let occurrence = occurrences[last]
             if field.cardinality == .implicit && isDefault(field.kind, occurrence) { return }
-            writer.key(key)
+            writer.key(key, slot: slot)
             try writeValue(field, occurrence, as: PathComponent(name: field.name, index: -1))
 
         case .oneof(let group):
@@ -287,13 +291,13 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
                 try validateLosers(field, from: first, before: othersLast)
                 var runFirst = first
                 while runFirst < othersLast, let next = occurrence(after: runFirst) { runFirst = next }
-                writer.key(key)
+                writer.key(key, slot: slot)
                 path.append(PathComponent(name: field.name, index: -1))
                 try emitMessage(child, from: .chain(first: runFirst))
                 path.removeLast()
             } else {
                 try validateLosers(field, from: first, before: last)
-                writer.key(key)
+                writer.key(key, slot: slot)
                 try writeValue(field, occurrences[last], as: PathComponent(name: field.name, index: -1))
             }
         }
@@ -302,7 +306,7 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
     /// Writes a repeated scalar field: every occurrence chained from `first`, packed runs and
     /// single values alike.
     private mutating func emitRepeatedScalars(
-        _ field: FieldSchema, key: StaticString, first: Int
+        _ field: FieldSchema, key: StaticString, slot: Int, first: Int
     ) throws(OTLPProtobufError) {
         var count = 0
         var cursor: Int? = first
@@ -319,7 +323,7 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
                         throw failure(error, field: PathComponent(name: field.name, index: count))
                     }
                     if count == 0 {
-                        writer.key(key)
+                        writer.key(key, slot: slot)
                         writer.beginArray()
                     }
                     writeNumber(field.kind, value)
@@ -327,7 +331,7 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
                 }
             } else {
                 if count == 0 {
-                    writer.key(key)
+                    writer.key(key, slot: slot)
                     writer.beginArray()
                 }
                 try writeValue(field, occurrence, as: PathComponent(name: field.name, index: count))
