@@ -86,41 +86,42 @@ struct Transcoder<Output: TranscodingOutput & ~Copyable>: ~Copyable {
             guard let fieldIndex = schema.fieldIndex(tag.number), schema.accepts(fieldIndex, tag.wireType) else {
                 continue
             }
-            let field = schema.fields[fieldIndex]
+            // Read in place: an occurrence needs only some of the field's members.
+            let field = schema.fields + fieldIndex
             if fieldIndex != previous {
                 guard fieldIndex > previous else { return false }
-                if case .oneof(let group) = field.cardinality, present & schema.oneofMembers(group) != 0 {
+                if case .oneof(let group) = field.pointee.cardinality, present & schema.oneofMembers(group) != 0 {
                     return false
                 }
                 if elements > 0 { writer.endArray() }
                 elements = 0
                 previous = fieldIndex
-                present |= 1 << UInt32(fieldIndex)
-            } else if field.cardinality != .repeated {
+                present |= 1 &<< UInt32(truncatingIfNeeded: fieldIndex)
+            } else if field.pointee.cardinality != .repeated {
                 return false
             }
-            if field.cardinality == .repeated {
-                if occurrence.isLengthDelimited && field.kind.isPackable {
+            if field.pointee.cardinality == .repeated {
+                if occurrence.isLengthDelimited && field.pointee.kind.isPackable {
                     var run = WireReader(input, range: occurrence.payload)
                     while !run.isAtEnd {
-                        guard let value = try? run.readPackedValue(field.kind) else { return false }
-                        if elements == 0 { openArray(field.name, slot: schema.keySlot(fieldIndex)) }
-                        writeNumber(field.kind, value)
+                        guard let value = try? run.readPackedValue(field.pointee.kind) else { return false }
+                        if elements == 0 { openArray(field.pointee.name, slot: schema.keySlot(fieldIndex)) }
+                        writeNumber(field.pointee.kind, value)
                         elements += 1
                     }
                     continue
                 }
-                if elements == 0 { openArray(field.name, slot: schema.keySlot(fieldIndex)) }
+                if elements == 0 { openArray(field.pointee.name, slot: schema.keySlot(fieldIndex)) }
                 elements += 1
-            } else if field.cardinality == .implicit && isDefault(field.kind, occurrence) {
+            } else if field.pointee.cardinality == .implicit && isDefault(field.pointee.kind, occurrence) {
                 continue
             } else {
-                writer.key(field.name, slot: schema.keySlot(fieldIndex))
+                writer.key(field.pointee.name, slot: schema.keySlot(fieldIndex))
             }
-            if case .message(let child) = field.kind {
+            if case .message(let child) = field.pointee.kind {
                 guard writeInOrder(child, occurrence.payload, depth: depth + 1) else { return false }
             } else {
-                guard writeScalar(field.kind, occurrence) else { return false }
+                guard writeScalar(field.pointee.kind, occurrence) else { return false }
             }
         }
         if elements > 0 { writer.endArray() }
@@ -521,7 +522,7 @@ extension WireReader {
         case .lengthDelimited:
             let payload = try readLengthDelimited()
             occurrence.value = UInt64(payload.lowerBound)
-            occurrence.end = UInt32(payload.upperBound)
+            occurrence.end = UInt32(truncatingIfNeeded: payload.upperBound)  // inputs are below 4 GiB
         case .startGroup, .endGroup:
             preconditionFailure("readTag rejects groups")
         }
