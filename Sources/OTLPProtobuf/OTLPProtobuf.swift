@@ -43,7 +43,7 @@ package enum OTLPProtobuf {
     package static func transcodeToJSON(
         _ bytes: [UInt8], signal: OTLPProtobufSignal, limits: OTLPProtobufLimits = OTLPProtobufLimits()
     ) throws(OTLPProtobufError) -> [UInt8] {
-        try transcode(bytes, signal: signal, limits: limits, into: JSONWriter.self).bytes
+        try transcode(bytes, signal: signal, limits: limits, into: JSONWriter.self)
     }
 
     /// Decodes a protobuf export request of `signal` straight into the document model of its
@@ -59,21 +59,20 @@ package enum OTLPProtobuf {
     package static func decodeDocument(
         _ bytes: [UInt8], signal: OTLPProtobufSignal, limits: OTLPProtobufLimits = OTLPProtobufLimits()
     ) throws(OTLPProtobufError) -> JSONDocument {
-        var builder = try transcode(bytes, signal: signal, limits: limits, into: JSONDocumentBuilder.self)
-        return builder.finish()
+        try transcode(bytes, signal: signal, limits: limits, into: ExclusiveDocumentBuilder.self)
     }
 
-    private static func transcode<Output: TranscodingOutput>(
+    private static func transcode<Output: TranscodingOutput & ~Copyable>(
         _ bytes: [UInt8], signal: OTLPProtobufSignal, limits: OTLPProtobufLimits, into _: Output.Type
-    ) throws(OTLPProtobufError) -> Output {
+    ) throws(OTLPProtobufError) -> Output.Result {
         guard bytes.count < Int(UInt32.max) else {
             throw OTLPProtobufError(.inputTooLarge, "input of \(bytes.count) bytes is larger than 4 GiB - 1")
         }
         let root = MessageKind.request(signal)
-        return try bytes.withUnsafeBufferPointer { (input) throws(OTLPProtobufError) -> Output in
+        return try bytes.withUnsafeBufferPointer { (input) throws(OTLPProtobufError) -> Output.Result in
             var transcoder = Transcoder<Output>(input: input, root: root, limits: limits)
             try transcoder.transcode(root)
-            return transcoder.writer
+            return transcoder.output().finish()
         }
     }
 

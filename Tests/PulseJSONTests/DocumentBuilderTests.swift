@@ -119,4 +119,65 @@ import Testing
         #expect(document.byteCount == 3 * 16 + 9)
         #expect(document.root["name"]?.string == "value")
     }
+
+    @Test func anExclusiveBuilderWritesTheBuildersDocumentWithEachKeyOnce() {
+        // The same calls into both builders; the exclusive one keeps slot 0's and slot 1's key
+        // bytes once, so the document is the same but its arena smaller.
+        var shared = JSONDocumentBuilder(nodes: 1, stringBytes: 1)
+        var exclusive = ExclusiveDocumentBuilder(nodes: 1, stringBytes: 1, keySlots: 2)
+        shared.beginArray()
+        exclusive.beginArray()
+        for index in 0..<50 {
+            shared.beginObject()
+            exclusive.beginObject()
+            shared.key("name")
+            exclusive.key("name", slot: 0)
+            shared.string("item \(index)")
+            exclusive.string("item \(index)")
+            shared.key("values")
+            exclusive.key("values", slot: 1)
+            shared.beginArray()
+            exclusive.beginArray()
+            shared.int(Int64(index))
+            exclusive.int(Int64(index))
+            shared.uint(UInt64.max)
+            exclusive.uint(UInt64.max)
+            shared.double(.infinity)
+            exclusive.double(.infinity)
+            shared.bool(index % 2 == 0)
+            exclusive.bool(index % 2 == 0)
+            shared.string(decimal: -Int64(index))
+            exclusive.string(decimal: -Int64(index))
+            shared.string(byteCount: 2) { $0.initialize(repeating: UInt8(ascii: "h")) }
+            exclusive.string(byteCount: 2) { $0.initialize(repeating: UInt8(ascii: "h")) }
+            shared.endArray()
+            exclusive.endArray()
+            shared.endObject()
+            exclusive.endObject()
+        }
+        shared.endArray()
+        exclusive.endArray()
+        #expect(exclusive.byteCount == shared.byteCount - 49 * ("name".utf8.count + "values".utf8.count))
+        let expected = shared.finish()
+        let built = exclusive.finish()
+        #expect(built.nodeCount == expected.nodeCount)
+        #expect(built.root.value == expected.root.value)
+        #expect(built.root.value.encoded() == expected.root.value.encoded())
+        #expect(built.root.elements.map { $0["values"]?.count } == Array(repeating: 6, count: 50))
+    }
+
+    @Test func anExclusiveBuilderStartsOverWithoutItsKeys() {
+        // reset() drops the arena, so the keys written before it are written again after it.
+        var builder = ExclusiveDocumentBuilder(nodes: 1, stringBytes: 1, keySlots: 1)
+        builder.beginObject()
+        builder.key("dropped", slot: 0)
+        builder.string("x")
+        builder.reset()
+        builder.beginObject()
+        builder.key("kept", slot: 0)
+        builder.string("value")
+        builder.endObject()
+        #expect(builder.byteCount == 3 * 16 + "keptvalue".utf8.count)
+        #expect(String(decoding: builder.finish().root.value.encoded(), as: UTF8.self) == #"{"kept":"value"}"#)
+    }
 }

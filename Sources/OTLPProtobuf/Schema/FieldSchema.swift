@@ -134,6 +134,9 @@ struct MessageLayout: @unchecked Sendable {
     private let wireTypes: UnsafePointer<UInt8>
     /// Per oneof number, bit `1 << index` of each member's field index.
     private let oneofs: UnsafePointer<UInt32>
+    /// The key slot of the first field (``keySlot(_:)``), set in ``MessageKind/layouts`` (0 in the
+    /// schema's own copy).
+    var keyBase = 0
 
     fileprivate init(_ fields: [FieldSchema]) {
         let slotCount = Int(fields.last?.number ?? 0) + 1
@@ -179,6 +182,12 @@ struct MessageLayout: @unchecked Sendable {
     /// Whether an occurrence of field `index` with `wireType` is the field's value.
     @inline(__always)
     func accepts(_ index: Int, _ wireType: WireType) -> Bool { wireTypes[index] & 1 << wireType.rawValue != 0 }
+
+    /// The key slot of field `index` (below ``MessageLayouts/keySlotCount``), for a document builder
+    /// that writes each key's bytes once per document: one per field of each message, so a slot
+    /// always has the same name.
+    @inline(__always)
+    func keySlot(_ index: Int) -> Int { keyBase &+ index }
 
     /// The members of oneof number `group`: bit `1 << index` for each member's index in ``fields``.
     @inline(__always)

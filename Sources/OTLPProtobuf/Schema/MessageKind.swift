@@ -97,12 +97,21 @@ package enum MessageKind: Int, Sendable, CaseIterable {
 
 /// Every ``MessageKind``'s ``MessageLayout`` by `rawValue`, in memory that lives as long as the
 /// process (the schemas it lays out are static too) and is never written after it is set up.
+/// Each layout here has its ``MessageLayout/keyBase``: every field of every message has a key slot
+/// of its own, `keySlotCount` in all.
 struct MessageLayouts: @unchecked Sendable {
     let base: UnsafePointer<MessageLayout>
+    let keySlotCount: Int
 
     init(_ layouts: [MessageLayout]) {
         let copy = UnsafeMutablePointer<MessageLayout>.allocate(capacity: layouts.count)
-        copy.initialize(from: layouts, count: layouts.count)
+        var keySlotCount = 0
+        for (index, var layout) in layouts.enumerated() {
+            layout.keyBase = keySlotCount
+            keySlotCount += layout.fieldCount
+            (copy + index).initialize(to: layout)
+        }
         base = UnsafePointer(copy)
+        self.keySlotCount = keySlotCount
     }
 }

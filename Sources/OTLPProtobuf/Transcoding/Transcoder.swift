@@ -25,7 +25,7 @@ import PulseKit
 /// conforming parser rejects. It is stricter in three ways: groups are rejected, a varint whose
 /// value does not fit in 64 bits is rejected (upb drops the extra bits), and nesting is bounded by
 /// ``OTLPProtobufLimits/maxDepth``.
-struct Transcoder<Output: TranscodingOutput>: ~Copyable {
+struct Transcoder<Output: TranscodingOutput & ~Copyable>: ~Copyable {
     private let input: UnsafeBufferPointer<UInt8>
     private let limits: OTLPProtobufLimits
     /// ``MessageKind/layouts``: each message's fields by `rawValue`.
@@ -48,6 +48,9 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
         self.root = root
         writer = Output.sized(forInput: input.count, limit: limits.maxOutputBytes)
     }
+
+    /// The output, once ``transcode(_:)`` has written it.
+    consuming func output() -> Output { writer }
 
     /// Writes the message `kind` found in the whole input.
     mutating func transcode(_ kind: MessageKind) throws(OTLPProtobufError) {
@@ -83,41 +86,42 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
             guard let fieldIndex = schema.fieldIndex(tag.number), schema.accepts(fieldIndex, tag.wireType) else {
                 continue
             }
-            let field = schema.fields[fieldIndex]
+            // Read in place: an occurrence needs only some of the field's members.
+            let field = schema.fields + fieldIndex
             if fieldIndex != previous {
                 guard fieldIndex > previous else { return false }
-                if case .oneof(let group) = field.cardinality, present & schema.oneofMembers(group) != 0 {
+                if case .oneof(let group) = field.pointee.cardinality, present & schema.oneofMembers(group) != 0 {
                     return false
                 }
                 if elements > 0 { writer.endArray() }
                 elements = 0
                 previous = fieldIndex
-                present |= 1 << UInt32(fieldIndex)
-            } else if field.cardinality != .repeated {
+                present |= 1 &<< UInt32(truncatingIfNeeded: fieldIndex)
+            } else if field.pointee.cardinality != .repeated {
                 return false
             }
-            if field.cardinality == .repeated {
-                if occurrence.isLengthDelimited && field.kind.isPackable {
+            if field.pointee.cardinality == .repeated {
+                if occurrence.isLengthDelimited && field.pointee.kind.isPackable {
                     var run = WireReader(input, range: occurrence.payload)
                     while !run.isAtEnd {
-                        guard let value = try? run.readPackedValue(field.kind) else { return false }
-                        if elements == 0 { openArray(field.name) }
-                        writeNumber(field.kind, value)
+                        guard let value = try? run.readPackedValue(field.pointee.kind) else { return false }
+                        if elements == 0 { openArray(field.pointee.name, slot: schema.keySlot(fieldIndex)) }
+                        writeNumber(field.pointee.kind, value)
                         elements += 1
                     }
                     continue
                 }
-                if elements == 0 { openArray(field.name) }
+                if elements == 0 { openArray(field.pointee.name, slot: schema.keySlot(fieldIndex)) }
                 elements += 1
-            } else if field.cardinality == .implicit && isDefault(field.kind, occurrence) {
+            } else if field.pointee.cardinality == .implicit && isDefault(field.pointee.kind, occurrence) {
                 continue
             } else {
-                writer.key(field.name)
+                writer.key(field.pointee.name, slot: schema.keySlot(fieldIndex))
             }
-            if case .message(let child) = field.kind {
+            if case .message(let child) = field.pointee.kind {
                 guard writeInOrder(child, occurrence.payload, depth: depth + 1) else { return false }
             } else {
-                guard writeScalar(field.kind, occurrence) else { return false }
+                guard writeScalar(field.pointee.kind, occurrence) else { return false }
             }
         }
         if elements > 0 { writer.endArray() }
@@ -125,8 +129,8 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
         return writer.count <= limits.maxOutputBytes
     }
 
-    private mutating func openArray(_ key: StaticString) {
-        writer.key(key)
+    private mutating func openArray(_ key: StaticString, slot: Int) {
+        writer.key(key, slot: slot)
         writer.beginArray()
     }
 
@@ -233,13 +237,14 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
     ) throws(OTLPProtobufError) {
         let field = schema.fields[fieldIndex]
         let key = field.name
+        let slot = schema.keySlot(fieldIndex)
         let chain = chains[chainBase + fieldIndex]
         let first = Int(chain.first)
         let last = Int(chain.last)
         switch field.cardinality {
         case .repeated:
             if case .message(let child) = field.kind {
-                writer.key(key)
+                writer.key(key, slot: slot)
                 writer.beginArray()
                 var count = 0
                 var cursor: Int? = first
@@ -252,12 +257,12 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
                 }
                 writer.endArray()
             } else {
-                try emitRepeatedScalars(field, key: key, first: first)
+                try emitRepeatedScalars(field, key: key, slot: slot, first: first)
             }
 
         case .implicit, .explicit:
             if case .message(let child) = field.kind {
-                writer.key(key)
+                writer.key(key, slot: slot)
                 path.append(PathComponent(name: field.name, index: -1))
                 try emitMessage(child, from: .chain(first: first))
                 path.removeLast()
@@ -266,7 +271,7 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
             try validateLosers(field, from: first, before: last)
             let occurrence = occurrences[last]
             if field.cardinality == .implicit && isDefault(field.kind, occurrence) { return }
-            writer.key(key)
+            writer.key(key, slot: slot)
             try writeValue(field, occurrence, as: PathComponent(name: field.name, index: -1))
 
         case .oneof(let group):
@@ -287,13 +292,13 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
                 try validateLosers(field, from: first, before: othersLast)
                 var runFirst = first
                 while runFirst < othersLast, let next = occurrence(after: runFirst) { runFirst = next }
-                writer.key(key)
+                writer.key(key, slot: slot)
                 path.append(PathComponent(name: field.name, index: -1))
                 try emitMessage(child, from: .chain(first: runFirst))
                 path.removeLast()
             } else {
                 try validateLosers(field, from: first, before: last)
-                writer.key(key)
+                writer.key(key, slot: slot)
                 try writeValue(field, occurrences[last], as: PathComponent(name: field.name, index: -1))
             }
         }
@@ -302,7 +307,7 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
     /// Writes a repeated scalar field: every occurrence chained from `first`, packed runs and
     /// single values alike.
     private mutating func emitRepeatedScalars(
-        _ field: FieldSchema, key: StaticString, first: Int
+        _ field: FieldSchema, key: StaticString, slot: Int, first: Int
     ) throws(OTLPProtobufError) {
         var count = 0
         var cursor: Int? = first
@@ -319,7 +324,7 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
                         throw failure(error, field: PathComponent(name: field.name, index: count))
                     }
                     if count == 0 {
-                        writer.key(key)
+                        writer.key(key, slot: slot)
                         writer.beginArray()
                     }
                     writeNumber(field.kind, value)
@@ -327,7 +332,7 @@ struct Transcoder<Output: TranscodingOutput>: ~Copyable {
                 }
             } else {
                 if count == 0 {
-                    writer.key(key)
+                    writer.key(key, slot: slot)
                     writer.beginArray()
                 }
                 try writeValue(field, occurrence, as: PathComponent(name: field.name, index: count))
@@ -517,7 +522,7 @@ extension WireReader {
         case .lengthDelimited:
             let payload = try readLengthDelimited()
             occurrence.value = UInt64(payload.lowerBound)
-            occurrence.end = UInt32(payload.upperBound)
+            occurrence.end = UInt32(truncatingIfNeeded: payload.upperBound)  // inputs are below 4 GiB
         case .startGroup, .endGroup:
             preconditionFailure("readTag rejects groups")
         }

@@ -1,10 +1,14 @@
 import PulseJSON
 
 /// Where the ``Transcoder`` writes the OTLP/JSON form of a message: JSON text (``JSONWriter``) or
-/// the parsed-document model the gateway's mapping walks (``JSONDocumentBuilder``).
+/// the parsed-document model the gateway's mapping walks (``ExclusiveDocumentBuilder``).
 ///
-/// The calls are made in document order, as for a JSON writer; strings are valid UTF-8.
-protocol TranscodingOutput {
+/// The calls are made in document order, as for a JSON writer; strings are valid UTF-8. The
+/// transcoder owns its output until it hands it over with ``finish()``, so an output need not be
+/// copyable (the document builder is not: it writes without checking for sharing).
+protocol TranscodingOutput: ~Copyable {
+    /// What ``finish()`` gives: the JSON text or the document.
+    associatedtype Result
     /// An empty output for transcoding `bytes` of input, growing beyond `limit` only to fail.
     static func sized(forInput bytes: Int, limit: Int) -> Self
     /// An empty output, for validating a value that is not written.
@@ -18,11 +22,15 @@ protocol TranscodingOutput {
     var count: Int { get }
     /// Drops everything written, keeping the room, to start the output over.
     mutating func reset()
+    /// The finished output, once every container is closed.
+    consuming func finish() -> Result
     mutating func beginObject()
     mutating func endObject()
     mutating func beginArray()
     mutating func endArray()
-    mutating func key(_ name: StaticString)
+    /// An object key, the name of field `slot` (``MessageLayout/keySlot(_:)``: a slot always
+    /// has the same name).
+    mutating func key(_ name: StaticString, slot: Int)
     mutating func string(utf8 value: UnsafeBufferPointer<UInt8>)
     mutating func string(_ value: String)
     /// A 64-bit integer as a decimal string.
@@ -50,7 +58,9 @@ extension JSONWriter: TranscodingOutput {
     /// check of the one-pass path the gateway's documents take (the protobuf fuzzer compares them).
     static var writesInOrder: Bool { false }
 
-    mutating func key(_ name: StaticString) {
+    consuming func finish() -> [UInt8] { bytes }
+
+    mutating func key(_ name: StaticString, slot _: Int) {
         name.withUTF8Buffer { key(utf8: $0) }
     }
 
@@ -63,13 +73,17 @@ extension JSONWriter: TranscodingOutput {
     mutating func base64String(_ bytes: UnsafeBufferPointer<UInt8>) { string(BinaryText.base64(bytes)) }
 }
 
-extension JSONDocumentBuilder: TranscodingOutput {
-    static func sized(forInput bytes: Int, limit: Int) -> JSONDocumentBuilder {
+extension ExclusiveDocumentBuilder: TranscodingOutput {
+    static func sized(forInput bytes: Int, limit: Int) -> ExclusiveDocumentBuilder {
         // A field takes at least two bytes; hex ids and decimal strings double their bytes.
-        JSONDocumentBuilder(nodes: min(bytes / 4, limit / 16) + 16, stringBytes: min(bytes * 2, limit) + 64)
+        ExclusiveDocumentBuilder(
+            nodes: min(bytes / 4, limit / 16) + 16, stringBytes: min(bytes * 2, limit) + 64,
+            keySlots: MessageKind.layouts.keySlotCount)
     }
 
-    static func scratch() -> JSONDocumentBuilder { JSONDocumentBuilder(nodes: 16, stringBytes: 64) }
+    static func scratch() -> ExclusiveDocumentBuilder {
+        ExclusiveDocumentBuilder(nodes: 16, stringBytes: 64, keySlots: MessageKind.layouts.keySlotCount)
+    }
     static var measure: StaticString { "decoded document" }
     static var writesInOrder: Bool { true }
     var count: Int { byteCount }

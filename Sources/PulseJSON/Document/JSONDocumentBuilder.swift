@@ -13,7 +13,7 @@
 public struct JSONDocumentBuilder: Sendable {
     /// Two words per node (`head`, `payload`), as ``JSONStorage`` lays them out; `nodeBytes` of
     /// them are written. A ``JSONOutputBuffer``, as the string arena: one check for room per value, and
-    /// one uniqueness check, the tape's (``reserveNode(room:)``).
+    /// one uniqueness check, the tape's (``reserveNode(room:checked:)``).
     @usableFromInline var nodes: JSONOutputBuffer
     @usableFromInline var nodeBytes = 0
     /// The string arena; `stringBytes` of it are written.
@@ -22,7 +22,7 @@ public struct JSONDocumentBuilder: Sendable {
     /// The innermost open container (`index` -1 at the top level); its child count is kept here
     /// and written to the tape when it closes. The frames of the containers around it are kept in
     /// the tape, each in the node of the container it encloses until that one closes (see
-    /// ``beginContainer(_:)``), so opening and closing needs no stack of its own.
+    /// ``beginContainer(_:checked:)``), so opening and closing needs no stack of its own.
     @usableFromInline var top = Frame(index: -1, isArray: false, count: 0)
 
     /// An open container: its node, whether it is an array, and its children so far.
@@ -73,101 +73,74 @@ public struct JSONDocumentBuilder: Sendable {
     // MARK: Containers
 
     /// Opens an object; its members follow as ``key(utf8:)`` and a value each.
-    @inlinable @inline(__always) public mutating func beginObject() { beginContainer(JSONKind.object.rawValue) }
+    @inlinable @inline(__always) public mutating func beginObject() {
+        beginContainer(JSONKind.object.rawValue, checked: true)
+    }
 
     /// Closes the innermost open object.
-    @inlinable @inline(__always) public mutating func endObject() { endContainer() }
+    @inlinable @inline(__always) public mutating func endObject() { endContainer(checked: true) }
 
     /// Opens an array.
-    @inlinable @inline(__always) public mutating func beginArray() { beginContainer(JSONKind.array.rawValue) }
+    @inlinable @inline(__always) public mutating func beginArray() {
+        beginContainer(JSONKind.array.rawValue, checked: true)
+    }
 
     /// Closes the innermost open array.
-    @inlinable @inline(__always) public mutating func endArray() { endContainer() }
+    @inlinable @inline(__always) public mutating func endArray() { endContainer(checked: true) }
 
     /// Adds an object key (UTF-8); the member's value must follow.
     @inlinable @inline(__always) public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) {
-        top.count &+= 1
-        appendString(key)
+        self.key(utf8: key, checked: true)
     }
 
     /// Adds an object key; the member's value must follow.
     @inlinable @inline(__always) public mutating func key(_ key: StaticString) {
-        key.withUTF8Buffer { self.key(utf8: $0) }
+        key.withUTF8Buffer { self.key(utf8: $0, checked: true) }
     }
 
     // MARK: Scalars
 
     /// Adds a string value (UTF-8).
     @inlinable @inline(__always) public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
-        countValue()
-        appendString(value)
+        string(utf8: value, checked: true)
     }
 
     /// Adds a string value.
     @inlinable public mutating func string(_ value: String) {
-        withUTF8Bytes(of: value) { string(utf8: $0) }
+        withUTF8Bytes(of: value) { string(utf8: $0, checked: true) }
     }
 
     /// Adds a string value holding the decimal text of `value` (OTLP/JSON's 64-bit integers),
     /// without an intermediate `String`.
-    package mutating func string(decimal value: Int64) {
-        withDecimalText(value.magnitude, negative: value < 0, afterComma: false) { string(utf8: $0) }
-    }
+    package mutating func string(decimal value: Int64) { string(decimal: value, checked: true) }
 
     /// Adds a string value holding the decimal text of `value`.
-    package mutating func string(decimal value: UInt64) {
-        withDecimalText(value, negative: false, afterComma: false) { string(utf8: $0) }
-    }
+    package mutating func string(decimal value: UInt64) { string(decimal: value, checked: true) }
 
     /// Adds a string value of `byteCount` UTF-8 bytes that `initialize` writes in place (hex or
     /// base64 text, for example, without an intermediate `String`).
     @inlinable public mutating func string(
         byteCount: Int, initializingWith initialize: (UnsafeMutableBufferPointer<UInt8>) -> Void
     ) {
-        countValue()
-        let node = reserveNode()
-        let offset = stringBytes
-        let text = strings.reserve(unshared: byteCount, after: offset)
-        text.initialize(repeating: 0, count: byteCount)
-        initialize(UnsafeMutableBufferPointer(start: text, count: byteCount))
-        stringBytes = offset &+ byteCount
-        storeScalar(
-            JSONKind.string.rawValue,
-            UInt64(truncatingIfNeeded: offset) | UInt64(truncatingIfNeeded: byteCount) << 32, at: node)
+        string(byteCount: byteCount, checked: true, initializingWith: initialize)
     }
 
     /// Adds an integer value.
-    @inlinable @inline(__always) public mutating func int(_ value: Int64) {
-        countValue()
-        appendScalar(JSONKind.int.rawValue, UInt64(bitPattern: value))
-    }
+    @inlinable @inline(__always) public mutating func int(_ value: Int64) { int(value, checked: true) }
 
     /// Adds an unsigned integer value (an ``JSONKind/int`` when it fits `Int64`, as parsed).
-    @inlinable @inline(__always) public mutating func uint(_ value: UInt64) {
-        countValue()
-        appendScalar(value <= UInt64(Int64.max) ? JSONKind.int.rawValue : JSONKind.uint.rawValue, value)
-    }
+    @inlinable @inline(__always) public mutating func uint(_ value: UInt64) { uint(value, checked: true) }
 
     /// Adds a double value; NaN and infinities become `null`, as ``JSONWriter`` writes them.
-    @inlinable public mutating func double(_ value: Double) {
-        countValue()
-        if value.isFinite {
-            appendScalar(JSONKind.double.rawValue, value.bitPattern)
-        } else {
-            appendScalar(JSONKind.null.rawValue, 0)
-        }
-    }
+    @inlinable public mutating func double(_ value: Double) { double(value, checked: true) }
 
     /// Adds `true` or `false`.
-    @inlinable public mutating func bool(_ value: Bool) {
-        countValue()
-        appendScalar(JSONKind.bool.rawValue, value ? 1 : 0)
-    }
+    @inlinable public mutating func bool(_ value: Bool) { bool(value, checked: true) }
 
     /// Adds `null`.
     @inlinable public mutating func null() {
         countValue()
-        appendScalar(JSONKind.null.rawValue, 0)
+        appendScalar(JSONKind.null.rawValue, 0, checked: true)
     }
 
     /// Adds a copy of `node` and its subtree (a node of any document), value by value.
@@ -195,23 +168,87 @@ public struct JSONDocumentBuilder: Sendable {
 
     // MARK: Tape
 
+    // The writes themselves, for this builder (`checked`: the tape and arena may be shared with a
+    // copy or a finished document, and are copied before a write) and for an
+    // ``ExclusiveDocumentBuilder`` (not `checked`: no other holder can exist, so only room is
+    // checked). `checked` is a constant at every call, so each caller gets one of the two.
+
+    @inlinable @inline(__always) mutating func key(utf8 key: UnsafeBufferPointer<UInt8>, checked: Bool) {
+        top.count &+= 1
+        appendString(key, checked: checked)
+    }
+
+    @inlinable @inline(__always) mutating func string(utf8 value: UnsafeBufferPointer<UInt8>, checked: Bool) {
+        countValue()
+        appendString(value, checked: checked)
+    }
+
+    @inlinable @inline(__always) mutating func string(decimal value: Int64, checked: Bool) {
+        withDecimalText(value.magnitude, negative: value < 0, afterComma: false) { string(utf8: $0, checked: checked) }
+    }
+
+    @inlinable @inline(__always) mutating func string(decimal value: UInt64, checked: Bool) {
+        withDecimalText(value, negative: false, afterComma: false) { string(utf8: $0, checked: checked) }
+    }
+
+    @inlinable @inline(__always) mutating func string(
+        byteCount: Int, checked: Bool, initializingWith initialize: (UnsafeMutableBufferPointer<UInt8>) -> Void
+    ) {
+        countValue()
+        let node = reserveNode(checked: checked)
+        let offset = stringBytes
+        let text = strings.reserve(unshared: byteCount, after: offset)
+        text.initialize(repeating: 0, count: byteCount)
+        initialize(UnsafeMutableBufferPointer(start: text, count: byteCount))
+        stringBytes = offset &+ byteCount
+        storeScalar(
+            JSONKind.string.rawValue,
+            UInt64(truncatingIfNeeded: offset) | UInt64(truncatingIfNeeded: byteCount) << 32, at: node)
+    }
+
+    @inlinable @inline(__always) mutating func int(_ value: Int64, checked: Bool) {
+        countValue()
+        appendScalar(JSONKind.int.rawValue, UInt64(bitPattern: value), checked: checked)
+    }
+
+    @inlinable @inline(__always) mutating func uint(_ value: UInt64, checked: Bool) {
+        countValue()
+        appendScalar(
+            value <= UInt64(Int64.max) ? JSONKind.int.rawValue : JSONKind.uint.rawValue, value, checked: checked)
+    }
+
+    @inlinable @inline(__always) mutating func double(_ value: Double, checked: Bool) {
+        countValue()
+        if value.isFinite {
+            appendScalar(JSONKind.double.rawValue, value.bitPattern, checked: checked)
+        } else {
+            appendScalar(JSONKind.null.rawValue, 0, checked: checked)
+        }
+    }
+
+    @inlinable @inline(__always) mutating func bool(_ value: Bool, checked: Bool) {
+        countValue()
+        appendScalar(JSONKind.bool.rawValue, value ? 1 : 0, checked: checked)
+    }
+
     /// Opens a container. Until it closes, its node holds the enclosing container's frame: the
     /// payload its child count (at most `UInt32.max`) and node index (`UInt32.max` at the top
     /// level) and the head, besides the kind, whether it is an array (bit 8).
-    @inlinable @inline(__always) mutating func beginContainer(_ kind: UInt8) {
+    @inlinable @inline(__always) mutating func beginContainer(_ kind: UInt8, checked: Bool) {
         countValue()
         let enclosing = top
+        let node = reserveNode(checked: checked)
         top = Frame(index: nodeBytes >> 4, isArray: kind == JSONKind.array.rawValue, count: 0)
-        appendNode(
+        storeNode(
             UInt64(kind) | (enclosing.isArray ? 0x100 : 0),
             UInt64(truncatingIfNeeded: enclosing.count) & 0xFFFF_FFFF
-                | UInt64(UInt32(truncatingIfNeeded: enclosing.index)) << 32)
+                | UInt64(UInt32(truncatingIfNeeded: enclosing.index)) << 32, at: node)
     }
 
     /// Closes the innermost container: writes its end and child count to its node and takes the
     /// enclosing container's frame back from it.
-    @inlinable @inline(__always) mutating func endContainer() {
-        _ = reserveNode(room: 0)  // a tape no copy of the builder shares
+    @inlinable @inline(__always) mutating func endContainer(checked: Bool) {
+        if checked { _ = reserveNode(room: 0, checked: true) }  // a tape no copy of the builder shares
         let node = UnsafeMutableRawPointer(nodes.base + top.index &* 16)
         let head = node.load(as: UInt64.self)
         let saved = node.load(fromByteOffset: 8, as: UInt64.self)
@@ -228,20 +265,15 @@ public struct JSONDocumentBuilder: Sendable {
         if top.isArray { top.count &+= 1 }
     }
 
-    @inlinable @inline(__always) mutating func appendScalar(_ kind: UInt8, _ payload: UInt64) {
-        storeScalar(kind, payload, at: reserveNode())
+    @inlinable @inline(__always) mutating func appendScalar(_ kind: UInt8, _ payload: UInt64, checked: Bool) {
+        storeScalar(kind, payload, at: reserveNode(checked: checked))
     }
 
-    /// Writes a scalar node at `node`, the room ``reserveNode(room:)`` returned.
+    /// Writes a scalar node at `node`, the room ``reserveNode(room:checked:)`` returned.
     @inlinable @inline(__always) mutating func storeScalar(
         _ kind: UInt8, _ payload: UInt64, at node: UnsafeMutableRawPointer
     ) {
         storeNode(UInt64(kind) | UInt64(truncatingIfNeeded: (nodeBytes >> 4) &+ 1) << 32, payload, at: node)
-    }
-
-    /// Appends a node's two words to the tape.
-    @inlinable @inline(__always) mutating func appendNode(_ head: UInt64, _ payload: UInt64) {
-        storeNode(head, payload, at: reserveNode())
     }
 
     @inlinable @inline(__always) mutating func storeNode(
@@ -257,10 +289,14 @@ public struct JSONDocumentBuilder: Sendable {
     /// (copies of the builder and a finished document hold both, and the tape is never replaced
     /// without the arena being unshared too), so the tape's one uniqueness check covers both and
     /// the arena is then written with ``JSONOutputBuffer/reserve(unshared:after:)``: every write to
-    /// the arena comes after this call in the same value.
-    @inlinable @inline(__always) mutating func reserveNode(room: Int = 16) -> UnsafeMutableRawPointer {
-        if _slowPath(!nodes.canWrite(room, after: nodeBytes)) { unshareBuffers(room: room) }
-        return UnsafeMutableRawPointer(nodes.base + nodeBytes)
+    /// the arena comes after this call in the same value. Not `checked`, for a holder no one else
+    /// can share the buffers with, only the room is checked.
+    @inlinable @inline(__always) mutating func reserveNode(room: Int = 16, checked: Bool) -> UnsafeMutableRawPointer {
+        if checked {
+            if _slowPath(!nodes.canWrite(room, after: nodeBytes)) { unshareBuffers(room: room) }
+            return UnsafeMutableRawPointer(nodes.base + nodeBytes)
+        }
+        return UnsafeMutableRawPointer(nodes.reserve(unshared: room, after: nodeBytes))
     }
 
     /// Copies the tape (grown when it has no room for `room` more bytes) and, if shared, the arena.
@@ -269,8 +305,8 @@ public struct JSONDocumentBuilder: Sendable {
         if !strings.isUniquelyReferenced() { strings = strings.copy(stringBytes, minimumCapacity: stringBytes) }
     }
 
-    @inlinable @inline(__always) mutating func appendString(_ bytes: UnsafeBufferPointer<UInt8>) {
-        let node = reserveNode()
+    @inlinable @inline(__always) mutating func appendString(_ bytes: UnsafeBufferPointer<UInt8>, checked: Bool) {
+        let node = reserveNode(checked: checked)
         let offset = stringBytes
         let count = bytes.count
         if let source = bytes.baseAddress, count > 0 {
@@ -302,4 +338,96 @@ public struct JSONDocumentBuilder: Sendable {
             target.initialize(from: source, count: count)
         }
     }
+}
+
+/// A ``JSONDocumentBuilder`` that cannot be copied, for a decoder that writes whole documents (the
+/// OTLP protobuf decoder).
+///
+/// Its tape and arena are its own from its `init` on and nothing can share them before
+/// ``finish()`` hands them to the document, so its writes check only for room: the copyable
+/// builder must check for sharing before every node (a runtime uniqueness call), because a copy of
+/// it can be taken between any two writes. The writes are the builder's (same nodes, same
+/// strings); in addition, a key written with ``key(_:slot:)`` is copied into the arena the first
+/// time only, and its later members' key nodes point at the same bytes (the storage format lets
+/// string nodes share a range: readers take each node's offset and length as they are).
+///
+/// Made and finished only inside the package; the writes are public so that they inline into the
+/// decoder in another module (`@inlinable package` members were called, not inlined).
+public struct ExclusiveDocumentBuilder: ~Copyable {
+    @usableFromInline var builder: JSONDocumentBuilder
+    /// Per key slot, the payload of the key's string node (arena offset, length in bits 32-63)
+    /// once written to this document, 0 before.
+    @usableFromInline var keys: [UInt64]
+
+    /// A builder with room for about `nodes` nodes and `stringBytes` bytes of strings, and
+    /// `keySlots` slots for ``key(_:slot:)``.
+    package init(nodes: Int, stringBytes: Int, keySlots: Int) {
+        builder = JSONDocumentBuilder(nodes: nodes, stringBytes: stringBytes)
+        keys = Array(repeating: 0, count: keySlots)
+    }
+
+    /// The bytes the document takes so far: 16 per node plus the strings (each key slot's once).
+    @inlinable public var byteCount: Int { builder.byteCount }
+
+    /// Drops everything written so far, keeping the room, to build the document from the start.
+    package mutating func reset() {
+        builder.reset()
+        for slot in keys.indices { keys[slot] = 0 }
+    }
+
+    /// The finished document. Call it when every container is closed.
+    package consuming func finish() -> JSONDocument { builder.finish() }
+
+    @inlinable @inline(__always) public mutating func beginObject() {
+        builder.beginContainer(JSONKind.object.rawValue, checked: false)
+    }
+
+    @inlinable @inline(__always) public mutating func endObject() { builder.endContainer(checked: false) }
+
+    @inlinable @inline(__always) public mutating func beginArray() {
+        builder.beginContainer(JSONKind.array.rawValue, checked: false)
+    }
+
+    @inlinable @inline(__always) public mutating func endArray() { builder.endContainer(checked: false) }
+
+    /// Adds an object key whose bytes are in the arena once per document for each `slot` (below
+    /// `keySlots`): the caller gives every distinct key a slot of its own, and `name` is always the
+    /// same for a slot.
+    @inlinable @inline(__always) public mutating func key(_ name: StaticString, slot: Int) {
+        let cached = keys[slot]
+        if cached != 0 {
+            builder.top.count &+= 1
+            builder.appendScalar(JSONKind.string.rawValue, cached, checked: false)
+            return
+        }
+        let offset = builder.stringBytes
+        name.withUTF8Buffer { builder.key(utf8: $0, checked: false) }
+        keys[slot] = UInt64(truncatingIfNeeded: offset) | UInt64(truncatingIfNeeded: name.utf8CodeUnitCount) << 32
+    }
+
+    @inlinable @inline(__always) public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
+        builder.string(utf8: value, checked: false)
+    }
+
+    @inlinable public mutating func string(_ value: String) {
+        withUTF8Bytes(of: value) { builder.string(utf8: $0, checked: false) }
+    }
+
+    package mutating func string(decimal value: Int64) { builder.string(decimal: value, checked: false) }
+
+    package mutating func string(decimal value: UInt64) { builder.string(decimal: value, checked: false) }
+
+    @inlinable public mutating func string(
+        byteCount: Int, initializingWith initialize: (UnsafeMutableBufferPointer<UInt8>) -> Void
+    ) {
+        builder.string(byteCount: byteCount, checked: false, initializingWith: initialize)
+    }
+
+    @inlinable @inline(__always) public mutating func int(_ value: Int64) { builder.int(value, checked: false) }
+
+    @inlinable @inline(__always) public mutating func uint(_ value: UInt64) { builder.uint(value, checked: false) }
+
+    @inlinable public mutating func double(_ value: Double) { builder.double(value, checked: false) }
+
+    @inlinable public mutating func bool(_ value: Bool) { builder.bool(value, checked: false) }
 }
