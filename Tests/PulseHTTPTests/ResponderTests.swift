@@ -231,13 +231,15 @@ private func currentThreadName() -> String {
     /// the same slots: each request gets exactly one answer (its 200 or the 503), and the daemon stops
     /// only after every resume has returned (a stop during one would abort or touch a freed daemon).
     @Test func answersRacingAShutdownAreEachSentOnce() async throws {
-        for round in 0..<12 {
+        for round in 0..<24 {
             let (commit, server, port) = try Self.heldServer()
             defer { commit.stop() }
             let clients = try (0..<16).map { try Self.posting("round \(round) client \($0)", port: port) }
             _ = await eventually { commit.waiting >= clients.count }
-            let shutdown = Task { await server.shutdown(gracePeriod: .zero) }
+            // The shutdown starts at different moments of the commit thread's answers, round by round.
             commit.hold(false)
+            usleep(useconds_t(round % 8 * 15))
+            let shutdown = Task { await server.shutdown(gracePeriod: .zero) }
             var ok = 0
             for (index, client) in clients.enumerated() {
                 let response = try await onThread { try client.readResponse() }
