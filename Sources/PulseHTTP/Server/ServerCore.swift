@@ -487,14 +487,13 @@ final class ServerCore: Sendable {
         return items
     }
 
+    /// The peer's address, formatted into a buffer on the stack (once per request).
     private static func remoteAddress(of connection: OpaquePointer) -> HTTPRemoteAddress? {
-        var host = [CChar](repeating: 0, count: 64)
-        var port: UInt16 = 0
-        let status = host.withUnsafeMutableBufferPointer { buffer in
-            pg_mhd_client_address(connection, buffer.baseAddress, buffer.count, &port)
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { host in
+            host.initialize(repeating: 0)
+            var port: UInt16 = 0
+            guard pg_mhd_client_address(connection, host.baseAddress, host.count, &port) == 0 else { return nil }
+            return HTTPRemoteAddress(host: String(cString: host.baseAddress!), port: Int(port))
         }
-        guard status == 0 else { return nil }
-        let text = host.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        return HTTPRemoteAddress(host: text, port: Int(port))
     }
 }
