@@ -11,26 +11,12 @@ import PulseStorage
 /// Every response carries the request's `X-Request-Id` (``RequestID``) and is timed into
 /// `pulsegate_http_request_duration_seconds`; a refused request on an app-facing route (intake,
 /// `/v1/policy`, `/v1/diagnostics`, an unknown path) is explained in the log (``RejectionLog``).
-///
-/// A class: every request takes the router out of its ``RouterSlot`` and into its closures, which is
-/// then one retain instead of a copy of every endpoint.
-final class GatewayRouter: Sendable {
+struct GatewayRouter: Sendable {
     let intake: GatewayIntake
     let operations: OperationsEndpoints
     let policy: PolicyEndpoint
     let status: StatusEndpoint
     let telemetry: GatewayTelemetry
-
-    init(
-        intake: GatewayIntake, operations: OperationsEndpoints, policy: PolicyEndpoint, status: StatusEndpoint,
-        telemetry: GatewayTelemetry
-    ) {
-        self.intake = intake
-        self.operations = operations
-        self.policy = policy
-        self.status = status
-        self.telemetry = telemetry
-    }
 
     /// Answers `request` through `respond`, exactly once. Called on the libmicrohttpd thread that
     /// read it (``HTTPServer/init(configuration:dispatch:)``): an intake `POST` stays on that thread
