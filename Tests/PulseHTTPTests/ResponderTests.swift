@@ -227,6 +227,34 @@ private func currentThreadName() -> String {
         #expect(commit.dropped.current == 0)
     }
 
+    /// The commit thread's answers resume their connections while a shutdown with no patience forces
+    /// the same slots: each request gets exactly one answer (its 200 or the 503), and the daemon stops
+    /// only after every resume has returned (a stop during one would abort or touch a freed daemon).
+    @Test func answersRacingAShutdownAreEachSentOnce() async throws {
+        for round in 0..<24 {
+            let (commit, server, port) = try Self.heldServer()
+            defer { commit.stop() }
+            let clients = try (0..<16).map { try Self.posting("round \(round) client \($0)", port: port) }
+            _ = await eventually { commit.waiting >= clients.count }
+            // The shutdown starts at different moments of the commit thread's answers, round by round.
+            commit.hold(false)
+            usleep(useconds_t(round % 8 * 15))
+            let shutdown = Task { await server.shutdown(gracePeriod: .zero) }
+            var ok = 0
+            for (index, client) in clients.enumerated() {
+                let response = try await onThread { try client.readResponse() }
+                #expect(response.status == 200 || response.status == 503)
+                if response.status == 200 {
+                    #expect(response.bodyText == "round \(round) client \(index)")
+                    ok += 1
+                }
+            }
+            await shutdown.value
+            #expect(await eventually { commit.answered.current + commit.dropped.current == clients.count })
+            #expect(commit.answered.current == ok)
+        }
+    }
+
     @Test func aShutdownThatRunsOutOfPatienceAnswers503AndTheLateCommitIsDropped() async throws {
         let (commit, server, port) = try Self.heldServer()
         defer { commit.stop() }

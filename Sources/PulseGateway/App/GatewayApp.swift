@@ -212,8 +212,16 @@ package final class BoundGateway: Sendable {
 
 /// The request handler of a bound server: 503 until the gateway's router is set (with the
 /// request's id, like every answer).
+///
+/// The router is held in a box: every request takes it out of the lock, and that is then one
+/// retain instead of a copy of the router (a retain and a release per endpoint).
 private final class RouterSlot: Sendable {
-    private let router = Mutex<GatewayRouter?>(nil)
+    private final class Installed: Sendable {
+        let router: GatewayRouter
+        init(_ router: GatewayRouter) { self.router = router }
+    }
+
+    private let installed = Mutex<Installed?>(nil)
     private let retryAfterSeconds: Int
     private let requestIDs: RequestIDGenerator
 
@@ -223,21 +231,21 @@ private final class RouterSlot: Sendable {
     }
 
     func set(_ router: GatewayRouter) {
-        self.router.withLock { $0 = router }
+        installed.withLock { $0 = Installed(router) }
     }
 
     /// ``GatewayRouter/early(_:_:)`` once the router is set.
     func early(_ request: HTTPRequest, _ response: inout HTTPResponse) {
-        guard let router = router.withLock({ $0 }) else {
+        guard let installed = installed.withLock({ $0 }) else {
             RequestID(request.headers, generator: requestIDs).stamp(&response)
             return
         }
-        router.early(request, &response)
+        installed.router.early(request, &response)
     }
 
     /// ``GatewayRouter/dispatch(_:respond:)`` once the gateway runs; 503 while it starts.
     func dispatch(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
-        guard let router = router.withLock({ $0 }) else {
+        guard let installed = installed.withLock({ $0 }) else {
             var starting = GatewayIntake.errorResponse(
                 IntakeRejection(
                     .serviceUnavailable, "the gateway is starting; retry later", retryAfterSeconds: retryAfterSeconds))
@@ -245,7 +253,7 @@ private final class RouterSlot: Sendable {
             respond(starting)
             return
         }
-        router.dispatch(request, respond: respond)
+        installed.router.dispatch(request, respond: respond)
     }
 }
 

@@ -506,12 +506,22 @@ final class GatewayIntake: Sendable {
     // MARK: - Media type
 
     /// The body format named by `Content-Type` (parameters allowed), or `nil` when unsupported.
+    ///
+    /// It is read three times per request (the server's memory estimate when the headers arrive and
+    /// with each body chunk, then the intake), so the two values the SDKs send, written exactly so,
+    /// are recognised without parsing; the parse gives them the same answer.
     static func bodyFormat(_ header: String?) -> BodyFormat? {
-        guard let header, let type = MediaType.parse(header) else { return nil }
+        guard let header else { return nil }
+        if header == jsonMediaType { return .json }
+        if header == OTLPProtobuf.mediaType { return .protobuf }
+        guard let type = MediaType.parse(header) else { return nil }
         if type.matches(.json) { return .json }
         if type.matches(.protobuf) || type.essence == "application/protobuf" { return .protobuf }
         return nil
     }
+
+    /// The `Content-Type` of JSON requests and answers.
+    private static let jsonMediaType = "application/json"
 
     static func mediaTypeRejection(_ header: String?) -> IntakeRejection {
         guard let header, let type = MediaType.parse(header) else {
@@ -552,7 +562,7 @@ final class GatewayIntake: Sendable {
             writer.endObject()
         }
         writer.endObject()
-        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: writer.bytes)
+        return HTTPResponse(status: .ok, headers: ["Content-Type": jsonMediaType], body: writer.bytes)
     }
 
     /// The 405 of a route that answers only `GET` (some also `HEAD`): an ``errorResponse(_:format:)``
@@ -582,7 +592,7 @@ final class GatewayIntake: Sendable {
             writer.string(rejection.message)
             writer.endObject()
             body = writer.bytes
-            headers = ["Content-Type": "application/json"]
+            headers = ["Content-Type": jsonMediaType]
         }
         if let seconds = rejection.retryAfterSeconds { headers.set(name: "Retry-After", value: String(seconds)) }
         if rejection.status == .methodNotAllowed { headers.set(name: "Allow", value: "POST") }

@@ -63,10 +63,24 @@ final class AppMetrics: Sendable {
         var counts: [String: Counts] = [:]
         /// Labels handed out when no apps are configured, in order.
         var seen: [String] = []
+        /// The labelled apps when `allowedAppIds` is configured (``configure(apps:)``).
+        var configured: Set<String>?
+
+        /// The label `app` is counted under (handing out a new one while there is room), and the
+        /// position of its counts when it has any: a label already seen costs one lookup.
+        mutating func label(_ app: String?) -> (label: String, index: Dictionary<String, Counts>.Index?) {
+            guard let app, app != AppMetrics.otherLabel else { return (AppMetrics.otherLabel, nil) }
+            if let configured { return (configured.contains(app) ? app : AppMetrics.otherLabel, nil) }
+            if let index = counts.index(forKey: app) { return (app, index) }
+            guard seen.count < AppMetrics.maxLabelledApps else { return (AppMetrics.otherLabel, nil) }
+            seen.append(app)
+            counts[app] = Counts()
+            return (app, counts.index(forKey: app))
+        }
     }
 
+    /// The counts and the configuration, under one lock (every update reads both).
     private let state = Mutex(State())
-    private let configured = Mutex<Set<String>?>(nil)
 
     /// Creates zeroed counters labelling the first apps seen.
     init() {}
@@ -74,30 +88,22 @@ final class AppMetrics: Sendable {
     /// Labels exactly `apps` from now on (`allowedAppIds`; `nil`: the first apps seen). Set at
     /// start and on every reload.
     func configure(apps: Set<String>?) {
-        configured.withLock { $0 = apps }
+        state.withLock { $0.configured = apps }
     }
 
     /// The label `app` is counted under.
     func label(for app: String?) -> String {
-        let configured = configured.withLock { $0 }
-        return state.withLock { Self.label(app, configured: configured, state: &$0) }
-    }
-
-    private static func label(_ app: String?, configured: Set<String>?, state: inout State) -> String {
-        guard let app, app != otherLabel else { return otherLabel }
-        if let configured { return configured.contains(app) ? app : otherLabel }
-        if state.counts[app] != nil { return app }
-        guard state.seen.count < maxLabelledApps else { return otherLabel }
-        state.seen.append(app)
-        state.counts[app] = Counts()
-        return app
+        state.withLock { $0.label(app).label }
     }
 
     private func update(_ app: String?, _ change: (inout Counts) -> Void) {
-        let configured = configured.withLock { $0 }
         state.withLock { state in
-            let key = Self.label(app, configured: configured, state: &state)
-            change(&state.counts[key, default: Counts()])
+            let (label, index) = state.label(app)
+            if let index {
+                change(&state.counts.values[index])
+            } else {
+                change(&state.counts[label, default: Counts()])
+            }
         }
     }
 

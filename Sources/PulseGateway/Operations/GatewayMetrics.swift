@@ -34,8 +34,15 @@ import Synchronization
 /// Per-app families are ``AppMetrics``', request durations ``RequestDurations``'; `/metrics` adds
 /// build info, configured limits and process metrics (``GatewayTelemetry``).
 package final class GatewayMetrics: Sendable {
+    /// A `pulsegate_http_requests_total` series: hashed as it is, with no label text built per
+    /// request.
+    private struct RequestSeries: Hashable {
+        let route: String
+        let code: Int
+    }
+
     private struct Counters {
-        var requests: [String: Int] = [:]
+        var requests: [RequestSeries: Int] = [:]
         var wireBytes = 0
         var decodedBytes = 0
         var records: [String: Int] = [:]
@@ -60,7 +67,7 @@ package final class GatewayMetrics: Sendable {
     package init() {}
 
     func request(route: String, code: Int) {
-        counters.withLock { $0.requests["\(route)\u{0}\(code)", default: 0] += 1 }
+        counters.withLock { $0.requests[RequestSeries(route: route, code: code), default: 0] += 1 }
     }
 
     func bytes(wire: Int, decoded: Int) {
@@ -100,7 +107,7 @@ package final class GatewayMetrics: Sendable {
 
     /// Requests counted for a route and status (for tests and logs).
     package func requestCount(route: String, code: Int) -> Int {
-        counters.withLock { $0.requests["\(route)\u{0}\(code)"] ?? 0 }
+        counters.withLock { $0.requests[RequestSeries(route: route, code: code)] ?? 0 }
     }
 
     /// Duplicates answered so far.
@@ -130,9 +137,11 @@ package final class GatewayMetrics: Sendable {
     func render(_ gauges: Gauges, into out: inout PrometheusExposition) {
         let snapshot = counters.withLock { $0 }
         out.family("pulsegate_http_requests_total", .counter, "HTTP requests by route and status code.")
-        for (key, count) in snapshot.requests.sorted(by: { $0.key < $1.key }) {
-            let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
-            out.sample("pulsegate_http_requests_total", labels: ["route": parts[0], "code": parts[1]], count)
+        // Ordered by route, then by the code's text.
+        let requests = snapshot.requests.map { (route: $0.key.route, code: String($0.key.code), count: $0.value) }
+        for series in requests.sorted(by: { ($0.route, $0.code) < ($1.route, $1.code) }) {
+            out.sample(
+                "pulsegate_http_requests_total", labels: ["route": series.route, "code": series.code], series.count)
         }
         out.family("pulsegate_http_request_bytes_total", .counter, "Request body bytes, as received and decoded.")
         out.sample("pulsegate_http_request_bytes_total", labels: ["stage": "wire"], snapshot.wireBytes)

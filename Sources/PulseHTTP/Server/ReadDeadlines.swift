@@ -75,11 +75,9 @@ final class ReadDeadlines: Sendable {
 
     /// `count` more body bytes arrived.
     func bodyReceived(_ connection: OpaquePointer, count: Int) {
-        state.withLock { state in
-            guard let tracked = state.connections[Self.key(connection)],
-                case .body(let since, let received) = tracked.phase
-            else { return }
-            state.connections[Self.key(connection)]?.phase = .body(since: since, received: received + count)
+        update(connection) { tracked in
+            guard case .body(let since, let received) = tracked.phase else { return }
+            tracked.phase = .body(since: since, received: received + count)
         }
     }
 
@@ -95,10 +93,15 @@ final class ReadDeadlines: Sendable {
     }
 
     private func set(_ connection: OpaquePointer, _ phase: Phase) {
+        update(connection) { $0.phase = phase }
+    }
+
+    /// Changes a tracked connection's entry in place (one lookup, several per request); a connection
+    /// no longer tracked is left alone.
+    private func update(_ connection: OpaquePointer, _ change: (inout Tracked) -> Void) {
         state.withLock { state in
-            let key = Self.key(connection)
-            guard state.connections[key] != nil else { return }
-            state.connections[key]?.phase = phase
+            guard let index = state.connections.index(forKey: Self.key(connection)) else { return }
+            change(&state.connections.values[index])
         }
     }
 

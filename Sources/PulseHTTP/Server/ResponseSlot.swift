@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Glibc
 import Synchronization
 
 /// A libmicrohttpd connection pointer that may cross threads.
@@ -13,10 +14,13 @@ struct ConnectionHandle: @unchecked Sendable {
 /// connection.
 ///
 /// Exactly one party wins ``fulfill(_:)`` (or ``proceed()``): the handler task when it returns (or the
-/// memory wait when it ends), or a shutdown that ran out of patience. The winner stores the response and resumes the connection *while holding the lock*,
-/// so anyone who later sees a non-suspended state knows the resume has already happened (a daemon must
-/// not be stopped while a connection is still suspended). The owning thread then picks the response up
-/// with ``take()`` in the next access-handler call and queues it there.
+/// memory wait when it ends), or a shutdown that ran out of patience. The winner stores the response
+/// under the lock, registers its resume with the server's ``Resumes``, releases the lock and only then
+/// resumes the connection, so the owning thread, woken by the resume, finds the lock free when it picks
+/// the response up with ``take()`` in the next access-handler call and queues it there. A shutdown
+/// that finds a slot no longer suspended waits in ``Resumes/waitUntilDone()`` for the resume to have
+/// returned (a daemon must not be stopped while a connection is suspended, or while a resume still
+/// signals its threads).
 ///
 /// The slot is a separate, retained object: a handler task keeps it alive on its own, so a client that
 /// disconnects (and a request context that is freed) never leaves the task with a dangling pointer.
@@ -28,34 +32,43 @@ final class ResponseSlot: Sendable {
     }
 
     private let state: Mutex<State>
+    /// The server's resumes in progress, which a shutdown waits for.
+    private let resumes: Resumes
 
     /// Creates a slot for a connection that the caller suspends right away.
-    init(suspended connection: ConnectionHandle) {
+    init(suspended connection: ConnectionHandle, resumes: Resumes) {
         state = Mutex(.suspended(connection))
+        self.resumes = resumes
     }
 
     /// Stores `response` and resumes the connection, if nobody did so before. Returns whether this
     /// call won. Safe from any thread.
     @discardableResult
     func fulfill(_ response: HTTPResponse) -> Bool {
-        state.withLock { state in
-            guard case .suspended(let connection) = state else { return false }
-            state = .ready(response)
-            MHD_resume_connection(connection.pointer)
-            return true
-        }
+        resume(leaving: .ready(response))
     }
 
     /// Resumes the connection without a response (the owning thread carries on with the request), if
     /// nobody fulfilled the slot before. Returns whether this call won.
     @discardableResult
     func proceed() -> Bool {
-        state.withLock { state in
-            guard case .suspended(let connection) = state else { return false }
-            state = .delivered
-            MHD_resume_connection(connection.pointer)
-            return true
+        resume(leaving: .delivered)
+    }
+
+    /// Moves a suspended slot to `next` and resumes its connection after the lock is released;
+    /// returns `false` (and does nothing) if the slot was not suspended any more.
+    private func resume(leaving next: State) -> Bool {
+        let claimed: ConnectionHandle? = state.withLock { state in
+            guard case .suspended(let connection) = state else { return nil }
+            state = next
+            // Inside the lock: whoever later finds the slot claimed also finds the resume counted.
+            resumes.begin()
+            return connection
         }
+        guard let claimed else { return false }
+        MHD_resume_connection(claimed.pointer)
+        resumes.end()
+        return true
     }
 
     /// Takes the stored response, once. Called on the connection's own thread after the resume.
@@ -64,6 +77,38 @@ final class ResponseSlot: Sendable {
             guard case .ready(let response) = state else { return nil }
             state = .delivered
             return response
+        }
+    }
+}
+
+/// The resumes of one server's connections that have been claimed in a ``ResponseSlot`` and not
+/// returned yet.
+///
+/// ``ResponseSlot`` resumes outside its lock, so a shutdown that finds every slot claimed may still
+/// race a `MHD_resume_connection` in progress on another thread; it waits here for those before the
+/// daemon stops. A resume is counted while its slot's lock is held, and a shutdown reads the count only
+/// after it has taken every registered slot's lock (or after the owning thread removed the slot, which
+/// it does only once the resume reached it), so the count it sees includes every resume it could race.
+final class Resumes: Sendable {
+    private let inProgress = Atomic<Int>(0)
+
+    init() {}
+
+    /// A slot's winner is about to resume its connection (called inside the slot's lock).
+    func begin() {
+        inProgress.add(1, ordering: .relaxed)
+    }
+
+    /// That resume has returned.
+    func end() {
+        inProgress.subtract(1, ordering: .releasing)
+    }
+
+    /// Returns once no counted resume is in progress. The window is one `MHD_resume_connection` call,
+    /// so the wait yields the processor instead of sleeping.
+    func waitUntilDone() {
+        while inProgress.load(ordering: .acquiring) > 0 {
+            sched_yield()
         }
     }
 }

@@ -36,6 +36,9 @@ final class ServerCore: Sendable {
     /// Connections suspended while their handler runs, so a shutdown can force them; once `closed`,
     /// nothing is suspended any more.
     private let suspensions = Mutex<Suspensions>(Suspensions())
+    /// The resumes of suspended connections still in progress (``closeSuspensions(answering:)`` waits
+    /// for them).
+    private let resumes = Resumes()
 
     private struct Suspensions {
         var slots: [ObjectIdentifier: ResponseSlot] = [:]
@@ -86,15 +89,18 @@ final class ServerCore: Sendable {
     /// Stops suspending connections, then answers every request whose handler is still running with
     /// `response` and resumes its connection. Returns how many were forced.
     ///
-    /// After this returns no connection is suspended, and none will be: a request completing later is
-    /// answered with ``unavailable`` directly. This is what makes stopping the daemon safe
-    /// (libmicrohttpd aborts when stopped with a suspended connection).
+    /// After this returns no connection is suspended, and none will be, and no resume begun by a
+    /// handler is still running: a request completing later is answered with ``unavailable``
+    /// directly. This is what makes stopping the daemon safe (libmicrohttpd aborts when stopped with a
+    /// suspended connection, and a resume signals the daemon's threads).
     func closeSuspensions(answering response: HTTPResponse) -> Int {
         let slots = suspensions.withLock { state in
             state.closed = true
             return Array(state.slots.values)
         }
-        return slots.reduce(0) { $0 + ($1.fulfill(response) ? 1 : 0) }
+        let forced = slots.reduce(0) { $0 + ($1.fulfill(response) ? 1 : 0) }
+        resumes.waitUntilDone()
+        return forced
     }
 
     /// The 503 sent to requests that arrive, or complete, during shutdown, and to requests the
@@ -248,7 +254,7 @@ final class ServerCore: Sendable {
     /// Suspends `connection` and registers its slot for a shutdown to force, or returns `nil` (not
     /// suspended) once the shutdown has closed suspensions.
     private func suspend(_ connection: OpaquePointer) -> ResponseSlot? {
-        let slot = ResponseSlot(suspended: ConnectionHandle(pointer: connection))
+        let slot = ResponseSlot(suspended: ConnectionHandle(pointer: connection), resumes: resumes)
         // Suspend before any task can resume it, and under the lock, so a shutdown either sees this
         // slot or stops us suspending.
         let suspended = suspensions.withLock { state in
@@ -481,14 +487,13 @@ final class ServerCore: Sendable {
         return items
     }
 
+    /// The peer's address, formatted into a buffer on the stack (once per request).
     private static func remoteAddress(of connection: OpaquePointer) -> HTTPRemoteAddress? {
-        var host = [CChar](repeating: 0, count: 64)
-        var port: UInt16 = 0
-        let status = host.withUnsafeMutableBufferPointer { buffer in
-            pg_mhd_client_address(connection, buffer.baseAddress, buffer.count, &port)
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { host in
+            host.initialize(repeating: 0)
+            var port: UInt16 = 0
+            guard pg_mhd_client_address(connection, host.baseAddress, host.count, &port) == 0 else { return nil }
+            return HTTPRemoteAddress(host: String(cString: host.baseAddress!), port: Int(port))
         }
-        guard status == 0 else { return nil }
-        let text = host.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        return HTTPRemoteAddress(host: text, port: Int(port))
     }
 }
