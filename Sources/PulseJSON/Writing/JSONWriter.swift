@@ -83,43 +83,56 @@ public struct JSONWriter: Sendable {
     /// Opens an object (`{`).
     @inlinable
     public mutating func beginObject() {
-        appendSeparated(UInt8(ascii: "{"))
-        needsComma = false
+        unshare()
+        writeBeginObject()
     }
 
     /// Closes the innermost object (`}`).
     @inlinable
     public mutating func endObject() {
-        append(UInt8(ascii: "}"))
-        needsComma = true
+        unshare()
+        writeEndObject()
     }
 
     /// Opens an array (`[`).
     @inlinable
     public mutating func beginArray() {
-        appendSeparated(UInt8(ascii: "["))
-        needsComma = false
+        unshare()
+        writeBeginArray()
     }
 
     /// Closes the innermost array (`]`).
     @inlinable
     public mutating func endArray() {
-        append(UInt8(ascii: "]"))
-        needsComma = true
+        unshare()
+        writeEndArray()
     }
 
     /// Writes an object key and its colon; the member's value must follow.
     @inlinable
     public mutating func key(_ key: String) {
-        quotedToken(key, colon: true)
-        needsComma = false
+        unshare()
+        writeKey(key)
     }
 
     /// Writes an object key given as UTF-8 (for example straight from a parsed document) and its colon.
     @inlinable
     public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) {
-        quotedToken(utf8: key, colon: true)
-        needsComma = false
+        unshare()
+        writeKey(utf8: key)
+    }
+
+    /// Writes a constant object key and its colon, the literal's bytes copied as they are: for keys
+    /// known to need no escaping (no `"`, `\\`, control character or U+2028/U+2029; checked in
+    /// debug builds), which skips the escape scan of ``key(utf8:)``. The bytes are the same.
+    ///
+    /// ```swift
+    /// writer.key(verbatim: "timestamp")  // "timestamp":
+    /// ```
+    @inlinable
+    public mutating func key(verbatim key: StaticString) {
+        unshare()
+        writeKey(verbatim: key)
     }
 
     /// Appends an already encoded JSON value as it is (the caller vouches that it is JSON).
@@ -138,9 +151,8 @@ public struct JSONWriter: Sendable {
     /// Appends already encoded JSON given as UTF-8 as it is (the caller vouches that it is JSON).
     @inlinable
     public mutating func raw(utf8 json: UnsafeBufferPointer<UInt8>) {
-        separate()
-        append(json)
-        needsComma = true
+        unshare()
+        writeRaw(utf8: json)
     }
 
     // MARK: Scalars
@@ -148,22 +160,22 @@ public struct JSONWriter: Sendable {
     /// Writes a string value.
     @inlinable
     public mutating func string(_ value: String) {
-        quotedToken(value, colon: false)
-        needsComma = true
+        unshare()
+        writeString(value)
     }
 
     /// Writes a string value given as UTF-8 (for example straight from a parsed document).
     @inlinable
     public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
-        quotedToken(utf8: value, colon: false)
-        needsComma = true
+        unshare()
+        writeString(utf8: value)
     }
 
     /// Writes an integer value.
     @inlinable
     public mutating func int(_ value: Int64) {
-        appendInteger(value.magnitude, negative: value < 0)
-        needsComma = true
+        unshare()
+        writeInt(value)
     }
 
     /// Writes an integer value.
@@ -175,36 +187,29 @@ public struct JSONWriter: Sendable {
     /// Writes an unsigned integer value.
     @inlinable
     public mutating func uint(_ value: UInt64) {
-        appendInteger(value, negative: false)
-        needsComma = true
+        unshare()
+        writeUInt(value)
     }
 
     /// Writes a floating-point value; NaN and infinities are written as `null`.
     @inlinable
     public mutating func double(_ value: Double) {
-        appendDouble(value)
-        needsComma = true
+        unshare()
+        writeDouble(value)
     }
 
     /// Writes `true` or `false`.
     @inlinable
     public mutating func bool(_ value: Bool) {
-        separate()
-        if value {
-            appendLiteral(0x74, 0x72, 0x75, 0x65)  // true
-        } else {
-            appendLiteral(0x66, 0x61, 0x6C, 0x73)  // fals
-            append(0x65)  // e
-        }
-        needsComma = true
+        unshare()
+        writeBool(value)
     }
 
     /// Writes `null`.
     @inlinable
     public mutating func null() {
-        separate()
-        appendLiteral(0x6E, 0x75, 0x6C, 0x6C)
-        needsComma = true
+        unshare()
+        writeNull()
     }
 
     /// Writes a whole value tree.
@@ -330,15 +335,253 @@ public struct JSONWriter: Sendable {
         endArray()
     }
 
+    // MARK: Write runs
+
+    /// Calls `body` with a ``Run`` that writes into this writer's output: a run of tokens written
+    /// with one check, on entry, that no copy of the writer shares the output (a shared output is
+    /// copied first), instead of one per token. Every write still checks for room, and the output
+    /// grows inside a run as it does outside. The bytes are those the writer's own methods write.
+    ///
+    /// ```swift
+    /// writer.withRun { run in
+    ///     run.beginObject()
+    ///     run.key(verbatim: "id")
+    ///     run.string(id)
+    ///     run.endObject()
+    /// }
+    /// ```
+    ///
+    /// The writer itself cannot be used, or copied, while `body` runs (the run holds it, and `body`
+    /// has exclusive access to the run, which cannot be copied): that is what makes the one check
+    /// enough. Commas are inserted across the run's start and end as between any two writes.
+    @inlinable
+    public mutating func withRun<Result, Failure: Error>(
+        _ body: (inout Run) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        unshare()
+        var run = Run(consume self)
+        do {
+            let result = try body(&run)
+            self = run.finish()
+            return result
+        } catch {
+            self = run.finish()
+            throw error
+        }
+    }
+
+    /// A run of writes into a ``JSONWriter``'s output, lent by ``JSONWriter/withRun(_:)``, which
+    /// checked once that the output is not shared: the writer's token methods without that check
+    /// per token (the same code: the writer's own methods are the run's after the check).
+    public struct Run: ~Copyable {
+        /// The writer, moved in for the run and back out after it; its output is not shared.
+        @usableFromInline var writer: JSONWriter
+
+        @inlinable
+        init(_ writer: consuming JSONWriter) { self.writer = writer }
+
+        /// The writer, its output as the run left it.
+        @inlinable
+        consuming func finish() -> JSONWriter { writer }
+
+        /// The number of bytes the writer has written so far.
+        @inlinable
+        public var count: Int { writer.length }
+
+        /// ``JSONWriter/beginObject()``.
+        @inlinable
+        public mutating func beginObject() { writer.writeBeginObject() }
+
+        /// ``JSONWriter/endObject()``.
+        @inlinable
+        public mutating func endObject() { writer.writeEndObject() }
+
+        /// ``JSONWriter/beginArray()``.
+        @inlinable
+        public mutating func beginArray() { writer.writeBeginArray() }
+
+        /// ``JSONWriter/endArray()``.
+        @inlinable
+        public mutating func endArray() { writer.writeEndArray() }
+
+        /// ``JSONWriter/key(_:)``.
+        @inlinable
+        public mutating func key(_ key: String) { writer.writeKey(key) }
+
+        /// ``JSONWriter/key(utf8:)``.
+        @inlinable
+        public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) { writer.writeKey(utf8: key) }
+
+        /// ``JSONWriter/key(verbatim:)``: a key known to need no escaping, copied as it is.
+        @inlinable
+        public mutating func key(verbatim key: StaticString) { writer.writeKey(verbatim: key) }
+
+        /// ``JSONWriter/raw(utf8:)``.
+        @inlinable
+        public mutating func raw(utf8 json: UnsafeBufferPointer<UInt8>) { writer.writeRaw(utf8: json) }
+
+        /// ``JSONWriter/string(_:)``.
+        @inlinable
+        public mutating func string(_ value: String) { writer.writeString(value) }
+
+        /// ``JSONWriter/string(utf8:)``.
+        @inlinable
+        public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) { writer.writeString(utf8: value) }
+
+        /// ``JSONWriter/int(_:)-(Int64)``.
+        @inlinable
+        public mutating func int(_ value: Int64) { writer.writeInt(value) }
+
+        /// ``JSONWriter/uint(_:)``.
+        @inlinable
+        public mutating func uint(_ value: UInt64) { writer.writeUInt(value) }
+
+        /// ``JSONWriter/double(_:)``.
+        @inlinable
+        public mutating func double(_ value: Double) { writer.writeDouble(value) }
+
+        /// ``JSONWriter/bool(_:)``.
+        @inlinable
+        public mutating func bool(_ value: Bool) { writer.writeBool(value) }
+
+        /// ``JSONWriter/null()``.
+        @inlinable
+        public mutating func null() { writer.writeNull() }
+    }
+
     // MARK: Internals
     //
-    // Bytes are stored through the buffer's pointer after one check for room (and for a shared
-    // buffer, which is copied first); string contents are scanned eight bytes at a time for the few
-    // bytes that need escaping, and the runs between them are copied with one copy each.
+    // Bytes are stored through the buffer's pointer after one check for room; whether the buffer is
+    // shared (then it is copied first) is checked once before: per token by the public methods, per
+    // run by `withRun`. String contents are scanned eight bytes at a time for the few bytes that
+    // need escaping, and the runs between them are copied with one copy each.
 
-    /// Room for `count` more bytes in a buffer this writer alone holds; returns where they go.
+    /// Copies the output first when a copy of this writer shares it: what makes the writes below
+    /// safe (they check only for room).
     @inlinable @inline(__always)
-    mutating func reserve(_ count: Int) -> UnsafeMutablePointer<UInt8> { buffer.reserve(count, after: length) }
+    mutating func unshare() { buffer.unshare(after: length) }
+
+    /// Room for `count` more bytes in a buffer this writer alone holds (checked by ``unshare()``);
+    /// returns where they go.
+    @inlinable @inline(__always)
+    mutating func reserve(_ count: Int) -> UnsafeMutablePointer<UInt8> {
+        buffer.reserve(unshared: count, after: length)
+    }
+
+    // The tokens, into an unshared buffer: the one implementation of each, behind both the
+    // writer's methods and a run's.
+
+    @inlinable @inline(__always)
+    mutating func writeBeginObject() {
+        appendSeparated(UInt8(ascii: "{"))
+        needsComma = false
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeEndObject() {
+        append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeBeginArray() {
+        appendSeparated(UInt8(ascii: "["))
+        needsComma = false
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeEndArray() {
+        append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeKey(_ key: String) {
+        quotedToken(key, colon: true)
+        needsComma = false
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeKey(utf8 key: UnsafeBufferPointer<UInt8>) {
+        quotedToken(utf8: key, colon: true)
+        needsComma = false
+    }
+
+    /// The pending comma, `"`, the key's bytes as they are and `":` (the same stores as
+    /// ``quotedToken(utf8:colon:)`` without the scan).
+    @inlinable @inline(__always)
+    mutating func writeKey(verbatim key: StaticString) {
+        assert(key.withUTF8Buffer { !$0.contains(where: { Self.needsEscape($0, separators: true) }) })
+        key.withUTF8Buffer { utf8 in
+            let count = utf8.count
+            let out = reserve(count &+ 4)
+            let comma = needsComma
+            UnsafeMutableRawPointer(out).storeBytes(
+                of: (comma ? 0x222C as UInt16 : 0x2222).littleEndian, as: UInt16.self)
+            let written = comma ? 2 : 1
+            if let base = utf8.baseAddress { (out + written).update(from: base, count: count) }
+            UnsafeMutableRawPointer(out + (written &+ count)).storeBytes(
+                of: (0x3A22 as UInt16).littleEndian, as: UInt16.self)
+            length &+= written &+ count &+ 2
+        }
+        needsComma = false
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeRaw(utf8 json: UnsafeBufferPointer<UInt8>) {
+        separate()
+        append(json)
+        needsComma = true
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeString(_ value: String) {
+        quotedToken(value, colon: false)
+        needsComma = true
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeString(utf8 value: UnsafeBufferPointer<UInt8>) {
+        quotedToken(utf8: value, colon: false)
+        needsComma = true
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeInt(_ value: Int64) {
+        appendInteger(value.magnitude, negative: value < 0)
+        needsComma = true
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeUInt(_ value: UInt64) {
+        appendInteger(value, negative: false)
+        needsComma = true
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeDouble(_ value: Double) {
+        appendDouble(value)
+        needsComma = true
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeBool(_ value: Bool) {
+        separate()
+        if value {
+            appendLiteral(0x74, 0x72, 0x75, 0x65)  // true
+        } else {
+            appendLiteral(0x66, 0x61, 0x6C, 0x73)  // fals
+            append(0x65)  // e
+        }
+        needsComma = true
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeNull() {
+        separate()
+        appendLiteral(0x6E, 0x75, 0x6C, 0x6C)
+        needsComma = true
+    }
 
     @inlinable @inline(__always)
     mutating func append(_ byte: UInt8) {
@@ -551,7 +794,7 @@ public struct JSONWriter: Sendable {
                 }
             }
             let byte = base[i]
-            guard byte < 0x20 || byte == 0x22 || byte == 0x5C || (separators && byte == 0xE2) else {
+            guard Self.needsEscape(byte, separators: separators) else {
                 i += 1
                 continue
             }
@@ -587,6 +830,13 @@ public struct JSONWriter: Sendable {
             runStart = i
         }
         append(UnsafeBufferPointer(start: base + runStart, count: count - runStart))
+    }
+
+    /// Whether `byte` is escaped, or (0xE2, with `separators`) may start a sequence that is: below
+    /// 0x20, `"`, `\\`.
+    @usableFromInline @inline(__always)
+    static func needsEscape(_ byte: UInt8, separators: Bool) -> Bool {
+        byte < 0x20 || byte == 0x22 || byte == 0x5C || (separators && byte == 0xE2)
     }
 
     @inline(__always)
@@ -669,6 +919,13 @@ struct JSONOutputBuffer: @unchecked Sendable {
         bytes.withUnsafeBufferPointer { source in
             if let start = source.baseAddress { base.initialize(from: start, count: source.count) }
         }
+    }
+
+    /// Copies the buffer (keeping its room) when another holder shares it, so that the holder may
+    /// write with ``reserve(unshared:after:)``.
+    @inlinable @inline(__always)
+    mutating func unshare(after length: Int) {
+        if _slowPath(!isUniquelyReferenced()) { self = copy(length, minimumCapacity: room) }
     }
 
     /// Whether no other writer shares the bytes.
