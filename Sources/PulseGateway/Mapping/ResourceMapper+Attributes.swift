@@ -62,9 +62,9 @@ extension ResourceMapper {
     /// Writes `key` and the id string `id` in lower case, when `id` is a non-empty string: its
     /// ASCII letters lowered byte by byte (the type checks let only hex digits through), other
     /// text as `String.lowercased()` has it.
-    mutating func writeLowercasedID(_ key: String, _ id: JSONCursor?) {
+    mutating func writeLowercasedID(_ key: StaticString, _ id: JSONCursor?) {
         guard let id, let count = id.withUTF8({ $0.count }), count > 0 else { return }
-        attributes.key(key)
+        attributes.key(verbatim: key)
         let written = id.withUTF8 { bytes -> Bool in
             guard bytes.allSatisfy({ $0 < 0x80 }) else { return false }
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { lowered in
@@ -97,9 +97,9 @@ extension ResourceMapper {
     mutating func timestamp(deviceTime: Int64?) -> Int64 {
         guard let deviceTime else { return context.receivedAt }
         guard let clockOffset else { return deviceTime }
-        attributes.key("pulsegate.clock_offset_ms")
+        attributes.key(verbatim: "pulsegate.clock_offset_ms")
         attributes.int(clockOffset)
-        attributes.key("pulsegate.device_time_ms")
+        attributes.key(verbatim: "pulsegate.device_time_ms")
         attributes.int(deviceTime)
         return deviceTime + clockOffset
     }

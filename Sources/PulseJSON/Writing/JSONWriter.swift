@@ -28,8 +28,11 @@
 /// bookkeeping); ``bytes`` returns a copy of it as a `[UInt8]`, ``withBytes(_:)`` lends it. Besides
 /// `String`s, keys and strings can come as raw UTF-8 buffers (``key(utf8:)``, ``string(utf8:)``), so
 /// text read from a parsed document is copied once, straight into the output, and already encoded
-/// JSON can be spliced in with ``raw(_:)``. This is the one JSON writer of the project: the Pulse
-/// wire writers (`PulseProtocol`), the gateway's mapping and answers, the logs.
+/// JSON can be spliced in with ``raw(_:)``; constant keys that need no escaping can be copied as they
+/// are (``key(verbatim:)``). Each write checks that no copy of the writer shares the output (copies
+/// share it until one of them writes); ``withRun(_:)`` writes a run of tokens with that check done
+/// once. This is the one JSON writer of the project: the Pulse wire writers (`PulseProtocol`), the
+/// gateway's mapping and answers, the logs.
 public struct JSONWriter: Sendable {
     @usableFromInline var buffer: JSONOutputBuffer
     /// How many of the buffer's bytes are this writer's output (kept here, not in the shared
@@ -129,7 +132,7 @@ public struct JSONWriter: Sendable {
     /// ```swift
     /// writer.key(verbatim: "timestamp")  // "timestamp":
     /// ```
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func key(verbatim key: StaticString) {
         unshare()
         writeKey(verbatim: key)
@@ -413,7 +416,7 @@ public struct JSONWriter: Sendable {
         public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) { writer.writeKey(utf8: key) }
 
         /// ``JSONWriter/key(verbatim:)``: a key known to need no escaping, copied as it is.
-        @inlinable
+        @inlinable @inline(__always)
         public mutating func key(verbatim key: StaticString) { writer.writeKey(verbatim: key) }
 
         /// ``JSONWriter/raw(utf8:)``.

@@ -43,11 +43,11 @@ extension JSONWriter {
         endObject()
     }
 
-    /// Writes a constant object key and its colon from the literal's UTF-8 bytes (no `String` is
-    /// made or read); the member's value must follow.
+    /// Writes a constant object key and its colon, the literal's bytes copied as they are
+    /// (``JSONWriter/key(verbatim:)``: no `String`, no escape scan); the member's value must follow.
     @inlinable @inline(__always)
     package mutating func key(constant key: StaticString) {
-        key.withUTF8Buffer { self.key(utf8: $0) }
+        self.key(verbatim: key)
     }
 
     /// Writes a string value, or `null` for `nil` (the value half of `field(_:_:)` for a `String?`).
