@@ -25,10 +25,15 @@ enum AnyValue {
     /// ``nanosToMillis(_:)-(JSONCursor?)`` of a node.
     static func nanosToMillis(_ node: JSONNode) -> Int64? { node.withCursor { nanosToMillis($0) } }
 
-    /// ``write(_:into:depth:)-(JSONCursor?,_,_)`` of a node.
+    /// ``write(_:into:depth:)`` of a node.
     static func write(_ value: JSONNode?, into writer: inout JSONWriter) throws(MappingProblem) {
         guard let value else { return writer.null() }
         try value.withCursor { (value) throws(MappingProblem) in try write(value, into: &writer) }
+    }
+
+    /// ``write(_:into:depth:)`` as one run of `writer`'s.
+    static func write(_ value: JSONCursor?, into writer: inout JSONWriter) throws(MappingProblem) {
+        try writer.withRun { (run) throws(MappingProblem) in try write(value, into: &run) }
     }
 
     /// An OTLP int64 field: a decimal string or a number.
@@ -87,13 +92,13 @@ enum AnyValue {
     /// key/value lists as objects (sensitive keys redacted at every level), bytes as their base64
     /// text; an empty or unknown value as `null`. Checks the value's JSON types as it goes (the
     /// caller checked that it is an object, or `null`), everything it does not write too.
-    static func write(_ value: JSONCursor?, into writer: inout JSONWriter, depth: Int = 0) throws(MappingProblem) {
+    static func write(_ value: JSONCursor?, into run: inout JSONWriter.Run, depth: Int = 0) throws(MappingProblem) {
         guard let value, value.kind == .object else {
-            writer.null()
+            run.null()
             return
         }
         guard depth < 32 else {
-            writer.null()
+            run.null()
             try MappingWalk.check(skipped: value, .anyValue)
             return
         }
@@ -120,15 +125,15 @@ enum AnyValue {
                 }
             }
             switch kind {
-            case .string: if member.withUTF8({ writer.string(utf8: $0) }) == nil { writer.null() }
-            case .bool: if let flag = member.bool { writer.bool(flag) } else { writer.null() }
-            case .int: if let number = int64(member) { writer.int(number) } else { writer.null() }
-            case .double: if let number = double(member) { writer.double(number) } else { writer.null() }
-            case .array: try writeNested(member, list: false, into: &writer, depth: depth)
-            case .list: try writeNested(member, list: true, into: &writer, depth: depth)
+            case .string: if member.withUTF8({ run.string(utf8: $0) }) == nil { run.null() }
+            case .bool: if let flag = member.bool { run.bool(flag) } else { run.null() }
+            case .int: if let number = int64(member) { run.int(number) } else { run.null() }
+            case .double: if let number = double(member) { run.double(number) } else { run.null() }
+            case .array: try writeNested(member, list: false, into: &run, depth: depth)
+            case .list: try writeNested(member, list: true, into: &run, depth: depth)
             }
         }
-        if !written { writer.null() }
+        if !written { run.null() }
     }
 
     /// What a member of an `AnyValue` holds (`bytesValue` is written as its base64 string).
@@ -152,31 +157,31 @@ enum AnyValue {
 
     /// Writes an `arrayValue` as an array or a `kvlistValue` as an object (`list`), checking its
     /// members and each element.
-    private static func writeNested(_ member: JSONCursor, list: Bool, into writer: inout JSONWriter, depth: Int)
+    private static func writeNested(_ member: JSONCursor, list: Bool, into run: inout JSONWriter.Run, depth: Int)
         throws(MappingProblem)
     {
-        if list { writer.beginObject() } else { writer.beginArray() }
+        if list { run.beginObject() } else { run.beginArray() }
         if !member.isNull { try MappingWalk.enter(member, list ? .keyValueList : .arrayValue) }
         if let values = member["values"] {
             for element in values.elements {
                 guard list else {
                     try MappingWalk.check(element: element)
-                    try write(element, into: &writer, depth: depth + 1)
+                    try write(element, into: &run, depth: depth + 1)
                     continue
                 }
                 try MappingWalk.enter(element: element, .keyValue)
-                guard let name = element["key"], name.withUTF8({ writer.key(utf8: $0) }) != nil else {
+                guard let name = element["key"], name.withUTF8({ run.key(utf8: $0) }) != nil else {
                     try MappingWalk.check(skipped: element["value"], .anyValue)
                     continue
                 }
                 if name.withUTF8({ Redaction.isSensitive(utf8: $0) }) == true {
-                    writer.string(Redaction.placeholder)
+                    run.string(Redaction.placeholder)
                     try MappingWalk.check(skipped: element["value"], .anyValue)
                 } else {
-                    try write(element["value"], into: &writer, depth: depth + 1)
+                    try write(element["value"], into: &run, depth: depth + 1)
                 }
             }
         }
-        if list { writer.endObject() } else { writer.endArray() }
+        if list { run.endObject() } else { run.endArray() }
     }
 }

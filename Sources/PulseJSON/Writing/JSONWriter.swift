@@ -357,7 +357,7 @@ public struct JSONWriter: Sendable {
     /// The writer itself cannot be used, or copied, while `body` runs (the run holds it, and `body`
     /// has exclusive access to the run, which cannot be copied): that is what makes the one check
     /// enough. Commas are inserted across the run's start and end as between any two writes.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func withRun<Result, Failure: Error>(
         _ body: (inout Run) throws(Failure) -> Result
     ) throws(Failure) -> Result {
@@ -380,11 +380,11 @@ public struct JSONWriter: Sendable {
         /// The writer, moved in for the run and back out after it; its output is not shared.
         @usableFromInline var writer: JSONWriter
 
-        @inlinable
+        @inlinable @inline(__always)
         init(_ writer: consuming JSONWriter) { self.writer = writer }
 
         /// The writer, its output as the run left it.
-        @inlinable
+        @inlinable @inline(__always)
         consuming func finish() -> JSONWriter { writer }
 
         /// The number of bytes the writer has written so far.
