@@ -126,8 +126,9 @@ public struct JSONWriter: Sendable {
     }
 
     /// Writes a constant object key and its colon, the literal's bytes copied as they are: for keys
-    /// known to need no escaping (no `"`, `\\`, control character or U+2028/U+2029; checked in
-    /// debug builds), which skips the escape scan of ``key(utf8:)``. The bytes are the same.
+    /// known to need no escaping (no `"`, `\\`, control character or byte 0xE2, the lead byte of
+    /// U+2028/U+2029; checked in debug builds), which skips the escape scan of ``key(utf8:)``. The
+    /// bytes are the same.
     ///
     /// ```swift
     /// writer.key(verbatim: "timestamp")  // "timestamp":
