@@ -87,42 +87,42 @@ public struct JSONWriter: Sendable {
     @inlinable
     public mutating func beginObject() {
         unshare()
-        writeBeginObject()
+        writeOpen(UInt8(ascii: "{"))
     }
 
     /// Closes the innermost object (`}`).
     @inlinable
     public mutating func endObject() {
         unshare()
-        writeEndObject()
+        writeClose(UInt8(ascii: "}"))
     }
 
     /// Opens an array (`[`).
     @inlinable
     public mutating func beginArray() {
         unshare()
-        writeBeginArray()
+        writeOpen(UInt8(ascii: "["))
     }
 
     /// Closes the innermost array (`]`).
     @inlinable
     public mutating func endArray() {
         unshare()
-        writeEndArray()
+        writeClose(UInt8(ascii: "]"))
     }
 
     /// Writes an object key and its colon; the member's value must follow.
     @inlinable
     public mutating func key(_ key: String) {
         unshare()
-        writeKey(key)
+        quotedToken(key, colon: true)
     }
 
     /// Writes an object key given as UTF-8 (for example straight from a parsed document) and its colon.
     @inlinable
     public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) {
         unshare()
-        writeKey(utf8: key)
+        quotedToken(utf8: key, colon: true)
     }
 
     /// Writes a constant object key and its colon, the literal's bytes copied as they are: for keys
@@ -165,21 +165,21 @@ public struct JSONWriter: Sendable {
     @inlinable
     public mutating func string(_ value: String) {
         unshare()
-        writeString(value)
+        quotedToken(value, colon: false)
     }
 
     /// Writes a string value given as UTF-8 (for example straight from a parsed document).
     @inlinable
     public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
         unshare()
-        writeString(utf8: value)
+        quotedToken(utf8: value, colon: false)
     }
 
     /// Writes an integer value.
     @inlinable
     public mutating func int(_ value: Int64) {
         unshare()
-        writeInt(value)
+        appendInteger(value.magnitude, negative: value < 0)
     }
 
     /// Writes an integer value.
@@ -192,14 +192,14 @@ public struct JSONWriter: Sendable {
     @inlinable
     public mutating func uint(_ value: UInt64) {
         unshare()
-        writeUInt(value)
+        appendInteger(value, negative: false)
     }
 
     /// Writes a floating-point value; NaN and infinities are written as `null`.
     @inlinable
     public mutating func double(_ value: Double) {
         unshare()
-        writeDouble(value)
+        appendDouble(value)
     }
 
     /// Writes `true` or `false`.
@@ -394,27 +394,27 @@ public struct JSONWriter: Sendable {
 
         /// ``JSONWriter/beginObject()``.
         @inlinable
-        public mutating func beginObject() { writer.writeBeginObject() }
+        public mutating func beginObject() { writer.writeOpen(UInt8(ascii: "{")) }
 
         /// ``JSONWriter/endObject()``.
         @inlinable
-        public mutating func endObject() { writer.writeEndObject() }
+        public mutating func endObject() { writer.writeClose(UInt8(ascii: "}")) }
 
         /// ``JSONWriter/beginArray()``.
         @inlinable
-        public mutating func beginArray() { writer.writeBeginArray() }
+        public mutating func beginArray() { writer.writeOpen(UInt8(ascii: "[")) }
 
         /// ``JSONWriter/endArray()``.
         @inlinable
-        public mutating func endArray() { writer.writeEndArray() }
+        public mutating func endArray() { writer.writeClose(UInt8(ascii: "]")) }
 
         /// ``JSONWriter/key(_:)``.
         @inlinable
-        public mutating func key(_ key: String) { writer.writeKey(key) }
+        public mutating func key(_ key: String) { writer.quotedToken(key, colon: true) }
 
         /// ``JSONWriter/key(utf8:)``.
         @inlinable
-        public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) { writer.writeKey(utf8: key) }
+        public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) { writer.quotedToken(utf8: key, colon: true) }
 
         /// ``JSONWriter/key(verbatim:)``: a key known to need no escaping, copied as it is.
         @inlinable @inline(__always)
@@ -426,23 +426,25 @@ public struct JSONWriter: Sendable {
 
         /// ``JSONWriter/string(_:)``.
         @inlinable
-        public mutating func string(_ value: String) { writer.writeString(value) }
+        public mutating func string(_ value: String) { writer.quotedToken(value, colon: false) }
 
         /// ``JSONWriter/string(utf8:)``.
         @inlinable
-        public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) { writer.writeString(utf8: value) }
+        public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
+            writer.quotedToken(utf8: value, colon: false)
+        }
 
         /// ``JSONWriter/int(_:)-(Int64)``.
         @inlinable
-        public mutating func int(_ value: Int64) { writer.writeInt(value) }
+        public mutating func int(_ value: Int64) { writer.appendInteger(value.magnitude, negative: value < 0) }
 
         /// ``JSONWriter/uint(_:)``.
         @inlinable
-        public mutating func uint(_ value: UInt64) { writer.writeUInt(value) }
+        public mutating func uint(_ value: UInt64) { writer.appendInteger(value, negative: false) }
 
         /// ``JSONWriter/double(_:)``.
         @inlinable
-        public mutating func double(_ value: Double) { writer.writeDouble(value) }
+        public mutating func double(_ value: Double) { writer.appendDouble(value) }
 
         /// ``JSONWriter/bool(_:)``.
         @inlinable
@@ -472,43 +474,21 @@ public struct JSONWriter: Sendable {
         buffer.reserve(unshared: count, after: length)
     }
 
-    // The tokens, into an unshared buffer: the one implementation of each, behind both the
-    // writer's methods and a run's.
+    // The tokens, into an unshared buffer: the one implementation of each (these, the quoted
+    // tokens, the integers and doubles below), behind both the writer's methods and a run's.
 
+    /// The pending comma and `{` or `[`.
     @inlinable @inline(__always)
-    mutating func writeBeginObject() {
-        appendSeparated(UInt8(ascii: "{"))
+    mutating func writeOpen(_ bracket: UInt8) {
+        appendSeparated(bracket)
         needsComma = false
     }
 
+    /// `}` or `]`.
     @inlinable @inline(__always)
-    mutating func writeEndObject() {
-        append(UInt8(ascii: "}"))
+    mutating func writeClose(_ bracket: UInt8) {
+        append(bracket)
         needsComma = true
-    }
-
-    @inlinable @inline(__always)
-    mutating func writeBeginArray() {
-        appendSeparated(UInt8(ascii: "["))
-        needsComma = false
-    }
-
-    @inlinable @inline(__always)
-    mutating func writeEndArray() {
-        append(UInt8(ascii: "]"))
-        needsComma = true
-    }
-
-    @inlinable @inline(__always)
-    mutating func writeKey(_ key: String) {
-        quotedToken(key, colon: true)
-        needsComma = false
-    }
-
-    @inlinable @inline(__always)
-    mutating func writeKey(utf8 key: UnsafeBufferPointer<UInt8>) {
-        quotedToken(utf8: key, colon: true)
-        needsComma = false
     }
 
     /// The pending comma, `"`, the key's bytes as they are and `":` (the same stores as
@@ -535,36 +515,6 @@ public struct JSONWriter: Sendable {
     mutating func writeRaw(utf8 json: UnsafeBufferPointer<UInt8>) {
         separate()
         append(json)
-        needsComma = true
-    }
-
-    @inlinable @inline(__always)
-    mutating func writeString(_ value: String) {
-        quotedToken(value, colon: false)
-        needsComma = true
-    }
-
-    @inlinable @inline(__always)
-    mutating func writeString(utf8 value: UnsafeBufferPointer<UInt8>) {
-        quotedToken(utf8: value, colon: false)
-        needsComma = true
-    }
-
-    @inlinable @inline(__always)
-    mutating func writeInt(_ value: Int64) {
-        appendInteger(value.magnitude, negative: value < 0)
-        needsComma = true
-    }
-
-    @inlinable @inline(__always)
-    mutating func writeUInt(_ value: UInt64) {
-        appendInteger(value, negative: false)
-        needsComma = true
-    }
-
-    @inlinable @inline(__always)
-    mutating func writeDouble(_ value: Double) {
-        appendDouble(value)
         needsComma = true
     }
 
@@ -628,7 +578,8 @@ public struct JSONWriter: Sendable {
         length += 4
     }
 
-    /// The pending comma, `"…"` with the contents escaped, and a colon after keys.
+    /// The pending comma, `"…"` with the contents escaped, and a colon after keys (a key's value
+    /// follows without a comma, a string is followed by one).
     @inlinable
     mutating func quotedToken(_ text: String, colon: Bool) {
         if text.utf8.withContiguousStorageIfAvailable({ quotedToken(utf8: $0, colon: colon) }) == nil {
@@ -637,7 +588,8 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    /// The pending comma, `"…"` with the UTF-8 contents escaped, and a colon after keys. The
+    /// The pending comma, `"…"` with the UTF-8 contents escaped, and a colon after keys (the comma
+    /// rule as ``quotedToken(_:colon:)``). The
     /// contents are copied into room reserved for the whole token while they are scanned, eight
     /// bytes at a time; only when a byte may need escaping is the token written again, escaped.
     @usableFromInline
@@ -663,6 +615,7 @@ public struct JSONWriter: Sendable {
         UnsafeMutableRawPointer(out + written).storeBytes(
             of: (colon ? 0x3A22 as UInt16 : 0x2222).littleEndian, as: UInt16.self)
         length &+= written &+ (colon ? 2 : 1)
+        needsComma = !colon
     }
 
     /// ``quotedToken(utf8:colon:)`` for contents with a byte that may need escaping (kept out of
@@ -674,6 +627,7 @@ public struct JSONWriter: Sendable {
         appendEscaped(utf8)
         append(UInt8(ascii: "\""))
         if colon { append(UInt8(ascii: ":")) }
+        needsComma = !colon
     }
 
     /// Copies `count` bytes from `source` to `target` unless one of them may need escaping (below
@@ -731,20 +685,18 @@ public struct JSONWriter: Sendable {
     }
 
     /// The pending comma, a minus sign when `negative`, and the decimal digits of `magnitude`,
-    /// with one append.
+    /// with one append: a value (the next one gets a comma).
     @usableFromInline
     mutating func appendInteger(_ magnitude: UInt64, negative: Bool) {
         withDecimalText(magnitude, negative: negative, afterComma: needsComma) { append($0) }
+        needsComma = true
     }
 
     /// The pending comma and the shortest form of `value` (`null` when it is not finite).
     @usableFromInline
     mutating func appendDouble(_ value: Double) {
-        guard value.isFinite else {
-            separate()
-            appendLiteral(0x6E, 0x75, 0x6C, 0x6C)
-            return
-        }
+        guard value.isFinite else { return writeNull() }
+        defer { needsComma = true }
         // Integral values of moderate size: digits plus ".0", exactly what `description` prints.
         if value.magnitude < 1e15, let integral = exactInt64(value), !(integral == 0 && value.sign == .minus) {
             appendInteger(integral.magnitude, negative: integral < 0)

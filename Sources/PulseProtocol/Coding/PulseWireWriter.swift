@@ -15,13 +15,7 @@ extension JSONWriter {
         imageUuid: String?, attributes: (inout JSONWriter) -> Void
     ) {
         withRun { run in
-            run.beginObject()
-            run.key(verbatim: "id")
-            run.string(id)
-            run.key(verbatim: "timestamp")
-            run.int(timestamp)
-            run.key(verbatim: "sessionId")
-            run.string(sessionId)
+            run.pulseItemHead(idKey: "id", id: id, timestamp: timestamp, sessionId: sessionId)
             run.key(verbatim: "kind")
             run.string(kind.rawValue)
             run.key(verbatim: "name")
@@ -45,13 +39,7 @@ extension JSONWriter {
         attachments: (inout JSONWriter) -> Void, attributes: (inout JSONWriter) -> Void
     ) {
         withRun { run in
-            run.beginObject()
-            run.key(verbatim: "crashId")
-            run.string(crashId)
-            run.key(verbatim: "timestamp")
-            run.int(timestamp)
-            run.key(verbatim: "sessionId")
-            run.string(orNull: sessionId)
+            run.pulseItemHead(idKey: "crashId", id: crashId, timestamp: timestamp, sessionId: sessionId)
             run.key(verbatim: "signal")
             run.string(orNull: signal)
             run.key(verbatim: "exceptionType")
@@ -100,6 +88,19 @@ extension JSONWriter {
 }
 
 extension JSONWriter.Run {
+    /// How an event and a crash report begin: `{`, the id under `idKey`, `timestamp`, `sessionId`
+    /// (`null` for `nil`).
+    @inlinable @inline(__always)
+    package mutating func pulseItemHead(idKey: StaticString, id: String, timestamp: Int64, sessionId: String?) {
+        beginObject()
+        key(verbatim: idKey)
+        string(id)
+        key(verbatim: "timestamp")
+        int(timestamp)
+        key(verbatim: "sessionId")
+        string(orNull: sessionId)
+    }
+
     /// An event's `source` object: `module`, `imageUuid`.
     @inlinable
     package mutating func pulseEventSource(module: String?, imageUuid: String?) {
