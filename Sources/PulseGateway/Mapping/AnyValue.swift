@@ -25,10 +25,15 @@ enum AnyValue {
     /// ``nanosToMillis(_:)-(JSONCursor?)`` of a node.
     static func nanosToMillis(_ node: JSONNode) -> Int64? { node.withCursor { nanosToMillis($0) } }
 
-    /// ``write(_:into:depth:)-(JSONCursor?,_,_)`` of a node.
+    /// ``write(_:into:depth:)`` of a node.
     static func write(_ value: JSONNode?, into writer: inout JSONWriter) throws(MappingProblem) {
         guard let value else { return writer.null() }
         try value.withCursor { (value) throws(MappingProblem) in try write(value, into: &writer) }
+    }
+
+    /// ``write(_:into:depth:)`` as one run of `writer`'s.
+    static func write(_ value: JSONCursor?, into writer: inout JSONWriter) throws(MappingProblem) {
+        try writer.withRun { (run) throws(MappingProblem) in try write(value, into: &run) }
     }
 
     /// An OTLP int64 field: a decimal string or a number.
@@ -87,13 +92,13 @@ enum AnyValue {
     /// key/value lists as objects (sensitive keys redacted at every level), bytes as their base64
     /// text; an empty or unknown value as `null`. Checks the value's JSON types as it goes (the
     /// caller checked that it is an object, or `null`), everything it does not write too.
-    static func write(_ value: JSONCursor?, into writer: inout JSONWriter, depth: Int = 0) throws(MappingProblem) {
+    static func write(_ value: JSONCursor?, into run: inout JSONWriter.Run, depth: Int = 0) throws(MappingProblem) {
         guard let value, value.kind == .object else {
-            writer.null()
+            run.null()
             return
         }
         guard depth < 32 else {
-            writer.null()
+            run.null()
             try MappingWalk.check(skipped: value, .anyValue)
             return
         }
@@ -116,35 +121,35 @@ enum AnyValue {
             switch valueMembers[field] {
             case .string:
                 let string: Void? = try MappingWalk.read(member, field: field, of: .anyValue) {
-                    $0.withUTF8 { writer.string(utf8: $0) }
+                    $0.withUTF8 { run.string(utf8: $0) }
                 }
-                if string == nil { writer.null() }
+                if string == nil { run.null() }
             case .bool:
                 if let flag = try MappingWalk.read(member, field: field, of: .anyValue, \.bool) {
-                    writer.bool(flag)
+                    run.bool(flag)
                 } else {
-                    writer.null()
+                    run.null()
                 }
             case .int:
                 if let number = try MappingWalk.read(member, field: field, of: .anyValue, OTLPValidator.integer) {
-                    writer.int(number)
+                    run.int(number)
                 } else {
-                    writer.null()
+                    run.null()
                 }
             case .double:
                 if let number = try MappingWalk.read(member, field: field, of: .anyValue, double) {
-                    writer.double(number)
+                    run.double(number)
                 } else {
-                    writer.null()
+                    run.null()
                 }
             case .array, .list:
                 if !member.isNull, member.kind != .object {
                     throw .invalid(OTLPValidator.Failure("expected an object"))
                 }
-                try writeNested(member, list: valueMembers[field] == .list, into: &writer, depth: depth)
+                try writeNested(member, list: valueMembers[field] == .list, into: &run, depth: depth)
             }
         }
-        if !written { writer.null() }
+        if !written { run.null() }
     }
 
     /// What a member of an `AnyValue` holds (`bytesValue` is written as its base64 string).
@@ -168,31 +173,31 @@ enum AnyValue {
 
     /// Writes an `arrayValue` as an array or a `kvlistValue` as an object (`list`), checking its
     /// members and each element.
-    private static func writeNested(_ member: JSONCursor, list: Bool, into writer: inout JSONWriter, depth: Int)
+    private static func writeNested(_ member: JSONCursor, list: Bool, into run: inout JSONWriter.Run, depth: Int)
         throws(MappingProblem)
     {
-        if list { writer.beginObject() } else { writer.beginArray() }
+        if list { run.beginObject() } else { run.beginArray() }
         if !member.isNull { try MappingWalk.enter(member, list ? .keyValueList : .arrayValue) }
         if let values = member["values"] {
             for element in values.elements {
                 guard list else {
                     try MappingWalk.check(element: element)
-                    try write(element, into: &writer, depth: depth + 1)
+                    try write(element, into: &run, depth: depth + 1)
                     continue
                 }
                 let (name, value) = try MappingWalk.keyValue(element)
-                guard let name, name.withUTF8({ writer.key(utf8: $0) }) != nil else {
+                guard let name, name.withUTF8({ run.key(utf8: $0) }) != nil else {
                     try MappingWalk.check(skipped: value, .anyValue)
                     continue
                 }
                 if name.withUTF8({ Redaction.isSensitive(utf8: $0) }) == true {
-                    writer.string(Redaction.placeholder)
+                    run.string(Redaction.placeholder)
                     try MappingWalk.check(skipped: value, .anyValue)
                 } else {
-                    try write(value, into: &writer, depth: depth + 1)
+                    try write(value, into: &run, depth: depth + 1)
                 }
             }
         }
-        if list { writer.endObject() } else { writer.endArray() }
+        if list { run.endObject() } else { run.endArray() }
     }
 }

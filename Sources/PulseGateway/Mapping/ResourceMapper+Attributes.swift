@@ -9,65 +9,69 @@ extension ResourceMapper {
     /// returns what the rules need; checks each attribute's JSON types as it goes (the caller
     /// checked that `list` is an array, or `null`).
     mutating func writeAttributes(_ list: JSONCursor?) throws(MappingProblem) -> RecordScan {
-        var scan = RecordScan()
-        guard let list else { return scan }
-        for attribute in list.elements {
-            let (key, value) = try MappingWalk.keyValue(attribute)
-            // The key is read as the bytes the document holds: its role, whether it is sensitive
-            // (no key with a role is, ``RecordScan/role(_:)``).
-            guard let key,
-                let (role, sensitive) = key.withUTF8({ bytes in
-                    let role = RecordScan.role(bytes)
-                    return (role, role == nil && Redaction.isSensitive(utf8: bytes))
-                })
-            else {
-                try MappingWalk.check(skipped: value, .anyValue)
-                continue
-            }
-            var isURL = false
-            if let role {
-                switch role {
-                case .dropped:
+        guard let list else { return RecordScan() }
+        // The attributes as one run of the writer's (the scan is the run's result, not captured:
+        // a captured one is copied in and out).
+        return try attributes.withRun { (run) throws(MappingProblem) -> RecordScan in
+            var scan = RecordScan()
+            for attribute in list.elements {
+                let (key, value) = try MappingWalk.keyValue(attribute)
+                // The key is read as the bytes the document holds: its role, whether it is sensitive
+                // (no key with a role is, ``RecordScan/role(_:)``).
+                guard let key,
+                    let (role, sensitive) = key.withUTF8({ bytes in
+                        let role = RecordScan.role(bytes)
+                        return (role, role == nil && Redaction.isSensitive(utf8: bytes))
+                    })
+                else {
                     try MappingWalk.check(skipped: value, .anyValue)
                     continue
-                case .url, .network(url: true): isURL = true
-                default: break
                 }
-                scan.observe(role, value)
+                var isURL = false
+                if let role {
+                    switch role {
+                    case .dropped:
+                        try MappingWalk.check(skipped: value, .anyValue)
+                        continue
+                    case .url, .network(url: true): isURL = true
+                    default: break
+                    }
+                    scan.observe(role, value)
+                }
+                _ = key.withUTF8 { run.key(utf8: $0) }
+                if sensitive {
+                    run.string(Redaction.placeholder)
+                    try MappingWalk.check(skipped: value, .anyValue)
+                } else if isURL, let url = value?["stringValue"], url.kind == .string {
+                    Self.writeStrippedURL(url, into: &run)
+                    try MappingWalk.check(skipped: value, .anyValue)
+                } else {
+                    try AnyValue.write(value, into: &run)
+                }
             }
-            _ = key.withUTF8 { attributes.key(utf8: $0) }
-            if sensitive {
-                attributes.string(Redaction.placeholder)
-                try MappingWalk.check(skipped: value, .anyValue)
-            } else if isURL, let url = value?["stringValue"], url.kind == .string {
-                writeStrippedURL(url)
-                try MappingWalk.check(skipped: value, .anyValue)
-            } else {
-                try AnyValue.write(value, into: &attributes)
-            }
+            return scan
         }
-        return scan
     }
 
     /// Writes the string `url` without its query string and fragment (``Redaction``), straight
     /// from the document's bytes when they are ASCII.
-    private mutating func writeStrippedURL(_ url: JSONCursor) {
+    private static func writeStrippedURL(_ url: JSONCursor, into run: inout JSONWriter.Run) {
         let written = url.withUTF8 { bytes -> Bool in
             guard let stripped = Redaction.strippingQueryAndFragment(ascii: bytes) else { return false }
-            attributes.string(utf8: stripped)
+            run.string(utf8: stripped)
             return true
         }
         if written != true, let text = url.string {
-            attributes.string(Redaction.strippingQueryAndFragment(text))
+            run.string(Redaction.strippingQueryAndFragment(text))
         }
     }
 
     /// Writes `key` and the id string `id` in lower case, when `id` is a non-empty string: its
     /// ASCII letters lowered byte by byte (the type checks let only hex digits through), other
     /// text as `String.lowercased()` has it.
-    mutating func writeLowercasedID(_ key: String, _ id: JSONCursor?) {
+    mutating func writeLowercasedID(_ key: StaticString, _ id: JSONCursor?) {
         guard let id, let count = id.withUTF8({ $0.count }), count > 0 else { return }
-        attributes.key(key)
+        attributes.key(verbatim: key)
         let written = id.withUTF8 { bytes -> Bool in
             guard bytes.allSatisfy({ $0 < 0x80 }) else { return false }
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { lowered in
@@ -100,10 +104,12 @@ extension ResourceMapper {
     mutating func timestamp(deviceTime: Int64?) -> Int64 {
         guard let deviceTime else { return context.receivedAt }
         guard let clockOffset else { return deviceTime }
-        attributes.key("pulsegate.clock_offset_ms")
-        attributes.int(clockOffset)
-        attributes.key("pulsegate.device_time_ms")
-        attributes.int(deviceTime)
+        attributes.withRun { run in
+            run.key(verbatim: "pulsegate.clock_offset_ms")
+            run.int(clockOffset)
+            run.key(verbatim: "pulsegate.device_time_ms")
+            run.int(deviceTime)
+        }
         return deviceTime + clockOffset
     }
 

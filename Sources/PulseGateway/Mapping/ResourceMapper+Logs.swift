@@ -45,7 +45,7 @@ extension ResourceMapper {
         let field = LogRecordFields.indices
         let scan = try beginAttributes(record[field.attributes])
         if let body = record[field.body], !body.isNull, body.count > 0 {
-            attributes.key("log.body")
+            attributes.key(verbatim: "log.body")
             try AnyValue.write(body, into: &attributes)
         }
         let severity =
@@ -53,16 +53,16 @@ extension ResourceMapper {
                 OTLPValidator.enumValue($0, of: .severityNumber)
             } ?? 0
         if severity > 0 {
-            attributes.key("log.severity_number")
+            attributes.key(verbatim: "log.severity_number")
             attributes.int(severity)
         }
         if let text = record[field.severityText], text.withUTF8({ !$0.isEmpty }) == true {
-            attributes.key("log.severity_text")
+            attributes.key(verbatim: "log.severity_text")
             _ = text.withUTF8 { attributes.string(utf8: $0) }
         }
         writeLowercasedID("trace_id", record[field.traceID])
         writeLowercasedID("span_id", record[field.spanID])
-        attributes.key("otlp.signal")
+        attributes.key(verbatim: "otlp.signal")
         attributes.string("logs")
         let nanos = try MappingWalk.read(record[field.time], field: field.time, of: .logRecord) {
             OTLPValidator.unsignedInteger($0)

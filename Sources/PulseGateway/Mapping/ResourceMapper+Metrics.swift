@@ -28,14 +28,14 @@ extension ResourceMapper {
         let name = metric["name"]?.string ?? ""
         let scan = try beginAttributes(point["attributes"])
         let pointAttributes = attributes.bytes
-        attributes.key("metric.type")
+        attributes.key(verbatim: "metric.type")
         attributes.string(type)
         if let unit = metric["unit"]?.string, !unit.isEmpty {
-            attributes.key("metric.unit")
+            attributes.key(verbatim: "metric.unit")
             attributes.string(unit)
         }
         writeMetricValues(point, type: type)
-        attributes.key("otlp.signal")
+        attributes.key(verbatim: "otlp.signal")
         attributes.string("metrics")
         let start = AnyValue.nanosToMillis(point["startTimeUnixNano"])
         let end = AnyValue.nanosToMillis(point["timeUnixNano"])
@@ -68,14 +68,14 @@ extension ResourceMapper {
 
     mutating func writeMetricValues(_ point: JSONCursor, type: String) {
         if let value = point["asDouble"], let number = AnyValue.double(value) {
-            attributes.key("metric.value")
+            attributes.key(verbatim: "metric.value")
             attributes.double(number)
         } else if let number = AnyValue.int64(point["asInt"]) {
-            attributes.key("metric.value")
+            attributes.key(verbatim: "metric.value")
             attributes.int(number)
         }
         if let count = AnyValue.int64(point["count"]) {
-            attributes.key("metric.count")
+            attributes.key(verbatim: "metric.count")
             attributes.int(count)
         }
         for (field, key) in [("sum", "metric.sum"), ("min", "metric.min"), ("max", "metric.max")] {
@@ -85,13 +85,13 @@ extension ResourceMapper {
             }
         }
         if let counts = point["bucketCounts"], counts.kind == .array {
-            attributes.key("metric.bucket_counts")
+            attributes.key(verbatim: "metric.bucket_counts")
             attributes.beginArray()
             for count in counts.elements { attributes.int(AnyValue.int64(count) ?? 0) }
             attributes.endArray()
         }
         if let bounds = point["explicitBounds"], bounds.kind == .array {
-            attributes.key("metric.explicit_bounds")
+            attributes.key(verbatim: "metric.explicit_bounds")
             attributes.beginArray()
             for bound in bounds.elements {
                 if let number = AnyValue.double(bound) { attributes.double(number) } else { attributes.null() }
@@ -99,20 +99,20 @@ extension ResourceMapper {
             attributes.endArray()
         }
         if let scale = AnyValue.int64(point["scale"]) {
-            attributes.key("metric.scale")
+            attributes.key(verbatim: "metric.scale")
             attributes.int(scale)
         }
         if let zero = AnyValue.int64(point["zeroCount"]) {
-            attributes.key("metric.zero_count")
+            attributes.key(verbatim: "metric.zero_count")
             attributes.int(zero)
         }
         for (field, key) in [("positive", "metric.positive"), ("negative", "metric.negative")] {
             guard let buckets = point[field], buckets.kind == .object else { continue }
             attributes.key(key)
             attributes.beginObject()
-            attributes.key("offset")
+            attributes.key(verbatim: "offset")
             attributes.int(AnyValue.int64(buckets["offset"]) ?? 0)
-            attributes.key("bucketCounts")
+            attributes.key(verbatim: "bucketCounts")
             attributes.beginArray()
             if let counts = buckets["bucketCounts"] {
                 for count in counts.elements { attributes.int(AnyValue.int64(count) ?? 0) }
@@ -121,13 +121,13 @@ extension ResourceMapper {
             attributes.endObject()
         }
         if let quantiles = point["quantileValues"], quantiles.kind == .array {
-            attributes.key("metric.quantiles")
+            attributes.key(verbatim: "metric.quantiles")
             attributes.beginArray()
             for quantile in quantiles.elements {
                 attributes.beginObject()
-                attributes.key("quantile")
+                attributes.key(verbatim: "quantile")
                 attributes.double(AnyValue.double(quantile["quantile"]) ?? 0)
-                attributes.key("value")
+                attributes.key(verbatim: "value")
                 attributes.double(AnyValue.double(quantile["value"]) ?? 0)
                 attributes.endObject()
             }

@@ -13,15 +13,15 @@ extension ResourceMapper {
         let traceID = span["traceId"]?.string?.lowercased() ?? ""
         let spanID = span["spanId"]?.string?.lowercased() ?? ""
         if !traceID.isEmpty {
-            attributes.key("trace_id")
+            attributes.key(verbatim: "trace_id")
             attributes.string(traceID)
         }
         if !spanID.isEmpty {
-            attributes.key("span_id")
+            attributes.key(verbatim: "span_id")
             attributes.string(spanID)
         }
         if let parent = span["parentSpanId"]?.string, !parent.isEmpty {
-            attributes.key("span.parent_span_id")
+            attributes.key(verbatim: "span.parent_span_id")
             attributes.string(parent.lowercased())
         }
         // Zero is the proto3 default (unspecified / unset): an explicit `"kind":0` or
@@ -29,21 +29,21 @@ extension ResourceMapper {
         // value is never on the wire.
         let spanKind = Self.spanKind(span["kind"])
         if let spanKind, spanKind != 0 {
-            attributes.key("span.kind")
+            attributes.key(verbatim: "span.kind")
             attributes.int(spanKind)
         }
         if var end = AnyValue.nanosToMillis(span["endTimeUnixNano"]) {
             if let clockOffset { end += clockOffset }
-            attributes.key("span.end_time_ms")
+            attributes.key(verbatim: "span.end_time_ms")
             attributes.int(end)
         }
         if let code = AnyValue.enumValue(span["status"]?["code"], of: .statusCode),
             code != 0
         {
-            attributes.key("span.status_code")
+            attributes.key(verbatim: "span.status_code")
             attributes.int(code)
         }
-        attributes.key("otlp.signal")
+        attributes.key(verbatim: "otlp.signal")
         attributes.string("traces")
         let time = timestamp(deviceTime: AnyValue.nanosToMillis(span["startTimeUnixNano"]))
         attributes.endObject()

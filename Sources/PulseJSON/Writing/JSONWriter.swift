@@ -28,8 +28,11 @@
 /// bookkeeping); ``bytes`` returns a copy of it as a `[UInt8]`, ``withBytes(_:)`` lends it. Besides
 /// `String`s, keys and strings can come as raw UTF-8 buffers (``key(utf8:)``, ``string(utf8:)``), so
 /// text read from a parsed document is copied once, straight into the output, and already encoded
-/// JSON can be spliced in with ``raw(_:)``. This is the one JSON writer of the project: the Pulse
-/// wire writers (`PulseProtocol`), the gateway's mapping and answers, the logs.
+/// JSON can be spliced in with ``raw(_:)``; constant keys that need no escaping can be copied as they
+/// are (``key(verbatim:)``). Each write checks that no copy of the writer shares the output (copies
+/// share it until one of them writes); ``withRun(_:)`` writes a run of tokens with that check done
+/// once. This is the one JSON writer of the project: the Pulse wire writers (`PulseProtocol`), the
+/// gateway's mapping and answers, the logs.
 public struct JSONWriter: Sendable {
     @usableFromInline var buffer: JSONOutputBuffer
     /// How many of the buffer's bytes are this writer's output (kept here, not in the shared
@@ -83,43 +86,57 @@ public struct JSONWriter: Sendable {
     /// Opens an object (`{`).
     @inlinable
     public mutating func beginObject() {
-        appendSeparated(UInt8(ascii: "{"))
-        needsComma = false
+        unshare()
+        writeOpen(UInt8(ascii: "{"))
     }
 
     /// Closes the innermost object (`}`).
     @inlinable
     public mutating func endObject() {
-        append(UInt8(ascii: "}"))
-        needsComma = true
+        unshare()
+        writeClose(UInt8(ascii: "}"))
     }
 
     /// Opens an array (`[`).
     @inlinable
     public mutating func beginArray() {
-        appendSeparated(UInt8(ascii: "["))
-        needsComma = false
+        unshare()
+        writeOpen(UInt8(ascii: "["))
     }
 
     /// Closes the innermost array (`]`).
     @inlinable
     public mutating func endArray() {
-        append(UInt8(ascii: "]"))
-        needsComma = true
+        unshare()
+        writeClose(UInt8(ascii: "]"))
     }
 
     /// Writes an object key and its colon; the member's value must follow.
     @inlinable
     public mutating func key(_ key: String) {
+        unshare()
         quotedToken(key, colon: true)
-        needsComma = false
     }
 
     /// Writes an object key given as UTF-8 (for example straight from a parsed document) and its colon.
     @inlinable
     public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) {
+        unshare()
         quotedToken(utf8: key, colon: true)
-        needsComma = false
+    }
+
+    /// Writes a constant object key and its colon, the literal's bytes copied as they are: for keys
+    /// known to need no escaping (no `"`, `\\`, control character or byte 0xE2, the lead byte of
+    /// U+2028/U+2029; checked in debug builds), which skips the escape scan of ``key(utf8:)``. The
+    /// bytes are the same.
+    ///
+    /// ```swift
+    /// writer.key(verbatim: "timestamp")  // "timestamp":
+    /// ```
+    @inlinable @inline(__always)
+    public mutating func key(verbatim key: StaticString) {
+        unshare()
+        writeKey(verbatim: key)
     }
 
     /// Appends an already encoded JSON value as it is (the caller vouches that it is JSON).
@@ -138,9 +155,8 @@ public struct JSONWriter: Sendable {
     /// Appends already encoded JSON given as UTF-8 as it is (the caller vouches that it is JSON).
     @inlinable
     public mutating func raw(utf8 json: UnsafeBufferPointer<UInt8>) {
-        separate()
-        append(json)
-        needsComma = true
+        unshare()
+        writeRaw(utf8: json)
     }
 
     // MARK: Scalars
@@ -148,22 +164,22 @@ public struct JSONWriter: Sendable {
     /// Writes a string value.
     @inlinable
     public mutating func string(_ value: String) {
+        unshare()
         quotedToken(value, colon: false)
-        needsComma = true
     }
 
     /// Writes a string value given as UTF-8 (for example straight from a parsed document).
     @inlinable
     public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
+        unshare()
         quotedToken(utf8: value, colon: false)
-        needsComma = true
     }
 
     /// Writes an integer value.
     @inlinable
     public mutating func int(_ value: Int64) {
+        unshare()
         appendInteger(value.magnitude, negative: value < 0)
-        needsComma = true
     }
 
     /// Writes an integer value.
@@ -175,36 +191,29 @@ public struct JSONWriter: Sendable {
     /// Writes an unsigned integer value.
     @inlinable
     public mutating func uint(_ value: UInt64) {
+        unshare()
         appendInteger(value, negative: false)
-        needsComma = true
     }
 
     /// Writes a floating-point value; NaN and infinities are written as `null`.
     @inlinable
     public mutating func double(_ value: Double) {
+        unshare()
         appendDouble(value)
-        needsComma = true
     }
 
     /// Writes `true` or `false`.
     @inlinable
     public mutating func bool(_ value: Bool) {
-        separate()
-        if value {
-            appendLiteral(0x74, 0x72, 0x75, 0x65)  // true
-        } else {
-            appendLiteral(0x66, 0x61, 0x6C, 0x73)  // fals
-            append(0x65)  // e
-        }
-        needsComma = true
+        unshare()
+        writeBool(value)
     }
 
     /// Writes `null`.
     @inlinable
     public mutating func null() {
-        separate()
-        appendLiteral(0x6E, 0x75, 0x6C, 0x6C)
-        needsComma = true
+        unshare()
+        writeNull()
     }
 
     /// Writes a whole value tree.
@@ -330,15 +339,203 @@ public struct JSONWriter: Sendable {
         endArray()
     }
 
+    // MARK: Write runs
+
+    /// Calls `body` with a ``Run`` that writes into this writer's output: a run of tokens written
+    /// with one check, on entry, that no copy of the writer shares the output (a shared output is
+    /// copied first), instead of one per token. Every write still checks for room, and the output
+    /// grows inside a run as it does outside. The bytes are those the writer's own methods write.
+    ///
+    /// ```swift
+    /// writer.withRun { run in
+    ///     run.beginObject()
+    ///     run.key(verbatim: "id")
+    ///     run.string(id)
+    ///     run.endObject()
+    /// }
+    /// ```
+    ///
+    /// The writer itself cannot be used, or copied, while `body` runs (the run holds it, and `body`
+    /// has exclusive access to the run, which cannot be copied): that is what makes the one check
+    /// enough. Commas are inserted across the run's start and end as between any two writes.
+    @inlinable @inline(__always)
+    public mutating func withRun<Result, Failure: Error>(
+        _ body: (inout Run) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        unshare()
+        var run = Run(consume self)
+        do {
+            let result = try body(&run)
+            self = run.finish()
+            return result
+        } catch {
+            self = run.finish()
+            throw error
+        }
+    }
+
+    /// A run of writes into a ``JSONWriter``'s output, lent by ``JSONWriter/withRun(_:)``, which
+    /// checked once that the output is not shared: the writer's token methods without that check
+    /// per token (the same code: the writer's own methods are the run's after the check).
+    public struct Run: ~Copyable {
+        /// The writer, moved in for the run and back out after it; its output is not shared.
+        @usableFromInline var writer: JSONWriter
+
+        @inlinable @inline(__always)
+        init(_ writer: consuming JSONWriter) { self.writer = writer }
+
+        /// The writer, its output as the run left it.
+        @inlinable @inline(__always)
+        consuming func finish() -> JSONWriter { writer }
+
+        /// The number of bytes the writer has written so far.
+        @inlinable
+        public var count: Int { writer.length }
+
+        /// ``JSONWriter/beginObject()``.
+        @inlinable
+        public mutating func beginObject() { writer.writeOpen(UInt8(ascii: "{")) }
+
+        /// ``JSONWriter/endObject()``.
+        @inlinable
+        public mutating func endObject() { writer.writeClose(UInt8(ascii: "}")) }
+
+        /// ``JSONWriter/beginArray()``.
+        @inlinable
+        public mutating func beginArray() { writer.writeOpen(UInt8(ascii: "[")) }
+
+        /// ``JSONWriter/endArray()``.
+        @inlinable
+        public mutating func endArray() { writer.writeClose(UInt8(ascii: "]")) }
+
+        /// ``JSONWriter/key(_:)``.
+        @inlinable
+        public mutating func key(_ key: String) { writer.quotedToken(key, colon: true) }
+
+        /// ``JSONWriter/key(utf8:)``.
+        @inlinable
+        public mutating func key(utf8 key: UnsafeBufferPointer<UInt8>) { writer.quotedToken(utf8: key, colon: true) }
+
+        /// ``JSONWriter/key(verbatim:)``: a key known to need no escaping, copied as it is.
+        @inlinable @inline(__always)
+        public mutating func key(verbatim key: StaticString) { writer.writeKey(verbatim: key) }
+
+        /// ``JSONWriter/raw(utf8:)``.
+        @inlinable
+        public mutating func raw(utf8 json: UnsafeBufferPointer<UInt8>) { writer.writeRaw(utf8: json) }
+
+        /// ``JSONWriter/string(_:)``.
+        @inlinable
+        public mutating func string(_ value: String) { writer.quotedToken(value, colon: false) }
+
+        /// ``JSONWriter/string(utf8:)``.
+        @inlinable
+        public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
+            writer.quotedToken(utf8: value, colon: false)
+        }
+
+        /// ``JSONWriter/int(_:)-(Int64)``.
+        @inlinable
+        public mutating func int(_ value: Int64) { writer.appendInteger(value.magnitude, negative: value < 0) }
+
+        /// ``JSONWriter/uint(_:)``.
+        @inlinable
+        public mutating func uint(_ value: UInt64) { writer.appendInteger(value, negative: false) }
+
+        /// ``JSONWriter/double(_:)``.
+        @inlinable
+        public mutating func double(_ value: Double) { writer.appendDouble(value) }
+
+        /// ``JSONWriter/bool(_:)``.
+        @inlinable
+        public mutating func bool(_ value: Bool) { writer.writeBool(value) }
+
+        /// ``JSONWriter/null()``.
+        @inlinable
+        public mutating func null() { writer.writeNull() }
+    }
+
     // MARK: Internals
     //
-    // Bytes are stored through the buffer's pointer after one check for room (and for a shared
-    // buffer, which is copied first); string contents are scanned eight bytes at a time for the few
-    // bytes that need escaping, and the runs between them are copied with one copy each.
+    // Bytes are stored through the buffer's pointer after one check for room; whether the buffer is
+    // shared (then it is copied first) is checked once before: per token by the public methods, per
+    // run by `withRun`. String contents are scanned eight bytes at a time for the few bytes that
+    // need escaping, and the runs between them are copied with one copy each.
 
-    /// Room for `count` more bytes in a buffer this writer alone holds; returns where they go.
+    /// Copies the output first when a copy of this writer shares it: what makes the writes below
+    /// safe (they check only for room).
     @inlinable @inline(__always)
-    mutating func reserve(_ count: Int) -> UnsafeMutablePointer<UInt8> { buffer.reserve(count, after: length) }
+    mutating func unshare() { buffer.unshare(after: length) }
+
+    /// Room for `count` more bytes in a buffer this writer alone holds (checked by ``unshare()``);
+    /// returns where they go.
+    @inlinable @inline(__always)
+    mutating func reserve(_ count: Int) -> UnsafeMutablePointer<UInt8> {
+        buffer.reserve(unshared: count, after: length)
+    }
+
+    // The tokens, into an unshared buffer: the one implementation of each (these, the quoted
+    // tokens, the integers and doubles below), behind both the writer's methods and a run's.
+
+    /// The pending comma and `{` or `[`.
+    @inlinable @inline(__always)
+    mutating func writeOpen(_ bracket: UInt8) {
+        appendSeparated(bracket)
+        needsComma = false
+    }
+
+    /// `}` or `]`.
+    @inlinable @inline(__always)
+    mutating func writeClose(_ bracket: UInt8) {
+        append(bracket)
+        needsComma = true
+    }
+
+    /// The pending comma, `"`, the key's bytes as they are and `":` (the same stores as
+    /// ``quotedToken(utf8:colon:)`` without the scan).
+    @inlinable @inline(__always)
+    mutating func writeKey(verbatim key: StaticString) {
+        assert(key.withUTF8Buffer { !$0.contains(where: { Self.needsEscape($0, separators: true) }) })
+        key.withUTF8Buffer { utf8 in
+            let count = utf8.count
+            let out = reserve(count &+ 4)
+            let comma = needsComma
+            UnsafeMutableRawPointer(out).storeBytes(
+                of: (comma ? 0x222C as UInt16 : 0x2222).littleEndian, as: UInt16.self)
+            let written = comma ? 2 : 1
+            if let base = utf8.baseAddress { (out + written).update(from: base, count: count) }
+            UnsafeMutableRawPointer(out + (written &+ count)).storeBytes(
+                of: (0x3A22 as UInt16).littleEndian, as: UInt16.self)
+            length &+= written &+ count &+ 2
+        }
+        needsComma = false
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeRaw(utf8 json: UnsafeBufferPointer<UInt8>) {
+        separate()
+        append(json)
+        needsComma = true
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeBool(_ value: Bool) {
+        separate()
+        if value {
+            appendLiteral(0x74, 0x72, 0x75, 0x65)  // true
+        } else {
+            appendLiteral(0x66, 0x61, 0x6C, 0x73)  // fals
+            append(0x65)  // e
+        }
+        needsComma = true
+    }
+
+    @inlinable @inline(__always)
+    mutating func writeNull() {
+        separate()
+        appendLiteral(0x6E, 0x75, 0x6C, 0x6C)
+        needsComma = true
+    }
 
     @inlinable @inline(__always)
     mutating func append(_ byte: UInt8) {
@@ -381,7 +578,8 @@ public struct JSONWriter: Sendable {
         length += 4
     }
 
-    /// The pending comma, `"…"` with the contents escaped, and a colon after keys.
+    /// The pending comma, `"…"` with the contents escaped, and a colon after keys (a key's value
+    /// follows without a comma, a string is followed by one).
     @inlinable
     mutating func quotedToken(_ text: String, colon: Bool) {
         if text.utf8.withContiguousStorageIfAvailable({ quotedToken(utf8: $0, colon: colon) }) == nil {
@@ -390,7 +588,8 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    /// The pending comma, `"…"` with the UTF-8 contents escaped, and a colon after keys. The
+    /// The pending comma, `"…"` with the UTF-8 contents escaped, and a colon after keys (the comma
+    /// rule as ``quotedToken(_:colon:)``). The
     /// contents are copied into room reserved for the whole token while they are scanned, eight
     /// bytes at a time; only when a byte may need escaping is the token written again, escaped.
     @usableFromInline
@@ -416,6 +615,7 @@ public struct JSONWriter: Sendable {
         UnsafeMutableRawPointer(out + written).storeBytes(
             of: (colon ? 0x3A22 as UInt16 : 0x2222).littleEndian, as: UInt16.self)
         length &+= written &+ (colon ? 2 : 1)
+        needsComma = !colon
     }
 
     /// ``quotedToken(utf8:colon:)`` for contents with a byte that may need escaping (kept out of
@@ -427,6 +627,7 @@ public struct JSONWriter: Sendable {
         appendEscaped(utf8)
         append(UInt8(ascii: "\""))
         if colon { append(UInt8(ascii: ":")) }
+        needsComma = !colon
     }
 
     /// Copies `count` bytes from `source` to `target` unless one of them may need escaping (below
@@ -484,20 +685,18 @@ public struct JSONWriter: Sendable {
     }
 
     /// The pending comma, a minus sign when `negative`, and the decimal digits of `magnitude`,
-    /// with one append.
+    /// with one append: a value (the next one gets a comma).
     @usableFromInline
     mutating func appendInteger(_ magnitude: UInt64, negative: Bool) {
         withDecimalText(magnitude, negative: negative, afterComma: needsComma) { append($0) }
+        needsComma = true
     }
 
     /// The pending comma and the shortest form of `value` (`null` when it is not finite).
     @usableFromInline
     mutating func appendDouble(_ value: Double) {
-        guard value.isFinite else {
-            separate()
-            appendLiteral(0x6E, 0x75, 0x6C, 0x6C)
-            return
-        }
+        guard value.isFinite else { return writeNull() }
+        defer { needsComma = true }
         // Integral values of moderate size: digits plus ".0", exactly what `description` prints.
         if value.magnitude < 1e15, let integral = exactInt64(value), !(integral == 0 && value.sign == .minus) {
             appendInteger(integral.magnitude, negative: integral < 0)
@@ -551,7 +750,7 @@ public struct JSONWriter: Sendable {
                 }
             }
             let byte = base[i]
-            guard byte < 0x20 || byte == 0x22 || byte == 0x5C || (separators && byte == 0xE2) else {
+            guard Self.needsEscape(byte, separators: separators) else {
                 i += 1
                 continue
             }
@@ -587,6 +786,13 @@ public struct JSONWriter: Sendable {
             runStart = i
         }
         append(UnsafeBufferPointer(start: base + runStart, count: count - runStart))
+    }
+
+    /// Whether `byte` is escaped, or (0xE2, with `separators`) may start a sequence that is: below
+    /// 0x20, `"`, `\\`.
+    @usableFromInline @inline(__always)
+    static func needsEscape(_ byte: UInt8, separators: Bool) -> Bool {
+        byte < 0x20 || byte == 0x22 || byte == 0x5C || (separators && byte == 0xE2)
     }
 
     @inline(__always)
@@ -669,6 +875,13 @@ struct JSONOutputBuffer: @unchecked Sendable {
         bytes.withUnsafeBufferPointer { source in
             if let start = source.baseAddress { base.initialize(from: start, count: source.count) }
         }
+    }
+
+    /// Copies the buffer (keeping its room) when another holder shares it, so that the holder may
+    /// write with ``reserve(unshared:after:)``.
+    @inlinable @inline(__always)
+    mutating func unshare(after length: Int) {
+        if _slowPath(!isUniquelyReferenced()) { self = copy(length, minimumCapacity: room) }
     }
 
     /// Whether no other writer shares the bytes.

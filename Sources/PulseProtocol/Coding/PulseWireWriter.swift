@@ -14,46 +14,18 @@ extension JSONWriter {
         id: String, timestamp: Int64, sessionId: String, kind: PulseEventKind, name: String, module: String?,
         imageUuid: String?, attributes: (inout JSONWriter) -> Void
     ) {
-        beginObject()
-        key(constant: "id")
-        string(id)
-        key(constant: "timestamp")
-        int(timestamp)
-        key(constant: "sessionId")
-        string(sessionId)
-        key(constant: "kind")
-        string(kind.rawValue)
-        key(constant: "name")
-        string(name)
-        key(constant: "source")
-        pulseEventSource(module: module, imageUuid: imageUuid)
-        key(constant: "attributes")
+        withRun { run in
+            run.pulseItemHead(idKey: "id", id: id, timestamp: timestamp, sessionId: sessionId)
+            run.key(verbatim: "kind")
+            run.string(kind.rawValue)
+            run.key(verbatim: "name")
+            run.string(name)
+            run.key(verbatim: "source")
+            run.pulseEventSource(module: module, imageUuid: imageUuid)
+            run.key(verbatim: "attributes")
+        }
         attributes(&self)
         endObject()
-    }
-
-    /// An event's `source` object: `module`, `imageUuid`.
-    @inlinable
-    package mutating func pulseEventSource(module: String?, imageUuid: String?) {
-        beginObject()
-        key(constant: "module")
-        string(orNull: module)
-        key(constant: "imageUuid")
-        string(orNull: imageUuid)
-        endObject()
-    }
-
-    /// Writes a constant object key and its colon from the literal's UTF-8 bytes (no `String` is
-    /// made or read); the member's value must follow.
-    @inlinable @inline(__always)
-    package mutating func key(constant key: StaticString) {
-        key.withUTF8Buffer { self.key(utf8: $0) }
-    }
-
-    /// Writes a string value, or `null` for `nil` (the value half of `field(_:_:)` for a `String?`).
-    @inlinable @inline(__always)
-    package mutating func string(orNull value: String?) {
-        if let value { string(value) } else { null() }
     }
 
     /// One crash report of `CLIENT_CRASH_BATCH_UPLOAD`: `crashId`, `timestamp`, `sessionId`,
@@ -66,28 +38,26 @@ extension JSONWriter {
         message: String?, stack: (inout JSONWriter) -> Void, build: CrashBuild,
         attachments: (inout JSONWriter) -> Void, attributes: (inout JSONWriter) -> Void
     ) {
-        beginObject()
-        key(constant: "crashId")
-        string(crashId)
-        key(constant: "timestamp")
-        int(timestamp)
-        key(constant: "sessionId")
-        string(orNull: sessionId)
-        key(constant: "signal")
-        string(orNull: signal)
-        key(constant: "exceptionType")
-        string(orNull: exceptionType)
-        key(constant: "message")
-        string(orNull: message)
-        key(constant: "stack")
+        withRun { run in
+            run.pulseItemHead(idKey: "crashId", id: crashId, timestamp: timestamp, sessionId: sessionId)
+            run.key(verbatim: "signal")
+            run.string(orNull: signal)
+            run.key(verbatim: "exceptionType")
+            run.string(orNull: exceptionType)
+            run.key(verbatim: "message")
+            run.string(orNull: message)
+            run.key(verbatim: "stack")
+        }
         stack(&self)
-        key(constant: "build")
+        key(verbatim: "build")
         build.writeJSON(to: &self)
-        key(constant: "attachments")
+        key(verbatim: "attachments")
         beginArray()
         attachments(&self)
-        endArray()
-        key(constant: "attributes")
+        withRun { run in
+            run.endArray()
+            run.key(verbatim: "attributes")
+        }
         attributes(&self)
         endObject()
     }
@@ -98,16 +68,54 @@ extension JSONWriter {
     package mutating func pulseBatch(
         identity: (inout JSONWriter) -> Void, itemsKey: String, items: (inout JSONWriter) -> Void, batchId: String
     ) {
-        beginObject()
-        key(constant: "identity")
+        withRun { run in
+            run.beginObject()
+            run.key(verbatim: "identity")
+        }
         identity(&self)
-        key(itemsKey)
-        beginArray()
+        withRun { run in
+            run.key(itemsKey)
+            run.beginArray()
+        }
         items(&self)
-        endArray()
-        key(constant: "batchId")
-        string(batchId)
+        withRun { run in
+            run.endArray()
+            run.key(verbatim: "batchId")
+            run.string(batchId)
+            run.endObject()
+        }
+    }
+}
+
+extension JSONWriter.Run {
+    /// How an event and a crash report begin: `{`, the id under `idKey`, `timestamp`, `sessionId`
+    /// (`null` for `nil`).
+    @inlinable @inline(__always)
+    package mutating func pulseItemHead(idKey: StaticString, id: String, timestamp: Int64, sessionId: String?) {
+        beginObject()
+        key(verbatim: idKey)
+        string(id)
+        key(verbatim: "timestamp")
+        int(timestamp)
+        key(verbatim: "sessionId")
+        string(orNull: sessionId)
+    }
+
+    /// An event's `source` object: `module`, `imageUuid`.
+    @inlinable
+    package mutating func pulseEventSource(module: String?, imageUuid: String?) {
+        beginObject()
+        key(verbatim: "module")
+        string(orNull: module)
+        key(verbatim: "imageUuid")
+        string(orNull: imageUuid)
         endObject()
+    }
+
+    /// Writes a string value, or `null` for `nil` (the value half of `field(_:_:)` for a `String?`).
+    @inlinable @inline(__always)
+    package mutating func string(orNull value: String?) {
+        if let value { string(value) } else { null() }
     }
 }
 

@@ -23,6 +23,6 @@ public struct EventSource: Sendable, Hashable, PulseJSONCodable, WireReadable, W
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
-        writer.pulseEventSource(module: module, imageUuid: imageUuid)
+        writer.withRun { $0.pulseEventSource(module: module, imageUuid: imageUuid) }
     }
 }
