@@ -81,10 +81,25 @@ struct Transcoder<Output: TranscodingOutput & ~Copyable>: ~Copyable {
         var elements = 0
         writer.beginObject()
         while !reader.isAtEnd {
-            guard let tag = try? reader.readTag() else { return false }
-            guard let occurrence = try? reader.readOccurrence(tag.wireType) else { return false }
-            guard let fieldIndex = schema.fieldIndex(tag.number), schema.accepts(fieldIndex, tag.wireType) else {
-                continue
+            let fieldIndex: Int
+            let occurrence: FieldOccurrence
+            // A known field's one-byte tag (fields 1-15, every OTLP field but a few) is looked up
+            // as it is; any other tag takes the reader's checks and the lookup by number.
+            let byte = reader.base[reader.position]
+            if byte < 0x80, case let index = schema.tagField(byte), index >= 0 {
+                reader.position &+= 1
+                guard let value = try? reader.readOccurrence(WireType(rawValue: byte & 7).unsafelyUnwrapped)
+                else { return false }
+                fieldIndex = index
+                occurrence = value
+            } else {
+                guard let tag = try? reader.readTag() else { return false }
+                guard let value = try? reader.readOccurrence(tag.wireType) else { return false }
+                guard let index = schema.fieldIndex(tag.number), schema.accepts(index, tag.wireType) else {
+                    continue
+                }
+                fieldIndex = index
+                occurrence = value
             }
             // Read in place: an occurrence needs only some of the field's members.
             let field = schema.fields + fieldIndex
