@@ -84,7 +84,7 @@ struct Transcoder<Output: TranscodingOutput & ~Copyable>: ~Copyable {
         while !reader.isAtEnd {
             let fieldIndex: Int
             let occurrence: FieldOccurrence
-            // A known field's one-byte tag (fields 1-15, every OTLP field but a few) is looked up
+            // A known field's one-byte tag (fields 1-15: every OTLP field but Span.flags, 16) is looked up
             // as it is; any other tag takes the reader's checks and the lookup by number.
             let byte = reader.base[reader.position]
             if byte < 0x80, case let index = schema.pointee.tagField(byte), index >= 0 {
