@@ -134,6 +134,10 @@ struct MessageLayout: @unchecked Sendable {
     private let wireTypes: UnsafePointer<UInt8>
     /// Per oneof number, bit `1 << index` of each member's field index.
     private let oneofs: UnsafePointer<UInt32>
+    /// Per one-byte tag (below 0x80), the index of the field whose value it introduces: a valid
+    /// tag (``WireReader/readTag()``) of a known field with a wire type the field accepts; `-1` for
+    /// every other byte (``tagField(_:)``).
+    private let tagFields: UnsafePointer<Int8>
     /// The key slot of the first field (``keySlot(_:)``), set in ``MessageKind/layouts`` (0 in the
     /// schema's own copy).
     var keyBase = 0
@@ -156,12 +160,20 @@ struct MessageLayout: @unchecked Sendable {
         copy.initialize(from: fields, count: fields.count)
         let oneofCopy = UnsafeMutablePointer<UInt32>.allocate(capacity: max(oneofs.count, 1))
         oneofCopy.initialize(from: oneofs, count: oneofs.count)
+        let tagFields = UnsafeMutablePointer<Int8>.allocate(capacity: 0x80)
+        for tag in 0..<0x80 {
+            // Field number 0, wire types 3, 4, 6 and 7 and unknown numbers have no field.
+            let number = tag >> 3
+            let field = number < slotCount ? slots[number] : -1
+            tagFields[tag] = field >= 0 && wireTypes[Int(field)] & 1 << UInt8(tag & 7) != 0 ? field : -1
+        }
         self.fields = UnsafePointer(copy)
         fieldCount = fields.count
         self.slots = UnsafePointer(slots)
         self.slotCount = slotCount
         self.wireTypes = UnsafePointer(wireTypes)
         self.oneofs = UnsafePointer(oneofCopy)
+        self.tagFields = UnsafePointer(tagFields)
     }
 
     fileprivate func deallocate() {
@@ -169,6 +181,7 @@ struct MessageLayout: @unchecked Sendable {
         slots.deallocate()
         wireTypes.deallocate()
         oneofs.deallocate()
+        tagFields.deallocate()
     }
 
     /// The index in ``fields`` of the field numbered `number`, or `nil` for an unknown field.
@@ -178,6 +191,13 @@ struct MessageLayout: @unchecked Sendable {
         let slot = slots[Int(number)]
         return slot < 0 ? nil : Int(slot)
     }
+
+    /// The index of the field whose value the one-byte tag `tag` (below 0x80) introduces, or `-1`
+    /// when it does not introduce a known field's value: an invalid tag, a group, an unknown field
+    /// number or a wire type the field does not accept (the reader's ``WireReader/readTag()``,
+    /// ``fieldIndex(_:)`` and ``accepts(_:_:)`` then tell which).
+    @inline(__always)
+    func tagField(_ tag: UInt8) -> Int { Int(tagFields[Int(tag)]) }
 
     /// Whether an occurrence of field `index` with `wireType` is the field's value.
     @inline(__always)

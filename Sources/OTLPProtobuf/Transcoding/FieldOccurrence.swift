@@ -18,8 +18,12 @@ struct FieldOccurrence {
     /// Whether the occurrence is length-delimited (a packed run, for a repeated numeric field).
     var isLengthDelimited: Bool { end != 0 }
 
-    /// The payload range of a length-delimited occurrence.
-    var payload: Range<Int> { Int(value)..<Int(end) }
+    /// The payload range of a length-delimited occurrence: ``WireReader/readLengthDelimited()``'s
+    /// range, stored as it was (so its bounds need no check).
+    var payload: Range<Int> {
+        assert(isLengthDelimited, "only a length-delimited occurrence has a payload")
+        return Range(uncheckedBounds: (Int(truncatingIfNeeded: value), Int(end)))
+    }
 }
 
 /// The first and last occurrence of a field in the message being scanned (indexes of the

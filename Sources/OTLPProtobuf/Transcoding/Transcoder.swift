@@ -73,7 +73,8 @@ struct Transcoder<Output: TranscodingOutput & ~Copyable>: ~Copyable {
     /// throws its error. Giving up costs at most one extra pass over the request.
     private mutating func writeInOrder(_ kind: MessageKind, _ range: Range<Int>, depth: Int) -> Bool {
         guard depth <= limits.maxDepth else { return false }
-        let schema = layouts[kind.rawValue]
+        // Read in place: a message reads only some of its layout's members.
+        let schema = layouts + kind.rawValue
         var reader = WireReader(input, range: range)
         var present: UInt32 = 0
         var previous = -1
@@ -81,16 +82,33 @@ struct Transcoder<Output: TranscodingOutput & ~Copyable>: ~Copyable {
         var elements = 0
         writer.beginObject()
         while !reader.isAtEnd {
-            guard let tag = try? reader.readTag() else { return false }
-            guard let occurrence = try? reader.readOccurrence(tag.wireType) else { return false }
-            guard let fieldIndex = schema.fieldIndex(tag.number), schema.accepts(fieldIndex, tag.wireType) else {
-                continue
+            let fieldIndex: Int
+            let occurrence: FieldOccurrence
+            // A known field's one-byte tag (fields 1-15: every OTLP field but Span.flags, 16) is looked up
+            // as it is; any other tag takes the reader's checks and the lookup by number.
+            let byte = reader.base[reader.position]
+            if byte < 0x80, case let index = schema.pointee.tagField(byte), index >= 0 {
+                reader.position &+= 1
+                guard let value = try? reader.readOccurrence(WireType(rawValue: byte & 7).unsafelyUnwrapped)
+                else { return false }
+                fieldIndex = index
+                occurrence = value
+            } else {
+                guard let tag = try? reader.readTag() else { return false }
+                guard let value = try? reader.readOccurrence(tag.wireType) else { return false }
+                guard let index = schema.pointee.fieldIndex(tag.number), schema.pointee.accepts(index, tag.wireType)
+                else {
+                    continue
+                }
+                fieldIndex = index
+                occurrence = value
             }
             // Read in place: an occurrence needs only some of the field's members.
-            let field = schema.fields + fieldIndex
+            let field = schema.pointee.fields + fieldIndex
             if fieldIndex != previous {
                 guard fieldIndex > previous else { return false }
-                if case .oneof(let group) = field.pointee.cardinality, present & schema.oneofMembers(group) != 0 {
+                if case .oneof(let group) = field.pointee.cardinality, present & schema.pointee.oneofMembers(group) != 0
+                {
                     return false
                 }
                 if elements > 0 { writer.endArray() }
@@ -105,18 +123,18 @@ struct Transcoder<Output: TranscodingOutput & ~Copyable>: ~Copyable {
                     var run = WireReader(input, range: occurrence.payload)
                     while !run.isAtEnd {
                         guard let value = try? run.readPackedValue(field.pointee.kind) else { return false }
-                        if elements == 0 { openArray(field.pointee.name, slot: schema.keySlot(fieldIndex)) }
+                        if elements == 0 { openArray(field.pointee.name, slot: schema.pointee.keySlot(fieldIndex)) }
                         writeNumber(field.pointee.kind, value)
                         elements += 1
                     }
                     continue
                 }
-                if elements == 0 { openArray(field.pointee.name, slot: schema.keySlot(fieldIndex)) }
+                if elements == 0 { openArray(field.pointee.name, slot: schema.pointee.keySlot(fieldIndex)) }
                 elements += 1
             } else if field.pointee.cardinality == .implicit && isDefault(field.pointee.kind, occurrence) {
                 continue
             } else {
-                writer.key(field.pointee.name, slot: schema.keySlot(fieldIndex))
+                writer.key(field.pointee.name, slot: schema.pointee.keySlot(fieldIndex))
             }
             if case .message(let child) = field.pointee.kind {
                 guard writeInOrder(child, occurrence.payload, depth: depth + 1) else { return false }

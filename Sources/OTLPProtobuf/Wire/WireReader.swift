@@ -111,10 +111,12 @@ struct WireReader {
     mutating func readLengthDelimited() throws(WireFault) -> Range<Int> {
         let start = position
         let length = try readVarint()
-        guard length <= UInt64(end - position) else {
+        // `position <= end` (no read passes `end`), so neither the room nor the range's end can
+        // overflow, and the range is well-formed.
+        guard length <= UInt64(truncatingIfNeeded: end &- position) else {
             throw WireFault(code: .truncated, what: "truncated length-delimited field", offset: start)
         }
-        let range = position..<position + Int(length)
+        let range = Range(uncheckedBounds: (position, position &+ Int(truncatingIfNeeded: length)))
         position = range.upperBound
         return range
     }
