@@ -302,7 +302,7 @@ public struct JSONDocumentBuilder: Sendable {
     /// Copies the tape (grown when it has no room for `room` more bytes) and, if shared, the arena.
     @usableFromInline mutating func unshareBuffers(room: Int) {
         nodes = nodes.copy(nodeBytes, minimumCapacity: nodeBytes &+ room)
-        if !strings.isUniquelyReferenced() { strings = strings.copy(stringBytes, minimumCapacity: stringBytes) }
+        strings.unshare(after: stringBytes)
     }
 
     @inlinable @inline(__always) mutating func appendString(_ bytes: UnsafeBufferPointer<UInt8>, checked: Bool) {

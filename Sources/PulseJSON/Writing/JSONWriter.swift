@@ -888,14 +888,6 @@ struct JSONOutputBuffer: @unchecked Sendable {
     @inlinable @inline(__always)
     mutating func isUniquelyReferenced() -> Bool { isKnownUniquelyReferenced(&storage) }
 
-    /// Room for `count` more bytes after the first `length`, in a buffer no other holder shares
-    /// (a shared or full one is copied first); returns where they go.
-    @inlinable @inline(__always)
-    mutating func reserve(_ count: Int, after length: Int) -> UnsafeMutablePointer<UInt8> {
-        if _slowPath(!canWrite(count, after: length)) { self = copy(length, minimumCapacity: length + count) }
-        return base + length
-    }
-
     /// Whether `count` more bytes fit after the first `length` in a buffer no other holder shares.
     @inlinable @inline(__always)
     mutating func canWrite(_ count: Int, after length: Int) -> Bool {
