@@ -71,7 +71,10 @@ struct ResourceIdentityAttributes: Sendable, Equatable {
 
     /// The ``Key``s' names and `apsio.app.build_number` after them (``KeyTable``): a key's index is
     /// its slot.
-    private static let keyTable = KeyTable(Key.allCases.map(\.name) + ["apsio.app.build_number"])
+    private static let keyTable: KeyTable = {
+        precondition(slotCount < 64, "first occurrences are kept as one bit per key")
+        return KeyTable(Key.allCases.map(\.name) + ["apsio.app.build_number"])
+    }()
 
     /// Collects the attributes of an OTLP/JSON `resource` object (`{"attributes":[…]}`).
     init(json resource: JSONNode?) {
